@@ -1,0 +1,175 @@
+"""thresholds.toml: the run's settings and gates, parsed once at configure time.
+
+Shape::
+
+    [settings]                       # optional; every key is documented in the README
+    citation_format = "auto"         # "auto" | "cit" | "numeric"
+    idk_patterns = ["..."]           # replaces the default IDK phrases
+    extra_idk_patterns = ["..."]     # added to them
+    row_errors = "error"             # "error" | "skip": how a bad row is reported
+
+    [gates]                          # every eval
+    "f1.mean" = ">= baseline - 0.01"
+
+    [gates."evals/test_answers.py"]  # one eval: adds or replaces gates;
+    "latency_ms.p50" = false         # false switches a default gate off for it
+
+Any mistake is a ``ThresholdsError`` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_ragmetrics.citations import CITATION_FORMATS, CitationFormat
+from pytest_ragmetrics.idk import DEFAULT_IDK_PATTERNS, IdkMatcher
+from pytest_ragmetrics.registry import UnknownAggregate, split_aggregate
+from pytest_ragmetrics.rules import Rule, RuleError, parse_rule
+
+ROW_ERROR_MODES = ("error", "skip")
+# Bumped when a metric's definition changes, so stored baselines are refused, not compared.
+METRICS_VERSION = 1
+
+
+class ThresholdsError(Exception):
+    """thresholds.toml is malformed; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Metric settings shared by every eval of the run."""
+
+    citation_format: CitationFormat = "auto"
+    idk_patterns: tuple[str, ...] = DEFAULT_IDK_PATTERNS
+    row_errors: str = "error"
+
+    @property
+    def idk_matcher(self) -> IdkMatcher:
+        return IdkMatcher(self.idk_patterns)
+
+    def signature(self) -> dict[str, Any]:
+        """The settings that change metric values: stored with a baseline and compared."""
+        return {
+            "citation_format": self.citation_format,
+            "idk_patterns": list(self.idk_patterns),
+            "metrics_version": METRICS_VERSION,
+        }
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One gate: an aggregate (``metric.stat``) and the rule it must satisfy."""
+
+    name: str
+    metric: str
+    stat: str
+    rule: Rule
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Parsed thresholds.toml: settings, default gates and per-eval overrides."""
+
+    path: Path | None = None
+    settings: Settings = field(default_factory=Settings)
+    gates: Mapping[str, Gate] = field(default_factory=dict)
+    overrides: Mapping[str, Mapping[str, Gate | None]] = field(default_factory=dict)
+
+    def gates_for(self, eval_name: str) -> list[Gate]:
+        """The gates of one eval: the defaults, then its own table's changes, in order."""
+        merged: dict[str, Gate | None] = dict(self.gates)
+        merged.update(self.overrides.get(eval_name, {}))
+        return [gate for gate in merged.values() if gate is not None]
+
+
+def _error(path: Path, where: str, message: str) -> ThresholdsError:
+    return ThresholdsError(f"{path}: {where}: {message}")
+
+
+def _string_list(path: Path, key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise _error(path, f"[settings] {key}", "expected a list of non-empty strings")
+    return tuple(value)
+
+
+def _settings(path: Path, table: Any) -> Settings:
+    if not isinstance(table, dict):
+        raise _error(path, "[settings]", "expected a table")
+    known = {"citation_format", "idk_patterns", "extra_idk_patterns", "row_errors"}
+    for key in table:
+        if key not in known:
+            raise _error(
+                path, f"[settings] {key}", f"unknown setting; known: {', '.join(sorted(known))}"
+            )
+    citation_format = table.get("citation_format", "auto")
+    if citation_format not in CITATION_FORMATS:
+        raise _error(
+            path, "[settings] citation_format", f"expected one of {', '.join(CITATION_FORMATS)}"
+        )
+    row_errors = table.get("row_errors", "error")
+    if row_errors not in ROW_ERROR_MODES:
+        raise _error(path, "[settings] row_errors", f"expected one of {', '.join(ROW_ERROR_MODES)}")
+    patterns = DEFAULT_IDK_PATTERNS
+    if "idk_patterns" in table:
+        patterns = _string_list(path, "idk_patterns", table["idk_patterns"])
+        if not patterns:
+            raise _error(path, "[settings] idk_patterns", "the list is empty")
+    if "extra_idk_patterns" in table:
+        patterns = patterns + _string_list(path, "extra_idk_patterns", table["extra_idk_patterns"])
+    return Settings(citation_format, patterns, row_errors)
+
+
+def _gate(path: Path, where: str, name: str, value: Any) -> Gate | None:
+    if value is False:
+        return None
+    if not isinstance(value, str):
+        raise _error(path, where, 'expected a rule string such as ">= 0.5", or false')
+    try:
+        metric, stat = split_aggregate(name)
+        rule = parse_rule(value)
+    except (UnknownAggregate, RuleError) as error:
+        raise _error(path, where, str(error)) from None
+    return Gate(name, metric, stat, rule)
+
+
+def parse_thresholds(path: Path, document: Mapping[str, Any]) -> Thresholds:
+    """Build ``Thresholds`` from a parsed TOML document read from ``path``."""
+    for key in document:
+        if key not in ("settings", "gates"):
+            raise _error(path, f"[{key}]", "unknown table; expected [settings] and [gates]")
+    settings = _settings(path, document.get("settings", {}))
+    gates_table = document.get("gates", {})
+    if not isinstance(gates_table, dict):
+        raise _error(path, "[gates]", "expected a table")
+    gates: dict[str, Gate] = {}
+    overrides: dict[str, dict[str, Gate | None]] = {}
+    for key, value in gates_table.items():
+        if isinstance(value, dict):
+            overrides[key] = {
+                name: _gate(path, f'[gates."{key}"] {name!r}', name, rule)
+                for name, rule in value.items()
+            }
+            continue
+        gate = _gate(path, f"[gates] {key!r}", key, value)
+        if gate is None:
+            raise _error(
+                path, f"[gates] {key!r}", "false only switches a gate off in an eval's table"
+            )
+        gates[key] = gate
+    return Thresholds(path, settings, gates, overrides)
+
+
+def load_thresholds(path: Path) -> Thresholds:
+    """Read thresholds.toml; ``ThresholdsError`` on any problem, naming file and key."""
+    try:
+        with path.open("rb") as handle:
+            document = tomllib.load(handle)
+    except OSError as error:
+        raise ThresholdsError(f"{path}: cannot read: {error.strerror}") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ThresholdsError(f"{path}: not valid TOML: {error}") from error
+    return parse_thresholds(path, document)

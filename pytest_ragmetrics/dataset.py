@@ -1,0 +1,409 @@
+"""Datasets of evaluated rows: JSONL and CSV, validated up front, with stable ids.
+
+Loading never raises for bad *rows*: a malformed line or a field of the wrong type becomes
+a ``LoadedRow`` with problems, each naming the file, line and field, so that the row
+becomes a test that errors while every other row still runs. Only an unreadable *file*
+(missing, unknown format, not UTF-8) raises ``DatasetError``.
+
+Rows keep file order. A row's id is its ``id`` field; without one it is ``L<line>-<hash>``,
+the line number and a short hash of the line's content.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("jsonl", "csv")
+_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+
+
+class DatasetError(Exception):
+    """The dataset file as a whole cannot be read."""
+
+
+class RowError(Exception):
+    """A row lacks, or has a malformed, field that a metric needs."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What is wrong with one field of one row."""
+
+    field: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """One evaluated question, as loaded and validated from the dataset.
+
+    Fields of METRICS.md §0 are attributes (``row.answer``, ``row.gold``, ...), ``None``
+    when absent; ``row["any_field"]`` reads any field, known or not.
+    """
+
+    id: str
+    source: str
+    line: int
+    index: int
+    data: Mapping[str, Any]
+
+    def __repr__(self) -> str:
+        return f"<Row {self.id!r} at {self.where()}>"
+
+    def __getitem__(self, field: str) -> Any:
+        return self.data[field]
+
+    def get(self, field: str, default: Any = None) -> Any:
+        return self.data.get(field, default)
+
+    def where(self, field: str | None = None) -> str:
+        """``file:line`` of this row, with the field when given, for error messages."""
+        place = f"{self.source}:{self.line}"
+        return f"{place}: field {field!r}" if field else place
+
+    def require(self, field: str, metric: str) -> Any:
+        """The field's value, or ``RowError`` naming file, line and field."""
+        if field not in self.data:
+            raise RowError(f"{self.where(field)}: required by {metric} but missing")
+        return self.data[field]
+
+    @property
+    def question(self) -> str | None:
+        return self.data.get("question")
+
+    @property
+    def answer(self) -> str | None:
+        return self.data.get("answer")
+
+    @property
+    def gold(self) -> Any:
+        return self.data.get("gold")
+
+    @property
+    def contexts(self) -> list[dict[str, Any]] | None:
+        return self.data.get("contexts")
+
+    @property
+    def context_ids(self) -> list[str]:
+        return [str(c["doc_id"]) for c in self.data.get("contexts") or ()]
+
+    @property
+    def telemetry(self) -> dict[str, Any] | None:
+        return self.data.get("telemetry")
+
+    @property
+    def system(self) -> str | None:
+        return self.data.get("system")
+
+    @property
+    def answerable(self) -> bool | None:
+        return self.data.get("answerable")
+
+
+@dataclass(frozen=True)
+class LoadedRow:
+    """A row as loaded: the row itself plus whatever is wrong with it."""
+
+    row: Row
+    problems: tuple[Problem, ...] = ()
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A loaded dataset: every row in file order, valid or not, and the file's hash."""
+
+    path: Path
+    display: str
+    sha256: str
+    rows: tuple[LoadedRow, ...]
+
+
+# -- field validation -----------------------------------------------------------------
+
+Validator = Callable[[Any], str | None]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def _str(value: Any) -> str | None:
+    return None if isinstance(value, str) else f"expected a string, got {_kind(value)}"
+
+
+def _bool(value: Any) -> str | None:
+    return None if isinstance(value, bool) else f"expected true or false, got {_kind(value)}"
+
+
+def _str_list(value: Any) -> str | None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return None
+    return f"expected a list of strings, got {_kind(value)}"
+
+
+def _count(value: Any) -> str | None:
+    return None if _is_int(value) and value >= 0 else f"expected a count >= 0, got {value!r}"
+
+
+def _gold(value: Any) -> str | None:
+    if isinstance(value, str):
+        return None
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, str) or (_str_list(v) is None and v) for v in value)
+    ):
+        return None
+    return f"expected a string or a non-empty list of strings (or of alias lists), got {value!r}"
+
+
+def _contexts(value: Any) -> str | None:
+    if not isinstance(value, list):
+        return f"expected a list of {{doc_id, text}} objects, got {_kind(value)}"
+    for i, ctx in enumerate(value):
+        if not isinstance(ctx, dict):
+            return f"item {i}: expected an object, got {_kind(ctx)}"
+        for key in ("doc_id", "text"):
+            if not isinstance(ctx.get(key), str):
+                return f"item {i}: {key!r} must be a string, got {_kind(ctx.get(key))}"
+        for key in ("title", "domain", "url"):
+            if key in ctx and not isinstance(ctx[key], str):
+                return f"item {i}: {key!r} must be a string, got {_kind(ctx[key])}"
+        if "rank" in ctx and not _is_int(ctx["rank"]):
+            return f"item {i}: 'rank' must be an integer, got {ctx['rank']!r}"
+        if "score" in ctx and not _is_number(ctx["score"]):
+            return f"item {i}: 'score' must be a finite number, got {ctx['score']!r}"
+    return None
+
+
+def _relevant(value: Any) -> str | None:
+    if _str_list(value) is None:
+        return None
+    if isinstance(value, dict) and all(_is_number(g) for g in value.values()):
+        return None
+    return f"expected a list of doc ids or a {{doc_id: grade}} object, got {value!r}"
+
+
+def _tokens(value: Any) -> str | None:
+    if _is_int(value):
+        return _count(value)
+    if isinstance(value, dict):
+        if set(value) != {"prompt", "completion"}:
+            return f"an object must have exactly 'prompt' and 'completion', got {sorted(value)}"
+        return _count(value["prompt"]) or _count(value["completion"])
+    if isinstance(value, list):
+        for i, call in enumerate(value):
+            if not isinstance(call, dict):
+                return f"call {i}: expected an object, got {_kind(call)}"
+            for key in ("prompt_tokens", "completion_tokens"):
+                if key not in call:
+                    return f"call {i}: {key!r} is missing"
+                problem = _count(call[key])
+                if problem:
+                    return f"call {i}: {key!r}: {problem}"
+            if "stage" in call and not isinstance(call["stage"], str):
+                return f"call {i}: 'stage' must be a string, got {_kind(call['stage'])}"
+        return None
+    return f"expected an int, {{prompt, completion}} or a list of calls, got {_kind(value)}"
+
+
+def _latency(value: Any) -> str | None:
+    if _is_number(value) and value >= 0:
+        return None
+    return f"expected a finite number of milliseconds >= 0, got {value!r}"
+
+
+def _object(value: Any) -> str | None:
+    return None if isinstance(value, dict) else f"expected an object, got {_kind(value)}"
+
+
+def _int(value: Any) -> str | None:
+    return None if _is_int(value) else f"expected an integer, got {value!r}"
+
+
+VALIDATORS: dict[str, Validator] = {
+    "question": _str,
+    "answer": _str,
+    "gold": _gold,
+    "contexts": _contexts,
+    "retrieved": _str_list,
+    "relevant": _relevant,
+    "answerable": _bool,
+    "tokens": _tokens,
+    "latency_ms": _latency,
+    "system": _str,
+    "telemetry": _object,
+    "repeats": _str_list,
+    "session_id": _str,
+    "turn": _int,
+    "show": _bool,
+    "show_gold": _bool,
+}
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def validate_fields(data: Mapping[str, Any]) -> list[Problem]:
+    """Problems with the known fields of ``data``; unknown fields are kept unchecked."""
+    problems = []
+    for name, validator in VALIDATORS.items():
+        if name in data:
+            message = validator(data[name])
+            if message:
+                problems.append(Problem(name, message))
+    return problems
+
+
+# -- reading files --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Record:
+    line: int
+    text: str
+    data: dict[str, Any] | None
+    problems: tuple[Problem, ...]
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a valid number here (no NaN or Infinity)")
+
+
+def _jsonl_records(text: str) -> Iterator[_Record]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line, parse_constant=_reject_constant)
+        except ValueError as error:
+            yield _Record(number, line, None, (Problem("<json>", f"not valid JSON: {error}"),))
+            continue
+        if not isinstance(data, dict):
+            problem = Problem("<json>", f"expected a JSON object per line, got {_kind(data)}")
+            yield _Record(number, line, None, (problem,))
+            continue
+        yield _Record(number, line, data, ())
+
+
+_CSV_JSON_FIELDS = frozenset({"contexts", "relevant", "telemetry", "repeats", "retrieved"})
+_CSV_BOOL = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
+
+
+def _csv_value(field: str, cell: str) -> Any:
+    """Convert one CSV cell to the field's type; JSON text for lists and objects."""
+    if field in _CSV_JSON_FIELDS or cell.lstrip()[:1] in ("[", "{"):
+        return json.loads(cell, parse_constant=_reject_constant)
+    if field in ("answerable", "show", "show_gold"):
+        if cell.strip().lower() not in _CSV_BOOL:
+            raise ValueError(f"expected true/false, got {cell!r}")
+        return _CSV_BOOL[cell.strip().lower()]
+    if field in ("tokens", "turn"):
+        return int(cell)
+    if field == "latency_ms":
+        number = float(cell)
+        if not math.isfinite(number):
+            raise ValueError(f"{cell!r} is not a finite number")
+        return number
+    return cell
+
+
+def _csv_records(text: str) -> Iterator[_Record]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if header is None:
+        return
+    header = [name.strip() for name in header]
+    end_of_previous = reader.line_num
+    for cells in reader:
+        line = end_of_previous + 1
+        end_of_previous = reader.line_num
+        if not any(cell.strip() for cell in cells):
+            continue
+        raw = ",".join(cells)
+        if len(cells) != len(header):
+            problem = Problem("<csv>", f"{len(cells)} cells for {len(header)} columns")
+            yield _Record(line, raw, None, (problem,))
+            continue
+        data: dict[str, Any] = {}
+        problems = []
+        for name, cell in zip(header, cells, strict=True):
+            if cell == "" and name != "answer":
+                continue  # an empty cell is an absent field; an empty answer is an answer
+            try:
+                data[name] = _csv_value(name, cell)
+            except ValueError as error:
+                problems.append(Problem(name, f"cannot parse {cell!r}: {error}"))
+        yield _Record(line, raw, data, tuple(problems))
+
+
+def dataset_format(path: Path, declared: str | None = None) -> str:
+    """The format of ``path``: ``declared`` if given, else from the file extension."""
+    fmt = declared or _EXTENSIONS.get(path.suffix.lower())
+    if fmt not in FORMATS:
+        raise DatasetError(
+            f"{path}: cannot tell the dataset format; use a .jsonl or .csv file "
+            f"or pass format= one of {', '.join(FORMATS)} to the ragmetrics marker"
+        )
+    return fmt
+
+
+def _fallback_id(record: _Record) -> str:
+    digest = hashlib.sha1(record.text.encode("utf-8")).hexdigest()[:8]
+    return f"L{record.line}-{digest}"
+
+
+def _row_id(record: _Record) -> tuple[str, list[Problem]]:
+    if record.data is None or "id" not in record.data:
+        return _fallback_id(record), []
+    value = record.data["id"]
+    if isinstance(value, str) and value.strip():
+        return value, []
+    if _is_int(value):
+        return str(value), []
+    return _fallback_id(record), [Problem("id", f"expected a non-empty string, got {value!r}")]
+
+
+def load_dataset(path: Path, display: str | None = None, fmt: str | None = None) -> Dataset:
+    """Read and validate every row of ``path``; see the module docstring."""
+    kind = dataset_format(path, fmt)
+    try:
+        content = path.read_bytes()
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot read the dataset: {error.strerror}") from error
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DatasetError(f"{path}: not UTF-8 text ({error})") from error
+    records = _jsonl_records(text) if kind == "jsonl" else _csv_records(text)
+    source = display or str(path)
+    rows: list[LoadedRow] = []
+    first_line: dict[str, int] = {}
+    for record in records:
+        row_id, problems = _row_id(record)
+        problems = [*record.problems, *problems]
+        if record.data is not None:
+            problems.extend(validate_fields(record.data))
+        if row_id in first_line:
+            problems.append(
+                Problem("id", f"duplicate id {row_id!r} (first used at line {first_line[row_id]})")
+            )
+            row_id = f"{row_id}@L{record.line}"  # keeps test ids and records unique
+        else:
+            first_line[row_id] = record.line
+        row = Row(row_id, source, record.line, len(rows), dict(record.data or {}))
+        rows.append(LoadedRow(row, tuple(problems)))
+    return Dataset(path, source, hashlib.sha256(content).hexdigest(), tuple(rows))

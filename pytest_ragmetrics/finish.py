@@ -1,0 +1,142 @@
+"""The end of a run, on the controller: aggregate, update baselines, gate, report gates.
+
+Gates are reported as test results of their own (``<eval>::gate::<metric.stat>``): each
+goes through ``pytest_runtest_logreport`` as setup, call and teardown reports, so pytest
+counts, lists and exits on it exactly as on any test, and JUnit XML records it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import pytest
+
+from pytest_ragmetrics.baseline import (
+    BaselineError,
+    baseline_path,
+    read_baseline,
+    render_baseline,
+    signature_differences,
+    write_atomic,
+)
+from pytest_ragmetrics.gates import BaselineState, GateResult, evaluate_gates
+from pytest_ragmetrics.paths import display_path
+from pytest_ragmetrics.state import RunState
+from pytest_ragmetrics.summary import EvalSummary, summarize
+
+When = Literal["setup", "call", "teardown"]
+Outcome = Literal["passed", "failed", "skipped"]
+
+
+def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
+    """What produced this run's numbers: dataset identity and metric settings."""
+    return {
+        "dataset": summary.info.dataset,
+        "dataset_sha256": summary.info.dataset_sha256,
+        **state.thresholds.settings.signature(),
+    }
+
+
+def partial_reason(summary: EvalSummary, state: RunState, stopped: str | None) -> str | None:
+    """Why this eval's rows are not all there, or ``None`` for a complete run."""
+    info = summary.info
+    ran = f"{summary.n} of {info.dataset_rows} rows of {info.dataset} ran"
+    if stopped:
+        return f"the run stopped early ({stopped}); {ran}"
+    if summary.n >= info.dataset_rows:
+        return None
+    limit = state.options.limit
+    cause = (
+        f"--ragmetrics-limit {limit}" if limit is not None else "partial run (-k, -m, --lf, ...)"
+    )
+    return f"{cause}: {ran}; gates need every row (--ragmetrics-force-gates checks anyway)"
+
+
+def _update_command(summary: EvalSummary) -> str:
+    return f"pytest {summary.info.module} --ragmetrics-update-baseline"
+
+
+def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
+    path = baseline_path(state.rootpath, summary.info.module, summary.info.name)
+    shown = display_path(path, state.rootpath)
+    command = _update_command(summary)
+    try:
+        baseline = read_baseline(path)
+    except BaselineError as error:
+        problem = f"{error}\nrewrite it with: {command}"
+        return BaselineState(shown, problem=problem, update_command=command)
+    if baseline is None:
+        return BaselineState(shown, update_command=command)
+    differences = signature_differences(baseline.signature, current_signature(summary, state))
+    if differences:
+        problem = (
+            f"the baseline {shown} was made from other inputs, so it is not compared:\n  "
+            + "\n  ".join(differences)
+            + f"\nif the change is intended, accept it with: {command}"
+        )
+        return BaselineState(shown, baseline, problem, command)
+    return BaselineState(shown, baseline, update_command=command)
+
+
+def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None) -> None:
+    path = baseline_path(state.rootpath, summary.info.module, summary.info.name)
+    refuse = partial or (f"{summary.errors} row(s) errored" if summary.errors else None)
+    if refuse and not state.options.force_gates:
+        state.notes.append(f"baseline of {summary.info.name} NOT updated: {refuse}")
+        return
+    metrics = {name: stats for name, stats in summary.metrics.items() if stats.get("count")}
+    text = render_baseline(summary.info.name, current_signature(summary, state), summary.n, metrics)
+    write_atomic(path, text)
+    shown = display_path(path, state.rootpath)
+    state.notes.append(f"baseline of {summary.info.name} written to {shown}")
+
+
+def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
+    """Aggregate the payloads, update baselines if asked, and evaluate every gate."""
+    state.summaries = summarize(state.payloads)
+    results: list[GateResult] = []
+    for summary in state.summaries:
+        partial = partial_reason(summary, state, stopped)
+        if state.options.update_baseline:
+            _update_baseline(summary, state, partial)
+        skip = None if state.options.force_gates else partial
+        gates = state.thresholds.gates_for(summary.info.name)
+        results += evaluate_gates(summary, gates, _load_state(summary, state), skip)
+    state.gate_results = results
+    return results
+
+
+def _reports(result: GateResult, module: str) -> list[pytest.TestReport]:
+    location = (module, None, f"gate::{result.name}")
+    now = time.time()
+
+    def report(when: When, outcome: Outcome, longrepr: Any = None) -> pytest.TestReport:
+        return pytest.TestReport(
+            result.nodeid, location, {}, outcome, longrepr, when, (), 0.0, now, now, []
+        )
+
+    if result.status == "skipped":
+        setup = report("setup", "skipped", (module, None, f"gate skipped: {result.message}"))
+        return [setup, report("teardown", "passed")]
+    longrepr = None if result.status == "passed" else result.message
+    return [
+        report("setup", "passed"),
+        report("call", result.status, longrepr),
+        report("teardown", "passed"),
+    ]
+
+
+def send_gate_reports(
+    session: pytest.Session, results: Sequence[GateResult], modules: Mapping[str, str]
+) -> None:
+    """Report each gate as a test result through pytest's own hooks."""
+    session.testscollected += len(results)
+    hook = session.config.hook
+    for result in results:
+        location = (modules[result.eval], None, f"gate::{result.name}")
+        hook.pytest_runtest_logstart(nodeid=result.nodeid, location=location)
+        for report in _reports(result, modules[result.eval]):
+            hook.pytest_runtest_logreport(report=report)
+        hook.pytest_runtest_logfinish(nodeid=result.nodeid, location=location)

@@ -1,0 +1,229 @@
+"""The ``row`` fixture and the metric fixtures (``em``, ``f1``, ``abstain``, ...).
+
+A metric fixture is a callable ``fixture(row) -> Score``. Calling it computes the metric
+with the pure functions of ``pytest_ragmetrics.metrics``, records the value for the
+eval's aggregate, and returns a ``Score``: a float that carries its evidence, so
+``assert idk_citation(row) == 0`` fails showing the sentence and the marker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics.config import Settings
+from pytest_ragmetrics.dataset import Problem, Row, RowError
+from pytest_ragmetrics.metrics import abstention, best_f1, exact_match, idk_citation, token_usage
+from pytest_ragmetrics.state import RECORDER_KEY, RowParam, RowRecorder, run_state
+
+
+class Score(float):
+    """A metric value that keeps the evidence behind it.
+
+    It compares and computes like the float it is; its ``repr`` names the metric, the row
+    and the evidence, which is what pytest prints when an assertion on it fails.
+    """
+
+    metric: str
+    row_id: str
+    evidence: str
+
+    def __new__(cls, value: float, metric: str, row_id: str, evidence: str) -> Score:
+        score = super().__new__(cls, value)
+        score.metric, score.row_id, score.evidence = metric, row_id, evidence
+        return score
+
+    def __repr__(self) -> str:
+        return f"{self.metric}={float(self):g} (row {self.row_id!r}: {self.evidence})"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What computing a metric on a row produced: its value(s) and the evidence."""
+
+    values: Mapping[str, float]
+    evidence: str
+    breakdowns: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+
+Compute = Callable[[Row, Settings], Measured]
+
+
+def _golds(row: Row, metric: str) -> list[str]:
+    gold = row.require("gold", metric)
+    golds = [gold] if isinstance(gold, str) else gold
+    if not all(isinstance(g, str) for g in golds):
+        raise RowError(f"{row.where('gold')}: {metric} needs one string or a list of strings")
+    return golds
+
+
+def measure_em(row: Row, settings: Settings) -> Measured:
+    answer, golds = row.require("answer", "em"), _golds(row, "em")
+    value = exact_match(answer, golds)
+    verdict = "matches a gold" if value else f"matches none of {len(golds)} gold(s)"
+    return Measured({"em": value}, f"answer {verdict} after normalisation")
+
+
+def measure_f1(row: Row, settings: Settings) -> Measured:
+    match = best_f1(row.require("answer", "f1"), _golds(row, "f1"))
+    evidence = (
+        f"best gold {match.gold!r}: {match.common} common token(s), "
+        f"precision {match.precision:.3g}, recall {match.recall:.3g}"
+    )
+    return Measured({"f1": match.score}, evidence)
+
+
+def measure_abstain(row: Row, settings: Settings) -> Measured:
+    result = abstention(
+        row.require("answer", "abstain"),
+        row.telemetry,
+        settings.idk_matcher,
+        settings.citation_format,
+    )
+    return Measured({"abstain": result.score}, result.reason)
+
+
+def measure_idk_citation(row: Row, settings: Settings) -> Measured:
+    result = idk_citation(
+        row.require("answer", "idk_citation"),
+        row.context_ids,
+        settings.idk_matcher,
+        settings.citation_format,
+    )
+    if not result.cited:
+        return Measured({"idk_citation": 0.0}, "no IDK sentence carries a citation")
+    evidence = "; ".join(
+        f"IDK sentence {c.sentence!r} carries {', '.join(c.markers)}" for c in result.cited
+    )
+    return Measured({"idk_citation": 1.0}, evidence)
+
+
+def measure_tokens(row: Row, settings: Settings) -> Measured:
+    usage = token_usage(row.require("tokens", "tokens"))
+    values = {"tokens": float(usage.total)}
+    if usage.prompt is not None and usage.completion is not None:
+        values["prompt_tokens"] = float(usage.prompt)
+        values["completion_tokens"] = float(usage.completion)
+    stages = ", ".join(f"{stage} {count}" for stage, count in usage.by_stage.items())
+    breakdown = {stage: float(count) for stage, count in usage.by_stage.items()}
+    return Measured(values, f"{usage.total} tokens ({stages})", {"tokens_by_stage": breakdown})
+
+
+def measure_latency(row: Row, settings: Settings) -> Measured:
+    latency = float(row.require("latency_ms", "latency"))
+    return Measured({"latency_ms": latency}, f"{latency:g} ms end to end")
+
+
+@dataclass(frozen=True)
+class MetricFixture:
+    """A metric bound to the running test: call it with the test's ``row``."""
+
+    name: str
+    primary: str
+    compute: Compute
+    recorder: RowRecorder
+    settings: Settings
+
+    def __repr__(self) -> str:
+        return f"<metric fixture {self.name} for row {self.recorder.row.id!r}>"
+
+    def __call__(self, row: Row) -> Score:
+        if not isinstance(row, Row) or row.id != self.recorder.row.id:
+            raise TypeError(
+                f"{self.name}() takes the test's own `row` fixture "
+                f"(row {self.recorder.row.id!r}); for other data use pytest_ragmetrics.metrics"
+            )
+        try:
+            measured = self.compute(row, self.settings)
+        except RowError as error:
+            self.recorder.fail(str(error))
+            raise
+        self.recorder.record(measured.values, measured.breakdowns)
+        return Score(measured.values[self.primary], self.primary, row.id, measured.evidence)
+
+
+@dataclass(frozen=True)
+class FixtureSpec:
+    """A metric fixture: the metric it returns, how to compute it, the fields it needs."""
+
+    primary: str
+    compute: Compute
+    requires: tuple[str, ...]
+
+
+FIXTURES: dict[str, FixtureSpec] = {
+    "em": FixtureSpec("em", measure_em, ("answer", "gold")),
+    "f1": FixtureSpec("f1", measure_f1, ("answer", "gold")),
+    "abstain": FixtureSpec("abstain", measure_abstain, ("answer",)),
+    "idk_citation": FixtureSpec("idk_citation", measure_idk_citation, ("answer",)),
+    "tokens": FixtureSpec("tokens", measure_tokens, ("tokens",)),
+    "latency": FixtureSpec("latency_ms", measure_latency, ("latency_ms",)),
+}
+
+
+def missing_fields(row: Row, fixture_names: list[str]) -> list[Problem]:
+    """Fields the requested metric fixtures need that ``row`` lacks, one problem each."""
+    needed: dict[str, list[str]] = {}
+    for name in fixture_names:
+        spec = FIXTURES.get(name)
+        for field_name in spec.requires if spec else ():
+            needed.setdefault(field_name, []).append(name)
+    return [
+        Problem(field_name, f"required by {', '.join(users)} but missing")
+        for field_name, users in needed.items()
+        if field_name not in row.data
+    ]
+
+
+def _metric_fixture(request: pytest.FixtureRequest, name: str) -> MetricFixture:
+    recorder = request.node.stash.get(RECORDER_KEY, None)
+    if recorder is None:
+        raise pytest.UsageError(
+            f"the {name} fixture needs the test to take `row` from a dataset: "
+            f'add @pytest.mark.ragmetrics(dataset="...") and a `row` argument'
+        )
+    spec = FIXTURES[name]
+    settings = run_state(request.config).thresholds.settings
+    return MetricFixture(name, spec.primary, spec.compute, recorder, settings)
+
+
+@pytest.fixture
+def row(request: pytest.FixtureRequest) -> Row:
+    """The dataset row this test runs on; a bad row errors here with file:line:field."""
+    param = getattr(request, "param", None)
+    if not isinstance(param, RowParam):
+        raise pytest.UsageError(
+            f"{request.node.nodeid} takes `row` but has no dataset: "
+            f'mark it with @pytest.mark.ragmetrics(dataset="path/to/rows.jsonl")'
+        )
+    recorder = RowRecorder(param.row)
+    request.node.stash[RECORDER_KEY] = recorder
+    if param.problems:
+        message = param.error_message()
+        recorder.fail(message)
+        if run_state(request.config).thresholds.settings.row_errors == "skip":
+            pytest.skip(f"bad row: {message}")
+        pytest.fail(message, pytrace=False)
+    return param.row
+
+
+def _define(name: str) -> Any:
+    def metric(request: pytest.FixtureRequest) -> MetricFixture:
+        return _metric_fixture(request, name)
+
+    metric.__name__ = name
+    metric.__doc__ = f"Callable metric fixture: ``{name}(row)`` records and returns a Score."
+    return pytest.fixture(name=name)(metric)
+
+
+em = _define("em")
+f1 = _define("f1")
+abstain = _define("abstain")
+idk_citation_fixture = _define("idk_citation")
+tokens = _define("tokens")
+latency = _define("latency")

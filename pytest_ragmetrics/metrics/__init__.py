@@ -1,0 +1,27 @@
+"""Pure metric functions of pytest-ragmetrics, usable without pytest."""
+
+from __future__ import annotations
+
+from pytest_ragmetrics.metrics.abstention import Abstention, IdkCitation, abstention, idk_citation
+from pytest_ragmetrics.metrics.answer import (
+    F1Match,
+    best_f1,
+    exact_match,
+    normalize_answer,
+    token_f1,
+)
+from pytest_ragmetrics.metrics.cost import TokenUsage, token_usage
+
+__all__ = [
+    "Abstention",
+    "F1Match",
+    "IdkCitation",
+    "TokenUsage",
+    "abstention",
+    "best_f1",
+    "exact_match",
+    "idk_citation",
+    "normalize_answer",
+    "token_f1",
+    "token_usage",
+]

@@ -1,0 +1,200 @@
+"""pytest-ragmetrics hooks. Hooks only: the work lives in the modules they call.
+
+"Controller" is the process that reports (the only process without pytest-xdist, the
+coordinating one with it); "worker" is an xdist worker. Importing this module imports
+neither torch, sentence-transformers nor faiss.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics import __version__
+from pytest_ragmetrics.collect import MARKER_HELP, parametrize_rows
+from pytest_ragmetrics.config import Thresholds, ThresholdsError, load_thresholds
+from pytest_ragmetrics.finish import finish_run, send_gate_reports
+from pytest_ragmetrics.report import json_document, terminal_lines
+from pytest_ragmetrics.state import RECORDER_KEY, STATE_KEY, Options, RowParam, RunState, run_state
+from pytest_ragmetrics.summary import row_payload
+
+DEFAULT_THRESHOLDS = "thresholds.toml"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Declare every --ragmetrics-* option and ini key (all processes, at start-up)."""
+    group = parser.getgroup("ragmetrics", "RAG evaluation metrics and gates")
+    group.addoption(
+        "--ragmetrics-thresholds",
+        metavar="PATH",
+        default=None,
+        help="thresholds.toml with settings and gates (default: ini ragmetrics_thresholds, "
+        "else thresholds.toml in the rootdir if it exists)",
+    )
+    group.addoption(
+        "--ragmetrics-limit",
+        metavar="N",
+        type=int,
+        default=None,
+        help="run only the first N rows of each dataset; gates are then skipped "
+        "(default: all rows)",
+    )
+    group.addoption(
+        "--ragmetrics-json",
+        metavar="PATH",
+        default=None,
+        help="write the aggregates, gates and per-row values as JSON to PATH (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-update-baseline",
+        action="store_true",
+        default=False,
+        help="store this run's aggregates as each eval's baseline (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-force-gates",
+        action="store_true",
+        default=False,
+        help="check gates and allow baseline updates on partial runs or with errored rows "
+        "(default: off)",
+    )
+    parser.addini(
+        "ragmetrics_thresholds",
+        "path of thresholds.toml, relative to the rootdir (default: thresholds.toml)",
+        default=DEFAULT_THRESHOLDS,
+    )
+
+
+def _thresholds_path(config: pytest.Config) -> Path | None:
+    option: str | None = config.getoption("ragmetrics_thresholds")
+    if option is not None:
+        path = config.invocation_params.dir / option
+        if not path.is_file():
+            raise pytest.UsageError(f"--ragmetrics-thresholds {option}: no such file")
+        return path
+    path = config.rootpath / str(config.getini("ragmetrics_thresholds"))
+    return path if path.is_file() else None
+
+
+def _options(config: pytest.Config) -> Options:
+    limit = config.getoption("ragmetrics_limit")
+    if limit is not None and limit < 1:
+        raise pytest.UsageError(f"--ragmetrics-limit must be at least 1, got {limit}")
+    json_path = config.getoption("ragmetrics_json")
+    return Options(
+        thresholds=_thresholds_path(config),
+        limit=limit,
+        json_path=config.invocation_params.dir / json_path if json_path else None,
+        update_baseline=config.getoption("ragmetrics_update_baseline"),
+        force_gates=config.getoption("ragmetrics_force_gates"),
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker, read thresholds.toml, set up the run state (all processes)."""
+    config.addinivalue_line("markers", MARKER_HELP)
+    options = _options(config)
+    try:
+        thresholds = load_thresholds(options.thresholds) if options.thresholds else Thresholds()
+    except ThresholdsError as error:
+        raise pytest.UsageError(str(error)) from None
+    config.stash[STATE_KEY] = RunState(options, thresholds, config.rootpath)
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(ControllerHooks(config), "ragmetrics-controller")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Name the thresholds file in the run header (controller)."""
+    path = run_state(config).options.thresholds
+    return f"ragmetrics: {__version__}, thresholds: {path or 'none'}"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize tests that take `row` over their dataset (collecting process)."""
+    parametrize_rows(metafunc, run_state(metafunc.config))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Attach the row's recorded values to its final report (the running process)."""
+    report = yield
+    callspec = getattr(item, "callspec", None)
+    param = callspec.params.get("row") if callspec else None
+    last = call.when == "call" or (call.when == "setup" and report.outcome != "passed")
+    if isinstance(param, RowParam) and last:
+        recorder = item.stash.get(RECORDER_KEY, None)
+        error = recorder.error if recorder else None
+        if recorder is None and report.failed:
+            error = f"{param.row.where()}: setup failed before the row fixture ran"
+        values = recorder.values if recorder else {}
+        breakdowns = recorder.breakdowns if recorder else {}
+        payload = row_payload(param.info, param.row.id, param.row.index, values, breakdowns, error)
+        report.ragmetrics = payload  # type: ignore[attr-defined]
+    return report
+
+
+class ControllerHooks:
+    """Hooks of the reporting process only: registered in pytest_configure when no
+    ``workerinput`` says this is an xdist worker."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.state = run_state(config)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Collect the row payload of every report, local or from a worker."""
+        payload = getattr(report, "ragmetrics", None)
+        if payload is not None:
+            self.state.payloads.append(payload)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """After every row ran (or the run stopped), gate and report the gates as tests."""
+        stopped: str | None = None
+        try:
+            return (yield)
+        except (session.Failed, session.Interrupted) as stop:
+            stopped = str(stop)
+            raise
+        finally:
+            if session.shouldfail or session.shouldstop:
+                stopped = stopped or str(session.shouldfail or session.shouldstop)
+            results = finish_run(self.state, stopped)
+            modules = {s.info.name: s.info.module for s in self.state.summaries}
+            send_gate_reports(session, results, modules)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Print the main table, the appendix and the gate summary."""
+        if not self.state.summaries:
+            return
+        terminalreporter.section("ragmetrics")
+        thresholds = self.state.options.thresholds
+        for line in terminal_lines(
+            self.state.summaries,
+            self.state.gate_results,
+            self.state.thresholds.settings,
+            str(thresholds) if thresholds else None,
+            self.state.notes,
+        ):
+            terminalreporter.write_line(line)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Write the --ragmetrics-json report."""
+        path = self.state.options.json_path
+        if path is None:
+            return
+        document = json_document(
+            self.state.summaries,
+            self.state.gate_results,
+            self.state.thresholds.settings,
+            __version__,
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        path.write_text(text, encoding="utf-8")

@@ -1,0 +1,187 @@
+"""Rendering results: terminal lines and the JSON report. Pure functions of the data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_ragmetrics.config import Settings
+from pytest_ragmetrics.gates import GateResult
+from pytest_ragmetrics.summary import EvalSummary
+
+JSON_SCHEMA_VERSION = 1
+NOT_COMPUTED = "—"
+
+
+def _score(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _amount(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def _ms(value: float) -> str:
+    return f"{value:.0f}"
+
+
+def _count(value: float) -> str:
+    return f"{value:.0f}"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: heading, the aggregate it shows and how to format it."""
+
+    heading: str
+    metric: str
+    stat: str
+    fmt: Callable[[float], str]
+
+    def cell(self, summary: EvalSummary) -> str:
+        value = summary.metrics.get(self.metric, {}).get(self.stat)
+        return NOT_COMPUTED if value is None else self.fmt(value)
+
+
+MAIN_COLUMNS = (
+    Column("Faithfulness", "faithfulness", "mean", _score),
+    Column("Overlap", "overlap", "mean", _score),
+    Column("F1", "f1", "mean", _score),
+    Column("Tokens", "tokens", "mean", _amount),
+    Column("P50 ms", "latency_ms", "p50", _ms),
+    Column("Abstain", "abstain", "mean", _score),
+)
+APPENDIX_COLUMNS = (
+    Column("EM", "em", "mean", _score),
+    Column("P95 ms", "latency_ms", "p95", _ms),
+    Column("IDK+Cit", "idk_citation", "sum", _count),
+    Column("Errors", "errors", "sum", _count),
+)
+
+
+def render_table(headings: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """Aligned plain-text table: first column left-aligned, the others right-aligned."""
+    body = [list(row) for row in rows]
+    widths = [
+        max(len(str(cell)) for cell in column) for column in zip(headings, *body, strict=True)
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
+        return "  ".join([first, *rest]).rstrip()
+
+    return [line(headings), line(["-" * w for w in widths]), *(line(row) for row in body)]
+
+
+def _table(
+    summaries: Sequence[EvalSummary], columns: Sequence[Column], lead: Sequence[str]
+) -> list[str]:
+    rows = []
+    for summary in summaries:
+        lead_cells = [summary.info.name, str(summary.n)][: len(lead)]
+        rows.append([*lead_cells, *(column.cell(summary) for column in columns)])
+    return render_table([*lead, *(c.heading for c in columns)], rows)
+
+
+def _stage_lines(summaries: Sequence[EvalSummary]) -> list[str]:
+    lines = []
+    for summary in summaries:
+        stages = summary.breakdowns.get("tokens_by_stage")
+        if stages:
+            parts = " · ".join(f"{stage} {_amount(v['mean'])}" for stage, v in stages.items())
+            lines.append(f"  {summary.info.name}: {parts}")
+    return ["Tokens by stage (mean per row):", *lines] if lines else []
+
+
+def _gate_lines(results: Sequence[GateResult]) -> list[str]:
+    if not results:
+        return ["Gates: none configured for these evals"]
+    counts = {
+        status: sum(r.status == status for r in results)
+        for status in ("passed", "failed", "skipped")
+    }
+    lines = [
+        f"Gates: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+    ]
+    for result in results:
+        if result.status != "passed":
+            first_line = result.message.splitlines()[0]
+            lines.append(f"  {result.status.upper():7} {result.nodeid}: {first_line}")
+    return lines
+
+
+def terminal_lines(
+    summaries: Sequence[EvalSummary],
+    results: Sequence[GateResult],
+    settings: Settings,
+    thresholds_path: str | None,
+    notes: Sequence[str] = (),
+) -> list[str]:
+    """The ragmetrics section of the terminal summary."""
+    lines = [
+        f"thresholds: {thresholds_path or 'none'} · citations: {settings.citation_format}"
+        f" · IDK phrases: {len(settings.idk_patterns)}",
+        "",
+        *_table(summaries, MAIN_COLUMNS, ("Eval", "N")),
+        "",
+        "Appendix",
+        *_table(summaries, APPENDIX_COLUMNS, ("Eval",)),
+    ]
+    stage_lines = _stage_lines(summaries)
+    if stage_lines:
+        lines += ["", *stage_lines]
+    lines += ["", f"{NOT_COMPUTED} = not computed by this eval", "", *_gate_lines(results)]
+    if notes:
+        lines += ["", *notes]
+    return lines
+
+
+def _gate_document(result: GateResult) -> dict[str, Any]:
+    return {
+        "name": result.name,
+        "rule": result.rule,
+        "status": result.status,
+        "passed": result.passed,
+        "value": result.value,
+        "bound": result.bound,
+        "baseline": result.baseline,
+        "message": result.message,
+    }
+
+
+def json_document(
+    summaries: Sequence[EvalSummary],
+    results: Sequence[GateResult],
+    settings: Settings,
+    plugin_version: str,
+) -> dict[str, Any]:
+    """The ``--ragmetrics-json`` report (schema documented in the README)."""
+    evals = []
+    for summary in summaries:
+        info = summary.info
+        evals.append(
+            {
+                "name": info.name,
+                "module": info.module,
+                "dataset": info.dataset,
+                "dataset_sha256": info.dataset_sha256,
+                "dataset_rows": info.dataset_rows,
+                "n": summary.n,
+                "errors": summary.errors,
+                "metrics": summary.metrics,
+                "breakdowns": summary.breakdowns,
+                "gates": [_gate_document(r) for r in results if r.eval == info.name],
+                "rows": [
+                    {"id": row.id, "metrics": row.values, "errors": row.errors}
+                    for row in summary.rows
+                ],
+            }
+        )
+    return {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "plugin_version": plugin_version,
+        "settings": settings.signature(),
+        "evals": evals,
+    }

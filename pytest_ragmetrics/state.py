@@ -1,0 +1,87 @@
+"""Per-run state kept in pytest's stash, and the small objects that travel with a test."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics.config import Thresholds
+from pytest_ragmetrics.dataset import Dataset, LoadedRow, Problem, Row
+from pytest_ragmetrics.gates import GateResult
+from pytest_ragmetrics.summary import EvalInfo, EvalSummary
+
+
+@dataclass(frozen=True)
+class Options:
+    """The ``--ragmetrics-*`` command-line options, parsed."""
+
+    thresholds: Path | None
+    limit: int | None
+    json_path: Path | None
+    update_baseline: bool
+    force_gates: bool
+
+
+@dataclass
+class RunState:
+    """Everything the plugin keeps for one pytest run (controller or worker)."""
+
+    options: Options
+    thresholds: Thresholds
+    rootpath: Path
+    datasets: dict[tuple[Path, str | None], Dataset] = field(default_factory=dict)
+    eval_datasets: dict[str, Path] = field(default_factory=dict)
+    payloads: list[Mapping[str, Any]] = field(default_factory=list)
+    summaries: list[EvalSummary] = field(default_factory=list)
+    gate_results: list[GateResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+STATE_KEY = pytest.StashKey[RunState]()
+
+
+def run_state(config: pytest.Config) -> RunState:
+    return config.stash[STATE_KEY]
+
+
+@dataclass(frozen=True)
+class RowParam:
+    """The parameter of one row test: the eval, the row, and what is wrong with it."""
+
+    info: EvalInfo
+    loaded: LoadedRow
+    problems: tuple[Problem, ...]
+
+    @property
+    def row(self) -> Row:
+        return self.loaded.row
+
+    def error_message(self) -> str:
+        return "\n".join(f"{self.row.where(p.field)}: {p.message}" for p in self.problems)
+
+
+@dataclass
+class RowRecorder:
+    """What one test recorded for its row, sent to the controller on the report."""
+
+    row: Row
+    values: dict[str, float] = field(default_factory=dict)
+    breakdowns: dict[str, dict[str, float]] = field(default_factory=dict)
+    error: str | None = None
+
+    def record(
+        self, values: Mapping[str, float], breakdowns: Mapping[str, Mapping[str, float]]
+    ) -> None:
+        self.values.update(values)
+        for name, parts in breakdowns.items():
+            self.breakdowns[name] = dict(parts)
+
+    def fail(self, message: str) -> None:
+        self.error = message if self.error is None else f"{self.error}\n{message}"
+
+
+RECORDER_KEY = pytest.StashKey[RowRecorder]()
