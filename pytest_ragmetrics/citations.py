@@ -75,13 +75,13 @@ def find_citations(
     known = set(ids)
     found: list[Citation] = []
     for match in marker_pattern(fmt).finditer(text):
-        marker = match.group(0)
-        if match.group("cit") is not None:
-            doc_id = match.group("cit")
+        marker, groups = match.group(0), match.groupdict()
+        if groups.get("cit") is not None:
+            doc_id = groups["cit"]
             resolved = doc_id if doc_id in known else None
             found.append(Citation(marker, match.start(), match.end(), doc_id, resolved))
             continue
-        for part in match.group("num").split(","):
+        for part in groups["num"].split(","):
             index = int(part)
             resolved = ids[index - 1] if 1 <= index <= len(ids) else None
             found.append(Citation(marker, match.start(), match.end(), index, resolved))

@@ -81,10 +81,13 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
     spec = marker_spec(marker, where)
     module_path = metafunc.definition.path
     dataset_path = (module_path.parent / spec.dataset).resolve()
+    problem: str | None = None
     try:
         dataset = _dataset(state, dataset_path, spec.format)
     except DatasetError as error:
-        pytest.fail(f"{where}: {error}", pytrace=False)
+        problem = str(error)
+    if problem is not None:  # failed outside the except block: no chained traceback
+        pytest.fail(f"{where}: {problem}", pytrace=False)
     module = display_path(module_path, state.rootpath)
     name = spec.name or module
     first = state.eval_datasets.setdefault(name, dataset_path)

@@ -350,12 +350,12 @@ def _csv_records(text: str) -> Iterator[_Record]:
         yield _Record(line, raw, data, tuple(problems))
 
 
-def dataset_format(path: Path, declared: str | None = None) -> str:
+def dataset_format(path: Path, declared: str | None = None, display: str | None = None) -> str:
     """The format of ``path``: ``declared`` if given, else from the file extension."""
     fmt = declared or _EXTENSIONS.get(path.suffix.lower())
     if fmt not in FORMATS:
         raise DatasetError(
-            f"{path}: cannot tell the dataset format; use a .jsonl or .csv file "
+            f"{display or path}: cannot tell the dataset format; use a .jsonl or .csv file "
             f"or pass format= one of {', '.join(FORMATS)} to the ragmetrics marker"
         )
     return fmt
@@ -379,17 +379,17 @@ def _row_id(record: _Record) -> tuple[str, list[Problem]]:
 
 def load_dataset(path: Path, display: str | None = None, fmt: str | None = None) -> Dataset:
     """Read and validate every row of ``path``; see the module docstring."""
-    kind = dataset_format(path, fmt)
+    source = display or str(path)
+    kind = dataset_format(path, fmt, source)
     try:
         content = path.read_bytes()
     except OSError as error:
-        raise DatasetError(f"{path}: cannot read the dataset: {error.strerror}") from error
+        raise DatasetError(f"{source}: cannot read the dataset: {error.strerror}") from None
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise DatasetError(f"{path}: not UTF-8 text ({error})") from error
+        raise DatasetError(f"{source}: not UTF-8 text ({error})") from None
     records = _jsonl_records(text) if kind == "jsonl" else _csv_records(text)
-    source = display or str(path)
     rows: list[LoadedRow] = []
     first_line: dict[str, int] = {}
     for record in records:

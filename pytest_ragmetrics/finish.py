@@ -108,8 +108,15 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
     return results
 
 
+def gate_location(result: GateResult, module: str) -> tuple[str, None, str]:
+    """The report location of a gate. Its domain ("gate f1.mean", the FAILURES heading)
+    must not end the nodeid, or pytest's verbose line would turn "f1.mean" into "f1::mean".
+    """
+    return (module, None, f"gate {result.name}")
+
+
 def _reports(result: GateResult, module: str) -> list[pytest.TestReport]:
-    location = (module, None, f"gate::{result.name}")
+    location = gate_location(result, module)
     now = time.time()
 
     def report(when: When, outcome: Outcome, longrepr: Any = None) -> pytest.TestReport:
@@ -132,10 +139,9 @@ def send_gate_reports(
     session: pytest.Session, results: Sequence[GateResult], modules: Mapping[str, str]
 ) -> None:
     """Report each gate as a test result through pytest's own hooks."""
-    session.testscollected += len(results)
     hook = session.config.hook
     for result in results:
-        location = (modules[result.eval], None, f"gate::{result.name}")
+        location = gate_location(result, modules[result.eval])
         hook.pytest_runtest_logstart(nodeid=result.nodeid, location=location)
         for report in _reports(result, modules[result.eval]):
             hook.pytest_runtest_logreport(report=report)

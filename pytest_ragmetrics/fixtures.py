@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ragmetrics.citations import strip_citations
 from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.dataset import Problem, Row, RowError
 from pytest_ragmetrics.metrics import abstention, best_f1, exact_match, idk_citation, token_usage
@@ -62,15 +63,20 @@ def _golds(row: Row, metric: str) -> list[str]:
     return golds
 
 
+def _claim_text(row: Row, metric: str, settings: Settings) -> str:
+    """The answer without citation markers: what EM and F1 compare with the gold."""
+    return strip_citations(row.require("answer", metric), settings.citation_format)
+
+
 def measure_em(row: Row, settings: Settings) -> Measured:
-    answer, golds = row.require("answer", "em"), _golds(row, "em")
+    answer, golds = _claim_text(row, "em", settings), _golds(row, "em")
     value = exact_match(answer, golds)
     verdict = "matches a gold" if value else f"matches none of {len(golds)} gold(s)"
     return Measured({"em": value}, f"answer {verdict} after normalisation")
 
 
 def measure_f1(row: Row, settings: Settings) -> Measured:
-    match = best_f1(row.require("answer", "f1"), _golds(row, "f1"))
+    match = best_f1(_claim_text(row, "f1", settings), _golds(row, "f1"))
     evidence = (
         f"best gold {match.gold!r}: {match.common} common token(s), "
         f"precision {match.precision:.3g}, recall {match.recall:.3g}"

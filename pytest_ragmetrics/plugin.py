@@ -18,8 +18,16 @@ from pytest_ragmetrics import __version__
 from pytest_ragmetrics.collect import MARKER_HELP, parametrize_rows
 from pytest_ragmetrics.config import Thresholds, ThresholdsError, load_thresholds
 from pytest_ragmetrics.finish import finish_run, send_gate_reports
+from pytest_ragmetrics.paths import display_path
 from pytest_ragmetrics.report import json_document, terminal_lines
-from pytest_ragmetrics.state import RECORDER_KEY, STATE_KEY, Options, RowParam, RunState, run_state
+from pytest_ragmetrics.state import (
+    RECORDER_KEY,
+    STATE_KEY,
+    Options,
+    RunState,
+    row_param,
+    run_state,
+)
 from pytest_ragmetrics.summary import row_payload
 
 DEFAULT_THRESHOLDS = "thresholds.toml"
@@ -110,7 +118,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str:
     """Name the thresholds file in the run header (controller)."""
     path = run_state(config).options.thresholds
-    return f"ragmetrics: {__version__}, thresholds: {path or 'none'}"
+    shown = display_path(path, config.rootpath) if path else "none"
+    return f"ragmetrics: {__version__}, thresholds: {shown}"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -124,10 +133,9 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Attach the row's recorded values to its final report (the running process)."""
     report = yield
-    callspec = getattr(item, "callspec", None)
-    param = callspec.params.get("row") if callspec else None
+    param = row_param(item)
     last = call.when == "call" or (call.when == "setup" and report.outcome != "passed")
-    if isinstance(param, RowParam) and last:
+    if param is not None and last:
         recorder = item.stash.get(RECORDER_KEY, None)
         error = recorder.error if recorder else None
         if recorder is None and report.failed:
@@ -157,6 +165,10 @@ class ControllerHooks:
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         """After every row ran (or the run stopped), gate and report the gates as tests."""
         stopped: str | None = None
+        # Without xdist the items are known here, so the progress line can count the
+        # gates from the start; under xdist they are added when they are reported.
+        counted = self._expected_gates(session.items)
+        session.testscollected += counted
         try:
             return (yield)
         except (session.Failed, session.Interrupted) as stop:
@@ -167,7 +179,12 @@ class ControllerHooks:
                 stopped = stopped or str(session.shouldfail or session.shouldstop)
             results = finish_run(self.state, stopped)
             modules = {s.info.name: s.info.module for s in self.state.summaries}
+            session.testscollected += len(results) - counted
             send_gate_reports(session, results, modules)
+
+    def _expected_gates(self, items: list[pytest.Item]) -> int:
+        evals = {param.info.name for param in map(row_param, items) if param is not None}
+        return sum(len(self.state.thresholds.gates_for(name)) for name in evals)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the main table, the appendix and the gate summary."""
@@ -179,7 +196,7 @@ class ControllerHooks:
             self.state.summaries,
             self.state.gate_results,
             self.state.thresholds.settings,
-            str(thresholds) if thresholds else None,
+            display_path(thresholds, self.config.rootpath) if thresholds else None,
             self.state.notes,
         ):
             terminalreporter.write_line(line)

@@ -64,6 +64,13 @@ class RowParam:
         return "\n".join(f"{self.row.where(p.field)}: {p.message}" for p in self.problems)
 
 
+def row_param(item: pytest.Item) -> RowParam | None:
+    """The row an item runs on, or ``None`` for a test that is not a row test."""
+    callspec = getattr(item, "callspec", None)
+    param = callspec.params.get("row") if callspec else None
+    return param if isinstance(param, RowParam) else None
+
+
 @dataclass
 class RowRecorder:
     """What one test recorded for its row, sent to the controller on the report."""

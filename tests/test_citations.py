@@ -1,0 +1,82 @@
+"""Citation markers: parsing both formats, resolving against contexts, stripping."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_ragmetrics.citations import find_citations, marker_pattern, strip_citations
+
+CTX = ["doc-a", "doc.v2", "doc c"]
+
+
+def test_cit_markers_resolve_by_doc_id() -> None:
+    found = find_citations("A [CIT:doc-a]. B [CIT: doc.v2 ]. C [CIT:missing].", CTX)
+    assert [(c.target, c.doc_id) for c in found] == [
+        ("doc-a", "doc-a"),
+        ("doc.v2", "doc.v2"),
+        ("missing", None),
+    ]
+    assert [c.valid for c in found] == [True, True, False]
+
+
+def test_numeric_markers_are_one_based_indices() -> None:
+    found = find_citations("X [1][2]. Y [3]. Z [0] [4].", CTX)
+    assert [(c.target, c.doc_id) for c in found] == [
+        (1, "doc-a"),
+        (2, "doc.v2"),
+        (3, "doc c"),
+        (0, None),
+        (4, None),
+    ]
+
+
+def test_a_comma_list_is_several_citations_of_one_marker() -> None:
+    found = find_citations("X [1, 3].", CTX)
+    assert [(c.marker, c.doc_id) for c in found] == [("[1, 3]", "doc-a"), ("[1, 3]", "doc c")]
+
+
+def test_without_contexts_every_citation_is_invalid() -> None:
+    assert [c.valid for c in find_citations("A [1] [CIT:doc-a]", None)] == [False, False]
+
+
+def test_format_restricts_what_is_a_marker() -> None:
+    text = "A [1] B [CIT:doc-a]"
+    assert [c.marker for c in find_citations(text, CTX, "cit")] == ["[CIT:doc-a]"]
+    assert [c.marker for c in find_citations(text, CTX, "numeric")] == ["[1]"]
+    with pytest.raises(ValueError, match="unknown citation format"):
+        marker_pattern("bogus")  # type: ignore[arg-type]
+
+
+def test_brackets_that_are_not_markers_are_left_alone() -> None:
+    assert find_citations("see [note] and [a1] and []", CTX) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Paris is the capital [CIT:doc-a].", "Paris is the capital."),
+        ("Paris [1][2], then Rome [3].", "Paris, then Rome."),
+        ("No markers here.", "No markers here."),
+    ],
+)
+def test_strip_citations(text: str, expected: str) -> None:
+    assert strip_citations(text) == expected
+
+
+doc_ids = st.text(alphabet="abcdefghij-._0123456789", min_size=1, max_size=8).filter(
+    lambda s: s.strip() == s
+)
+
+
+@given(st.lists(doc_ids, min_size=1, max_size=5), st.data())
+def test_markers_round_trip(ids: list[str], data: st.DataObject) -> None:
+    cited = data.draw(st.lists(st.sampled_from(ids), max_size=6))
+    indices = data.draw(st.lists(st.integers(1, len(ids)), max_size=6))
+    text = (
+        " ".join(f"claim [CIT:{d}]." for d in cited) + " " + " ".join(f"x [{i}]" for i in indices)
+    )
+    found = find_citations(text, ids)
+    assert [c.doc_id for c in found] == [*cited, *(ids[i - 1] for i in indices)]
+    assert find_citations(strip_citations(text), ids) == []

@@ -1,0 +1,84 @@
+"""thresholds.toml: settings, gates, per-eval overrides, and errors that name the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_ragmetrics.config import ThresholdsError, load_thresholds
+from pytest_ragmetrics.idk import DEFAULT_IDK_PATTERNS
+
+
+def load(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
+    path = tmp_path / "thresholds.toml"
+    path.write_text(text, encoding="utf-8")
+    return load_thresholds(path)
+
+
+def test_gates_and_overrides(tmp_path: Path) -> None:
+    thresholds = load(
+        tmp_path,
+        """
+[gates]
+"f1.mean" = ">= baseline - 0.01"
+"latency_ms.p50" = "<= 2500"
+
+[gates."evals/test_b.py"]
+"latency_ms.p50" = false
+"abstain.rate" = "<= 0.25"
+"f1.mean" = ">= 0.4"
+""",
+    )
+    assert [g.name for g in thresholds.gates_for("evals/test_a.py")] == [
+        "f1.mean",
+        "latency_ms.p50",
+    ]
+    b = thresholds.gates_for("evals/test_b.py")
+    assert [(g.name, g.rule.text) for g in b] == [
+        ("f1.mean", ">= 0.4"),
+        ("abstain.rate", "<= 0.25"),
+    ]
+
+
+def test_settings(tmp_path: Path) -> None:
+    thresholds = load(
+        tmp_path,
+        """
+[settings]
+citation_format = "numeric"
+extra_idk_patterns = ["no idea"]
+row_errors = "skip"
+""",
+    )
+    settings = thresholds.settings
+    assert settings.citation_format == "numeric"
+    assert settings.idk_patterns == (*DEFAULT_IDK_PATTERNS, "no idea")
+    assert settings.row_errors == "skip"
+    assert settings.signature()["citation_format"] == "numeric"
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('[gates]\n"f1.mean" = ">= banana"', "[gates] 'f1.mean': cannot read rule '>= banana'"),
+        ('[gates]\n"f2.mean" = ">= 0.5"', "[gates] 'f2.mean': unknown metric 'f2'"),
+        ('[gates]\n"f1.median" = ">= 0.5"', "unknown statistic 'median' for f1"),
+        ('[gates]\n"tokens.rate" = "<= 1"', "unknown statistic 'rate' for tokens"),
+        ('[gates]\n"f1" = ">= 0.5"', "is not of the form metric.stat"),
+        ('[gates]\n"f1.mean" = 0.5', "expected a rule string"),
+        ('[gates]\n"f1.mean" = false', "false only switches a gate off"),
+        ('[gates."evals/x.py"]\n"em.mean" = ">= x"', "[gates.\"evals/x.py\"] 'em.mean'"),
+        ("[settings]\ntau = 0.6", "[settings] tau: unknown setting"),
+        ('[settings]\ncitation_format = "apa"', "[settings] citation_format: expected one of"),
+        ("[settings]\nidk_patterns = []", "[settings] idk_patterns: the list is empty"),
+        ('[settings]\nrow_errors = "ignore"', "[settings] row_errors: expected one of"),
+        ("[gate]\n", "[gate]: unknown table"),
+        ("[gates\n", "not valid TOML"),
+    ],
+)
+def test_mistakes_name_the_file_and_key(tmp_path: Path, text: str, fragment: str) -> None:
+    with pytest.raises(ThresholdsError) as caught:
+        load(tmp_path, text)
+    assert str(caught.value).startswith(str(tmp_path / "thresholds.toml"))
+    assert fragment in str(caught.value)

@@ -1,0 +1,131 @@
+"""Loading datasets: formats, validation with file:line:field, stable ids."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_ragmetrics.dataset import DatasetError, load_dataset
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def problems(path: Path) -> dict[str, list[tuple[str, str]]]:
+    return {r.row.id: [(p.field, p.message) for p in r.problems] for r in load_dataset(path).rows}
+
+
+def test_jsonl_rows_keep_file_order_and_ids(tmp_path: Path) -> None:
+    path = write(tmp_path, "d.jsonl", '{"id": "b"}\n\n{"id": "a", "answer": "x"}\n{"id": 7}\n')
+    dataset = load_dataset(path, "data/d.jsonl")
+    assert [(r.row.id, r.row.line, r.row.index) for r in dataset.rows] == [
+        ("b", 1, 0),
+        ("a", 3, 1),
+        ("7", 4, 2),
+    ]
+    assert dataset.rows[1].row.answer == "x"
+    assert dataset.rows[1].row.where("gold") == "data/d.jsonl:3: field 'gold'"
+    assert len(dataset.sha256) == 64
+
+
+def test_rows_without_id_get_line_and_content_hash(tmp_path: Path) -> None:
+    path = write(tmp_path, "d.jsonl", '{"answer": "x"}\n{"answer": "x"}\n')
+    first, second = (r.row.id for r in load_dataset(path).rows)
+    assert first.startswith("L1-")
+    assert second.startswith("L2-")
+    assert first[3:] == second[3:]  # same content, same hash
+    assert load_dataset(path).rows[0].row.id == first  # stable across loads
+
+
+def test_malformed_lines_are_row_problems_not_crashes(tmp_path: Path) -> None:
+    text = '{"id": "ok"}\n{broken\n[1, 2]\n{"id": "n", "latency_ms": NaN}\n'
+    found = problems(write(tmp_path, "d.jsonl", text))
+    by_line = {row_id.split("-")[0]: issues for row_id, issues in found.items()}
+    assert found["ok"] == []
+    assert by_line["L2"][0][0] == "<json>"
+    assert "expected a JSON object" in by_line["L3"][0][1]
+    assert by_line["L4"][0][0] == "<json>"  # NaN refused, so the row id is not read
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "fragment"),
+    [
+        ("answer", 3, "expected a string"),
+        ("gold", [], "non-empty list"),
+        ("contexts", [{"doc_id": "d"}], "'text' must be a string"),
+        ("contexts", "d1", "expected a list"),
+        ("tokens", -1, "count >= 0"),
+        ("tokens", {"prompt": 1}, "exactly 'prompt' and 'completion'"),
+        ("tokens", [{"prompt_tokens": 1}], "'completion_tokens' is missing"),
+        ("tokens", True, "expected an int"),
+        ("latency_ms", -5, "milliseconds >= 0"),
+        ("latency_ms", "fast", "milliseconds >= 0"),
+        ("answerable", "yes", "true or false"),
+        ("relevant", {"d1": "high"}, "doc_id: grade"),
+        ("telemetry", [], "expected an object"),
+    ],
+)
+def test_wrong_field_types_name_the_field(
+    tmp_path: Path, field: str, value: object, fragment: str
+) -> None:
+    path = write(tmp_path, "d.jsonl", json.dumps({"id": "r", field: value}) + "\n")
+    ((name, message),) = problems(path)["r"]
+    assert name == field
+    assert fragment in message
+
+
+def test_unknown_fields_are_kept(tmp_path: Path) -> None:
+    path = write(tmp_path, "d.jsonl", '{"id": "r", "my_field": [1]}\n')
+    loaded = load_dataset(path).rows[0]
+    assert loaded.problems == ()
+    assert loaded.row["my_field"] == [1]
+
+
+def test_duplicate_ids_are_a_problem_of_the_later_row(tmp_path: Path) -> None:
+    path = write(tmp_path, "d.jsonl", '{"id": "q"}\n{"id": "q"}\n')
+    first, second = load_dataset(path).rows
+    assert first.problems == ()
+    assert second.row.id == "q@L2"
+    assert "duplicate id 'q' (first used at line 1)" in second.problems[0].message
+
+
+def test_csv_cells_are_typed_and_lines_counted(tmp_path: Path) -> None:
+    text = (
+        "id,answer,gold,tokens,latency_ms,answerable,contexts\n"
+        'a,"Paris [1].","[""Paris"", ""paris""]",120,850.5,true,'
+        '"[{""doc_id"": ""d1"", ""text"": ""t""}]"\n'
+        'b,"two\nlines",Rome,,12,false,\n'
+        "c,,x,lots,1,maybe,\n"
+    )
+    dataset = load_dataset(write(tmp_path, "d.csv", text))
+    a, b, c = dataset.rows
+    assert a.problems == ()
+    assert a.row.gold == ["Paris", "paris"]
+    assert a.row["tokens"] == 120
+    assert a.row["latency_ms"] == 850.5
+    assert a.row.answerable is True
+    assert a.row.context_ids == ["d1"]
+    assert (b.row.line, b.row.answer, b.row.gold) == (3, "two\nlines", "Rome")
+    assert "tokens" not in b.row.data  # an empty cell is an absent field
+    assert c.row.line == 5
+    assert c.row.answer == ""  # an empty answer is an answer
+    assert {p.field for p in c.problems} == {"tokens", "answerable"}
+
+
+def test_csv_rows_with_the_wrong_cell_count(tmp_path: Path) -> None:
+    rows = load_dataset(write(tmp_path, "d.csv", "id,answer\na,b,c\n")).rows
+    assert rows[0].problems[0].field == "<csv>"
+
+
+def test_unknown_format_and_missing_file_fail_the_dataset(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match=r"\.jsonl or \.csv"):
+        load_dataset(write(tmp_path, "d.txt", ""))
+    with pytest.raises(DatasetError, match="cannot read"):
+        load_dataset(tmp_path / "missing.jsonl")
+    rows = load_dataset(write(tmp_path, "d.data", '{"id": "x"}\n'), fmt="jsonl").rows
+    assert rows[0].row.id == "x"

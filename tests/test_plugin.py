@@ -1,0 +1,329 @@
+"""The plugin end to end through pytester, in every mode: no xdist, -n 0 and -n 2.
+
+Expected numbers are computed by hand from the rows in conftest.py.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+
+import pytest
+from conftest import EVAL, ROWS, Project, jsonl
+
+N_ROWS = len(ROWS)
+N_GATES = 4
+
+
+def test_rows_become_tests_and_passing_gates_are_passed_tests(project: Project) -> None:
+    result = project.run("-v")
+    result.assert_outcomes(passed=N_ROWS + N_GATES)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [
+            "*test_eval.py::gate::f1.mean PASSED*",
+            "*ragmetrics*",
+            "Eval * N * Faithfulness * Overlap * F1 * Tokens * P50 ms * Abstain",
+            "test_eval.py * 4 * — * — * 0.500 * 250.0 * 250 * 0.250",
+            "Gates: 4 passed, 0 failed, 0 skipped",
+        ]
+    )
+
+
+def test_a_breached_gate_is_a_failed_test_with_its_numbers(project: Project) -> None:
+    project.write("thresholds.toml", '[gates]\n"tokens.mean" = "<= 200"\n"f1.mean" = ">= 0.5"\n')
+    result = project.run()
+    result.assert_outcomes(passed=N_ROWS + 1, failed=1)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*_ gate tokens.mean _*",
+            "tokens.mean <= 200 FAILS: tokens mean is 250, outside <= 200",
+            "value     250 (mean of tokens)",
+            "bound     200",
+            "rows      4 with a value of 4 run (0 errored; dataset has 4)",
+            "FAILED test_eval.py::gate::tokens.mean - tokens.mean <= 200 FAILS*",
+        ]
+    )
+
+
+def test_json_report_holds_hand_computed_aggregates(project: Project) -> None:
+    result, report = project.run_json()
+    assert result.ret == 0
+    assert report["schema_version"] == 1
+    (evaluation,) = report["evals"]
+    assert (evaluation["name"], evaluation["n"], evaluation["errors"]) == ("test_eval.py", 4, 0)
+    metrics = evaluation["metrics"]
+    assert metrics["f1"]["mean"] == 0.5
+    assert metrics["em"]["mean"] == 0.25
+    assert metrics["abstain"]["rate"] == 0.25
+    assert metrics["idk_citation"]["sum"] == 0
+    assert metrics["tokens"]["mean"] == 250
+    assert metrics["latency_ms"]["p50"] == 250
+    assert metrics["latency_ms"]["p95"] == pytest.approx(385)
+    # r2 has stages rewrite 60 and generate 140; the others are unstaged (100 + 300 + 400)
+    stages = evaluation["breakdowns"]["tokens_by_stage"]
+    assert stages == {
+        "(unstaged)": {"sum": 800, "mean": 200},
+        "generate": {"sum": 140, "mean": 35},
+        "rewrite": {"sum": 60, "mean": 15},
+    }
+    assert [row["id"] for row in evaluation["rows"]] == ["r1", "r2", "r3", "r4"]
+    assert evaluation["rows"][0]["metrics"]["f1"] == 0.5
+    gates = {gate["name"]: gate for gate in evaluation["gates"]}
+    assert gates["tokens.mean"] == {
+        "name": "tokens.mean",
+        "rule": "<= 250",
+        "status": "passed",
+        "passed": True,
+        "value": 250,
+        "bound": 250,
+        "baseline": None,
+        "message": gates["tokens.mean"]["message"],
+    }
+
+
+def test_aggregates_are_identical_with_and_without_xdist(
+    make_project: Callable[[str], Project],
+) -> None:
+    project = make_project("no-xdist")
+    _, serial = project.run_json()
+    project.mode = "n2"
+    _, parallel = project.run_json()
+    project.mode = "n0"
+    _, zero = project.run_json()
+    assert serial["evals"] == parallel["evals"] == zero["evals"]
+
+
+BASELINE_GATES = """
+[gates]
+"f1.mean" = ">= baseline - 0.01"
+"tokens.mean" = "<= 1.2x baseline"
+"""
+
+
+def test_baseline_update_and_comparison(project: Project) -> None:
+    project.write("thresholds.toml", BASELINE_GATES)
+    missing = project.run()
+    missing.assert_outcomes(passed=N_ROWS, failed=2)
+    missing.stdout.fnmatch_lines(
+        [
+            "no baseline is stored at __baselines__/test_eval.json",
+            "create it with: pytest test_eval.py --ragmetrics-update-baseline",
+        ]
+    )
+
+    updated = project.run("--ragmetrics-update-baseline")
+    updated.assert_outcomes(passed=N_ROWS + 2)
+    updated.stdout.fnmatch_lines(
+        ["baseline of test_eval.py written to __baselines__/test_eval.json"]
+    )
+    stored_text = (project.path / "__baselines__" / "test_eval.json").read_text()
+    stored = json.loads(stored_text)
+    assert stored_text == json.dumps(stored, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    assert stored["metrics"]["tokens"]["mean"] == 250
+    assert stored["signature"]["dataset"] == "data/rows.jsonl"
+
+    project.run().assert_outcomes(passed=N_ROWS + 2)
+
+    project.write("thresholds.toml", '[gates]\n"tokens.mean" = "<= 0.9x baseline"\n')
+    tighter = project.run()
+    tighter.assert_outcomes(passed=N_ROWS, failed=1)
+    tighter.stdout.fnmatch_lines(
+        ["bound     225 (0.9 × baseline 250)", "baseline  250 from __baselines__/test_eval.json"]
+    )
+
+    changed = [dict(row) for row in ROWS]
+    changed[0]["answer"] = "Lyon [CIT:d1]."
+    project.write("data/rows.jsonl", jsonl(changed))
+    mismatch = project.run()
+    mismatch.assert_outcomes(passed=N_ROWS, failed=1)
+    mismatch.stdout.fnmatch_lines(
+        [
+            "*was made from other inputs, so it is not compared:",
+            "  dataset_sha256: stored *, now *",
+        ]
+    )
+
+
+def test_bad_rows_error_alone_with_file_line_and_field(project: Project) -> None:
+    bad = [
+        {"id": "no-gold", "answer": "x", "tokens": 1, "latency_ms": 1},
+        {"id": "bad-tokens", "answer": "x", "gold": "x", "tokens": "many", "latency_ms": 1},
+    ]
+    project.write("data/rows.jsonl", jsonl(ROWS) + "{not json\n" + jsonl(bad))
+    result, report = project.run_json()
+    result.assert_outcomes(passed=N_ROWS + N_GATES, errors=3)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines_random(
+        [
+            "*data/rows.jsonl:5: field '<json>': not valid JSON*",
+            "*data/rows.jsonl:6: field 'gold': required by em, f1 but missing*",
+            "*data/rows.jsonl:7: field 'tokens': expected an int, {prompt, completion}*",
+        ]
+    )
+    (evaluation,) = report["evals"]
+    assert (evaluation["n"], evaluation["errors"]) == (7, 3)
+    assert evaluation["metrics"]["f1"] == {
+        "count": 4,
+        "mean": 0.5,
+        "sum": 2.0,
+        "p50": 0.5,
+        "p95": pytest.approx(0.925),
+    }
+    assert evaluation["metrics"]["errors"]["sum"] == 3
+    errored = {row["id"]: row["errors"] for row in evaluation["rows"] if row["errors"]}
+    assert set(errored) >= {"no-gold", "bad-tokens"}
+
+
+def test_row_errors_can_be_skips_instead(project: Project) -> None:
+    project.write("data/rows.jsonl", jsonl(ROWS) + '{"id": "no-gold", "answer": "x"}\n')
+    project.write("thresholds.toml", '[settings]\nrow_errors = "skip"\n')
+    result, report = project.run_json("-rs")
+    result.assert_outcomes(passed=N_ROWS, skipped=1)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*bad row: data/rows.jsonl:5: field 'gold': required by*"])
+    assert report["evals"][0]["errors"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["-k", "r1 or r2"], "partial run (-k, -m, --lf, ...): 2 of 4 rows of data/rows.jsonl ran"),
+        (["--ragmetrics-limit", "3"], "--ragmetrics-limit 3: 3 of 4 rows of data/rows.jsonl ran"),
+    ],
+)
+def test_partial_runs_skip_gates_visibly(project: Project, args: list[str], reason: str) -> None:
+    result = project.run("-rs", *args)
+    passed = 3 if "--ragmetrics-limit" in args else 2
+    result.assert_outcomes(passed=passed, skipped=N_GATES)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([f"SKIPPED * test_eval.py: gate skipped: {reason}*"])
+
+
+def test_forced_gates_run_on_partial_runs(project: Project) -> None:
+    project.run("--ragmetrics-limit", "2", "--ragmetrics-force-gates").assert_outcomes(
+        passed=2 + 3,
+        failed=1,  # f1 mean of r1, r2 is 0.75; tokens mean 150; p50 150; but:
+    ) if False else None
+    result, report = project.run_json("--ragmetrics-limit", "2", "--ragmetrics-force-gates")
+    # r1, r2: f1 0.5 and 1 (mean 0.75), tokens 100 and 200 (mean 150), latency p50 150
+    result.assert_outcomes(passed=2 + N_GATES)
+    gates = {g["name"]: g["value"] for g in report["evals"][0]["gates"]}
+    assert gates == {
+        "idk_citation.sum": 0,
+        "f1.mean": 0.75,
+        "tokens.mean": 150,
+        "latency_ms.p50": 150,
+    }
+
+
+def test_a_stopped_run_skips_gates(project: Project) -> None:
+    rows = [dict(ROWS[0], answer="I don't know [CIT:d1]."), *ROWS[1:]]
+    project.write("data/rows.jsonl", jsonl(rows))
+    result = project.run("-x", "-rs")
+    # a -x stop is exit code 1 in pytest and 2 (interrupted) under xdist
+    assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] == 1
+    assert outcomes["skipped"] == N_GATES
+    result.stdout.fnmatch_lines(["*gate skipped: the run stopped early*"])
+
+
+def test_failed_assertions_show_the_evidence(project: Project) -> None:
+    rows = [dict(ROWS[0], answer="Paris [CIT:d1]. I don't know the rest [CIT:d1]."), *ROWS[1:]]
+    project.write("data/rows.jsonl", jsonl(rows))
+    result = project.run()
+    result.stdout.fnmatch_lines(
+        [
+            "E       assert idk_citation=1 (row 'r1': IDK sentence \"I don't know the rest "
+            '[CIT:d1]." carries [CIT:d1]) == 0'
+        ]
+    )
+
+
+def test_malformed_thresholds_is_a_usage_error_naming_the_key(project: Project) -> None:
+    project.write("thresholds.toml", '[gates]\n"f1.mean" = ">= lots"\n')
+    result = project.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "thresholds.toml: [gates] 'f1.mean': cannot read rule '>= lots'" in result.stderr.str()
+
+
+def test_markers_at_class_and_function_level_with_per_eval_overrides(project: Project) -> None:
+    project.write(
+        "test_eval.py",
+        """
+import pytest
+
+class TestAnswers:
+    pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")
+
+    def test_f1(self, row, f1):
+        f1(row)
+
+@pytest.mark.ragmetrics(dataset="data/rows.jsonl", name="latency-only")
+def test_latency(row, latency):
+    latency(row)
+
+def test_plain():
+    pass
+""",
+    )
+    project.write(
+        "thresholds.toml",
+        '[gates]\n"f1.mean" = ">= 0.5"\n\n[gates."latency-only"]\n"f1.mean" = false\n'
+        '"latency_ms.p95" = "<= 385"\n',
+    )
+    result, report = project.run_json("-v")
+    result.assert_outcomes(passed=2 * N_ROWS + 1 + 2)
+    result.stdout.fnmatch_lines_random(
+        ["*test_eval.py::gate::f1.mean PASSED*", "*latency-only::gate::latency_ms.p95 PASSED*"]
+    )
+    assert [e["name"] for e in report["evals"]] == ["latency-only", "test_eval.py"]
+
+
+def test_gates_are_in_junit_xml(project: Project) -> None:
+    project.write("thresholds.toml", '[gates]\n"tokens.mean" = "<= 200"\n')
+    project.run("--junitxml", "junit.xml")
+    suite = ET.parse(project.path / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures")) == (str(N_ROWS + 1), "1")
+    cases = {(case.get("classname"), case.get("name")): case for case in suite.iter("testcase")}
+    failure = cases[("test_eval.gate", "tokens.mean")].find("failure")
+    assert failure is not None
+    assert "tokens.mean <= 200 FAILS" in (failure.get("message") or "") + (failure.text or "")
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        ('dataset="data/nope.jsonl"', "data/nope.jsonl: cannot read the dataset"),
+        ('dataset="data/rows.txt"', "data/rows.txt: cannot tell the dataset format"),
+        ('dataset="data/rows.jsonl", weights=3', "unknown ragmetrics marker argument(s) weights"),
+        ("", 'ragmetrics marker needs dataset="path/to/rows.jsonl"'),
+    ],
+)
+def test_collection_problems_are_clear(project: Project, marker: str, message: str) -> None:
+    project.write("data/rows.txt", "")
+    project.write(
+        "test_eval.py",
+        f"import pytest\n\n@pytest.mark.ragmetrics({marker})\ndef test_it(row):\n    pass\n",
+    )
+    result = project.run()
+    # collection errors interrupt pytest (exit 2); xdist reports them as failures (exit 1)
+    assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)
+    result.stdout.fnmatch_lines([f"*test_eval.py::test_it: {message}*"])
+    assert "Traceback" not in result.stdout.str()
+    assert "During handling" not in result.stdout.str()
+
+
+def test_row_without_a_dataset_is_a_usage_error(project: Project) -> None:
+    project.write("test_eval.py", "def test_row(row):\n    pass\n")
+    result = project.run()
+    result.stdout.fnmatch_lines(["*takes `row` but has no dataset*"])
+    assert result.ret != 0
+
+
+def test_eval_file_from_the_readme_runs() -> None:
+    assert "pytestmark = pytest.mark.ragmetrics" in EVAL

@@ -1,0 +1,94 @@
+"""Aggregation: statistics, merging row payloads, order independence."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_ragmetrics.stats import aggregate
+from pytest_ragmetrics.summary import EvalInfo, row_payload, summarize
+
+INFO = EvalInfo("evals/test_x.py", "evals/test_x.py", "evals/data/x.jsonl", "0" * 64, 4)
+
+
+def test_aggregate_hand_computed() -> None:
+    stats = aggregate([100.0, 200.0, 300.0, 400.0])
+    assert stats["count"] == 4
+    assert stats["sum"] == 1000.0
+    assert stats["mean"] == 250.0
+    assert stats["p50"] == 250.0  # halfway between the 2nd and 3rd value
+    assert stats["p95"] == pytest.approx(385.0)  # rank 0.95 * 3 = 2.85: 300 + 0.85 * 100
+    assert "rate" not in stats
+    assert aggregate([0.0, 1.0], binary=True)["rate"] == 0.5
+
+
+def test_no_values_has_a_count_and_nothing_else() -> None:
+    assert aggregate([]) == {"count": 0}
+
+
+@given(st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=50))
+def test_percentiles_match_numpy_linear(values: list[float]) -> None:
+    stats = aggregate(values)
+    assert stats["p50"] == np.percentile(values, 50)
+    assert stats["p95"] == np.percentile(values, 95)
+    assert min(values) <= stats["mean"] <= max(values) or np.isclose(stats["mean"], min(values))
+
+
+def payload(row: str, index: int, values: dict[str, float], error: str | None = None) -> dict:  # type: ignore[type-arg]
+    return row_payload(INFO, row, index, values, {}, error)
+
+
+def test_payloads_of_several_tests_merge_per_row() -> None:
+    (summary,) = summarize(
+        [
+            payload("b", 1, {"f1": 0.5}),
+            payload("a", 0, {"f1": 1.0}),
+            payload("a", 0, {"tokens": 10.0}),  # a second test over row a
+            payload("c", 2, {}, error="d.jsonl:3: field 'gold': missing"),
+        ]
+    )
+    assert [row.id for row in summary.rows] == ["a", "b", "c"]
+    assert summary.n == 3
+    assert summary.errors == 1
+    assert summary.metrics["f1"]["mean"] == 0.75
+    assert summary.metrics["f1"]["count"] == 2
+    assert summary.metrics["tokens"]["count"] == 1
+    assert summary.metrics["errors"]["sum"] == 1.0
+
+
+def test_conflicting_values_for_one_row_are_an_error_not_a_silent_overwrite() -> None:
+    (summary,) = summarize([payload("a", 0, {"f1": 1.0}), payload("a", 0, {"f1": 0.0})])
+    assert summary.errors == 1
+    assert "recorded twice" in summary.rows[0].errors[0]
+
+
+def test_breakdowns_add_up_to_the_whole() -> None:
+    payloads = [
+        row_payload(
+            INFO, "a", 0, {"tokens": 30.0}, {"tokens_by_stage": {"gen": 20.0, "rw": 10.0}}, None
+        ),
+        row_payload(INFO, "b", 1, {"tokens": 50.0}, {"tokens_by_stage": {"gen": 50.0}}, None),
+    ]
+    (summary,) = summarize(payloads)
+    stages = summary.breakdowns["tokens_by_stage"]
+    assert stages == {"gen": {"sum": 70.0, "mean": 35.0}, "rw": {"sum": 10.0, "mean": 5.0}}
+    assert stages["gen"]["mean"] + stages["rw"]["mean"] == summary.metrics["tokens"]["mean"]
+
+
+rows = st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=40)
+
+
+@given(rows, st.randoms(use_true_random=False))
+def test_merge_of_split_equals_aggregate(values: list[float], rnd: random.Random) -> None:
+    """However rows are split across workers and interleaved, the aggregate is identical."""
+    payloads = [payload(f"r{i}", i, {"f1": v}) for i, v in enumerate(values)]
+    shuffled = list(payloads)
+    rnd.shuffle(shuffled)
+    (whole,) = summarize(payloads)
+    (merged,) = summarize(shuffled)
+    assert merged.metrics == whole.metrics
+    assert whole.metrics["f1"] == aggregate(values)
