@@ -161,7 +161,9 @@ class ControllerHooks:
         if payload is not None:
             self.state.payloads.append(payload)
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    # trylast: the innermost wrapper, so the gates are reported before the terminal
+    # reporter's own wrapper prints the final progress.
+    @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         """After every row ran (or the run stopped), gate and report the gates as tests."""
         stopped: str | None = None
