@@ -109,10 +109,10 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
 
 
 def gate_location(result: GateResult, module: str) -> tuple[str, None, str]:
-    """The report location of a gate. Its domain ("gate f1.mean", the FAILURES heading)
-    must not end the nodeid, or pytest's verbose line would turn "f1.mean" into "f1::mean".
+    """The report location of a gate. Its domain, the FAILURES heading, names the gate and
+    the eval; it must not end the nodeid, or pytest's verbose line would print "f1::mean".
     """
-    return (module, None, f"gate {result.name}")
+    return (module, None, f"gate {result.name} of {result.eval}")
 
 
 def _reports(result: GateResult, module: str) -> list[pytest.TestReport]:

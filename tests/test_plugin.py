@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 
 import pytest
+
 from conftest import EVAL, ROWS, Project, jsonl
 
 N_ROWS = len(ROWS)
@@ -38,7 +39,7 @@ def test_a_breached_gate_is_a_failed_test_with_its_numbers(project: Project) -> 
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
-            "*_ gate tokens.mean _*",
+            "*_ gate tokens.mean of test_eval.py _*",
             "tokens.mean <= 200 FAILS: tokens mean is 250, outside <= 200",
             "value     250 (mean of tokens)",
             "bound     200",
