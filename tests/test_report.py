@@ -1,0 +1,51 @@
+"""Golden tests of the pure terminal rendering."""
+
+from __future__ import annotations
+
+from pytest_ragmetrics.config import Settings
+from pytest_ragmetrics.gates import GateResult
+from pytest_ragmetrics.report import render_table, terminal_lines
+from pytest_ragmetrics.summary import EvalInfo, row_payload, summarize
+
+INFO = EvalInfo("evals/test_a.py", "evals/test_a.py", "evals/data/a.jsonl", "0" * 64, 2)
+
+
+def test_render_table_aligns_columns() -> None:
+    assert render_table(["Eval", "N"], [["a", "10"], ["long name", "2"]]) == [
+        "Eval        N",
+        "---------  --",
+        "a          10",
+        "long name   2",
+    ]
+
+
+def test_terminal_lines_golden() -> None:
+    payloads = [
+        row_payload(INFO, "r1", 0, {"f1": 1.0, "tokens": 100.0, "latency_ms": 100.0}, {}, None),
+        row_payload(INFO, "r2", 1, {"f1": 0.5, "tokens": 300.0, "latency_ms": 300.0}, {}, None),
+    ]
+    summaries = summarize(payloads)
+    results = [
+        GateResult("evals/test_a.py", "f1.mean", ">= 0.5", "passed", "ok", 0.75, 0.5),
+        GateResult("evals/test_a.py", "tokens.mean", "<= 150", "failed", "too many\nmore", 200.0),
+    ]
+    lines = terminal_lines(summaries, results, Settings(), "thresholds.toml", ["a note"])
+    assert lines == [
+        "thresholds: thresholds.toml · citations: auto · IDK phrases: 11",
+        "",
+        "Eval             N  Faithfulness  Overlap     F1  Tokens  P50 ms  Abstain",
+        "---------------  -  ------------  -------  -----  ------  ------  -------",
+        "evals/test_a.py  2             —        —  0.750   200.0     200        —",
+        "",
+        "Appendix",
+        "Eval             EM  P95 ms  IDK+Cit  Errors",
+        "---------------  --  ------  -------  ------",
+        "evals/test_a.py   —     290        —       0",  # p95 of 100, 300: 100 + 0.95 * 200
+        "",
+        "— = not computed by this eval",
+        "",
+        "Gates: 1 passed, 1 failed, 0 skipped",
+        "  FAILED  evals/test_a.py::gate::tokens.mean: too many",
+        "",
+        "a note",
+    ]
