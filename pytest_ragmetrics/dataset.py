@@ -158,15 +158,9 @@ def _count(value: Any) -> str | None:
 
 
 def _gold(value: Any) -> str | None:
-    if isinstance(value, str):
+    if isinstance(value, str) or (_str_list(value) is None and value):
         return None
-    if (
-        isinstance(value, list)
-        and value
-        and all(isinstance(v, str) or (_str_list(v) is None and v) for v in value)
-    ):
-        return None
-    return f"expected a string or a non-empty list of strings (or of alias lists), got {value!r}"
+    return f"expected a string or a non-empty list of strings, got {value!r}"
 
 
 def _contexts(value: Any) -> str | None:
@@ -284,7 +278,9 @@ def _reject_constant(name: str) -> Any:
 
 
 def _jsonl_records(text: str) -> Iterator[_Record]:
-    for number, line in enumerate(text.splitlines(), start=1):
+    # split on "\n" only: U+2028 and friends are valid inside JSON strings
+    for number, raw_line in enumerate(text.split("\n"), start=1):
+        line = raw_line.removesuffix("\r")
         if not line.strip():
             continue
         try:
@@ -300,11 +296,17 @@ def _jsonl_records(text: str) -> Iterator[_Record]:
 
 
 _CSV_JSON_FIELDS = frozenset({"contexts", "relevant", "telemetry", "repeats", "retrieved"})
+_CSV_TEXT_FIELDS = frozenset({"id", "question", "answer", "system", "session_id"})
 _CSV_BOOL = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
 
 
 def _csv_value(field: str, cell: str) -> Any:
-    """Convert one CSV cell to the field's type; JSON text for lists and objects."""
+    """Convert one CSV cell to the field's type; JSON text for lists and objects.
+
+    Text fields and unknown fields stay text, so an answer may start with "[1]".
+    """
+    if field in _CSV_TEXT_FIELDS or (field not in VALIDATORS and field != "id"):
+        return cell
     if field in _CSV_JSON_FIELDS or cell.lstrip()[:1] in ("[", "{"):
         return json.loads(cell, parse_constant=_reject_constant)
     if field in ("answerable", "show", "show_gold"):

@@ -40,9 +40,22 @@ def _tokenizer() -> Any:
     return punkt.tokenizer_for("english", prefixes=True, line_breaks="always")
 
 
+_CLOSERS = frozenset(".!?…\"')»”’")
+
+
 def _mask(text: str, fmt: CitationFormat) -> str:
-    """``text`` with every marker replaced by a same-length word Punkt cannot split."""
-    return marker_pattern(fmt).sub(lambda m: "X" * len(m.group(0)), text)
+    """``text`` with every marker replaced by a same-length word Punkt cannot split.
+
+    A marker glued to a full stop ("France.[1] It") starts with a space instead, so
+    Punkt still sees the boundary ("France. XX It").
+    """
+
+    def word(match: re.Match[str]) -> str:
+        glued = match.start() > 0 and text[match.start() - 1] in _CLOSERS
+        length = len(match.group(0))
+        return " " + "X" * (length - 1) if glued else "X" * length
+
+    return marker_pattern(fmt).sub(word, text)
 
 
 def _leading_markers(fmt: CitationFormat) -> re.Pattern[str]:
@@ -59,7 +72,7 @@ def split_sentences(text: str, fmt: CitationFormat = "auto") -> list[Sentence]:
     spans = [list(span) for span in _tokenizer().span_tokenize(_mask(text, fmt))]
     leading = _leading_markers(fmt)
     for previous, current in itertools.pairwise(spans):
-        moved = leading.match(text, current[0], current[1])
+        moved = leading.match(text, previous[1], current[1])
         if moved and moved.end() > current[0]:
             previous[1] = moved.end()
             current[0] = moved.end()

@@ -73,3 +73,8 @@ def test_idk_citation_names_the_sentence_and_the_marker() -> None:
 def test_idk_citation_is_zero_for_clean_answers() -> None:
     assert idk_citation("I don't know.", ["d1"]).score == 0.0
     assert idk_citation("Paris [CIT:d1].", ["d1"]).score == 0.0
+
+
+def test_a_glued_marker_does_not_merge_an_idk_with_an_answer() -> None:
+    result = abstention("I don't know.[1] Paris is the capital [CIT:d1].")
+    assert not result.abstains

@@ -129,3 +129,26 @@ def test_unknown_format_and_missing_file_fail_the_dataset(tmp_path: Path) -> Non
         load_dataset(tmp_path / "missing.jsonl")
     rows = load_dataset(write(tmp_path, "d.data", '{"id": "x"}\n'), fmt="jsonl").rows
     assert rows[0].row.id == "x"
+
+
+def test_unicode_line_separators_inside_json_strings_do_not_split_rows(tmp_path: Path) -> None:
+    rows = [{"id": "a", "answer": "one\u2028two\u0085three"}, {"id": "b", "answer": "x"}]
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\r\n" for r in rows)
+    loaded = load_dataset(write(tmp_path, "d.jsonl", text)).rows
+    assert [(r.row.id, r.row.line, r.problems) for r in loaded] == [("a", 1, ()), ("b", 2, ())]
+    assert loaded[0].row.answer == "one\u2028two\u0085three"
+
+
+def test_csv_text_fields_are_never_read_as_json(tmp_path: Path) -> None:
+    text = 'id,answer,gold,note\na,"[1] Paris is the capital.",Paris,"[draft]"\n'
+    (loaded,) = load_dataset(write(tmp_path, "d.csv", text)).rows
+    assert loaded.problems == ()
+    assert loaded.row.answer == "[1] Paris is the capital."
+    assert loaded.row["note"] == "[draft]"  # unknown fields stay text
+
+
+def test_gold_alias_groups_are_refused_when_loading(tmp_path: Path) -> None:
+    path = write(tmp_path, "d.jsonl", json.dumps({"id": "r", "gold": [["a", "b"], ["c"]]}) + "\n")
+    ((field, message),) = problems(path)["r"]
+    assert field == "gold"
+    assert "non-empty list of strings" in message

@@ -59,3 +59,17 @@ def test_empty_answers_have_no_sentences(answer: str) -> None:
 
 def test_non_english_text_splits_on_full_stops() -> None:
     assert texts("Saya tidak tahu. Я не знаю.") == ["Saya tidak tahu.", "Я не знаю."]
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("Paris is in France.[1] It is big.", ["Paris is in France.[1]", "It is big."]),
+        ("Paris is old.[1][2] Rome is older.", ["Paris is old.[1][2]", "Rome is older."]),
+        ('He said "yes."[CIT:d1] Then he left.', ['He said "yes."[CIT:d1]', "Then he left."]),
+    ],
+)
+def test_a_marker_glued_to_the_stop_still_ends_the_sentence(
+    answer: str, expected: list[str]
+) -> None:
+    assert texts(answer) == expected
