@@ -97,6 +97,9 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
             f"give each dataset its own eval with ragmetrics(..., name=...)",
             pytrace=False,
         )
+    if not dataset.rows:
+        pytest.fail(f"{where}: {dataset.display} has no rows", pytrace=False)
+    state.eval_tests.setdefault(name, set()).add(metafunc.definition.nodeid)
     info = EvalInfo(name, module, dataset.display, dataset.sha256, len(dataset.rows))
     rows = dataset.rows if state.options.limit is None else dataset.rows[: state.options.limit]
     params = [_param(info, loaded, list(metafunc.fixturenames)) for loaded in rows]

@@ -40,18 +40,31 @@ def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
 
 
 def partial_reason(summary: EvalSummary, state: RunState, stopped: str | None) -> str | None:
-    """Why this eval's rows are not all there, or ``None`` for a complete run."""
+    """Why this eval's rows are not all there, or ``None`` for a complete run.
+
+    Complete means every test function of the eval ran every row of the dataset; a test
+    deselected with -k, a row skipped, a --ragmetrics-limit or an early stop all make the
+    run partial.
+    """
     info = summary.info
     ran = f"{summary.n} of {info.dataset_rows} rows of {info.dataset} ran"
     if stopped:
         return f"the run stopped early ({stopped}); {ran}"
-    if summary.n >= info.dataset_rows:
+    incomplete = summary.incomplete_tests()
+    if not incomplete:
         return None
     limit = state.options.limit
-    cause = (
-        f"--ragmetrics-limit {limit}" if limit is not None else "partial run (-k, -m, --lf, ...)"
-    )
-    return f"{cause}: {ran}; gates need every row (--ragmetrics-force-gates checks anyway)"
+    if limit is not None and limit < info.dataset_rows:
+        cause = f"--ragmetrics-limit {limit}"
+    else:
+        cause = "partial run (-k, -m, --lf, skips, ...)"
+    parts = [ran] if summary.n < info.dataset_rows else []
+    if len(summary.coverage) > 1 or not parts:
+        parts += [f"{test} ran {count}" for test, count in incomplete.items()]
+    if summary.skipped:
+        parts.append(f"{summary.skipped} row(s) skipped")
+    detail = "; ".join(parts)
+    return f"{cause}: {detail}; gates need every row (--ragmetrics-force-gates checks anyway)"
 
 
 def _update_command(summary: EvalSummary) -> str:
@@ -104,6 +117,12 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
         skip = None if state.options.force_gates else partial
         gates = state.thresholds.gates_for(summary.info.name)
         results += evaluate_gates(summary, gates, _load_state(summary, state), skip)
+    ran = {summary.info.name for summary in state.summaries}
+    for name in state.thresholds.overrides:
+        if name not in ran:
+            state.notes.append(
+                f'thresholds.toml has a [gates."{name}"] table, but no eval of that name ran'
+            )
     state.gate_results = results
     return results
 

@@ -184,13 +184,8 @@ def missing_fields(row: Row, fixture_names: list[str]) -> list[Problem]:
 
 
 def _metric_fixture(request: pytest.FixtureRequest, name: str) -> MetricFixture:
-    recorder = request.node.stash.get(RECORDER_KEY, None)
-    if recorder is None:
-        raise pytest.UsageError(
-            f"the {name} fixture needs the test to take `row` from a dataset: "
-            f'add @pytest.mark.ragmetrics(dataset="...") and a `row` argument'
-        )
     spec = FIXTURES[name]
+    recorder = request.node.stash[RECORDER_KEY]  # set by `row`, which every metric requires
     settings = run_state(request.config).thresholds.settings
     return MetricFixture(name, spec.primary, spec.compute, recorder, settings)
 
@@ -216,7 +211,7 @@ def row(request: pytest.FixtureRequest) -> Row:
 
 
 def _define(name: str) -> Any:
-    def metric(request: pytest.FixtureRequest) -> MetricFixture:
+    def metric(request: pytest.FixtureRequest, row: Row) -> MetricFixture:
         return _metric_fixture(request, name)
 
     metric.__name__ = name

@@ -80,9 +80,15 @@ def evaluate_gate(
     if skip_reason:
         return GateResult(summary.info.name, name, rule, "skipped", skip_reason)
     value = summary.metrics.get(gate.metric, {}).get(gate.stat)
+    if value is None and gate.stat in ("count", "sum"):
+        value = 0.0  # nothing recorded: no rows with a value, nothing summed
     if value is None:
-        reason = f"{header}: no row of {summary.info.name} recorded {gate.metric}"
-        return GateResult(summary.info.name, name, rule, "skipped", reason)
+        message = (
+            f"{header}: cannot be checked: no row of {summary.info.name} recorded "
+            f"{gate.metric}\nif this eval does not compute {gate.metric}, switch the gate "
+            f'off in its table: [gates."{summary.info.name}"] "{name}" = false'
+        )
+        return GateResult(summary.info.name, name, rule, "failed", message)
     baseline = None
     if gate.rule.uses_baseline:
         baseline, problem = _baseline_value(gate, state)

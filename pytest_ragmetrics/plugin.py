@@ -21,14 +21,13 @@ from pytest_ragmetrics.finish import finish_run, send_gate_reports
 from pytest_ragmetrics.paths import display_path
 from pytest_ragmetrics.report import json_document, terminal_lines
 from pytest_ragmetrics.state import (
-    RECORDER_KEY,
     STATE_KEY,
     Options,
     RunState,
     row_param,
+    row_report_payload,
     run_state,
 )
-from pytest_ragmetrics.summary import row_payload
 
 DEFAULT_THRESHOLDS = "thresholds.toml"
 
@@ -136,14 +135,7 @@ def pytest_runtest_makereport(
     param = row_param(item)
     last = call.when == "call" or (call.when == "setup" and report.outcome != "passed")
     if param is not None and last:
-        recorder = item.stash.get(RECORDER_KEY, None)
-        error = recorder.error if recorder else None
-        if recorder is None and report.failed:
-            error = f"{param.row.where()}: setup failed before the row fixture ran"
-        values = recorder.values if recorder else {}
-        breakdowns = recorder.breakdowns if recorder else {}
-        payload = row_payload(param.info, param.row.id, param.row.index, values, breakdowns, error)
-        report.ragmetrics = payload  # type: ignore[attr-defined]
+        report.ragmetrics = row_report_payload(item, param, call, report)  # type: ignore[attr-defined]
     return report
 
 

@@ -12,7 +12,7 @@ import pytest
 from pytest_ragmetrics.config import Thresholds
 from pytest_ragmetrics.dataset import Dataset, LoadedRow, Problem, Row
 from pytest_ragmetrics.gates import GateResult
-from pytest_ragmetrics.summary import EvalInfo, EvalSummary
+from pytest_ragmetrics.summary import EvalInfo, EvalSummary, row_payload
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class RunState:
     rootpath: Path
     datasets: dict[tuple[Path, str | None], Dataset] = field(default_factory=dict)
     eval_datasets: dict[str, Path] = field(default_factory=dict)
+    eval_tests: dict[str, set[str]] = field(default_factory=dict)
     payloads: list[Mapping[str, Any]] = field(default_factory=list)
     summaries: list[EvalSummary] = field(default_factory=list)
     gate_results: list[GateResult] = field(default_factory=list)
@@ -92,3 +93,44 @@ class RowRecorder:
 
 
 RECORDER_KEY = pytest.StashKey[RowRecorder]()
+
+
+def _row_error(
+    param: RowParam, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> str | None:
+    """Why the row errored, if it did: bad data, or a failure that is not the test's
+    own verdict. A failed ``assert`` or ``pytest.fail`` is a verdict; anything else
+    raised (a fixture's setup, a bug, a live system's exception) is an error."""
+    if not report.failed or call.excinfo is None:
+        return None
+    excinfo = call.excinfo
+    if call.when == "call" and excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
+        return None
+    message = str(excinfo.value).splitlines()[0] if str(excinfo.value) else ""
+    return f"{param.row.where()}: {call.when} raised {excinfo.typename}: {message}"
+
+
+def row_report_payload(
+    item: pytest.Item, param: RowParam, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> dict[str, Any]:
+    """The payload of a row test's final report (call, or setup when setup did not pass)."""
+    recorder = item.stash.get(RECORDER_KEY, None)
+    error = recorder.error if recorder else None
+    error = error or _row_error(param, call, report)
+    state = run_state(item.config)
+    test = (
+        f"{item.parent.nodeid}::{getattr(item, 'originalname', item.name)}"
+        if item.parent
+        else item.nodeid
+    )
+    return row_payload(
+        param.info,
+        param.row.id,
+        param.row.index,
+        recorder.values if recorder else {},
+        recorder.breakdowns if recorder else {},
+        error,
+        test=test,
+        eval_tests=state.eval_tests.get(param.info.name, {test}),
+        skipped=report.skipped,
+    )

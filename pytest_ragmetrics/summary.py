@@ -47,8 +47,16 @@ def row_payload(
     values: Mapping[str, float],
     breakdowns: Mapping[str, Mapping[str, float]],
     error: str | None,
+    test: str = "test",
+    eval_tests: Iterable[str] = ("test",),
+    skipped: bool = False,
 ) -> dict[str, Any]:
-    """The record one row test sends to the controller: plain, small, JSON-able."""
+    """The record one row test sends to the controller: plain, small, JSON-able.
+
+    ``test`` is the test function that ran the row, ``eval_tests`` every test function of
+    the eval that the sending process collected (deselected ones included), so the
+    controller can tell a complete eval from a partial one.
+    """
     return {
         **info.as_payload(),
         "row": row_id,
@@ -56,6 +64,9 @@ def row_payload(
         "values": dict(values),
         "breakdowns": {name: dict(parts) for name, parts in breakdowns.items()},
         "error": error,
+        "test": test,
+        "eval_tests": sorted(eval_tests),
+        "skipped": skipped,
     }
 
 
@@ -68,8 +79,16 @@ class RowResult:
     values: dict[str, float] = field(default_factory=dict)
     breakdowns: dict[str, dict[str, float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    tests: set[str] = field(default_factory=set)
+
+    @property
+    def ran(self) -> bool:
+        """True when some test ran the row (a skip counts only if the row was bad)."""
+        return bool(self.tests)
 
     def merge(self, payload: Mapping[str, Any]) -> None:
+        if not payload["skipped"] or payload["error"]:
+            self.tests.add(payload["test"])
         for metric, value in payload["values"].items():
             if metric in self.values and self.values[metric] != value:
                 self.errors.append(
@@ -92,6 +111,8 @@ class EvalSummary:
     rows: tuple[RowResult, ...]
     metrics: dict[str, dict[str, float]]
     breakdowns: dict[str, dict[str, dict[str, float]]]
+    coverage: dict[str, int] = field(default_factory=dict)
+    skipped: int = 0
 
     @property
     def n(self) -> int:
@@ -100,6 +121,11 @@ class EvalSummary:
     @property
     def errors(self) -> int:
         return sum(1 for row in self.rows if row.errors)
+
+    def incomplete_tests(self) -> dict[str, int]:
+        """Test functions of the eval that ran fewer rows than the dataset has."""
+        rows = self.info.dataset_rows
+        return {test: ran for test, ran in self.coverage.items() if ran < rows}
 
 
 def _aggregate_breakdown(rows: Iterable[RowResult], name: str) -> dict[str, dict[str, float]]:
@@ -116,9 +142,10 @@ def _aggregate_breakdown(rows: Iterable[RowResult], name: str) -> dict[str, dict
     return result
 
 
-def _summarize_eval(info: EvalInfo, rows: list[RowResult]) -> EvalSummary:
-    rows.sort(key=lambda row: row.index)
+def _summarize_eval(info: EvalInfo, all_rows: list[RowResult], tests: set[str]) -> EvalSummary:
+    rows = sorted((row for row in all_rows if row.ran), key=lambda row: row.index)
     for row in rows:
+        row.errors.sort()  # arrival order differs between xdist runs
         row.values[ERRORS_METRIC] = 1.0 if row.errors else 0.0
     names = sorted({metric for row in rows for metric in row.values})
     metrics = {}
@@ -128,13 +155,16 @@ def _summarize_eval(info: EvalInfo, rows: list[RowResult]) -> EvalSummary:
         metrics[metric] = aggregate(values, binary=bool(info_of and info_of.binary))
     breakdown_names = sorted({name for row in rows for name in row.breakdowns})
     breakdowns = {name: _aggregate_breakdown(rows, name) for name in breakdown_names}
-    return EvalSummary(info, tuple(rows), metrics, breakdowns)
+    coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
+    skipped = len(all_rows) - len(rows)
+    return EvalSummary(info, tuple(rows), metrics, breakdowns, coverage, skipped)
 
 
 def summarize(payloads: Iterable[Mapping[str, Any]]) -> list[EvalSummary]:
     """Merge row payloads into one ``EvalSummary`` per eval, sorted by eval name."""
     infos: dict[str, EvalInfo] = {}
     rows: dict[str, dict[str, RowResult]] = {}
+    tests: dict[str, set[str]] = {}
     for payload in payloads:
         name = payload["eval"]
         infos.setdefault(
@@ -150,4 +180,8 @@ def summarize(payloads: Iterable[Mapping[str, Any]]) -> list[EvalSummary]:
         by_id = rows.setdefault(name, {})
         row = by_id.setdefault(payload["row"], RowResult(payload["row"], payload["index"]))
         row.merge(payload)
-    return [_summarize_eval(infos[name], list(rows[name].values())) for name in sorted(infos)]
+        tests.setdefault(name, set()).update(payload["eval_tests"])
+    return [
+        _summarize_eval(infos[name], list(rows[name].values()), tests[name])
+        for name in sorted(infos)
+    ]

@@ -72,10 +72,16 @@ def gate(name: str, rule: str) -> Gate:
     return Gate(name, metric, stat, parse_rule(rule))
 
 
-def test_a_gate_on_a_metric_no_row_recorded_is_skipped() -> None:
-    result = evaluate_gate(SUMMARY, gate("tokens.mean", "<= 1"), BaselineState("b.json"), None)
-    assert result.status == "skipped"
-    assert "no row of e recorded tokens" in result.message
+def test_a_gate_on_a_metric_no_row_recorded_fails_but_count_and_sum_are_zero() -> None:
+    state = BaselineState("b.json")
+    mean = evaluate_gate(SUMMARY, gate("tokens.mean", "<= 1"), state, None)
+    assert mean.status == "failed"
+    assert "no row of e recorded tokens" in mean.message
+    assert '[gates."e"] "tokens.mean" = false' in mean.message
+    count = evaluate_gate(SUMMARY, gate("tokens.count", ">= 1"), state, None)
+    assert (count.status, count.value) == ("failed", 0.0)
+    total = evaluate_gate(SUMMARY, gate("tokens.sum", "== 0"), state, None)
+    assert (total.status, total.value) == ("passed", 0.0)
 
 
 def test_baseline_gates_fail_with_the_reason() -> None:

@@ -191,7 +191,10 @@ def test_row_errors_can_be_skips_instead(project: Project) -> None:
 @pytest.mark.parametrize(
     ("args", "reason"),
     [
-        (["-k", "r1 or r2"], "partial run (-k, -m, --lf, ...): 2 of 4 rows of data/rows.jsonl ran"),
+        (
+            ["-k", "r1 or r2"],
+            "partial run (-k, -m, --lf, skips, ...): 2 of 4 rows of data/rows.jsonl ran",
+        ),
         (["--ragmetrics-limit", "3"], "--ragmetrics-limit 3: 3 of 4 rows of data/rows.jsonl ran"),
     ],
 )
@@ -328,3 +331,93 @@ def test_row_without_a_dataset_is_a_usage_error(project: Project) -> None:
 
 def test_eval_file_from_the_readme_runs() -> None:
     assert "pytestmark = pytest.mark.ragmetrics" in EVAL
+
+
+TWO_TESTS = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")
+
+
+def test_quality(row, f1):
+    f1(row)
+
+
+def test_cost(tokens, row):  # a metric fixture may come before `row`
+    tokens(row)
+"""
+
+
+def test_deselecting_one_test_of_an_eval_makes_the_run_partial(project: Project) -> None:
+    project.write("test_eval.py", TWO_TESTS)
+    project.write("thresholds.toml", '[gates]\n"tokens.mean" = "<= 250"\n"f1.mean" = ">= 0.5"\n')
+    result = project.run("-rs", "-k", "test_cost", "--ragmetrics-update-baseline")
+    result.assert_outcomes(passed=N_ROWS, skipped=2)
+    result.stdout.fnmatch_lines(["*test_eval.py::test_quality ran 0*", "*NOT updated*"])
+    assert not (project.path / "__baselines__").exists()
+    project.run().assert_outcomes(passed=2 * N_ROWS + 2)
+
+
+def test_skipped_rows_do_not_count_as_run(project: Project) -> None:
+    project.write(
+        "test_eval.py",
+        EVAL.replace("def test_answers", "@pytest.mark.skip(reason='later')\ndef test_answers"),
+    )
+    result = project.run("-rs")
+    result.assert_outcomes(skipped=N_ROWS + N_GATES)
+    result.stdout.fnmatch_lines(["*0 of 4 rows of data/rows.jsonl ran*4 row(s) skipped*"])
+
+
+def test_a_failing_fixture_or_exception_makes_the_row_an_error(project: Project) -> None:
+    project.write(
+        "test_eval.py",
+        """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")
+
+
+@pytest.fixture
+def live_answer(row):
+    if row.id == "r2":
+        raise ConnectionError("system under test unreachable")
+    return row.answer
+
+
+def test_live(row, live_answer, f1):
+    if row.id == "r3":
+        raise KeyError("bug")
+    f1(row)
+""",
+    )
+    project.write("thresholds.toml", '[gates]\n"errors.sum" = "== 0"\n')
+    result, report = project.run_json()
+    result.assert_outcomes(passed=2, failed=2, errors=1)
+    (evaluation,) = report["evals"]
+    errors = {row["id"]: row["errors"] for row in evaluation["rows"] if row["errors"]}
+    assert errors == {
+        "r2": ["data/rows.jsonl:2: setup raised ConnectionError: system under test unreachable"],
+        "r3": ["data/rows.jsonl:3: call raised KeyError: 'bug'"],
+    }
+    assert evaluation["metrics"]["f1"]["count"] == 2
+    result.stdout.fnmatch_lines(["FAILED test_eval.py::gate::errors.sum - errors.sum == 0 FAILS*"])
+
+
+def test_an_empty_dataset_fails_collection(project: Project) -> None:
+    project.write("data/rows.jsonl", "\n")
+    result = project.run()
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*test_eval.py::test_answers: data/rows.jsonl has no rows*"])
+
+
+def test_a_gate_on_a_metric_the_eval_never_records_fails(project: Project) -> None:
+    project.write("thresholds.toml", '[gates]\n"f1.mean" = ">= 0.5"\n\n[gates."typo.py"]\n')
+    project.write("test_eval.py", TWO_TESTS.replace("f1(row)", "pass"))
+    result = project.run()
+    result.assert_outcomes(passed=2 * N_ROWS, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*no row of test_eval.py recorded f1*",
+            '*thresholds.toml has a [[]gates."typo.py"] table, but no eval of that name ran*',
+        ]
+    )
