@@ -65,10 +65,16 @@ def _leading_markers(fmt: CitationFormat) -> re.Pattern[str]:
 def split_sentences(text: str, fmt: CitationFormat = "auto") -> list[Sentence]:
     """Split ``text`` into non-empty sentences, each keeping the markers that close it.
 
-    Empty or whitespace-only input gives an empty list.
+    Empty or whitespace-only input gives an empty list. Results are cached per text, as
+    several metrics of one row split the same answer.
     """
+    return list(_split(text, fmt))
+
+
+@functools.lru_cache(maxsize=4096)
+def _split(text: str, fmt: CitationFormat) -> tuple[Sentence, ...]:
     if not text.strip():
-        return []
+        return ()
     spans = [list(span) for span in _tokenizer().span_tokenize(_mask(text, fmt))]
     leading = _leading_markers(fmt)
     for previous, current in itertools.pairwise(spans):
@@ -83,4 +89,4 @@ def split_sentences(text: str, fmt: CitationFormat = "auto") -> list[Sentence]:
         if stripped:
             offset = start + chunk.index(stripped)
             sentences.append(Sentence(stripped, offset, offset + len(stripped)))
-    return sentences
+    return tuple(sentences)

@@ -329,10 +329,6 @@ def test_row_without_a_dataset_is_a_usage_error(project: Project) -> None:
     assert result.ret != 0
 
 
-def test_eval_file_from_the_readme_runs() -> None:
-    assert "pytestmark = pytest.mark.ragmetrics" in EVAL
-
-
 TWO_TESTS = """
 import pytest
 

@@ -65,6 +65,11 @@ class F1Match:
 
 
 def _f1_against(prediction_tokens: list[str], gold: str) -> F1Match:
+    """F1 of normalised prediction tokens against one gold.
+
+    common = size of the multiset intersection; P = common / |prediction|,
+    R = common / |gold|, F1 = 2PR / (P + R); no common token gives 0.
+    """
     gold_tokens = normalize_answer(gold).split()
     common = sum((Counter(prediction_tokens) & Counter(gold_tokens)).values())
     if common == 0:
