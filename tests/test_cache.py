@@ -1,0 +1,204 @@
+"""The embedding cache and the prepare step, with a fake embedder (no model needed)."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import sqlite3
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_ragmetrics import cache as cache_module
+from pytest_ragmetrics.cache import DB_NAME, CacheWarning, EmbeddingCache, entry_key
+from pytest_ragmetrics.embeddings import Vectors, model_fingerprint
+from pytest_ragmetrics.prepare import ENCODE_CHUNK, EmbeddingStore, PrepareStats
+
+
+def vector(text: str) -> Vectors:
+    """A deterministic vector per text, from its hash."""
+    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+    return np.random.default_rng(seed).standard_normal(8).astype(np.float32)
+
+
+class FakeEmbedder:
+    """Records every text it encodes; optionally appends them to a log file."""
+
+    name = "fake"
+    identity = "fake-model-v1"
+
+    def __init__(self, log: Path | None = None, delay: float = 0.0) -> None:
+        self.encoded: list[list[str]] = []
+        self.log = log
+        self.delay = delay
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        time.sleep(self.delay)  # a slow model, so that concurrent processes overlap
+        self.encoded.append(list(texts))
+        if self.log is not None:
+            with self.log.open("a", encoding="utf-8") as handle:
+                handle.writelines(f"{text}\n" for text in texts)
+        return np.stack([vector(text) for text in texts])
+
+
+def store_for(directory: Path, embedder: FakeEmbedder) -> EmbeddingStore:
+    return EmbeddingStore(lambda cache: embedder, EmbeddingCache(directory))
+
+
+def test_vectors_round_trip_bit_for_bit(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path)
+    cache.put_many("m", {"a": vector("a"), "b": vector("b")})
+    found = cache.get_many("m", ["a", "b", "c"])
+    assert sorted(found) == ["a", "b"]
+    assert found["a"].tobytes() == vector("a").tobytes()
+    assert cache.get_many("other model", ["a"]) == {}
+    assert (tmp_path / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def _tamper(directory: Path, sql: str, *args: object) -> None:
+    with sqlite3.connect(directory / DB_NAME) as connection:
+        connection.execute(sql, args)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE vectors SET vector = substr(vector, 1, 12) WHERE key = ?",  # truncated
+        "UPDATE vectors SET vector = zeroblob(32) WHERE key = ?",  # right length, wrong bytes
+        "UPDATE vectors SET dim = 9 WHERE key = ?",  # length no longer matches
+    ],
+)
+def test_a_damaged_entry_is_a_miss_and_is_recomputed(tmp_path: Path, sql: str) -> None:
+    embedder = FakeEmbedder()
+    store_for(tmp_path, embedder).prepare(["a", "b"])
+    _tamper(tmp_path, sql, entry_key(embedder.identity, "a"))
+    again = FakeEmbedder()
+    store = store_for(tmp_path, again)
+    store.prepare(["a", "b"])
+    assert again.encoded == [["a"]]
+    assert store.vectors["a"].tobytes() == vector("a").tobytes()
+    assert EmbeddingCache(tmp_path).get_many(embedder.identity, ["a"])["a"].shape == (8,)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda path: path.write_bytes(b"this is not a database" * 100),
+        lambda path: path.write_bytes(path.read_bytes()[:600]),  # truncated mid-page
+    ],
+    ids=["garbage", "truncated"],
+)
+def test_an_unreadable_database_is_moved_aside_with_a_warning(tmp_path: Path, damage) -> None:  # type: ignore[no-untyped-def]
+    first = EmbeddingCache(tmp_path)
+    first.put_many("m", {f"t{i}": vector(f"t{i}") for i in range(200)})
+    first.close()
+    for suffix in ("-wal", "-shm"):
+        (tmp_path / f"{DB_NAME}{suffix}").unlink(missing_ok=True)
+    damage(tmp_path / DB_NAME)
+    embedder = FakeEmbedder()
+    store = store_for(tmp_path, embedder)
+    with pytest.warns(CacheWarning, match="unreadable"):
+        store.prepare(["t1", "new"])
+    assert sorted(text for call in embedder.encoded for text in call) == ["new", "t1"]
+    assert list(tmp_path.glob(f"{DB_NAME}.corrupt-*"))
+    assert sorted(EmbeddingCache(tmp_path).get_many(embedder.identity, ["t1", "new"])) == [
+        "new",
+        "t1",
+    ]
+
+
+def test_prepare_encodes_only_unique_misses_longest_first(tmp_path: Path) -> None:
+    embedder = FakeEmbedder()
+    store = store_for(tmp_path, embedder)
+    store.prepare(["bb", "a", "bb", "ccc"])
+    assert embedder.encoded == [["ccc", "bb", "a"]]
+    assert store.stats.texts == 3
+    assert store.stats.encoded == 3
+    assert store.stats.cached == 0
+    store.prepare(["a", "dddd"])  # "a" is in memory already
+    assert embedder.encoded[-1] == ["dddd"]
+    assert store.embed(["a", "ccc"]).tolist() == [vector("a").tolist(), vector("ccc").tolist()]
+
+    warm = FakeEmbedder()
+    warm_store = store_for(tmp_path, warm)
+    warm_store.prepare(["a", "bb", "ccc", "dddd"])
+    assert warm.encoded == []
+    assert (warm_store.stats.cached, warm_store.stats.encoded) == (4, 0)
+
+
+def test_prepare_encodes_in_chunks_and_reports_progress(tmp_path: Path) -> None:
+    events: list[tuple[str, object]] = []
+
+    class Recorder:
+        def start(self, total: int, model: str) -> None:
+            events.append(("start", (total, model)))
+
+        def advance(self, done: int, total: int) -> None:
+            events.append(("advance", (done, total)))
+
+        def finish(self, stats: PrepareStats) -> None:
+            events.append(("finish", stats.encoded))
+
+    embedder = FakeEmbedder()
+    total = ENCODE_CHUNK + 5
+    store_for(tmp_path, embedder).prepare([f"text {i}" for i in range(total)], Recorder())
+    assert [len(call) for call in embedder.encoded] == [ENCODE_CHUNK, 5]
+    assert events == [
+        ("start", (total, "fake")),
+        ("advance", (ENCODE_CHUNK, total)),
+        ("advance", (total, total)),
+        ("finish", total),
+    ]
+
+
+def _prepare_in_process(directory: str, log: str, texts: list[str]) -> None:
+    store_for(Path(directory), FakeEmbedder(Path(log), delay=2.0)).prepare(texts)
+
+
+def test_concurrent_processes_never_encode_a_text_twice(tmp_path: Path) -> None:
+    texts = [f"shared text {i}" for i in range(300)]
+    log = tmp_path / "encoded.log"
+    context = multiprocessing.get_context("spawn")
+    processes = [
+        context.Process(target=_prepare_in_process, args=(str(tmp_path / "c"), str(log), texts))
+        for _ in range(3)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(120)
+    assert [process.exitcode for process in processes] == [0, 0, 0]
+    encoded = log.read_text(encoding="utf-8").splitlines()
+    assert sorted(encoded) == sorted(texts)  # each text once, by whichever process won
+    found = EmbeddingCache(tmp_path / "c").get_many(FakeEmbedder.identity, texts)
+    assert len(found) == len(texts)
+
+
+def test_file_digests_are_memoised_by_size_and_mtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    weights = tmp_path / "weights.bin"
+    weights.write_bytes(b"abc")
+    cache = EmbeddingCache(tmp_path / "cache")
+    expected = hashlib.sha256(b"abc").hexdigest()
+    assert cache.file_digest(weights, weights.stat()) == expected
+
+    def no_reading(path: Path) -> str:
+        raise AssertionError(f"{path} was read again")
+
+    monkeypatch.setattr(cache_module, "file_sha256", no_reading)
+    assert cache.file_digest(weights, weights.stat()) == expected
+
+
+def test_model_fingerprint_follows_file_content(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "model.safetensors").write_bytes(b"weights v1")
+    (tmp_path / "README.md").write_text("a model card")
+    before = model_fingerprint(tmp_path)
+    (tmp_path / "README.md").write_text("an edited model card")
+    assert model_fingerprint(tmp_path) == before  # the card does not change vectors
+    (tmp_path / "model.safetensors").write_bytes(b"weights v2")
+    assert model_fingerprint(tmp_path) != before
