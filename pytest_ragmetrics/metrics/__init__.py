@@ -11,17 +11,33 @@ from pytest_ragmetrics.metrics.answer import (
     token_f1,
 )
 from pytest_ragmetrics.metrics.cost import TokenUsage, token_usage
+from pytest_ragmetrics.metrics.grounding import (
+    Faithfulness,
+    GoldSimilarity,
+    Overlap,
+    cosine,
+    faithfulness,
+    overlap,
+    similarity_to_gold,
+)
 
 __all__ = [
     "Abstention",
     "F1Match",
+    "Faithfulness",
+    "GoldSimilarity",
     "IdkCitation",
+    "Overlap",
     "TokenUsage",
     "abstention",
     "best_f1",
+    "cosine",
     "exact_match",
+    "faithfulness",
     "idk_citation",
     "normalize_answer",
+    "overlap",
+    "similarity_to_gold",
     "token_f1",
     "token_usage",
 ]

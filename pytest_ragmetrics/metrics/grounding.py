@@ -1,0 +1,274 @@
+"""Grounding metrics (METRICS.md §1) and embedding similarity to gold (§4, Tier 3).
+
+**Overlap** of an answer: split it into sentences; drop the IDK sentences; the rest are
+claim sentences. A claim sentence is supported iff it carries exactly one citation, that
+citation names a context, and the cosine between the embeddings of the sentence (markers
+stripped) and of the cited context's text is at least ``tau_sim``. Overlap = supported /
+claim sentences; with no claim sentence it is 0.0 and the answer counts as abstaining.
+
+Decisions where the specification is silent, also in the README:
+
+* the same target cited twice (``[CIT:d1] ... [CIT:d1]``) is one citation;
+* a sentence made only of markers asserts nothing and is not a claim sentence;
+* ``[n]`` resolves to the n-th context, ``[CIT:id]`` to the first context with that id.
+
+Each metric works in two steps, so a caller can batch the expensive middle: the
+``*_texts`` function lists the texts to embed, and the metric function takes an ``embed``
+callable that maps texts to vectors (a prepared lookup in the plugin, a model here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pytest_ragmetrics.citations import Citation, CitationFormat, find_citations, strip_citations
+from pytest_ragmetrics.embeddings import Vectors
+from pytest_ragmetrics.idk import IdkMatcher
+from pytest_ragmetrics.sentences import split_sentences
+
+Embed = Callable[[Sequence[str]], Vectors]
+Contexts = Sequence[Mapping[str, Any]]
+DEFAULT_TAU_SIM = 0.65
+
+
+def cosine(a: Vectors, b: Vectors) -> float:
+    """Cosine similarity in float64; a zero vector has no direction and is an error."""
+    x, y = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    norms = float(np.linalg.norm(x)) * float(np.linalg.norm(y))
+    if norms == 0.0:
+        raise ValueError("cosine similarity of a zero vector is undefined")
+    return float(np.dot(x, y) / norms)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One sentence of an answer as the overlap rule sees it, before any embedding.
+
+    ``text`` is the sentence without markers (what is embedded); ``context`` the cited
+    context's text when the sentence carries exactly one valid citation, which is the
+    only case where similarity decides. ``verdict`` is the reason it is settled without
+    similarity (IDK, no citation, ...), or ``None`` when similarity decides.
+    """
+
+    sentence: str
+    text: str
+    citations: tuple[str, ...]
+    doc_id: str | None
+    context: str | None
+    verdict: str | None
+    idk: bool
+
+
+def _resolve(citation: Citation, contexts: Contexts) -> str | None:
+    if not citation.valid:
+        return None
+    if isinstance(citation.target, int):
+        return str(contexts[citation.target - 1]["text"])
+    return next(str(c["text"]) for c in contexts if str(c["doc_id"]) == citation.doc_id)
+
+
+def claims(
+    answer: str,
+    contexts: Contexts | None,
+    matcher: IdkMatcher | None = None,
+    fmt: CitationFormat = "auto",
+) -> list[Claim]:
+    """Every sentence of ``answer`` with its citations and, if settled, its verdict."""
+    contexts = list(contexts or ())
+    context_ids = [str(c["doc_id"]) for c in contexts]
+    matcher = matcher or IdkMatcher()
+    result = []
+    for sentence in split_sentences(answer, fmt):
+        text = strip_citations(sentence.text, fmt)
+        found = find_citations(sentence.text, context_ids, fmt)
+        distinct: dict[str | int, Citation] = {}
+        for citation in found:
+            distinct.setdefault(citation.doc_id or citation.target, citation)
+        cited = tuple(str(c.doc_id or c.marker) for c in distinct.values())
+        only = next(iter(distinct.values())) if len(distinct) == 1 else None
+        context = _resolve(only, contexts) if only is not None else None
+        idk = matcher.match(sentence.text, fmt) is not None
+        if idk:
+            verdict: str | None = "IDK sentence, dropped"
+        elif not text:
+            verdict = "only citation markers, dropped"
+        elif not distinct:
+            verdict = "no citation"
+        elif only is None:
+            verdict = f"{len(distinct)} citations; a supported sentence carries exactly one"
+        elif context is None:
+            verdict = f"cites {only.marker}, which names no context"
+        else:
+            verdict = None
+        result.append(
+            Claim(sentence.text, text, cited, only.doc_id if only else None, context, verdict, idk)
+        )
+    return result
+
+
+def _is_claim(claim: Claim) -> bool:
+    return not claim.idk and bool(claim.text)
+
+
+def overlap_texts(claim_list: Sequence[Claim]) -> list[str]:
+    """The texts overlap needs embedded: each scored sentence and its cited context."""
+    texts: list[str] = []
+    for claim in claim_list:
+        if claim.verdict is None and claim.context is not None:
+            texts += [claim.text, claim.context]
+    return texts
+
+
+@dataclass(frozen=True)
+class SentenceVerdict:
+    """Why one sentence of an answer is or is not supported."""
+
+    sentence: str
+    citations: tuple[str, ...]
+    similarity: float | None
+    supported: bool
+    claim: bool
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sentence": self.sentence,
+            "citations": list(self.citations),
+            "similarity": self.similarity,
+            "supported": self.supported,
+            "claim": self.claim,
+            "reason": self.reason,
+        }
+
+    def line(self) -> str:
+        mark = "supported" if self.supported else "dropped" if not self.claim else "UNSUPPORTED"
+        return f"[{mark}] {self.sentence!r}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """Overlap of one answer, with a verdict for every sentence."""
+
+    score: float
+    supported: int
+    claims: int
+    tau_sim: float
+    sentences: tuple[SentenceVerdict, ...]
+
+    @property
+    def abstains(self) -> bool:
+        """No claim sentence: a pure IDK (or empty) answer, which scores 0.0."""
+        return self.claims == 0
+
+    def evidence(self) -> str:
+        head = (
+            "no claim sentence (pure IDK or empty): overlap 0 and abstaining"
+            if self.abstains
+            else f"{self.supported} of {self.claims} claim sentence(s) supported "
+            f"at tau_sim {self.tau_sim:g}"
+        )
+        # One line: pytest escapes newlines in the repr of a failed assertion.
+        return "; ".join([head, *(verdict.line() for verdict in self.sentences)])
+
+
+def overlap(
+    answer: str,
+    contexts: Contexts | None,
+    embed: Embed,
+    tau_sim: float = DEFAULT_TAU_SIM,
+    matcher: IdkMatcher | None = None,
+    fmt: CitationFormat = "auto",
+) -> Overlap:
+    """The overlap of ``answer`` with the contexts it cites (module docstring)."""
+    claim_list = claims(answer, contexts, matcher, fmt)
+    texts = overlap_texts(claim_list)
+    vectors = dict(zip(texts, embed(texts), strict=True)) if texts else {}
+    verdicts = []
+    for claim in claim_list:
+        if claim.verdict is not None or claim.context is None:
+            verdicts.append(
+                SentenceVerdict(
+                    claim.sentence,
+                    claim.citations,
+                    None,
+                    False,
+                    _is_claim(claim),
+                    claim.verdict or "",
+                )
+            )
+            continue
+        similarity = cosine(vectors[claim.text], vectors[claim.context])
+        supported = similarity >= tau_sim
+        relation = ">=" if supported else "<"
+        reason = f"cites {claim.doc_id}, cosine {similarity:.3f} {relation} tau_sim {tau_sim:g}"
+        verdicts.append(
+            SentenceVerdict(claim.sentence, claim.citations, similarity, supported, True, reason)
+        )
+    n_claims = sum(verdict.claim for verdict in verdicts)
+    n_supported = sum(verdict.supported for verdict in verdicts)
+    score = n_supported / n_claims if n_claims else 0.0
+    return Overlap(score, n_supported, n_claims, tau_sim, tuple(verdicts))
+
+
+@dataclass(frozen=True)
+class Faithfulness:
+    """The fallback faithfulness of one answer and the branch of the rule that gave it."""
+
+    score: float
+    reason: str
+
+
+def faithfulness(overlap_score: float, abstains: bool, answerable: bool | None) -> Faithfulness:
+    """METRICS.md §1: 0.0 for abstaining on an answerable (or unknown) question, 1.0 for a
+    correct abstention, otherwise ``min(1.0, 0.6 + 0.4 * overlap)``."""
+    if abstains:
+        if answerable is False:
+            return Faithfulness(1.0, "abstains on an unanswerable question (correct)")
+        known = "answerable" if answerable else "answerability unknown, taken as answerable"
+        return Faithfulness(0.0, f"abstains on a question that is {known}")
+    score = min(1.0, 0.6 + 0.4 * overlap_score)
+    return Faithfulness(score, f"0.6 + 0.4 x overlap {overlap_score:.3g}")
+
+
+@dataclass(frozen=True)
+class GoldSimilarity:
+    """Embedding similarity of an answer to its gold(s), each the best over the aliases."""
+
+    semantic_similarity: float
+    dot_similarity: float
+    euclidean_distance: float
+    gold: str
+
+    def evidence(self, metric: str) -> str:
+        value = getattr(self, metric)
+        return f"{metric} {value:.4f} to gold {self.gold!r}"
+
+
+def similarity_texts(answer: str, golds: Sequence[str], fmt: CitationFormat = "auto") -> list[str]:
+    """The texts the similarity-to-gold metrics embed: the answer without markers, golds."""
+    return [strip_citations(answer, fmt), *golds]
+
+
+def similarity_to_gold(
+    answer: str, golds: Sequence[str], embed: Embed, fmt: CitationFormat = "auto"
+) -> GoldSimilarity:
+    """Cosine, dot product and Euclidean distance between the answer's embedding and each
+    gold's, best over the aliases: highest cosine and dot product, lowest distance.
+
+    The vectors are the model's own output: with a normalising model (the packaged MiniLM
+    is one) dot equals cosine and distance is ``sqrt(2 - 2 cos)``.
+    """
+    if not golds:
+        raise ValueError("similarity to gold needs at least one gold answer")
+    texts = similarity_texts(answer, golds, fmt)
+    vectors = np.asarray(embed(texts), np.float64)
+    answer_vector, gold_vectors = vectors[0], vectors[1:]
+    cosines = [cosine(answer_vector, gold) for gold in gold_vectors]
+    dots = gold_vectors @ answer_vector
+    distances = np.linalg.norm(gold_vectors - answer_vector, axis=1)
+    best = int(np.argmax(cosines))
+    return GoldSimilarity(max(cosines), float(dots.max()), float(distances.min()), str(golds[best]))

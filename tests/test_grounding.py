@@ -1,0 +1,213 @@
+"""Overlap, faithfulness and similarity to gold on hand-made vectors (METRICS.md §1, §4).
+
+The embedder here is a lookup table of 2-d vectors at chosen angles, so every cosine is
+known exactly: cos 0° = 1, cos 60° = 0.5, cos 90° = 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_ragmetrics.embeddings import Vectors
+from pytest_ragmetrics.metrics import cosine, faithfulness, overlap, similarity_to_gold
+from pytest_ragmetrics.metrics.grounding import claims, overlap_texts
+
+
+def at(degrees: float) -> Vectors:
+    radians = math.radians(degrees)
+    return np.array([math.cos(radians), math.sin(radians)], np.float32)
+
+
+CONTEXTS = [
+    {"doc_id": "d1", "text": "Paris is the capital of France."},
+    {"doc_id": "d2", "text": "Berlin is the capital of Germany."},
+]
+VECTORS = {
+    "Paris is the capital of France.": at(0),
+    "Berlin is the capital of Germany.": at(90),
+    "Paris is the French capital.": at(10),  # cos 0.985 with d1
+    "France is in Europe.": at(60),  # cos 0.5 with d1
+    "Berlin is large.": at(30),  # cos 0.5 with d2
+}
+
+
+class Table:
+    """An ``embed`` that looks texts up and remembers what it was asked for."""
+
+    def __init__(self, vectors: dict[str, Vectors]) -> None:
+        self.vectors = vectors
+        self.calls: list[list[str]] = []
+
+    def __call__(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(list(texts))
+        return np.stack([self.vectors[text] for text in texts])
+
+
+def test_supported_and_unsupported_sentences_with_their_reasons() -> None:
+    answer = (
+        "Paris is the French capital [CIT:d1]. France is in Europe [CIT:d1]. "
+        "Berlin is large [CIT:d2]."
+    )
+    result = overlap(answer, CONTEXTS, Table(VECTORS), tau_sim=0.65)
+    assert (result.supported, result.claims) == (1, 3)
+    assert result.score == pytest.approx(1 / 3)
+    first, second, third = result.sentences
+    assert first.supported
+    assert first.similarity == pytest.approx(math.cos(math.radians(10)))
+    assert not second.supported
+    assert second.similarity == pytest.approx(0.5)
+    assert "cosine 0.500 < tau_sim 0.65" in second.reason
+    assert not third.supported
+    assert third.similarity == pytest.approx(0.5, abs=1e-6)
+    assert "[UNSUPPORTED] 'France is in Europe [CIT:d1].'" in result.evidence()
+
+
+def test_tau_sim_is_the_decision_threshold() -> None:
+    answer = "France is in Europe [CIT:d1]."  # cos 0.5 exactly (float32 vectors)
+    assert overlap(answer, CONTEXTS, Table(VECTORS), tau_sim=0.49).score == 1.0
+    assert overlap(answer, CONTEXTS, Table(VECTORS), tau_sim=0.51).score == 0.0
+
+
+@pytest.mark.parametrize(
+    ("sentence", "reason"),
+    [
+        ("Paris is the French capital.", "no citation"),
+        ("Paris is the French capital [CIT:d1][CIT:d2].", "2 citations"),
+        ("Paris is the French capital [1, 2].", "2 citations"),
+        ("Paris is the French capital [CIT:d9].", "names no context"),
+        ("Paris is the French capital [3].", "names no context"),
+    ],
+)
+def test_a_supported_sentence_carries_exactly_one_valid_citation(
+    sentence: str, reason: str
+) -> None:
+    table = Table(VECTORS)
+    result = overlap(sentence, CONTEXTS, table)
+    assert (result.score, result.claims) == (0.0, 1)
+    assert reason in result.sentences[0].reason
+    assert table.calls == []  # settled without embedding anything
+
+
+def test_the_same_citation_twice_is_one_citation() -> None:
+    result = overlap("Paris is the French capital [CIT:d1] [CIT:d1].", CONTEXTS, Table(VECTORS))
+    assert result.score == 1.0
+
+
+def test_numeric_citation_resolves_to_the_nth_context() -> None:
+    table = Table(VECTORS)
+    assert overlap("Paris is the French capital [1].", CONTEXTS, table).score == 1.0
+    assert table.calls == [["Paris is the French capital.", "Paris is the capital of France."]]
+    assert overlap("Paris is the French capital [2].", CONTEXTS, Table(VECTORS)).score == 0.0
+
+
+def test_a_marker_after_the_full_stop_belongs_to_the_sentence_before() -> None:
+    answer = "Paris is the French capital. [CIT:d1] Berlin is large. [CIT:d2]"
+    result = overlap(answer, CONTEXTS, Table(VECTORS))
+    assert [v.citations for v in result.sentences] == [("d1",), ("d2",)]
+    assert result.score == 0.5
+
+
+def test_idk_sentences_are_dropped_from_the_claims() -> None:
+    answer = "Paris is the French capital [CIT:d1]. I don't know the rest."
+    result = overlap(answer, CONTEXTS, Table(VECTORS))
+    assert (result.supported, result.claims, result.score) == (1, 1, 1.0)
+    assert result.sentences[1].reason == "IDK sentence, dropped"
+    assert not result.sentences[1].claim
+
+
+@pytest.mark.parametrize("answer", ["I don't know.", "", "   ", "Saya tidak tahu."])
+def test_an_answer_without_claims_scores_zero_and_abstains(answer: str) -> None:
+    result = overlap(answer, CONTEXTS, Table(VECTORS))
+    assert (result.score, result.claims, result.abstains) == (0.0, 0, True)
+    assert "no claim sentence" in result.evidence()
+
+
+def test_a_sentence_of_markers_only_is_not_a_claim() -> None:
+    result = overlap("[CIT:d2]\nParis is the French capital [CIT:d1].", CONTEXTS, Table(VECTORS))
+    assert (result.claims, result.score) == (1, 1.0)
+    assert result.sentences[0].reason == "only citation markers, dropped"
+
+
+def test_overlap_texts_lists_exactly_what_overlap_embeds() -> None:
+    answer = "Paris is the French capital [CIT:d1]. Berlin is large. I don't know."
+    table = Table(VECTORS)
+    overlap(answer, CONTEXTS, table)
+    assert table.calls == [overlap_texts(claims(answer, CONTEXTS))]
+    assert table.calls[0] == ["Paris is the French capital.", "Paris is the capital of France."]
+
+
+@pytest.mark.parametrize(
+    ("overlap_score", "abstains", "answerable", "expected"),
+    [
+        (0.0, True, True, 0.0),  # abstaining on an answerable question
+        (0.0, True, None, 0.0),  # unknown answerability counts as answerable
+        (0.0, True, False, 1.0),  # a correct abstention
+        (0.5, False, True, 0.8),  # 0.6 + 0.4 * 0.5
+        (0.0, False, False, 0.6),  # answering anyway, nothing supported
+        (1.0, False, None, 1.0),  # min(1.0, 0.6 + 0.4)
+    ],
+)
+def test_faithfulness_fallback_rule(
+    overlap_score: float, abstains: bool, answerable: bool | None, expected: float
+) -> None:
+    assert faithfulness(overlap_score, abstains, answerable).score == pytest.approx(expected)
+
+
+def test_cosine_of_a_zero_vector_is_an_error_not_nan() -> None:
+    with pytest.raises(ValueError, match="zero vector"):
+        cosine(np.zeros(2, np.float32), at(0))
+
+
+def test_similarity_to_gold_is_best_over_aliases() -> None:
+    # Unnormalised vectors so cosine, dot and distance all differ:
+    # answer (2, 0); gold A (0, 1): cos 0, dot 0, distance sqrt(5);
+    # gold B (3, 4): cos 6 / (2 * 5) = 0.6, dot 6, distance sqrt(1 + 16) = sqrt(17).
+    table = Table(
+        {
+            "Paris": np.array([2, 0], np.float32),
+            "A": np.array([0, 1], np.float32),
+            "B": np.array([3, 4], np.float32),
+        }
+    )
+    result = similarity_to_gold("Paris [CIT:d1]", ["A", "B"], table)
+    assert table.calls == [["Paris", "A", "B"]]  # citation markers stripped
+    assert result.semantic_similarity == pytest.approx(0.6)
+    assert result.dot_similarity == pytest.approx(6.0)
+    assert result.euclidean_distance == pytest.approx(math.sqrt(5))  # nearest is A
+    assert result.gold == "B"
+
+
+def test_similarity_to_gold_needs_a_gold() -> None:
+    with pytest.raises(ValueError, match="at least one gold"):
+        similarity_to_gold("Paris", [], Table({}))
+
+
+@given(
+    st.lists(
+        st.tuples(st.floats(0, 180), st.booleans(), st.sampled_from(["d1", "d2", "d9", None])),
+        max_size=6,
+    ),
+    st.floats(0.01, 1.0),
+)
+def test_overlap_is_a_share_of_claims(
+    sentences: list[tuple[float, bool, str | None]], tau_sim: float
+) -> None:
+    vectors = dict(VECTORS)
+    parts = []
+    for index, (angle, idk, doc) in enumerate(sentences):
+        text = "I don't know." if idk else f"Claim number {index} here."
+        vectors[text] = at(angle)
+        parts.append(text if doc is None else f"{text[:-1]} [CIT:{doc}].")
+    result = overlap("\n".join(parts), CONTEXTS, Table(vectors), tau_sim=tau_sim)
+    assert 0.0 <= result.score <= 1.0
+    assert result.supported <= result.claims == sum(not idk for _, idk, _ in sentences)
+    for verdict in result.sentences:
+        if verdict.supported:
+            assert verdict.similarity is not None
+            assert verdict.similarity >= tau_sim
