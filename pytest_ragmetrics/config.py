@@ -7,6 +7,8 @@ Shape::
     idk_patterns = ["..."]           # replaces the default IDK phrases
     extra_idk_patterns = ["..."]     # added to them
     row_errors = "error"             # "error" | "skip": how a bad row is reported
+    tau_sim = 0.65                   # cosine a cited sentence needs to count as supported
+    embedding_model = "all-MiniLM-L6-v2"  # the packaged model, or a model directory
 
     [gates]                          # every eval
     "f1.mean" = ">= baseline - 0.01"
@@ -19,6 +21,7 @@ Any mistake is a ``ThresholdsError`` naming the file and the key.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragmetrics.citations import CITATION_FORMATS, CitationFormat
+from pytest_ragmetrics.embeddings import PACKAGED_MODEL, model_label
 from pytest_ragmetrics.idk import DEFAULT_IDK_PATTERNS, IdkMatcher
+from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.rules import Rule, RuleError, parse_rule
 
@@ -46,8 +51,13 @@ class Settings:
     citation_format: CitationFormat = "auto"
     idk_patterns: tuple[str, ...] = DEFAULT_IDK_PATTERNS
     row_errors: str = "error"
+    tau_sim: float = DEFAULT_TAU_SIM
+    embedding_model: str = PACKAGED_MODEL
+    # Where a relative ``embedding_model`` directory is resolved from (thresholds.toml's
+    # directory); not part of the signature, which names the model as it was written.
+    base_dir: Path | None = None
 
-    @property
+    @functools.cached_property
     def idk_matcher(self) -> IdkMatcher:
         return IdkMatcher(self.idk_patterns)
 
@@ -57,6 +67,8 @@ class Settings:
             "citation_format": self.citation_format,
             "idk_patterns": list(self.idk_patterns),
             "metrics_version": METRICS_VERSION,
+            "tau_sim": self.tau_sim,
+            "embedding_model": model_label(self.embedding_model),
         }
 
 
@@ -99,7 +111,14 @@ def _string_list(path: Path, key: str, value: Any) -> tuple[str, ...]:
 def _settings(path: Path, table: Any) -> Settings:
     if not isinstance(table, dict):
         raise _error(path, "[settings]", "expected a table")
-    known = {"citation_format", "idk_patterns", "extra_idk_patterns", "row_errors"}
+    known = {
+        "citation_format",
+        "idk_patterns",
+        "extra_idk_patterns",
+        "row_errors",
+        "tau_sim",
+        "embedding_model",
+    }
     for key in table:
         if key not in known:
             raise _error(
@@ -120,7 +139,19 @@ def _settings(path: Path, table: Any) -> Settings:
             raise _error(path, "[settings] idk_patterns", "the list is empty")
     if "extra_idk_patterns" in table:
         patterns = patterns + _string_list(path, "extra_idk_patterns", table["extra_idk_patterns"])
-    return Settings(citation_format, patterns, row_errors)
+    tau_sim = table.get("tau_sim", DEFAULT_TAU_SIM)
+    if isinstance(tau_sim, bool) or not isinstance(tau_sim, int | float) or not 0 < tau_sim <= 1:
+        raise _error(path, "[settings] tau_sim", "expected a number in (0, 1]; 0.6-0.7 is sane")
+    model = table.get("embedding_model", PACKAGED_MODEL)
+    if not isinstance(model, str) or not model.strip():
+        raise _error(
+            path,
+            "[settings] embedding_model",
+            f'expected "{PACKAGED_MODEL}" or the path of a sentence-transformers model directory',
+        )
+    return Settings(
+        citation_format, patterns, row_errors, float(tau_sim), model, base_dir=path.parent
+    )
 
 
 def _gate(path: Path, where: str, name: str, value: Any) -> Gate | None:

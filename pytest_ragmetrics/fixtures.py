@@ -8,7 +8,7 @@ eval's aggregate, and returns a ``Score``: a float that carries its evidence, so
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,8 +17,34 @@ import pytest
 from pytest_ragmetrics.citations import strip_citations
 from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.dataset import Problem, Row, RowError
-from pytest_ragmetrics.metrics import abstention, best_f1, exact_match, idk_citation, token_usage
-from pytest_ragmetrics.state import RECORDER_KEY, RowParam, RowRecorder, run_state
+from pytest_ragmetrics.embeddings import Vectors
+from pytest_ragmetrics.metrics import (
+    Abstention,
+    Overlap,
+    abstention,
+    best_f1,
+    exact_match,
+    faithfulness,
+    idk_citation,
+    overlap,
+    similarity_to_gold,
+    token_usage,
+)
+from pytest_ragmetrics.metrics.grounding import (
+    Claim,
+    Embed,
+    claims,
+    overlap_texts,
+    similarity_texts,
+)
+from pytest_ragmetrics.state import (
+    RECORDER_KEY,
+    RowParam,
+    RowRecorder,
+    embedding_store,
+    row_param,
+    run_state,
+)
 
 
 class Score(float):
@@ -50,9 +76,20 @@ class Measured:
     values: Mapping[str, float]
     evidence: str
     breakdowns: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)  # JSON-able, per-row report
 
 
-Compute = Callable[[Row, Settings], Measured]
+@dataclass(frozen=True)
+class MetricContext:
+    """What a metric computation may use besides the row: the settings and, for the
+    embedding metrics, ``embed`` (texts -> vectors, prepared before the rows ran)."""
+
+    settings: Settings
+    embed: Embed
+
+
+Compute = Callable[[Row, MetricContext], Measured]
+Texts = Callable[[Row, Settings], list[str]]
 
 
 def _golds(row: Row, metric: str) -> list[str]:
@@ -65,15 +102,15 @@ def _claim_text(row: Row, metric: str, settings: Settings) -> str:
     return strip_citations(row.require("answer", metric), settings.citation_format)
 
 
-def measure_em(row: Row, settings: Settings) -> Measured:
-    answer, golds = _claim_text(row, "em", settings), _golds(row, "em")
+def measure_em(row: Row, ctx: MetricContext) -> Measured:
+    answer, golds = _claim_text(row, "em", ctx.settings), _golds(row, "em")
     value = exact_match(answer, golds)
     verdict = "matches a gold" if value else f"matches none of {len(golds)} gold(s)"
     return Measured({"em": value}, f"answer {verdict} after normalisation")
 
 
-def measure_f1(row: Row, settings: Settings) -> Measured:
-    match = best_f1(_claim_text(row, "f1", settings), _golds(row, "f1"))
+def measure_f1(row: Row, ctx: MetricContext) -> Measured:
+    match = best_f1(_claim_text(row, "f1", ctx.settings), _golds(row, "f1"))
     evidence = (
         f"best gold {match.gold!r}: {match.common} common token(s), "
         f"precision {match.precision:.3g}, recall {match.recall:.3g}"
@@ -81,22 +118,23 @@ def measure_f1(row: Row, settings: Settings) -> Measured:
     return Measured({"f1": match.score}, evidence)
 
 
-def measure_abstain(row: Row, settings: Settings) -> Measured:
-    result = abstention(
-        row.require("answer", "abstain"),
-        row.telemetry,
-        settings.idk_matcher,
-        settings.citation_format,
+def _abstention(row: Row, metric: str, settings: Settings) -> Abstention:
+    return abstention(
+        row.require("answer", metric), row.telemetry, settings.idk_matcher, settings.citation_format
     )
+
+
+def measure_abstain(row: Row, ctx: MetricContext) -> Measured:
+    result = _abstention(row, "abstain", ctx.settings)
     return Measured({"abstain": result.score}, result.reason)
 
 
-def measure_idk_citation(row: Row, settings: Settings) -> Measured:
+def measure_idk_citation(row: Row, ctx: MetricContext) -> Measured:
     result = idk_citation(
         row.require("answer", "idk_citation"),
         row.context_ids,
-        settings.idk_matcher,
-        settings.citation_format,
+        ctx.settings.idk_matcher,
+        ctx.settings.citation_format,
     )
     if not result.cited:
         return Measured({"idk_citation": 0.0}, "no IDK sentence carries a citation")
@@ -106,7 +144,7 @@ def measure_idk_citation(row: Row, settings: Settings) -> Measured:
     return Measured({"idk_citation": 1.0}, evidence)
 
 
-def measure_tokens(row: Row, settings: Settings) -> Measured:
+def measure_tokens(row: Row, ctx: MetricContext) -> Measured:
     usage = token_usage(row.require("tokens", "tokens"))
     values = {"tokens": float(usage.total)}
     if usage.prompt is not None and usage.completion is not None:
@@ -117,9 +155,78 @@ def measure_tokens(row: Row, settings: Settings) -> Measured:
     return Measured(values, f"{usage.total} tokens ({stages})", {"tokens_by_stage": breakdown})
 
 
-def measure_latency(row: Row, settings: Settings) -> Measured:
+def measure_latency(row: Row, ctx: MetricContext) -> Measured:
     latency = float(row.require("latency_ms", "latency"))
     return Measured({"latency_ms": latency}, f"{latency:g} ms end to end")
+
+
+def _claims(row: Row, metric: str, settings: Settings) -> list[Claim]:
+    return claims(
+        row.require("answer", metric),
+        row.require("contexts", metric),
+        settings.idk_matcher,
+        settings.citation_format,
+    )
+
+
+def texts_overlap(row: Row, settings: Settings) -> list[str]:
+    return overlap_texts(_claims(row, "overlap", settings))
+
+
+def texts_faithfulness(row: Row, settings: Settings) -> list[str]:
+    if _abstention(row, "faithfulness", settings).abstains:
+        return []  # an abstaining answer's faithfulness needs no similarity
+    return overlap_texts(_claims(row, "faithfulness", settings))
+
+
+def _overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
+    settings = ctx.settings
+    return overlap(
+        row.require("answer", metric),
+        row.require("contexts", metric),
+        ctx.embed,
+        settings.tau_sim,
+        settings.idk_matcher,
+        settings.citation_format,
+    )
+
+
+def measure_overlap(row: Row, ctx: MetricContext) -> Measured:
+    result = _overlap(row, "overlap", ctx)
+    values = {"overlap": result.score}
+    if not result.abstains and not _abstention(row, "overlap", ctx.settings).abstains:
+        values["overlap_answered"] = result.score
+    details = {"sentences": [verdict.as_dict() for verdict in result.sentences]}
+    return Measured(values, result.evidence(), details=details)
+
+
+def measure_faithfulness(row: Row, ctx: MetricContext) -> Measured:
+    abstaining = _abstention(row, "faithfulness", ctx.settings)
+    if abstaining.abstains:
+        result = faithfulness(0.0, True, row.answerable)
+        return Measured({"faithfulness": result.score}, f"{result.reason} ({abstaining.reason})")
+    grounding = _overlap(row, "faithfulness", ctx)
+    result = faithfulness(grounding.score, False, row.answerable)
+    evidence = f"{result.reason}; overlap: {grounding.evidence()}"
+    return Measured({"faithfulness": result.score}, evidence)
+
+
+def texts_similarity(row: Row, settings: Settings) -> list[str]:
+    answer = row.require("answer", "semantic_similarity")
+    return similarity_texts(answer, _golds(row, "semantic_similarity"), settings.citation_format)
+
+
+def _similarity_measure(metric: str) -> Compute:
+    def measure(row: Row, ctx: MetricContext) -> Measured:
+        result = similarity_to_gold(
+            row.require("answer", metric),
+            _golds(row, metric),
+            ctx.embed,
+            ctx.settings.citation_format,
+        )
+        return Measured({metric: getattr(result, metric)}, result.evidence(metric))
+
+    return measure
 
 
 @dataclass(frozen=True)
@@ -130,7 +237,7 @@ class MetricFixture:
     primary: str
     compute: Compute
     recorder: RowRecorder
-    settings: Settings
+    context: MetricContext
 
     def __repr__(self) -> str:
         return f"<metric fixture {self.name} for row {self.recorder.row.id!r}>"
@@ -142,11 +249,16 @@ class MetricFixture:
                 f"(row {self.recorder.row.id!r}); for other data use pytest_ragmetrics.metrics"
             )
         try:
-            measured = self.compute(row, self.settings)
+            measured = self.compute(row, self.context)
         except RowError as error:
             self.recorder.fail(str(error))
             raise
-        self.recorder.record(measured.values, measured.breakdowns)
+        self.recorder.record(
+            measured.values,
+            measured.breakdowns,
+            {self.primary: measured.evidence},
+            measured.details,
+        )
         return Score(measured.values[self.primary], self.primary, row.id, measured.evidence)
 
 
@@ -157,6 +269,7 @@ class FixtureSpec:
     primary: str
     compute: Compute
     requires: tuple[str, ...]
+    texts: Texts | None = None  # the texts to embed, for the embedding metrics
 
 
 FIXTURES: dict[str, FixtureSpec] = {
@@ -166,6 +279,14 @@ FIXTURES: dict[str, FixtureSpec] = {
     "idk_citation": FixtureSpec("idk_citation", measure_idk_citation, ("answer",)),
     "tokens": FixtureSpec("tokens", measure_tokens, ("tokens",)),
     "latency": FixtureSpec("latency_ms", measure_latency, ("latency_ms",)),
+    "overlap": FixtureSpec("overlap", measure_overlap, ("answer", "contexts"), texts_overlap),
+    "faithfulness": FixtureSpec(
+        "faithfulness", measure_faithfulness, ("answer", "contexts"), texts_faithfulness
+    ),
+    **{
+        name: FixtureSpec(name, _similarity_measure(name), ("answer", "gold"), texts_similarity)
+        for name in ("semantic_similarity", "dot_similarity", "euclidean_distance")
+    },
 }
 
 
@@ -186,8 +307,13 @@ def missing_fields(row: Row, fixture_names: list[str]) -> list[Problem]:
 def _metric_fixture(request: pytest.FixtureRequest, name: str) -> MetricFixture:
     spec = FIXTURES[name]
     recorder = request.node.stash[RECORDER_KEY]  # set by `row`, which every metric requires
-    settings = run_state(request.config).thresholds.settings
-    return MetricFixture(name, spec.primary, spec.compute, recorder, settings)
+    config = request.config
+
+    def embed(texts: Sequence[str]) -> Vectors:
+        return embedding_store(config).embed(texts)  # built on first use only
+
+    context = MetricContext(run_state(config).thresholds.settings, embed)
+    return MetricFixture(name, spec.primary, spec.compute, recorder, context)
 
 
 @pytest.fixture
@@ -225,3 +351,29 @@ abstain = _define("abstain")
 idk_citation_fixture = _define("idk_citation")
 tokens = _define("tokens")
 latency = _define("latency")
+overlap_fixture = _define("overlap")
+faithfulness_fixture = _define("faithfulness")
+semantic_similarity = _define("semantic_similarity")
+dot_similarity = _define("dot_similarity")
+euclidean_distance = _define("euclidean_distance")
+
+
+def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]:
+    """Every text the embedding metrics of ``items`` will embed, in first-use order.
+
+    A row that lacks a field its metrics need is left out here: it errors when it runs.
+    """
+    texts: dict[str, None] = {}
+    for item in items:
+        param = row_param(item)
+        if param is None or param.problems:
+            continue
+        for name in getattr(item, "fixturenames", ()):
+            spec = FIXTURES.get(name)
+            if spec is None or spec.texts is None:
+                continue
+            try:
+                texts.update(dict.fromkeys(spec.texts(param.row, settings)))
+            except RowError:
+                continue
+    return list(texts)

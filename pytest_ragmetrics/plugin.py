@@ -7,7 +7,12 @@ neither torch, sentence-transformers nor faiss.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import sys
+import tempfile
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -15,21 +20,29 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics import __version__
+from pytest_ragmetrics.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
 from pytest_ragmetrics.collect import MARKER_HELP, parametrize_rows
 from pytest_ragmetrics.config import Thresholds, ThresholdsError, load_thresholds
+from pytest_ragmetrics.embeddings import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.finish import finish_run, send_gate_reports
+from pytest_ragmetrics.fixtures import session_texts
 from pytest_ragmetrics.paths import display_path
+from pytest_ragmetrics.prepare import PrepareStats
+from pytest_ragmetrics.progress import LineProgress
 from pytest_ragmetrics.report import json_document, terminal_lines
 from pytest_ragmetrics.state import (
     STATE_KEY,
     Options,
     RunState,
+    embedding_store,
     row_param,
     row_report_payload,
     run_state,
 )
 
 DEFAULT_THRESHOLDS = "thresholds.toml"
+RUN_CACHE_KEY = "ragmetrics_run_cache"
+PREPARE_STATS_KEY = "ragmetrics_prepare_stats"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -69,6 +82,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="check gates and allow baseline updates on partial runs or with errored rows "
         "(default: off)",
     )
+    group.addoption(
+        "--ragmetrics-cache-dir",
+        metavar="DIR",
+        default=None,
+        help=f"directory of the embedding cache (default: ${CACHE_DIR_ENV} if set, "
+        f"else {CACHE_DIR_NAME}/ in the rootdir)",
+    )
+    group.addoption(
+        "--ragmetrics-no-cache",
+        action="store_true",
+        default=False,
+        help="neither read nor write the embedding cache; texts are still encoded only once "
+        "per run (default: off)",
+    )
     parser.addini(
         "ragmetrics_thresholds",
         "path of thresholds.toml, relative to the rootdir (default: thresholds.toml)",
@@ -87,12 +114,27 @@ def _thresholds_path(config: pytest.Config) -> Path | None:
     return path if path.is_file() else None
 
 
+def _cache_dir(config: pytest.Config) -> Path:
+    """Where this process's embedding cache lives; ``--ragmetrics-no-cache`` gives the run
+    a private directory (shared with xdist workers, removed at the end)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and RUN_CACHE_KEY in workerinput:
+        return Path(workerinput[RUN_CACHE_KEY])
+    if config.getoption("ragmetrics_no_cache"):
+        return Path(tempfile.mkdtemp(prefix="ragmetrics-run-cache-"))
+    chosen = config.getoption("ragmetrics_cache_dir") or os.environ.get(CACHE_DIR_ENV)
+    if chosen:
+        return config.invocation_params.dir / chosen
+    return config.rootpath / CACHE_DIR_NAME
+
+
 def _options(config: pytest.Config) -> Options:
     limit = config.getoption("ragmetrics_limit")
     if limit is not None and limit < 1:
         raise pytest.UsageError(f"--ragmetrics-limit must be at least 1, got {limit}")
     json_path = config.getoption("ragmetrics_json")
     return Options(
+        cache_dir=_cache_dir(config),
         thresholds=_thresholds_path(config),
         limit=limit,
         json_path=config.invocation_params.dir / json_path if json_path else None,
@@ -109,21 +151,97 @@ def pytest_configure(config: pytest.Config) -> None:
         thresholds = load_thresholds(options.thresholds) if options.thresholds else Thresholds()
     except ThresholdsError as error:
         raise pytest.UsageError(str(error)) from None
+    settings = thresholds.settings
+    try:
+        resolve_model_dir(settings.embedding_model, settings.base_dir)
+    except EmbeddingModelError as error:
+        where = f"{options.thresholds}: [settings] " if options.thresholds else ""
+        raise pytest.UsageError(f"{where}{error}") from None
     config.stash[STATE_KEY] = RunState(options, thresholds, config.rootpath)
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(ControllerHooks(config), "ragmetrics-controller")
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    """Name the thresholds file in the run header (controller)."""
-    path = run_state(config).options.thresholds
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Close the cache; remove the run's private cache (``--ragmetrics-no-cache``)."""
+    state = config.stash.get(STATE_KEY, None)
+    if state is None:
+        return
+    if state.store is not None:
+        state.store.close()
+    if config.getoption("ragmetrics_no_cache") and not hasattr(config, "workerinput"):
+        shutil.rmtree(state.options.cache_dir, ignore_errors=True)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Name the thresholds file, the embedding model, tau_sim and the cache (controller)."""
+    state = run_state(config)
+    path = state.options.thresholds
     shown = display_path(path, config.rootpath) if path else "none"
-    return f"ragmetrics: {__version__}, thresholds: {shown}"
+    settings = state.thresholds.settings
+    cache = (
+        "off (--ragmetrics-no-cache)"
+        if config.getoption("ragmetrics_no_cache")
+        else display_path(state.options.cache_dir, config.rootpath)
+    )
+    return [
+        f"ragmetrics: {__version__}, thresholds: {shown}",
+        f"ragmetrics embeddings: {model_label(settings.embedding_model)}, "
+        f"tau_sim {settings.tau_sim:g}, cache {cache}",
+    ]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize tests that take `row` over their dataset (collecting process)."""
     parametrize_rows(metafunc, run_state(metafunc.config))
+
+
+# tryfirst: the outermost wrapper, so the texts are embedded before anything else runs.
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
+    """Prepare, then score: embed every text the selected rows need (each process that
+    runs rows; under xdist the first worker encodes while the others wait for the cache)."""
+    config = session.config
+    collection_failed = session.testsfailed and not config.option.continue_on_collection_errors
+    if session.items and not config.option.collectonly and not collection_failed:
+        texts = session_texts(session.items, run_state(config).thresholds.settings)
+        if texts:
+            try:
+                embedding_store(config).prepare(texts, _progress(config))
+            except EmbeddingModelError as error:
+                raise pytest.UsageError(str(error)) from None
+    return (yield)
+
+
+def _progress(config: pytest.Config) -> LineProgress:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            return LineProgress(reporter.write, reporter.isatty)
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    name = f"[{workerinput['workerid']}] ragmetrics" if workerinput else "ragmetrics"
+
+    stream = sys.__stderr__ or sys.stderr
+
+    def write(text: str) -> None:  # a worker's stderr is the terminal's, once uncaptured
+        with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+            stream.write(text)
+            stream.flush()
+
+    return LineProgress(write, stream.isatty(), name)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Hand this process's embedding statistics to the report (xdist: to the controller)."""
+    state = run_state(session.config)
+    if state.store is None:
+        return
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput is None:
+        state.prepare_stats["main"] = state.store.stats
+    else:
+        session.config.workeroutput[PREPARE_STATS_KEY] = state.store.stats.as_dict()  # type: ignore[attr-defined]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -146,6 +264,19 @@ class ControllerHooks:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.state = run_state(config)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """Share the run's private cache with every xdist worker."""
+        if self.config.getoption("ragmetrics_no_cache"):
+            node.workerinput[RUN_CACHE_KEY] = str(self.state.options.cache_dir)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """Keep what preparing cost on each xdist worker, for the summary."""
+        stats = getattr(node, "workeroutput", {}).get(PREPARE_STATS_KEY)
+        if stats is not None:
+            self.state.prepare_stats[node.gateway.id] = PrepareStats(**stats)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect the row payload of every report, local or from a worker."""
@@ -191,10 +322,11 @@ class ControllerHooks:
             self.state.gate_results,
             self.state.thresholds.settings,
             display_path(thresholds, self.config.rootpath) if thresholds else None,
-            self.state.notes,
+            [*self.state.notes, *_embedding_notes(self.state.prepare_stats)],
         ):
             terminalreporter.write_line(line)
 
+    @pytest.hookimpl(trylast=True)  # after the module-level hook stored local statistics
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Write the --ragmetrics-json report."""
         path = self.state.options.json_path
@@ -209,3 +341,12 @@ class ControllerHooks:
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
         path.write_text(text, encoding="utf-8")
+
+
+def _embedding_notes(stats: dict[str, PrepareStats]) -> list[str]:
+    """One line on where the embedding time went, per process that embedded anything."""
+    return [
+        f"embeddings ({process}): {one.describe()}"
+        for process, one in sorted(stats.items())
+        if one.texts
+    ]

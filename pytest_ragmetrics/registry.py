@@ -36,6 +36,12 @@ METRICS: dict[str, MetricInfo] = {
         MetricInfo("prompt_tokens", "prompt tokens over every call of the query"),
         MetricInfo("completion_tokens", "completion tokens over every call of the query"),
         MetricInfo("latency_ms", "end-to-end latency of the query, milliseconds"),
+        MetricInfo("overlap", "share of claim sentences supported by their one cited context"),
+        MetricInfo("overlap_answered", "overlap over the rows that do not abstain"),
+        MetricInfo("faithfulness", "fallback: 0.6 + 0.4 x overlap, or the abstention rule"),
+        MetricInfo("semantic_similarity", "cosine of answer and gold embeddings, best gold"),
+        MetricInfo("dot_similarity", "dot product of answer and gold embeddings, best gold"),
+        MetricInfo("euclidean_distance", "distance of answer and gold embeddings, nearest gold"),
         MetricInfo("errors", "the row errored (bad data or a metric input missing)", binary=True),
     )
 }

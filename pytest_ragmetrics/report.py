@@ -122,7 +122,7 @@ def terminal_lines(
     """The ragmetrics section of the terminal summary."""
     lines = [
         f"thresholds: {thresholds_path or 'none'} · citations: {settings.citation_format}"
-        f" · IDK phrases: {len(settings.idk_patterns)}",
+        f" · IDK phrases: {len(settings.idk_patterns)} · tau_sim: {settings.tau_sim:g}",
         "",
         *_table(summaries, MAIN_COLUMNS, ("Eval", "N")),
         "",
@@ -174,7 +174,13 @@ def json_document(
                 "breakdowns": summary.breakdowns,
                 "gates": [_gate_document(r) for r in results if r.eval == info.name],
                 "rows": [
-                    {"id": row.id, "metrics": row.values, "errors": row.errors}
+                    {
+                        "id": row.id,
+                        "metrics": row.values,
+                        "errors": row.errors,
+                        "evidence": row.evidence,
+                        **row.details,
+                    }
                     for row in summary.rows
                 ],
             }

@@ -9,9 +9,12 @@ from typing import Any
 
 import pytest
 
+from pytest_ragmetrics.cache import EmbeddingCache
 from pytest_ragmetrics.config import Thresholds
 from pytest_ragmetrics.dataset import Dataset, LoadedRow, Problem, Row
+from pytest_ragmetrics.embeddings import Embedder, embedder_for
 from pytest_ragmetrics.gates import GateResult
+from pytest_ragmetrics.prepare import EmbeddingStore, PrepareStats
 from pytest_ragmetrics.summary import EvalInfo, EvalSummary, row_payload
 
 
@@ -24,6 +27,7 @@ class Options:
     json_path: Path | None
     update_baseline: bool
     force_gates: bool
+    cache_dir: Path
 
 
 @dataclass
@@ -40,6 +44,8 @@ class RunState:
     summaries: list[EvalSummary] = field(default_factory=list)
     gate_results: list[GateResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    store: EmbeddingStore | None = None
+    prepare_stats: dict[str, PrepareStats] = field(default_factory=dict)  # by process
 
 
 STATE_KEY = pytest.StashKey[RunState]()
@@ -47,6 +53,19 @@ STATE_KEY = pytest.StashKey[RunState]()
 
 def run_state(config: pytest.Config) -> RunState:
     return config.stash[STATE_KEY]
+
+
+def embedding_store(config: pytest.Config) -> EmbeddingStore:
+    """The process's embedding store, created on first use (no model is loaded here)."""
+    state = run_state(config)
+    if state.store is None:
+        settings = state.thresholds.settings
+
+        def make_embedder(cache: EmbeddingCache) -> Embedder:
+            return embedder_for(settings.embedding_model, settings.base_dir, cache.file_digest)
+
+        state.store = EmbeddingStore(make_embedder, EmbeddingCache(state.options.cache_dir))
+    return state.store
 
 
 @dataclass(frozen=True)
@@ -79,14 +98,22 @@ class RowRecorder:
     row: Row
     values: dict[str, float] = field(default_factory=dict)
     breakdowns: dict[str, dict[str, float]] = field(default_factory=dict)
+    evidence: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
 
     def record(
-        self, values: Mapping[str, float], breakdowns: Mapping[str, Mapping[str, float]]
+        self,
+        values: Mapping[str, float],
+        breakdowns: Mapping[str, Mapping[str, float]],
+        evidence: Mapping[str, str] | None = None,
+        details: Mapping[str, Any] | None = None,
     ) -> None:
         self.values.update(values)
         for name, parts in breakdowns.items():
             self.breakdowns[name] = dict(parts)
+        self.evidence.update(evidence or {})
+        self.details.update(details or {})
 
     def fail(self, message: str) -> None:
         self.error = message if self.error is None else f"{self.error}\n{message}"
@@ -133,4 +160,6 @@ def row_report_payload(
         test=test,
         eval_tests=state.eval_tests.get(param.info.name, {test}),
         skipped=report.skipped,
+        evidence=recorder.evidence if recorder else {},
+        details=recorder.details if recorder else {},
     )

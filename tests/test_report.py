@@ -31,7 +31,7 @@ def test_terminal_lines_golden() -> None:
     ]
     lines = terminal_lines(summaries, results, Settings(), "thresholds.toml", ["a note"])
     assert lines == [
-        "thresholds: thresholds.toml · citations: auto · IDK phrases: 11",
+        "thresholds: thresholds.toml · citations: auto · IDK phrases: 11 · tau_sim: 0.65",
         "",
         "Eval             N  Faithfulness  Overlap     F1  Tokens  P50 ms  Abstain",
         "---------------  -  ------------  -------  -----  ------  ------  -------",

@@ -1,0 +1,224 @@
+"""Grounding metrics through pytest: the packaged model, the prepare step and the cache.
+
+The rows are chosen so that every support decision is far from tau_sim 0.65 with the
+packaged all-MiniLM-L6-v2 (test_embedding_model.py checks those cosines), which makes
+the aggregates computable by hand:
+
+    g1  "The Eiffel Tower is in Paris [CIT:e1]." supported; a second sentence has no
+        citation                                  overlap 0.5, faithfulness 0.6 + 0.2 = 0.8
+    g2  "I don't know.", unanswerable             overlap 0 (abstains), faithfulness 1.0
+    g3  two sentences, each supported by [n]      overlap 1.0, faithfulness 1.0
+    g4  one sentence citing an unrelated context  overlap 0.0, faithfulness 0.6
+
+    overlap.mean 1.5 / 4 = 0.375; overlap_answered.mean (g1, g3, g4) 1.5 / 3 = 0.5;
+    faithfulness.mean 3.4 / 4 = 0.85; texts to embed: 2 + 4 + 2, one shared (NILE): 7.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from conftest import Project, jsonl
+
+EIFFEL = "The Eiffel Tower is a wrought-iron lattice tower in Paris, France."
+NILE = "The Nile is the longest river in Africa, flowing north into the Mediterranean Sea."
+GROUNDED_ROWS: list[dict[str, Any]] = [
+    {
+        "id": "g1",
+        "answer": "The Eiffel Tower is in Paris [CIT:e1]. Bananas are rich in potassium.",
+        "gold": ["Paris"],
+        "contexts": [{"doc_id": "e1", "text": EIFFEL}],
+        "answerable": True,
+    },
+    {"id": "g2", "answer": "I don't know.", "gold": ["?"], "contexts": [], "answerable": False},
+    {
+        "id": "g3",
+        "answer": "Canberra is the capital of Australia [1]. "
+        "The Nile is the longest river in Africa [2].",
+        "gold": ["Canberra"],
+        "contexts": [
+            {"doc_id": "c1", "text": "Canberra is the capital city of Australia."},
+            {"doc_id": "n1", "text": NILE},
+        ],
+    },
+    {
+        "id": "g4",
+        "answer": "Mount Everest is the highest mountain on Earth [CIT:n1].",
+        "gold": ["Everest"],
+        "contexts": [{"doc_id": "n1", "text": NILE}],
+        "answerable": True,
+    },
+]
+UNIQUE_TEXTS = 7
+
+GROUNDED_EVAL = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/grounded.jsonl")
+
+
+def test_grounded(row, overlap, faithfulness):
+    overlap(row)
+    faithfulness(row)
+"""
+
+# Records, per process, which heavy modules were imported by the end of the run.
+MODULE_PROBE = """
+import os, sys
+
+
+def pytest_unconfigure(config):
+    names = ("torch", "sentence_transformers", "transformers")
+    heavy = sorted(name for name in names if name in sys.modules)
+    with open(os.path.join(str(config.rootpath), "modules.log"), "a") as log:
+        log.write(f"{os.getpid()} {' '.join(heavy) or '-'}\\n")
+"""
+
+
+@pytest.fixture
+def grounded(project: Project) -> Project:
+    project.write("data/grounded.jsonl", jsonl(GROUNDED_ROWS))
+    project.write("test_eval.py", GROUNDED_EVAL)
+    project.write("thresholds.toml", '[gates]\n"overlap.mean" = ">= 0.3"\n')
+    return project
+
+
+def prepare_lines(output: str) -> list[tuple[int, int, int]]:
+    """(unique texts, from cache, encoded) of each process that embedded anything."""
+    pattern = r"embeddings \(\S+\): (\d+) unique text\(s\), (\d+) from cache, (\d+) encoded"
+    return [(int(u), int(c), int(e)) for u, c, e in re.findall(pattern, output)]
+
+
+def assert_encoded_once(output: str, encoded: int) -> None:
+    """``encoded`` texts were encoded in all, by one process; every other process of the
+    run (an xdist worker) found all of them in the cache."""
+    lines = prepare_lines(output)
+    assert lines
+    assert sum(e for _, _, e in lines) == encoded
+    for unique, cached, fresh in lines:
+        assert unique == UNIQUE_TEXTS
+        assert (cached, fresh) in ((0, encoded), (UNIQUE_TEXTS, 0))
+
+
+def test_hand_computed_grounding_aggregates(grounded: Project) -> None:
+    result, report = grounded.run_json()
+    result.assert_outcomes(passed=5)  # 4 rows and the overlap.mean gate
+    metrics = report["evals"][0]["metrics"]
+    assert metrics["overlap"]["mean"] == pytest.approx(0.375)
+    assert metrics["overlap_answered"]["mean"] == pytest.approx(0.5)
+    assert metrics["overlap_answered"]["count"] == 3
+    assert metrics["faithfulness"]["mean"] == pytest.approx(0.85)
+    # Under -n 2 too: one process encodes, every text exactly once.
+    assert_encoded_once(result.stdout.str(), UNIQUE_TEXTS)
+
+    rows = {row["id"]: row for row in report["evals"][0]["rows"]}
+    sentences = rows["g1"]["sentences"]
+    assert [s["supported"] for s in sentences] == [True, False]
+    assert sentences[0]["citations"] == ["e1"]
+    assert sentences[0]["similarity"] > 0.65
+    assert sentences[1]["reason"] == "no citation"
+    assert "0.6 + 0.4 x overlap 0.5" in rows["g1"]["evidence"]["faithfulness"]
+    assert rows["g2"]["sentences"][0]["reason"] == "IDK sentence, dropped"
+    assert "unanswerable" in rows["g2"]["evidence"]["faithfulness"]
+
+
+def test_a_failed_overlap_assertion_shows_each_sentence(grounded: Project) -> None:
+    grounded.write(
+        "test_eval.py",
+        GROUNDED_EVAL.replace("    overlap(row)\n", "    assert overlap(row) >= 0.9\n"),
+    )
+    result = grounded.run("-k", "g1")
+    result.assert_outcomes(failed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E * overlap=0.5 (row 'g1': 1 of 2 claim sentence(s) supported at tau_sim 0.65; "
+            "[[]supported] 'The Eiffel Tower is in Paris [[]CIT:e1].': cites e1, cosine 0.8* "
+            ">= tau_sim 0.65; [[]UNSUPPORTED] 'Bananas are rich in potassium.': "
+            "no citation) >= 0.9",
+        ]
+    )
+
+
+def test_a_fully_cached_run_never_imports_torch(grounded: Project) -> None:
+    grounded.write("conftest.py", MODULE_PROBE)
+    log = grounded.path / "modules.log"
+    cold = grounded.run()
+    cold.assert_outcomes(passed=5)
+    # The probe can see the model being loaded: some process of the cold run imported it.
+    assert any("torch" in line for line in log.read_text().splitlines())
+    log.unlink()
+
+    warm = grounded.run()
+    warm.assert_outcomes(passed=5)
+    assert_encoded_once(warm.stdout.str(), 0)
+    lines = log.read_text().splitlines()
+    assert lines
+    assert all(line.split(" ", 1)[1] == "-" for line in lines), lines
+
+
+def test_no_cache_encodes_once_per_run_and_leaves_nothing(grounded: Project) -> None:
+    for _ in range(2):
+        result = grounded.run("--ragmetrics-no-cache")
+        result.assert_outcomes(passed=5)
+        assert_encoded_once(result.stdout.str(), UNIQUE_TEXTS)
+    assert not (grounded.path / ".ragmetrics_cache").exists()
+    result.stdout.fnmatch_lines(["ragmetrics embeddings: *tau_sim 0.65, cache off*"])
+
+
+def test_cache_location_from_option_or_environment(
+    make_project: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project("no-xdist")
+    project.write("data/grounded.jsonl", jsonl(GROUNDED_ROWS))
+    project.write("test_eval.py", GROUNDED_EVAL)
+    project.write("thresholds.toml", "")
+    project.run("--ragmetrics-cache-dir", "by-option").assert_outcomes(passed=4)
+    assert (project.path / "by-option" / "embeddings.sqlite3").is_file()
+    monkeypatch.setenv("RAGMETRICS_CACHE_DIR", str(project.path / "by-env"))
+    result = project.run()
+    assert_encoded_once(result.stdout.str(), UNIQUE_TEXTS)  # a new, empty cache
+    assert (project.path / "by-env" / "embeddings.sqlite3").is_file()
+    assert not (project.path / ".ragmetrics_cache").exists()
+
+
+def test_tau_sim_setting_changes_the_decision_and_the_header(grounded: Project) -> None:
+    grounded.write("thresholds.toml", "[settings]\ntau_sim = 0.95\n")
+    result, report = grounded.run_json()
+    result.stdout.fnmatch_lines(["ragmetrics embeddings: all-MiniLM-L6-v2 (*), tau_sim 0.95, *"])
+    rows = {row["id"]: row for row in report["evals"][0]["rows"]}
+    assert rows["g1"]["metrics"]["overlap"] == 0.0  # its cosine 0.85 is now below tau
+    assert rows["g3"]["metrics"]["overlap"] == 0.5  # cosines 0.98 and 0.91
+    assert report["settings"]["tau_sim"] == 0.95
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ('tau_sim = "high"', "*[[]settings] tau_sim: expected a number in (0, 1]*"),
+        ("tau_sim = 1.5", "*[[]settings] tau_sim: expected a number in (0, 1]*"),
+        (
+            'embedding_model = "sentence-transformers/all-mpnet-base-v2"',
+            "*[[]settings] embedding_model 'sentence-transformers/all-mpnet-base-v2': "
+            "*not a model directory*never downloaded*",
+        ),
+    ],
+)
+def test_bad_embedding_settings_are_usage_errors(
+    grounded: Project, settings: str, message: str
+) -> None:
+    grounded.write("thresholds.toml", f"[settings]\n{settings}\n")
+    result = grounded.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_a_row_without_contexts_errors_naming_the_field(grounded: Project) -> None:
+    rows = [dict(GROUNDED_ROWS[0]), *GROUNDED_ROWS[1:]]
+    del rows[0]["contexts"]
+    grounded.write("data/grounded.jsonl", jsonl(rows))
+    result = grounded.run()
+    result.assert_outcomes(passed=4, errors=1)  # errors are gated by errors.sum, not here
+    result.stdout.fnmatch_lines(["*data/grounded.jsonl:1: field 'contexts': required by overlap*"])
