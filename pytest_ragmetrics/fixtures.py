@@ -86,6 +86,8 @@ class MetricContext:
 
     settings: Settings
     embed: Embed
+    # Results shared by the fixtures of one test (faithfulness reuses overlap's).
+    memo: dict[str, Any] = field(default_factory=dict)
 
 
 Compute = Callable[[Row, MetricContext], Measured]
@@ -181,14 +183,18 @@ def texts_faithfulness(row: Row, settings: Settings) -> list[str]:
 
 def _overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
     settings = ctx.settings
-    return overlap(
-        row.require("answer", metric),
-        row.require("contexts", metric),
-        ctx.embed,
-        settings.tau_sim,
-        settings.idk_matcher,
-        settings.citation_format,
-    )
+    answer, contexts = row.require("answer", metric), row.require("contexts", metric)
+    if "overlap" not in ctx.memo:
+        ctx.memo["overlap"] = overlap(
+            answer,
+            contexts,
+            ctx.embed,
+            settings.tau_sim,
+            settings.idk_matcher,
+            settings.citation_format,
+        )
+    result: Overlap = ctx.memo["overlap"]
+    return result
 
 
 def measure_overlap(row: Row, ctx: MetricContext) -> Measured:
@@ -312,7 +318,7 @@ def _metric_fixture(request: pytest.FixtureRequest, name: str) -> MetricFixture:
     def embed(texts: Sequence[str]) -> Vectors:
         return embedding_store(config).embed(texts)  # built on first use only
 
-    context = MetricContext(run_state(config).thresholds.settings, embed)
+    context = MetricContext(run_state(config).thresholds.settings, embed, recorder.memo)
     return MetricFixture(name, spec.primary, spec.compute, recorder, context)
 
 

@@ -53,22 +53,36 @@ class IdkMatcher:
             if not isinstance(pattern, str) or not pattern.strip():
                 raise ValueError(f"IDK pattern {pattern!r} is not a non-empty string")
 
-    @functools.cached_property
+    @property
     def _regex(self) -> re.Pattern[str]:
-        # \b only where the phrase starts or ends with a word character, so that a
-        # pattern ending in punctuation still matches.
-        def bounded(phrase: str) -> str:
-            folded = re.escape(_fold(phrase))
-            head = r"\b" if re.match(r"\w", phrase.strip()) else ""
-            tail = r"\b" if re.search(r"\w$", phrase.strip()) else ""
-            return head + folded.replace(r"\ ", r"\s+") + tail
-
-        return re.compile("|".join(bounded(p) for p in self.patterns))
+        return _compile(self.patterns)
 
     def match(self, sentence: str, fmt: CitationFormat = "auto") -> str | None:
-        """The pattern text found in ``sentence`` (folded), or ``None`` if it is not IDK."""
-        found = self._regex.search(_fold(strip_citations(sentence, fmt)))
-        return found.group(0) if found else None
+        """The pattern text found in ``sentence`` (folded), or ``None`` if it is not IDK.
+
+        Cached: abstention, idk_citation and the grounding metrics ask about the same
+        sentences of a row.
+        """
+        return _match(self, sentence, fmt)
+
+
+@functools.lru_cache(maxsize=64)
+def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    # \b only where the phrase starts or ends with a word character, so that a
+    # pattern ending in punctuation still matches.
+    def bounded(phrase: str) -> str:
+        folded = re.escape(_fold(phrase))
+        head = r"\b" if re.match(r"\w", phrase.strip()) else ""
+        tail = r"\b" if re.search(r"\w$", phrase.strip()) else ""
+        return head + folded.replace(r"\ ", r"\s+") + tail
+
+    return re.compile("|".join(bounded(p) for p in patterns))
+
+
+@functools.lru_cache(maxsize=16384)
+def _match(matcher: IdkMatcher, sentence: str, fmt: CitationFormat) -> str | None:
+    found = matcher._regex.search(_fold(strip_citations(sentence, fmt)))
+    return found.group(0) if found else None
 
 
 def telemetry_abstains(telemetry: Mapping[str, Any] | None) -> bool:

@@ -101,6 +101,7 @@ class RowRecorder:
     evidence: dict[str, str] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    memo: dict[str, Any] = field(default_factory=dict)  # shared by the test's metric fixtures
 
     def record(
         self,

@@ -19,6 +19,7 @@ callable that maps texts to vectors (a prepared lookup in the plugin, a model he
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -63,12 +64,12 @@ class Claim:
     idk: bool
 
 
-def _resolve(citation: Citation, contexts: Contexts) -> str | None:
+def _resolve(citation: Citation, contexts: tuple[tuple[str, str], ...]) -> str | None:
     if not citation.valid:
         return None
     if isinstance(citation.target, int):
-        return str(contexts[citation.target - 1]["text"])
-    return next(str(c["text"]) for c in contexts if str(c["doc_id"]) == citation.doc_id)
+        return contexts[citation.target - 1][1]
+    return next(text for doc_id, text in contexts if doc_id == citation.doc_id)
 
 
 def claims(
@@ -77,10 +78,20 @@ def claims(
     matcher: IdkMatcher | None = None,
     fmt: CitationFormat = "auto",
 ) -> list[Claim]:
-    """Every sentence of ``answer`` with its citations and, if settled, its verdict."""
-    contexts = list(contexts or ())
-    context_ids = [str(c["doc_id"]) for c in contexts]
-    matcher = matcher or IdkMatcher()
+    """Every sentence of ``answer`` with its citations and, if settled, its verdict.
+
+    Results are cached per (answer, contexts, IDK phrases, format): the prepare step and
+    several fixtures of one row all ask for the same answer's claims.
+    """
+    pairs = tuple((str(c["doc_id"]), str(c["text"])) for c in contexts or ())
+    return list(_claims(answer, pairs, matcher or IdkMatcher(), fmt))
+
+
+@functools.lru_cache(maxsize=8192)
+def _claims(
+    answer: str, contexts: tuple[tuple[str, str], ...], matcher: IdkMatcher, fmt: CitationFormat
+) -> tuple[Claim, ...]:
+    context_ids = [doc_id for doc_id, _ in contexts]
     result = []
     for sentence in split_sentences(answer, fmt):
         text = strip_citations(sentence.text, fmt)
@@ -107,7 +118,7 @@ def claims(
         result.append(
             Claim(sentence.text, text, cited, only.doc_id if only else None, context, verdict, idk)
         )
-    return result
+    return tuple(result)
 
 
 def _is_claim(claim: Claim) -> bool:
