@@ -61,7 +61,7 @@ def _checksum(blob: bytes) -> bytes:
     return hashlib.blake2b(blob, digest_size=8).digest()
 
 
-def _cache_readme(directory: Path) -> None:
+def _mark_cache_dir(directory: Path) -> None:
     """Keep the cache out of version control and backups, as pytest does for its own."""
     ignore = directory / ".gitignore"
     if not ignore.exists():
@@ -86,7 +86,7 @@ class EmbeddingCache:
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
             self.directory.mkdir(parents=True, exist_ok=True)
-            _cache_readme(self.directory)
+            _mark_cache_dir(self.directory)
             self._connection = self._open()
         return self._connection
 
