@@ -53,10 +53,6 @@ class PrepareStats:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def add(self, other: PrepareStats) -> None:
-        for name, value in asdict(other).items():
-            setattr(self, name, getattr(self, name) + value)
-
     def describe(self) -> str:
         line = f"{self.texts} unique text(s), {self.cached} from cache, {self.encoded} encoded"
         if self.encoded:
