@@ -1,0 +1,327 @@
+"""Surface-overlap metrics: ROUGE with a Unicode tokenizer, BLEU with summable statistics.
+
+ROUGE is computed by ``rouge_score`` (the Google re-implementation of ROUGE-1.5.5) and BLEU
+by ``sacrebleu``; this module only chooses their settings, tokenizes for ROUGE and keeps
+BLEU's sufficient statistics so a corpus score can be rebuilt from per-row results.
+
+Tokenizer. rouge-score's default tokenizer lowercases, turns everything outside ``[a-z0-9]``
+into a separator and so drops Cyrillic, Greek, accented Latin, etc. :func:`tokenize` keeps the
+letters and digits of every script instead:
+
+1. Unicode NFC normalisation (a decomposed ``"e" + U+0301`` becomes the single letter "é"),
+   then ``str.lower()``;
+2. a token is a maximal run of letters and digits — characters for which ``str.isalnum()`` is
+   true, i.e. general categories L* and N*. Combining marks (category M) left after NFC (e.g.
+   Devanagari vowel signs, or the dot of ``"İ".lower()``) stay attached to the letter or digit
+   they follow, so they never split a word; a mark with nothing before it is a separator.
+   Everything else — white space, punctuation, symbols, the underscore — separates tokens;
+3. with ``use_stemmer=True``, NLTK's Porter stemmer (the one rouge-score uses, default
+   ``NLTK_EXTENSIONS`` mode) is applied to ASCII tokens longer than 3 characters, as rouge-score
+   does. Tokens of other scripts (or mixing in any non-ASCII character) are never stemmed: the
+   Porter algorithm is for English only.
+
+On ASCII input the tokens are exactly those of ``rouge_score.tokenize.tokenize``, with and
+without the stemmer.
+
+BLEU. Sentence BLEU is ``sacrebleu.sentence_bleu`` with its defaults (tokenizer 13a,
+``exp`` smoothing, effective order on); corpus BLEU is ``sacrebleu.corpus_bleu`` with its
+defaults (13a, ``exp`` smoothing, effective order off) computed from the summed statistics by
+sacrebleu's public ``BLEU.compute_bleu``. How sacrebleu treats several references, per segment:
+reference n-gram counts are the maximum count over the references (clipping), and the reference
+length is the one closest to the hypothesis length, the shorter one on a tie. These choices are
+made inside each segment's statistics, so summing per-row statistics reproduces
+``sacrebleu.corpus_bleu`` exactly, also with a different number of references per row —
+provided the reference streams given to ``corpus_bleu`` are padded with ``None``, which sacrebleu
+drops. Padding with ``""`` instead makes the empty string a real reference of length 0 that can
+be chosen as the closest length, and streams of unequal length are silently truncated by
+sacrebleu to the shortest one; neither can be reproduced row by row.
+
+The one deliberate difference from sacrebleu: its score is ``exp`` of a mean of logarithms, so
+identical texts score ``100.00000000000004``; scores here are clamped to at most 100.0.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from nltk.stem.porter import PorterStemmer  # type: ignore[import-untyped]
+from rouge_score import rouge_scorer, tokenizers  # type: ignore[import-untyped]
+from sacrebleu.metrics.bleu import BLEU, BLEUScore
+
+_MIN_STEM_LENGTH: Final = 4  # rouge-score stems only tokens of more than 3 characters
+_ROUGE_TYPES: Final = ("rouge1", "rouge2", "rougeL")
+_BLEU_ORDER: Final = 4
+_BLEU_SMOOTHING: Final = "exp"  # sacrebleu's default for sentence_bleu and corpus_bleu
+_MAX_BLEU: Final = 100.0
+
+# --------------------------------------------------------------------------- tokenizer
+
+
+@functools.cache
+def _porter_stemmer() -> PorterStemmer:
+    return PorterStemmer()
+
+
+def _split_words(text: str) -> list[str]:
+    """Maximal runs of letters/digits, each with the combining marks that follow it."""
+    words: list[str] = []
+    current: list[str] = []
+    for char in text:
+        if char.isalnum() or (current and unicodedata.category(char).startswith("M")):
+            current.append(char)
+        elif current:
+            words.append("".join(current))
+            current = []
+    if current:
+        words.append("".join(current))
+    return words
+
+
+def _stem(token: str, stemmer: PorterStemmer | None) -> str:
+    if stemmer is None or not token.isascii() or len(token) < _MIN_STEM_LENGTH:
+        return token
+    stemmed: str = stemmer.stem(token)
+    return stemmed
+
+
+def _tokenize(text: str, stemmer: PorterStemmer | None) -> list[str]:
+    words = _split_words(unicodedata.normalize("NFC", text).lower())
+    return [token for token in (_stem(word, stemmer) for word in words) if token]
+
+
+def tokenize(text: str, use_stemmer: bool = False) -> list[str]:
+    """Split ``text`` into ROUGE tokens, keeping the letters and digits of every script.
+
+    Normalisation: NFC, then ``str.lower()``; tokens are maximal runs of letters/digits
+    (``str.isalnum()``), with trailing combining marks kept; everything else separates. With
+    ``use_stemmer`` the Porter stemmer is applied to ASCII tokens longer than 3 characters only;
+    other scripts are left as they are. On ASCII text the result equals rouge-score's default
+    tokenizer. Empty or separator-only text gives ``[]``.
+    """
+    return _tokenize(text, _porter_stemmer() if use_stemmer else None)
+
+
+class UnicodeTokenizer(tokenizers.Tokenizer):  # type: ignore[misc]  # rouge-score is untyped
+    """rouge-score ``Tokenizer`` applying :func:`tokenize`; pass it to ``RougeScorer``."""
+
+    def __init__(self, use_stemmer: bool = False) -> None:
+        self._stemmer = _porter_stemmer() if use_stemmer else None
+
+    def tokenize(self, text: str) -> list[str]:
+        """Tokens of ``text`` as defined by :func:`tokenize`; ``[]`` for empty text."""
+        return _tokenize(text, self._stemmer)
+
+
+# --------------------------------------------------------------------------- ROUGE
+
+
+@dataclass(frozen=True)
+class RougeScores:
+    """ROUGE F-measures in [0, 1], each the best over the references."""
+
+    rouge1: float
+    rouge2: float
+    rougeL: float
+
+
+@functools.lru_cache(maxsize=2)
+def _rouge_scorer(use_stemmer: bool) -> rouge_scorer.RougeScorer:
+    return rouge_scorer.RougeScorer(
+        list(_ROUGE_TYPES), use_stemmer=use_stemmer, tokenizer=UnicodeTokenizer(use_stemmer)
+    )
+
+
+def _reference_list(references: Sequence[str]) -> list[str]:
+    if isinstance(references, str):
+        raise TypeError("references must be a sequence of strings, not a single string")
+    reference_list = list(references)
+    if not reference_list:
+        raise ValueError("no reference given: at least one is needed")
+    return reference_list
+
+
+def rouge(prediction: str, references: Sequence[str], use_stemmer: bool = False) -> RougeScores:
+    """ROUGE-1, ROUGE-2 and ROUGE-L F-measures of ``prediction`` against ``references``.
+
+    Definition (rouge-score): ROUGE-n F is the harmonic mean of n-gram precision (clipped
+    matches / prediction n-grams) and recall (clipped matches / reference n-grams); ROUGE-L F
+    uses the longest common subsequence of tokens instead of n-gram matches. Tokens come from
+    :func:`tokenize` (NFC, lowercase, letters/digits of every script, Porter stemming of ASCII
+    tokens if ``use_stemmer``). With several references each ROUGE type takes its best F over
+    the references independently (rouge-score's ``score_multi``). A prediction or reference
+    without tokens (empty, white space, punctuation only) scores 0 against it, even when both
+    are empty. An empty ``references`` raises ``ValueError``; a bare string, ``TypeError``.
+    """
+    best = _rouge_scorer(use_stemmer).score_multi(_reference_list(references), prediction)
+    return RougeScores(
+        rouge1=float(best["rouge1"].fmeasure),
+        rouge2=float(best["rouge2"].fmeasure),
+        rougeL=float(best["rougeL"].fmeasure),
+    )
+
+
+# --------------------------------------------------------------------------- BLEU
+
+_Four = tuple[int, int, int, int]
+
+
+def _four(values: Sequence[int]) -> _Four:
+    if len(values) != _BLEU_ORDER:
+        raise ValueError(f"BLEU needs {_BLEU_ORDER} n-gram counts, got {len(values)}")
+    return (values[0], values[1], values[2], values[3])
+
+
+def _stat_keys() -> tuple[str, ...]:
+    orders = range(1, _BLEU_ORDER + 1)
+    return (
+        "sys_len",
+        "ref_len",
+        *(f"correct_{n}" for n in orders),
+        *(f"total_{n}" for n in orders),
+    )
+
+
+def _count(mapping: Mapping[str, float], key: str) -> int:
+    value = float(mapping[key])
+    if not value.is_integer():
+        raise ValueError(f"BLEU statistic {key!r} must be a whole number, got {value}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class BleuStats:
+    """Sufficient statistics of BLEU (sacrebleu's), summable over rows.
+
+    ``sys_len``: hypothesis tokens; ``ref_len``: length of the reference closest to it;
+    ``correct[n-1]``: (n)-grams of the hypothesis matched in the references, clipped by the
+    maximum count in any one reference; ``total[n-1]``: (n)-grams of the hypothesis, n = 1..4.
+    """
+
+    sys_len: int
+    ref_len: int
+    correct: _Four
+    total: _Four
+
+    def __post_init__(self) -> None:
+        _four(self.correct)
+        _four(self.total)
+        if min(self.sys_len, self.ref_len, *self.correct, *self.total) < 0:
+            raise ValueError(f"BLEU statistics cannot be negative: {self}")
+        if any(c > t for c, t in zip(self.correct, self.total, strict=True)):
+            raise ValueError(f"more matched than hypothesis n-grams: {self}")
+
+    @classmethod
+    def zero(cls) -> BleuStats:
+        """Statistics of an empty corpus: every count 0 (the neutral element of ``+``)."""
+        return cls(0, 0, (0, 0, 0, 0), (0, 0, 0, 0))
+
+    def __add__(self, other: BleuStats) -> BleuStats:
+        """Element-wise sum: the statistics of the two corpora together."""
+        return BleuStats(
+            sys_len=self.sys_len + other.sys_len,
+            ref_len=self.ref_len + other.ref_len,
+            correct=_four([a + b for a, b in zip(self.correct, other.correct, strict=True)]),
+            total=_four([a + b for a, b in zip(self.total, other.total, strict=True)]),
+        )
+
+    def as_dict(self) -> dict[str, float]:
+        """Flat mapping ``sys_len, ref_len, correct_1..correct_4, total_1..total_4``."""
+        values = (self.sys_len, self.ref_len, *self.correct, *self.total)
+        return {key: float(value) for key, value in zip(_stat_keys(), values, strict=True)}
+
+    @classmethod
+    def from_dict(cls, mapping: Mapping[str, float]) -> BleuStats:
+        """Inverse of :meth:`as_dict`; other keys are ignored.
+
+        A missing key raises ``KeyError``, a non-whole or negative count ``ValueError``.
+        """
+        counts = [_count(mapping, key) for key in _stat_keys()]
+        return cls(counts[0], counts[1], _four(counts[2:6]), _four(counts[6:10]))
+
+
+def sum_stats(stats: Iterable[BleuStats]) -> BleuStats:
+    """Sum of ``stats``; :meth:`BleuStats.zero` when there are none."""
+    return functools.reduce(BleuStats.__add__, stats, BleuStats.zero())
+
+
+@dataclass(frozen=True)
+class SentenceBleu:
+    """Sentence BLEU in [0, 100] and the statistics to add into a corpus score."""
+
+    score: float
+    stats: BleuStats
+
+
+@functools.cache
+def _sentence_metric() -> BLEU:
+    # The settings of sacrebleu.sentence_bleu's defaults; a reused instance is ~3x faster.
+    return BLEU(tokenize="13a", smooth_method=_BLEU_SMOOTHING, effective_order=True)
+
+
+def _stats_of(score: BLEUScore) -> BleuStats:
+    return BleuStats(
+        sys_len=int(score.sys_len),
+        ref_len=int(score.ref_len),
+        correct=_four(score.counts),
+        total=_four(score.totals),
+    )
+
+
+def sentence_bleu(hypothesis: str, references: Sequence[str]) -> SentenceBleu:
+    """BLEU of one hypothesis against one or more references, as ``sacrebleu.sentence_bleu``.
+
+    Definition: ``BP * exp(mean over n of log p_n)`` in percent, where ``p_n`` is the clipped
+    n-gram precision (n = 1..4), a zero ``p_n`` is replaced by ``1 / (2^k * total_n)`` for its
+    k-th occurrence (``exp`` smoothing), orders the hypothesis is too short for are left out
+    (effective order), and ``BP = exp(1 - r / c)`` when the hypothesis length ``c`` is below the
+    closest reference length ``r``, else 1. Normalisation: sacrebleu's 13a tokenizer (trailing
+    white space stripped, punctuation split off; case kept). An empty hypothesis or one without
+    a matched unigram scores 0. The score is clamped to 100 (see the module docstring). An empty
+    ``references`` raises ``ValueError``; a bare string, ``TypeError``.
+    """
+    score = _sentence_metric().sentence_score(hypothesis, _reference_list(references))
+    return SentenceBleu(score=min(float(score.score), _MAX_BLEU), stats=_stats_of(score))
+
+
+def corpus_bleu_from_stats(stats: BleuStats) -> float:
+    """Corpus BLEU in [0, 100] from summed statistics, as ``sacrebleu.corpus_bleu``.
+
+    Same definition as :func:`sentence_bleu` on the corpus totals, but with all 4 orders
+    (sacrebleu's corpus default, no effective order), so the corpus score of a single row is
+    in general not its sentence score. Equal to ``sacrebleu.corpus_bleu(hyps, streams).score``
+    when ``stats`` is the sum of the rows' :func:`sentence_bleu` statistics and rows with fewer
+    references are padded with ``None`` in ``streams``. No matched unigram (an empty corpus
+    included) gives 0. Clamped to 100 like :func:`sentence_bleu`.
+    """
+    score = BLEU.compute_bleu(
+        correct=list(stats.correct),
+        total=list(stats.total),
+        sys_len=stats.sys_len,
+        ref_len=stats.ref_len,
+        smooth_method=_BLEU_SMOOTHING,
+        effective_order=False,
+        max_ngram_order=_BLEU_ORDER,
+    )
+    return min(float(score.score), _MAX_BLEU)
+
+
+# --------------------------------------------------------------------------- repeats
+
+
+def response_exact_match_rate(answer: str, repeats: Sequence[str]) -> float:
+    """Share of ``repeats`` equal to ``answer``, both stripped of outer white space.
+
+    Definition: ``|{r in repeats : r.strip() == answer.strip()}| / |repeats|``; the comparison
+    is otherwise verbatim (case, inner white space and punctuation count). An empty ``repeats``
+    raises ``ValueError``; a bare string, ``TypeError``.
+    """
+    if isinstance(repeats, str):
+        raise TypeError("repeats must be a sequence of strings, not a single string")
+    if not repeats:
+        raise ValueError("no repeat given: the exact-match rate needs at least one")
+    target = answer.strip()
+    return sum(repeat.strip() == target for repeat in repeats) / len(repeats)
