@@ -1,4 +1,5 @@
-"""Collection: a test that takes ``row`` and carries the ragmetrics marker runs per row.
+"""Collection: a test that takes ``row`` and carries the ragmetrics marker runs per row;
+one that takes ``rows`` runs once over all of them (a dataset-level test).
 
 Rows are parametrized in file order with the row ids as test ids, from a dataset loaded
 once per run and process, so every pytest-xdist worker collects the same items in the
@@ -17,15 +18,17 @@ import pytest
 from pytest_ragmetrics.dataset import Dataset, DatasetError, LoadedRow, load_dataset
 from pytest_ragmetrics.fixtures import missing_fields
 from pytest_ragmetrics.paths import display_path
-from pytest_ragmetrics.state import RowParam, RunState
+from pytest_ragmetrics.state import RowParam, RowsParam, RunState
 from pytest_ragmetrics.summary import EvalInfo
 
 MARKER = "ragmetrics"
 MARKER_HELP = (
     "ragmetrics(dataset, name=None, format=None): run the test once per row of `dataset` "
-    "(a .jsonl or .csv path relative to the test file); `name` names the eval "
-    "(default: the module path), `format` overrides the file extension"
+    "(a .jsonl or .csv path relative to the test file) when it takes `row`, or once over "
+    "all rows when it takes `rows`; `name` names the eval (default: the module path), "
+    "`format` overrides the file extension"
 )
+ROWS_ID = "all-rows"
 
 
 @dataclass(frozen=True)
@@ -73,11 +76,19 @@ def _param(info: EvalInfo, loaded: LoadedRow, fixture_names: list[str]) -> RowPa
 
 
 def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
-    """Parametrize ``row`` over the marker's dataset; leave other tests alone."""
+    """Parametrize ``row`` over the marker's dataset, or give ``rows`` all of it; leave
+    other tests alone."""
     marker = metafunc.definition.get_closest_marker(MARKER)
-    if marker is None or "row" not in metafunc.fixturenames:
+    takes_row, takes_rows = "row" in metafunc.fixturenames, "rows" in metafunc.fixturenames
+    if marker is None or not (takes_row or takes_rows):
         return
     where = metafunc.definition.nodeid
+    if takes_row and takes_rows:
+        pytest.fail(
+            f"{where}: a test takes either `row` (once per row) or `rows` (once over all "
+            "rows), not both",
+            pytrace=False,
+        )
     spec = marker_spec(marker, where)
     module_path = metafunc.definition.path
     dataset_path = (module_path.parent / spec.dataset).resolve()
@@ -102,5 +113,8 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
     state.eval_tests.setdefault(name, set()).add(metafunc.definition.nodeid)
     info = EvalInfo(name, module, dataset.display, dataset.sha256, len(dataset.rows))
     rows = dataset.rows if state.options.limit is None else dataset.rows[: state.options.limit]
+    if takes_rows:
+        metafunc.parametrize("rows", [RowsParam(info, rows)], ids=[ROWS_ID], indirect=True)
+        return
     params = [_param(info, loaded, list(metafunc.fixturenames)) for loaded in rows]
     metafunc.parametrize("row", params, ids=[p.row.id for p in params], indirect=True)

@@ -9,6 +9,7 @@ Shape::
     row_errors = "error"             # "error" | "skip": how a bad row is reported
     tau_sim = 0.65                   # cosine a cited sentence needs to count as supported
     embedding_model = "all-MiniLM-L6-v2"  # the packaged model, or a model directory
+    rouge_use_stemmer = false        # Porter-stem English tokens before ROUGE
 
     [gates]                          # every eval
     "f1.mean" = ">= baseline - 0.01"
@@ -53,6 +54,7 @@ class Settings:
     row_errors: str = "error"
     tau_sim: float = DEFAULT_TAU_SIM
     embedding_model: str = PACKAGED_MODEL
+    rouge_use_stemmer: bool = False
     # Where a relative ``embedding_model`` directory is resolved from (thresholds.toml's
     # directory); not part of the signature, which names the model as it was written.
     base_dir: Path | None = None
@@ -63,13 +65,18 @@ class Settings:
 
     def signature(self) -> dict[str, Any]:
         """The settings that change metric values: stored with a baseline and compared."""
-        return {
+        signature: dict[str, Any] = {
             "citation_format": self.citation_format,
             "idk_patterns": list(self.idk_patterns),
             "metrics_version": METRICS_VERSION,
             "tau_sim": self.tau_sim,
             "embedding_model": model_label(self.embedding_model),
         }
+        # Settings added after the first release appear only when they are not at their
+        # default, so baselines stored before they existed stay comparable.
+        if self.rouge_use_stemmer:
+            signature["rouge_use_stemmer"] = True
+        return signature
 
 
 @dataclass(frozen=True)
@@ -118,6 +125,7 @@ def _settings(path: Path, table: Any) -> Settings:
         "row_errors",
         "tau_sim",
         "embedding_model",
+        "rouge_use_stemmer",
     }
     for key in table:
         if key not in known:
@@ -149,8 +157,17 @@ def _settings(path: Path, table: Any) -> Settings:
             "[settings] embedding_model",
             f'expected "{PACKAGED_MODEL}" or the path of a sentence-transformers model directory',
         )
+    stemmer = table.get("rouge_use_stemmer", False)
+    if not isinstance(stemmer, bool):
+        raise _error(path, "[settings] rouge_use_stemmer", "expected true or false")
     return Settings(
-        citation_format, patterns, row_errors, float(tau_sim), model, base_dir=path.parent
+        citation_format,
+        patterns,
+        row_errors,
+        float(tau_sim),
+        model,
+        rouge_use_stemmer=stemmer,
+        base_dir=path.parent,
     )
 
 

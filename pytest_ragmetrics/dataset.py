@@ -153,6 +153,12 @@ def _str_list(value: Any) -> str | None:
     return f"expected a list of strings, got {_kind(value)}"
 
 
+def _ranked_lists(value: Any) -> str | None:
+    if isinstance(value, list) and all(_str_list(v) is None for v in value):
+        return None
+    return f"expected a list of ranked doc-id lists, got {_kind(value)}"
+
+
 def _count(value: Any) -> str | None:
     return None if _is_int(value) and value >= 0 else f"expected a count >= 0, got {value!r}"
 
@@ -240,6 +246,7 @@ VALIDATORS: dict[str, Validator] = {
     "system": _str,
     "telemetry": _object,
     "repeats": _str_list,
+    "retrieved_repeats": _ranked_lists,
     "session_id": _str,
     "turn": _int,
     "show": _bool,
@@ -295,7 +302,9 @@ def _jsonl_records(text: str) -> Iterator[_Record]:
         yield _Record(number, line, data, ())
 
 
-_CSV_JSON_FIELDS = frozenset({"contexts", "relevant", "telemetry", "repeats", "retrieved"})
+_CSV_JSON_FIELDS = frozenset(
+    {"contexts", "relevant", "telemetry", "repeats", "retrieved", "retrieved_repeats"}
+)
 _CSV_TEXT_FIELDS = frozenset({"id", "question", "answer", "system", "session_id"})
 _CSV_BOOL = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
 

@@ -99,7 +99,8 @@ def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None)
     if refuse and not state.options.force_gates:
         state.notes.append(f"baseline of {summary.info.name} NOT updated: {refuse}")
         return
-    metrics = {name: stats for name, stats in summary.metrics.items() if stats.get("count")}
+    # Per-row metrics with no value have nothing to store; dataset-level ones have no count.
+    metrics = {name: stats for name, stats in summary.metrics.items() if stats.get("count", 1)}
     text = render_baseline(summary.info.name, current_signature(summary, state), summary.n, metrics)
     write_atomic(path, text)
     shown = display_path(path, state.rootpath)

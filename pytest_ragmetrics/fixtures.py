@@ -8,16 +8,33 @@ eval's aggregate, and returns a ``Score``: a float that carries its evidence, so
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.citations import strip_citations
 from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings import Vectors
+from pytest_ragmetrics.measured import (
+    Compute,
+    Measured,
+    MetricContext,
+    Texts,
+    claim_text,
+    golds,
+)
+from pytest_ragmetrics.measures import (
+    measure_bleu,
+    measure_exact_repeats,
+    measure_judge_pipeline,
+    measure_retrieval_consistency,
+    measure_rouge,
+    measure_semantic_repeats,
+    retrieval_measure,
+    semantic_repeat_texts,
+)
 from pytest_ragmetrics.metrics import (
     Abstention,
     Overlap,
@@ -30,13 +47,7 @@ from pytest_ragmetrics.metrics import (
     similarity_to_gold,
     token_usage,
 )
-from pytest_ragmetrics.metrics.grounding import (
-    Claim,
-    Embed,
-    claims,
-    overlap_texts,
-    similarity_texts,
-)
+from pytest_ragmetrics.metrics.grounding import Claim, claims, overlap_texts, similarity_texts
 from pytest_ragmetrics.state import (
     RECORDER_KEY,
     RowParam,
@@ -69,50 +80,15 @@ class Score(float):
     __str__ = __repr__
 
 
-@dataclass(frozen=True)
-class Measured:
-    """What computing a metric on a row produced: its value(s) and the evidence."""
-
-    values: Mapping[str, float]
-    evidence: str
-    breakdowns: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    details: Mapping[str, Any] = field(default_factory=dict)  # JSON-able, per-row report
-
-
-@dataclass(frozen=True)
-class MetricContext:
-    """What a metric computation may use besides the row: the settings and, for the
-    embedding metrics, ``embed`` (texts -> vectors, prepared before the rows ran)."""
-
-    settings: Settings
-    embed: Embed
-    # Results shared by the fixtures of one test (faithfulness reuses overlap's).
-    memo: dict[str, Any] = field(default_factory=dict)
-
-
-Compute = Callable[[Row, MetricContext], Measured]
-Texts = Callable[[Row, Settings], list[str]]
-
-
-def _golds(row: Row, metric: str) -> list[str]:
-    gold = row.require("gold", metric)  # its type was validated when the dataset loaded
-    return [gold] if isinstance(gold, str) else list(gold)
-
-
-def _claim_text(row: Row, metric: str, settings: Settings) -> str:
-    """The answer without citation markers: what EM and F1 compare with the gold."""
-    return strip_citations(row.require("answer", metric), settings.citation_format)
-
-
 def measure_em(row: Row, ctx: MetricContext) -> Measured:
-    answer, golds = _claim_text(row, "em", ctx.settings), _golds(row, "em")
-    value = exact_match(answer, golds)
-    verdict = "matches a gold" if value else f"matches none of {len(golds)} gold(s)"
+    answer, references = claim_text(row, "em", ctx.settings), golds(row, "em")
+    value = exact_match(answer, references)
+    verdict = "matches a gold" if value else f"matches none of {len(references)} gold(s)"
     return Measured({"em": value}, f"answer {verdict} after normalisation")
 
 
 def measure_f1(row: Row, ctx: MetricContext) -> Measured:
-    match = best_f1(_claim_text(row, "f1", ctx.settings), _golds(row, "f1"))
+    match = best_f1(claim_text(row, "f1", ctx.settings), golds(row, "f1"))
     evidence = (
         f"best gold {match.gold!r}: {match.common} common token(s), "
         f"precision {match.precision:.3g}, recall {match.recall:.3g}"
@@ -219,14 +195,14 @@ def measure_faithfulness(row: Row, ctx: MetricContext) -> Measured:
 
 def texts_similarity(row: Row, settings: Settings) -> list[str]:
     answer = row.require("answer", "semantic_similarity")
-    return similarity_texts(answer, _golds(row, "semantic_similarity"), settings.citation_format)
+    return similarity_texts(answer, golds(row, "semantic_similarity"), settings.citation_format)
 
 
 def _similarity_measure(metric: str) -> Compute:
     def measure(row: Row, ctx: MetricContext) -> Measured:
         result = similarity_to_gold(
             row.require("answer", metric),
-            _golds(row, metric),
+            golds(row, metric),
             ctx.embed,
             ctx.settings.citation_format,
         )
@@ -244,28 +220,31 @@ class MetricFixture:
     compute: Compute
     recorder: RowRecorder
     context: MetricContext
+    options: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"<metric fixture {self.name} for row {self.recorder.row.id!r}>"
 
-    def __call__(self, row: Row) -> Score:
+    def __call__(self, row: Row, **options: Any) -> Score:
         if not isinstance(row, Row) or row.id != self.recorder.row.id:
             raise TypeError(
                 f"{self.name}() takes the test's own `row` fixture "
                 f"(row {self.recorder.row.id!r}); for other data use pytest_ragmetrics.metrics"
             )
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            takes = f"takes {', '.join(self.options)}" if self.options else "takes no options"
+            raise TypeError(f"{self.name}(row, ...) {takes}; got {', '.join(unknown)}")
         try:
-            measured = self.compute(row, self.context)
+            measured = self.compute(row, self.context, **options)
         except RowError as error:
             self.recorder.fail(str(error))
             raise
+        primary = measured.primary or self.primary
         self.recorder.record(
-            measured.values,
-            measured.breakdowns,
-            {self.primary: measured.evidence},
-            measured.details,
+            measured.values, measured.breakdowns, {primary: measured.evidence}, measured.details
         )
-        return Score(measured.values[self.primary], self.primary, row.id, measured.evidence)
+        return Score(measured.values[primary], primary, row.id, measured.evidence)
 
 
 @dataclass(frozen=True)
@@ -276,6 +255,7 @@ class FixtureSpec:
     compute: Compute
     requires: tuple[str, ...]
     texts: Texts | None = None  # the texts to embed, for the embedding metrics
+    options: tuple[str, ...] = ()  # keyword arguments the fixture takes (k, gain)
 
 
 FIXTURES: dict[str, FixtureSpec] = {
@@ -293,6 +273,36 @@ FIXTURES: dict[str, FixtureSpec] = {
         name: FixtureSpec(name, _similarity_measure(name), ("answer", "gold"), texts_similarity)
         for name in ("semantic_similarity", "dot_similarity", "euclidean_distance")
     },
+    **{
+        family: FixtureSpec(
+            family,
+            retrieval_measure(family),
+            ("relevant",),
+            options=("k", "gain") if family == "ndcg" else ("k",),
+        )
+        for family in ("hit_rate", "mrr", "recall", "precision", "ndcg")
+    },
+    "retrieval_consistency": FixtureSpec(
+        "retrieval_consistency",
+        measure_retrieval_consistency,
+        ("retrieved_repeats",),
+        options=("k",),
+    ),
+    **{
+        name: FixtureSpec(name, measure_rouge(name), ("answer", "gold"))
+        for name in ("rouge1", "rouge2", "rougeL")
+    },
+    "bleu": FixtureSpec("bleu", measure_bleu, ("answer", "gold")),
+    "response_exact_match_rate": FixtureSpec(
+        "response_exact_match_rate", measure_exact_repeats, ("answer", "repeats")
+    ),
+    "response_semantic_consistency": FixtureSpec(
+        "response_semantic_consistency",
+        measure_semantic_repeats,
+        ("answer", "repeats"),
+        semantic_repeat_texts,
+    ),
+    "judge_pipeline": FixtureSpec("judge_pipeline", measure_judge_pipeline, ("show", "show_gold")),
 }
 
 
@@ -319,7 +329,7 @@ def _metric_fixture(request: pytest.FixtureRequest, name: str) -> MetricFixture:
         return embedding_store(config).embed(texts)  # built on first use only
 
     context = MetricContext(run_state(config).thresholds.settings, embed, recorder.memo)
-    return MetricFixture(name, spec.primary, spec.compute, recorder, context)
+    return MetricFixture(name, spec.primary, spec.compute, recorder, context, spec.options)
 
 
 @pytest.fixture
@@ -362,6 +372,19 @@ faithfulness_fixture = _define("faithfulness")
 semantic_similarity = _define("semantic_similarity")
 dot_similarity = _define("dot_similarity")
 euclidean_distance = _define("euclidean_distance")
+hit_rate = _define("hit_rate")
+mrr = _define("mrr")
+recall = _define("recall")
+precision = _define("precision")
+ndcg = _define("ndcg")
+retrieval_consistency_fixture = _define("retrieval_consistency")
+rouge1 = _define("rouge1")
+rouge2 = _define("rouge2")
+rougeL = _define("rougeL")
+bleu = _define("bleu")
+response_exact_match_rate = _define("response_exact_match_rate")
+response_semantic_consistency = _define("response_semantic_consistency")
+judge_pipeline = _define("judge_pipeline")
 
 
 def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]:

@@ -34,9 +34,12 @@ from pytest_ragmetrics.state import (
     STATE_KEY,
     Options,
     RunState,
+    dataset_report_payload,
     embedding_store,
+    eval_of,
     row_param,
     row_report_payload,
+    rows_param,
     run_state,
 )
 
@@ -248,12 +251,18 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Attach the row's recorded values to its final report (the running process)."""
+    """Attach what a row test or dataset-level test recorded to its final report (the
+    running process)."""
     report = yield
-    param = row_param(item)
     last = call.when == "call" or (call.when == "setup" and report.outcome != "passed")
-    if param is not None and last:
+    if not last:
+        return report
+    param = row_param(item)
+    if param is not None:
         report.ragmetrics = row_report_payload(item, param, call, report)  # type: ignore[attr-defined]
+    rows = rows_param(item)
+    if rows is not None:
+        report.ragmetrics = dataset_report_payload(item, rows, call, report)  # type: ignore[attr-defined]
     return report
 
 
@@ -308,7 +317,7 @@ class ControllerHooks:
             send_gate_reports(session, results, modules)
 
     def _expected_gates(self, items: list[pytest.Item]) -> int:
-        evals = {param.info.name for param in map(row_param, items) if param is not None}
+        evals = {info.name for info in map(eval_of, items) if info is not None}
         return sum(len(self.state.thresholds.gates_for(name)) for name in evals)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -7,23 +7,78 @@ use them. An aggregate is ``metric.stat`` (``f1.mean``, ``latency_ms.p95``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 STATS = ("mean", "sum", "count", "p50", "p95")
 RATE = "rate"  # = mean, offered for 0/1 metrics
+Cutoff = Literal["none", "optional", "required"]
 
 
 @dataclass(frozen=True)
 class MetricInfo:
-    """A recorded metric: its name, what it means, and whether it is 0/1 per row."""
+    """A recorded metric: its name, what it means, and which statistics it has.
+
+    ``cutoff``: whether the name takes ``@k`` (``ndcg@10``). ``corpus``: statistics computed
+    from summed per-row sufficient statistics, besides the per-row ones (``bleu.corpus``).
+    ``dataset``: for a dataset-level metric (one value set per eval, not per row), its only
+    statistics.
+    """
 
     name: str
     description: str
     binary: bool = False
+    cutoff: Cutoff = "none"
+    corpus: tuple[str, ...] = ()
+    dataset: tuple[str, ...] | None = None
 
     @property
     def stats(self) -> tuple[str, ...]:
-        return (*STATS, RATE) if self.binary else STATS
+        if self.dataset is not None:
+            return self.dataset
+        return (*STATS, *((RATE,) if self.binary else ()), *self.corpus)
 
+
+def _retrieval(name: str, description: str, cutoff: Cutoff, binary: bool = False) -> MetricInfo:
+    return MetricInfo(name, description, binary=binary, cutoff=cutoff)
+
+
+EMBEDDING_SPACE_STATS = (
+    "total_samples",
+    "k",
+    "avg_nn_distance",
+    "std_nn_distance",
+    "density_score",
+    "avg_spread",
+    "max_spread",
+    "spread_std",
+    "effective_dimensionality",
+    "avg_pairwise_distance",
+    "std_pairwise_distance",
+    "min_pairwise_distance",
+    "max_pairwise_distance",
+    "pairwise_exact",
+    "pairwise_pairs",
+)
+UX_STATS = (
+    "questions",
+    "cache_hits",
+    "cache_hit_rate",
+    "sessions",
+    "single_turn_sessions",
+    "context_preservation",
+    "multi_turn_consistency",
+)
+SOURCES_STATS = (
+    "total_chunks",
+    "used_chunks",
+    "unused_chunks",
+    "unknown_chunks",
+    "chunk_utilization",
+    "n_topics",
+    "total_questions",
+    "avg_chunks_per_topic",
+)
+CONFUSION_STATS = ("accuracy", "precision", "recall", "f1", "tp", "fp", "fn", "tn")
 
 METRICS: dict[str, MetricInfo] = {
     info.name: info
@@ -42,6 +97,34 @@ METRICS: dict[str, MetricInfo] = {
         MetricInfo("semantic_similarity", "cosine of answer and gold embeddings, best gold"),
         MetricInfo("dot_similarity", "dot product of answer and gold embeddings, best gold"),
         MetricInfo("euclidean_distance", "distance of answer and gold embeddings, nearest gold"),
+        _retrieval("hit_rate", "a relevant doc is in the top k", "required", binary=True),
+        _retrieval("mrr", "1 / rank of the first relevant doc (within k)", "optional"),
+        _retrieval("recall", "relevant docs in the top k / all relevant docs", "required"),
+        _retrieval("precision", "relevant docs in the top k / k", "required"),
+        _retrieval("ndcg", "nDCG (within k), linear gain", "optional"),
+        _retrieval("ndcg_exp", "nDCG (within k), gain 2^grade - 1", "optional"),
+        _retrieval(
+            "retrieval_consistency", "share of repeated retrievals equal in the top k", "optional"
+        ),
+        MetricInfo("rouge1", "ROUGE-1 F-measure, best gold"),
+        MetricInfo("rouge2", "ROUGE-2 F-measure, best gold"),
+        MetricInfo("rougeL", "ROUGE-L F-measure, best gold"),
+        MetricInfo(
+            "bleu", "sentence BLEU, 0-100 (corpus: from summed statistics)", corpus=("corpus",)
+        ),
+        MetricInfo("response_exact_match_rate", "share of repeats equal to the answer verbatim"),
+        MetricInfo("response_semantic_consistency", "mean cosine of the repeats to the answer"),
+        MetricInfo(
+            "judge_pipeline",
+            "the show decision equals show_gold (stats: confusion counts and scores)",
+            binary=True,
+            corpus=CONFUSION_STATS,
+        ),
+        MetricInfo(
+            "embedding_space", "geometry of a field's embeddings", dataset=EMBEDDING_SPACE_STATS
+        ),
+        MetricInfo("ux", "cache hits and session coherence of the questions", dataset=UX_STATS),
+        MetricInfo("sources", "chunk utilization and topic coverage", dataset=SOURCES_STATS),
         MetricInfo("errors", "the row errored (bad data or a metric input missing)", binary=True),
     )
 }
@@ -51,15 +134,29 @@ class UnknownAggregate(ValueError):
     """An aggregate name that names no known metric or statistic."""
 
 
+def metric_info(metric: str) -> MetricInfo:
+    """The metric a recorded name is an instance of: ``ndcg@10`` is ``ndcg`` at k = 10."""
+    info = METRICS.get(metric)
+    if info is not None:
+        if info.cutoff == "required":
+            raise UnknownAggregate(f"{metric} needs a cutoff, e.g. {metric}@10")
+        return info
+    base, at, k = metric.partition("@")
+    info = METRICS.get(base)
+    if at and info is not None and info.cutoff != "none":
+        if not k.isdigit() or int(k) < 1:
+            raise UnknownAggregate(f"{metric}: the cutoff after @ must be an integer >= 1")
+        return info
+    known = ", ".join(sorted(f"{n}@k" if i.cutoff == "required" else n for n, i in METRICS.items()))
+    raise UnknownAggregate(f"unknown metric {metric!r}; known metrics: {known}")
+
+
 def split_aggregate(name: str) -> tuple[str, str]:
     """``"f1.mean"`` -> ``("f1", "mean")``, checked against the known metrics."""
     metric, dot, stat = name.rpartition(".")
     if not dot or not metric:
         raise UnknownAggregate(f"{name!r} is not of the form metric.stat (e.g. 'f1.mean')")
-    info = METRICS.get(metric)
-    if info is None:
-        known = ", ".join(sorted(METRICS))
-        raise UnknownAggregate(f"unknown metric {metric!r}; known metrics: {known}")
+    info = metric_info(metric)
     if stat not in info.stats:
         raise UnknownAggregate(
             f"unknown statistic {stat!r} for {metric}; use one of {', '.join(info.stats)}"

@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.gates import GateResult
+from pytest_ragmetrics.registry import MetricInfo, UnknownAggregate, metric_info
 from pytest_ragmetrics.summary import EvalSummary
 
 JSON_SCHEMA_VERSION = 1
@@ -80,9 +81,79 @@ def _table(
 ) -> list[str]:
     rows = []
     for summary in summaries:
-        lead_cells = [summary.info.name, str(summary.n)][: len(lead)]
+        lead_cells = [summary.info.name, str(summary.rows_used)][: len(lead)]
         rows.append([*lead_cells, *(column.cell(summary) for column in columns)])
     return render_table([*lead, *(c.heading for c in columns)], rows)
+
+
+_TABLED = frozenset(c.metric for c in (*MAIN_COLUMNS, *APPENDIX_COLUMNS)) | {
+    "prompt_tokens",
+    "completion_tokens",
+    "overlap_answered",
+}
+_WIDTH = 96
+
+
+def _natural(metric: str) -> tuple[str, int]:
+    """Sort key: ``hit_rate@5`` before ``hit_rate@10``."""
+    base, _, k = metric.partition("@")
+    return base, int(k) if k.isdigit() else -1
+
+
+def _info(metric: str) -> MetricInfo | None:
+    try:
+        return metric_info(metric)
+    except UnknownAggregate:
+        return None  # recorded by a user's own code
+
+
+def _dataset_stats(metric: str) -> tuple[str, ...] | None:
+    info = _info(metric)
+    return info.dataset if info else None
+
+
+def _mean_part(metric: str, stats: dict[str, float]) -> list[str]:
+    """``name mean`` with any corpus statistics in parentheses."""
+    if "mean" not in stats:
+        return []
+    info = _info(metric)
+    extra = [f"{stat} {stats[stat]:.4g}" for stat in (info.corpus if info else ()) if stat in stats]
+    corpus = f" ({', '.join(extra)})" if extra else ""
+    return [f"{metric} {stats['mean']:.4g}{corpus}"]
+
+
+def _wrapped(parts: Sequence[str], first: str, indent: str) -> list[str]:
+    lines, line = [], first
+    for part in parts:
+        candidate = f"{line} · {part}" if line != first else line + part
+        if line != first and len(candidate) > _WIDTH:
+            lines.append(line)
+            candidate = indent + part
+        line = candidate
+    return [*lines, line] if parts else lines
+
+
+def more_metric_lines(summaries: Sequence[EvalSummary]) -> list[str]:
+    """Every recorded metric the tables do not show: the mean of per-row metrics (with
+    corpus statistics in parentheses), then each statistic of dataset-level metrics."""
+    lines = []
+    for summary in summaries:
+        names = sorted(set(summary.metrics) - _TABLED, key=_natural)
+        dataset_level = [name for name in names if _dataset_stats(name) is not None]
+        per_row = [
+            part
+            for name in names
+            if name not in dataset_level
+            for part in _mean_part(name, summary.metrics[name])
+        ]
+        block = _wrapped(per_row, "    ", "    ")
+        for name in dataset_level:
+            stats, wanted = summary.metrics[name], _dataset_stats(name) or ()
+            parts = [f"{stat} {stats[stat]:.4g}" for stat in wanted if stat in stats]
+            block += _wrapped(parts, f"    {name}: ", "      ")
+        if block:
+            lines += [f"  {summary.info.name} ({summary.rows_used} rows):", *block]
+    return ["More metrics (mean over rows unless named):", *lines] if lines else []
 
 
 def _stage_lines(summaries: Sequence[EvalSummary]) -> list[str]:
@@ -129,9 +200,9 @@ def terminal_lines(
         "Appendix",
         *_table(summaries, APPENDIX_COLUMNS, ("Eval",)),
     ]
-    stage_lines = _stage_lines(summaries)
-    if stage_lines:
-        lines += ["", *stage_lines]
+    for block in (_stage_lines(summaries), more_metric_lines(summaries)):
+        if block:
+            lines += ["", *block]
     lines += ["", f"{NOT_COMPUTED} = not computed by this eval", "", *_gate_lines(results)]
     if notes:
         lines += ["", *notes]
@@ -172,6 +243,10 @@ def json_document(
                 "errors": summary.errors,
                 "metrics": summary.metrics,
                 "breakdowns": summary.breakdowns,
+                "dataset_level": {
+                    "details": summary.dataset_details,
+                    "errors": list(summary.dataset_errors),
+                },
                 "gates": [_gate_document(r) for r in results if r.eval == info.name],
                 "rows": [
                     {

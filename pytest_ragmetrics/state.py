@@ -15,7 +15,7 @@ from pytest_ragmetrics.dataset import Dataset, LoadedRow, Problem, Row
 from pytest_ragmetrics.embeddings import Embedder, embedder_for
 from pytest_ragmetrics.gates import GateResult
 from pytest_ragmetrics.prepare import EmbeddingStore, PrepareStats
-from pytest_ragmetrics.summary import EvalInfo, EvalSummary, row_payload
+from pytest_ragmetrics.summary import EvalInfo, EvalSummary, dataset_payload, row_payload
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,36 @@ class RowParam:
         return "\n".join(f"{self.row.where(p.field)}: {p.message}" for p in self.problems)
 
 
+@dataclass(frozen=True)
+class RowsParam:
+    """The parameter of a dataset-level test (one that takes ``rows``): the eval and every
+    row it runs over (the first N with ``--ragmetrics-limit``)."""
+
+    info: EvalInfo
+    loaded: tuple[LoadedRow, ...]
+
+    def bad_rows(self) -> list[str]:
+        """One message per problem of every row that did not load or validate."""
+        return [
+            f"{loaded.row.where(problem.field)}: {problem.message}"
+            for loaded in self.loaded
+            for problem in loaded.problems
+        ]
+
+
+def rows_param(item: pytest.Item) -> RowsParam | None:
+    """The rows a dataset-level test runs over, or ``None`` for any other test."""
+    callspec = getattr(item, "callspec", None)
+    param = callspec.params.get("rows") if callspec else None
+    return param if isinstance(param, RowsParam) else None
+
+
+def eval_of(item: pytest.Item) -> EvalInfo | None:
+    """The eval a row test or dataset-level test belongs to."""
+    param = row_param(item) or rows_param(item)
+    return param.info if param is not None else None
+
+
 def row_param(item: pytest.Item) -> RowParam | None:
     """The row an item runs on, or ``None`` for a test that is not a row test."""
     callspec = getattr(item, "callspec", None)
@@ -123,6 +153,26 @@ class RowRecorder:
 RECORDER_KEY = pytest.StashKey[RowRecorder]()
 
 
+@dataclass
+class DatasetRecorder:
+    """What one dataset-level test recorded: each metric's statistics over the rows."""
+
+    rows: list[Row]
+    values: dict[str, dict[str, float]] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    def record(self, metric: str, stats: Mapping[str, float], details: Any) -> None:
+        self.values[metric] = dict(stats)
+        self.details[metric] = details
+
+    def fail(self, message: str) -> None:
+        self.error = message if self.error is None else f"{self.error}\n{message}"
+
+
+DATASET_RECORDER_KEY = pytest.StashKey[DatasetRecorder]()
+
+
 def _row_error(
     param: RowParam, call: pytest.CallInfo[None], report: pytest.TestReport
 ) -> str | None:
@@ -138,6 +188,41 @@ def _row_error(
     return f"{param.row.where()}: {call.when} raised {excinfo.typename}: {message}"
 
 
+def _test_name(item: pytest.Item) -> str:
+    """The test function an item runs, without its parameters: ``mod.py::test_x``."""
+    if item.parent is None:
+        return item.nodeid
+    return f"{item.parent.nodeid}::{getattr(item, 'originalname', item.name)}"
+
+
+def dataset_report_payload(
+    item: pytest.Item, param: RowsParam, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> dict[str, Any]:
+    """The payload of a dataset-level test's final report."""
+    recorder = item.stash.get(DATASET_RECORDER_KEY, None)
+    error = recorder.error if recorder else None
+    if error is None and report.failed and call.excinfo is not None:
+        excinfo = call.excinfo
+        verdict = call.when == "call" and excinfo.errisinstance(
+            (AssertionError, pytest.fail.Exception)
+        )
+        if not verdict:
+            first = str(excinfo.value).splitlines()[0] if str(excinfo.value) else ""
+            error = f"{item.nodeid}: {call.when} raised {excinfo.typename}: {first}"
+    test = _test_name(item)
+    state = run_state(item.config)
+    return dataset_payload(
+        param.info,
+        test,
+        state.eval_tests.get(param.info.name, {test}),
+        len(recorder.rows) if recorder else len(param.loaded),
+        recorder.values if recorder else {},
+        recorder.details if recorder else {},
+        error,
+        report.skipped,
+    )
+
+
 def row_report_payload(
     item: pytest.Item, param: RowParam, call: pytest.CallInfo[None], report: pytest.TestReport
 ) -> dict[str, Any]:
@@ -146,11 +231,7 @@ def row_report_payload(
     error = recorder.error if recorder else None
     error = error or _row_error(param, call, report)
     state = run_state(item.config)
-    test = (
-        f"{item.parent.nodeid}::{getattr(item, 'originalname', item.name)}"
-        if item.parent
-        else item.nodeid
-    )
+    test = _test_name(item)
     return row_payload(
         param.info,
         param.row.id,

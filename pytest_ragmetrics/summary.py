@@ -1,10 +1,13 @@
 """Merging per-row records into per-eval aggregates (on the controller).
 
-Each row test sends one small JSON-like payload on its report (see ``row_payload``). This
-module merges them: payloads of several tests over the same row are combined, rows are
-put back in dataset order, and every metric is aggregated (``pytest_ragmetrics.stats``).
-The result depends only on the set of payloads, not on the order they arrived in, so
-aggregates are bit-identical with and without pytest-xdist.
+Each row test sends one small JSON-like payload on its report (see ``row_payload``); a
+dataset-level test (one that takes ``rows``) sends the statistics it computed over all rows
+(``dataset_payload``). This module merges them: payloads of several tests over the same row
+are combined, rows are put back in dataset order, every metric is aggregated
+(``pytest_ragmetrics.stats``), corpus statistics are computed from summed per-row
+sufficient statistics (``pytest_ragmetrics.corpus``), and dataset-level statistics are added
+as they are. The result depends only on the set of payloads, not on the order they arrived
+in, so aggregates are bit-identical with and without pytest-xdist.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_ragmetrics.registry import METRICS
+from pytest_ragmetrics.corpus import CORPUS_STATS
+from pytest_ragmetrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.stats import aggregate
 
 ERRORS_METRIC = "errors"
@@ -74,6 +78,31 @@ def row_payload(
     }
 
 
+def dataset_payload(
+    info: EvalInfo,
+    test: str,
+    eval_tests: Iterable[str],
+    rows: int,
+    values: Mapping[str, Mapping[str, float]],
+    details: Mapping[str, Any],
+    error: str | None,
+    skipped: bool,
+) -> dict[str, Any]:
+    """The record a dataset-level test (one that takes ``rows``) sends to the controller:
+    the statistics of each dataset-level metric it computed over ``rows`` rows."""
+    return {
+        **info.as_payload(),
+        "kind": "dataset",
+        "test": test,
+        "eval_tests": sorted(eval_tests),
+        "rows": rows,
+        "values": {name: dict(stats) for name, stats in values.items()},
+        "details": dict(details),
+        "error": error,
+        "skipped": skipped,
+    }
+
+
 @dataclass
 class RowResult:
     """Everything recorded for one row of an eval, over all the tests that ran it."""
@@ -121,14 +150,23 @@ class EvalSummary:
     breakdowns: dict[str, dict[str, dict[str, float]]]
     coverage: dict[str, int] = field(default_factory=dict)
     skipped: int = 0
+    # Dataset-level tests: what they found beyond the statistics, and how they failed.
+    dataset_details: dict[str, Any] = field(default_factory=dict)
+    dataset_errors: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:
         return len(self.rows)
 
     @property
+    def rows_used(self) -> int:
+        """Rows that row tests ran, or for an eval of dataset-level tests only, the rows
+        those tests were computed over."""
+        return self.n or max(self.coverage.values(), default=0)
+
+    @property
     def errors(self) -> int:
-        return sum(1 for row in self.rows if row.errors)
+        return sum(1 for row in self.rows if row.errors) + len(self.dataset_errors)
 
     def incomplete_tests(self) -> dict[str, int]:
         """Test functions of the eval that ran fewer rows than the dataset has."""
@@ -150,7 +188,50 @@ def _aggregate_breakdown(rows: Iterable[RowResult], name: str) -> dict[str, dict
     return result
 
 
-def _summarize_eval(info: EvalInfo, all_rows: list[RowResult], tests: set[str]) -> EvalSummary:
+def _binary(metric: str) -> bool:
+    try:
+        return metric_info(metric).binary
+    except UnknownAggregate:
+        return False  # recorded by a user's own code: plain statistics
+
+
+def _add_corpus_stats(
+    metrics: dict[str, dict[str, float]], breakdowns: dict[str, dict[str, dict[str, float]]]
+) -> None:
+    """Statistics computed from summed per-row sufficient statistics (``bleu.corpus``)."""
+    for metric, (breakdown, reduce) in CORPUS_STATS.items():
+        if metric in metrics and breakdown in breakdowns:
+            sums = {part: stats["sum"] for part, stats in breakdowns[breakdown].items()}
+            metrics[metric].update(reduce(sums))
+
+
+def _merge_dataset_payloads(
+    payloads: list[Mapping[str, Any]],
+    metrics: dict[str, dict[str, float]],
+    coverage: dict[str, int],
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    details: dict[str, Any] = {}
+    errors: list[str] = []
+    for payload in sorted(payloads, key=lambda p: p["test"]):
+        if not payload["skipped"] or payload["error"]:
+            coverage[payload["test"]] = payload["rows"]
+        for name, stats in payload["values"].items():
+            if name in metrics and metrics[name] != stats:
+                errors.append(f"{payload['test']}: {name} computed twice with different values")
+                continue
+            metrics[name] = dict(stats)
+        details.update(payload["details"])
+        if payload["error"]:
+            errors.append(payload["error"])
+    return details, tuple(errors)
+
+
+def _summarize_eval(
+    info: EvalInfo,
+    all_rows: list[RowResult],
+    tests: set[str],
+    dataset_payloads: list[Mapping[str, Any]],
+) -> EvalSummary:
     rows = sorted((row for row in all_rows if row.ran), key=lambda row: row.index)
     for row in rows:
         row.errors.sort()  # arrival order differs between xdist runs
@@ -159,13 +240,14 @@ def _summarize_eval(info: EvalInfo, all_rows: list[RowResult], tests: set[str]) 
     metrics = {}
     for metric in names:
         values = [row.values[metric] for row in rows if metric in row.values]
-        info_of = METRICS.get(metric)
-        metrics[metric] = aggregate(values, binary=bool(info_of and info_of.binary))
+        metrics[metric] = aggregate(values, binary=_binary(metric))
     breakdown_names = sorted({name for row in rows for name in row.breakdowns})
     breakdowns = {name: _aggregate_breakdown(rows, name) for name in breakdown_names}
+    _add_corpus_stats(metrics, breakdowns)
     coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
+    details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
     skipped = len(all_rows) - len(rows)
-    return EvalSummary(info, tuple(rows), metrics, breakdowns, coverage, skipped)
+    return EvalSummary(info, tuple(rows), metrics, breakdowns, coverage, skipped, details, errors)
 
 
 def summarize(payloads: Iterable[Mapping[str, Any]]) -> list[EvalSummary]:
@@ -173,6 +255,7 @@ def summarize(payloads: Iterable[Mapping[str, Any]]) -> list[EvalSummary]:
     infos: dict[str, EvalInfo] = {}
     rows: dict[str, dict[str, RowResult]] = {}
     tests: dict[str, set[str]] = {}
+    datasets: dict[str, list[Mapping[str, Any]]] = {}
     for payload in payloads:
         name = payload["eval"]
         infos.setdefault(
@@ -185,11 +268,14 @@ def summarize(payloads: Iterable[Mapping[str, Any]]) -> list[EvalSummary]:
                 payload["dataset_rows"],
             ),
         )
+        tests.setdefault(name, set()).update(payload["eval_tests"])
         by_id = rows.setdefault(name, {})
+        if payload.get("kind") == "dataset":
+            datasets.setdefault(name, []).append(payload)
+            continue
         row = by_id.setdefault(payload["row"], RowResult(payload["row"], payload["index"]))
         row.merge(payload)
-        tests.setdefault(name, set()).update(payload["eval_tests"])
     return [
-        _summarize_eval(infos[name], list(rows[name].values()), tests[name])
+        _summarize_eval(infos[name], list(rows[name].values()), tests[name], datasets.get(name, []))
         for name in sorted(infos)
     ]

@@ -1,0 +1,55 @@
+"""What a metric computation on one row takes and gives: the types shared by the metric
+fixtures of every tier, and the row readers they have in common."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_ragmetrics.citations import strip_citations
+from pytest_ragmetrics.config import Settings
+from pytest_ragmetrics.dataset import Row
+from pytest_ragmetrics.metrics.grounding import Embed
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What computing a metric on a row produced: its value(s) and the evidence.
+
+    ``primary`` names the value the fixture returns when it is not the fixture's own name
+    (``ndcg(row, k=10)`` records and returns ``ndcg@10``).
+    """
+
+    values: Mapping[str, float]
+    evidence: str
+    breakdowns: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)  # JSON-able, per-row report
+    primary: str | None = None
+
+
+@dataclass(frozen=True)
+class MetricContext:
+    """What a metric computation may use besides the row: the settings and, for the
+    embedding metrics, ``embed`` (texts -> vectors, prepared before the rows ran)."""
+
+    settings: Settings
+    embed: Embed
+    # Results shared by the fixtures of one test (faithfulness reuses overlap's).
+    memo: dict[str, Any] = field(default_factory=dict)
+
+
+# (row, context, **options) -> Measured; options are the fixture's keyword arguments.
+Compute = Callable[..., Measured]
+Texts = Callable[[Row, Settings], list[str]]
+
+
+def golds(row: Row, metric: str) -> list[str]:
+    gold = row.require("gold", metric)  # its type was validated when the dataset loaded
+    return [gold] if isinstance(gold, str) else list(gold)
+
+
+def claim_text(row: Row, metric: str, settings: Settings) -> str:
+    """The answer without citation markers: what EM, F1, ROUGE and BLEU compare with the
+    gold (which has none)."""
+    return strip_citations(row.require("answer", metric), settings.citation_format)
