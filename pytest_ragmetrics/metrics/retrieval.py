@@ -20,7 +20,8 @@ Names are ranx-style: ``hit_rate@k``, ``mrr``, ``mrr@k``, ``recall@k``, ``precis
   cutoff is trec_eval ``ndcg``). ``ndcg_exp`` uses the exponential gain 2^grade - 1.
 
 A run gives, per query, either scores (``{doc_id: score}``, ranked by score descending,
-ties broken by doc id descending, as trec_eval does) or a ranked list
+ties broken by doc id descending, as trec_eval does; like trec_eval, scores are compared as
+32-bit floats, so scores equal at that precision tie) or a ranked list
 (``[doc_id, ...]``, best first). A query of the qrels that is absent from the run is left
 out of the mean (trec_eval) and listed in ``Evaluation.missing``; a query of the run that
 the qrels do not judge is left out too and listed in ``Evaluation.unjudged``. A query whose
@@ -162,9 +163,10 @@ def _pad(rows: Sequence[Sequence[float]], width: int, fill: float) -> FloatArray
 
 
 def _ties_above(scores: Mapping[str, float], doc: str) -> int:
-    """Documents with ``doc``'s score that trec_eval ranks above it (doc id descending)."""
-    mine = scores[doc]
-    return sum(1 for other, score in scores.items() if score == mine and other > doc)
+    """Documents with ``doc``'s score (as a 32-bit float) that trec_eval ranks above it:
+    equal scores go by doc id descending."""
+    mine = np.float32(scores[doc])
+    return sum(1 for other, score in scores.items() if np.float32(score) == mine and other > doc)
 
 
 def _score_ranks(
@@ -172,14 +174,12 @@ def _score_ranks(
 ) -> FloatArray:
     """Ranks of each query's ``docs`` in its scored run, vectorised over the queries."""
     longest = max(map(len, scored), default=0)
-    all_scores = _pad([list(s.values()) for s in scored], longest, -math.inf)
+    # trec_eval keeps scores as 32-bit floats: scores equal at that precision are a tie.
+    all_scores = _pad([list(s.values()) for s in scored], longest, -math.inf).astype(np.float32)
     if np.isnan(all_scores).any():
         raise ValueError("run scores must be numbers (found NaN)")
-    judged = _pad(
-        [[s.get(d, math.nan) for d in ds] for s, ds in zip(scored, docs, strict=True)],
-        width,
-        math.nan,
-    )
+    lookups = [[s.get(d, math.nan) for d in ds] for s, ds in zip(scored, docs, strict=True)]
+    judged = _pad(lookups, width, math.nan).astype(np.float32)
     ranks = np.full(judged.shape, math.inf)
     block = max(1, _BLOCK_ELEMENTS // max(1, width * longest))
     for start in range(0, len(scored), block):
@@ -260,19 +260,22 @@ def evaluate(qrels: Qrels, run: Run, metrics: Iterable[str]) -> Evaluation:
 
     ``qrels = {qid: {doc_id: grade}}``; ``run = {qid: {doc_id: score}}`` or
     ``{qid: [doc_id, ...]}`` (ranked); ``metrics`` like ``["ndcg@10", "mrr", "hit_rate@5"]``.
-    Raises ``ValueError`` for an unknown metric name, a NaN score, a doc id listed
-    twice in a ranking, or when no query is in both (there would be no mean).
+    A query whose qrels are empty (``{}``) has no judgement and is unjudged, as in trec_eval,
+    whose qrels cannot express it. Raises ``ValueError`` for an unknown metric name, a NaN
+    score, a doc id listed twice in a ranking, or when no query is in both (there would be
+    no mean).
     """
     names = list(dict.fromkeys(metrics))
     for name in names:
         parse_metric(name)
-    qids = [qid for qid in run if qid in qrels]
+    judged = {qid for qid, judgements in qrels.items() if judgements}
+    qids = [qid for qid in run if qid in judged]
     if not qids:
-        raise ValueError("no query of the run is in the qrels: there is nothing to average")
+        raise ValueError("no query of the run is judged in the qrels: there is nothing to average")
     values = score_queries(qids, qrels, [run[qid] for qid in qids], names)
     means = {name: math.fsum(values[name].tolist()) / len(qids) for name in names}
-    missing = sorted(qid for qid in qrels if qid not in run)
-    unjudged = sorted(qid for qid in run if qid not in qrels)
+    missing = sorted(qid for qid in judged if qid not in run)
+    unjudged = sorted(qid for qid in run if qid not in judged)
     return Evaluation(means, len(qids), missing, unjudged)
 
 
@@ -291,5 +294,7 @@ def retrieval_consistency(
     No repeats is a ``ValueError``: there is nothing to be consistent with."""
     if not repeats:
         raise ValueError("retrieval_consistency needs at least one repeated retrieval")
+    if k is not None and k < 1:
+        raise ValueError(f"retrieval_consistency: k must be at least 1, got {k}")
     top = list(first[:k])
     return sum(list(repeat[:k]) == top for repeat in repeats) / len(repeats)
