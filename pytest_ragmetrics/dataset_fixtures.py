@@ -182,6 +182,8 @@ class UxMetric(DatasetMetric):
         """Cache hits of the questions against ``cache`` (past questions; cosine > tau),
         and the coherence of consecutive questions in each session (``session_id`` and
         ``turn``). Without a cache, or without sessions, those statistics are left out."""
+        if isinstance(cache, str):
+            raise TypeError("ux(rows, cache=...): cache is a list of past questions, not a string")
 
         def compute() -> UxResult:
             questions = [row.require("question", self.name) for row in rows]
@@ -237,6 +239,9 @@ class SourcesMetric(DatasetMetric):
         contexts' order; the first ``k`` when given), and with ``n_topics``, k-means topics
         of the questions with the chunks and URLs (contexts' ``url``) each topic reached."""
 
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+            raise TypeError(f"sources(rows, k=...): k must be an integer >= 1, got {k!r}")
+
         def compute() -> SourcesResult:
             retrieved = [ranking(row, self.name)[:k] for row in rows]
             used = chunk_utilization(retrieved, list(corpus))
@@ -251,7 +256,7 @@ class SourcesMetric(DatasetMetric):
             topics = None
             if n_topics is not None:
                 questions = [row.require("question", self.name) for row in rows]
-                urls = [[c["url"] for c in row.contexts or () if "url" in c][:k] for row in rows]
+                urls = [[c["url"] for c in (row.contexts or [])[:k] if "url" in c] for row in rows]
                 topics = topic_coverage(
                     _embed(self.request, questions), retrieved, urls, n_topics, seed
                 )

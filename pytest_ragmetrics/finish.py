@@ -101,7 +101,9 @@ def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None)
         return
     # Per-row metrics with no value have nothing to store; dataset-level ones have no count.
     metrics = {name: stats for name, stats in summary.metrics.items() if stats.get("count", 1)}
-    text = render_baseline(summary.info.name, current_signature(summary, state), summary.n, metrics)
+    text = render_baseline(
+        summary.info.name, current_signature(summary, state), summary.rows_used, metrics
+    )
     write_atomic(path, text)
     shown = display_path(path, state.rootpath)
     state.notes.append(f"baseline of {summary.info.name} written to {shown}")

@@ -29,13 +29,20 @@ GAINS = {"linear": "ndcg", "exponential": "ndcg_exp"}
 # -- retrieval (Tier 1) ------------------------------------------------------------------
 
 
-def ranking(row: Row, metric: str) -> list[str]:
-    """The row's ranked doc ids: ``retrieved``, else the order of its ``contexts``."""
-    if "retrieved" in row.data:
-        return list(row["retrieved"])
-    if "contexts" in row.data:
-        return row.context_ids
+def ranking_field(row: Row, metric: str) -> str:
+    """Where the row's ranking comes from: ``retrieved``, else ``contexts``."""
+    for name in ("retrieved", "contexts"):
+        if name in row.data:
+            return name
     raise RowError(f"{row.where('retrieved')}: required by {metric} but missing (no contexts)")
+
+
+def ranking(row: Row, metric: str) -> list[str]:
+    """The row's ranked doc ids: ``retrieved``, else the order of its ``contexts``, where
+    several chunks of one document count once, at the first one's rank."""
+    if ranking_field(row, metric) == "retrieved":
+        return list(row["retrieved"])
+    return list(dict.fromkeys(row.context_ids))
 
 
 def _cutoff(metric: str, k: Any) -> int | None:
@@ -76,10 +83,12 @@ def retrieval_measure(family: str) -> Compute:
         name = _retrieval_name(family, name_family, cut)
         qrels = as_qrels(row.require("relevant", family))
         ranked = ranking(row, family)
+        if not qrels:
+            raise RowError(f"{row.where('relevant')}: {family} needs at least one judgement")
         try:
             values = score_queries([row.id], {row.id: qrels}, [ranked], [name])
         except ValueError as error:
-            raise RowError(f"{row.where('retrieved')}: {error}") from None
+            raise RowError(f"{row.where(ranking_field(row, family))}: {error}") from None
         value = float(values[name][0])
         return Measured({name: value}, _rank_evidence(ranked, qrels, cut), primary=name)
 

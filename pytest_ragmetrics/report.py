@@ -239,7 +239,7 @@ def json_document(
                 "dataset": info.dataset,
                 "dataset_sha256": info.dataset_sha256,
                 "dataset_rows": info.dataset_rows,
-                "n": summary.n,
+                "n": summary.rows_used,
                 "errors": summary.errors,
                 "metrics": summary.metrics,
                 "breakdowns": summary.breakdowns,

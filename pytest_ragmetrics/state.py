@@ -163,6 +163,11 @@ class DatasetRecorder:
     error: str | None = None
 
     def record(self, metric: str, stats: Mapping[str, float], details: Any) -> None:
+        if metric in self.values:
+            raise ValueError(
+                f"{metric} is recorded once per eval; compute it once per test, and give "
+                "another field or corpus its own eval (ragmetrics marker name=...)"
+            )
         self.values[metric] = dict(stats)
         self.details[metric] = details
 
@@ -215,7 +220,9 @@ def dataset_report_payload(
         param.info,
         test,
         state.eval_tests.get(param.info.name, {test}),
-        len(recorder.rows) if recorder else len(param.loaded),
+        # An error (bad rows included) is reported as such, not as a partial run; rows
+        # left out by row_errors = "skip" make the statistics partial.
+        len(recorder.rows) if recorder and not error else len(param.loaded),
         recorder.values if recorder else {},
         recorder.details if recorder else {},
         error,

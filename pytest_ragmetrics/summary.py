@@ -246,6 +246,11 @@ def _summarize_eval(
     _add_corpus_stats(metrics, breakdowns)
     coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
     details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
+    if dataset_payloads:  # a dataset-level test counts in `errors` like a row
+        ran = [p for p in dataset_payloads if not p["skipped"] or p["error"]]
+        flags = [row.values[ERRORS_METRIC] for row in rows]
+        flags += [1.0 if p["error"] else 0.0 for p in sorted(ran, key=lambda p: p["test"])]
+        metrics[ERRORS_METRIC] = aggregate(flags, binary=True)
     skipped = len(all_rows) - len(rows)
     return EvalSummary(info, tuple(rows), metrics, breakdowns, coverage, skipped, details, errors)
 
