@@ -34,6 +34,7 @@ each relevant document's score with the query's scores, vectorised over all quer
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -162,11 +163,26 @@ def _pad(rows: Sequence[Sequence[float]], width: int, fill: float) -> FloatArray
     return out
 
 
-def _ties_above(scores: Mapping[str, float], doc: str) -> int:
-    """Documents with ``doc``'s score (as a 32-bit float) that trec_eval ranks above it:
-    equal scores go by doc id descending."""
-    mine = np.float32(scores[doc])
-    return sum(1 for other, score in scores.items() if np.float32(score) == mine and other > doc)
+def _break_ties(
+    ranks: FloatArray,
+    q: int,
+    scores: npt.NDArray[np.float32],
+    judged: npt.NDArray[np.float32],
+    ids: list[str],
+    docs: Sequence[str],
+    columns: Sequence[int],
+) -> None:
+    """Add to each tied document's rank the documents of equal 32-bit score that trec_eval
+    puts above it: equal scores go by doc id descending."""
+    groups: dict[float, list[str]] = {}  # score -> its documents' ids, sorted
+    for column in columns:
+        value = float(judged[column])
+        if value not in groups:
+            equal = np.flatnonzero(scores == judged[column])
+            members = ids if equal.size == len(ids) else [ids[i] for i in equal.tolist()]
+            groups[value] = sorted(members)
+        group = groups[value]
+        ranks[q, column] += len(group) - bisect.bisect_right(group, docs[column])
 
 
 def _score_ranks(
@@ -188,9 +204,11 @@ def _score_ranks(
         theirs = all_scores[part][:, None, :]
         ranks[part] = (theirs > mine).sum(axis=2)
         ties = (theirs == mine).sum(axis=2) > 1  # rare: equal scores need the doc ids
-        for query, column in zip(*np.nonzero(ties), strict=True):
-            q = start + int(query)
-            ranks[q, column] += _ties_above(scored[q], docs[q][column])
+        for query in np.flatnonzero(ties.any(axis=1)).tolist():
+            q = start + query
+            ids = list(scored[q])  # the column order of all_scores[q], before its padding
+            columns = np.flatnonzero(ties[query]).tolist()
+            _break_ties(ranks, q, all_scores[q, : len(ids)], judged[q], ids, docs[q], columns)
     ranks[np.isnan(judged)] = math.inf
     return ranks
 
