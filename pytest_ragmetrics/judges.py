@@ -1,0 +1,84 @@
+"""Entailment judges for the Trust-Score suite: ``judge(premise, hypothesis) -> bool``.
+
+* ``TableJudge``: verdicts given as data, for exact reproduction of published numbers and
+  for tests; a pair it has no verdict for is an error, never a guess.
+* ``EmbeddingJudge``: the offline default, cosine of the premise's and the hypothesis's
+  embeddings at least ``tau``. It is an *approximation* of an NLI model, and says so
+  (``approximate = True``): every report that used it must say the citation numbers are
+  approximate.
+
+Any callable with the same signature works (an NLI cross-encoder, an LLM judge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pytest_ragmetrics.metrics.grounding import Embed
+
+DEFAULT_ENTAILMENT_TAU = 0.65
+
+
+class MissingVerdict(KeyError):
+    """A ``TableJudge`` was asked about a pair its table does not hold."""
+
+
+@dataclass
+class TableJudge:
+    """Entailment verdicts as data: ``{(premise, hypothesis): bool}``.
+
+    ``calls`` records every question asked, in order, so a test can check the reference's
+    call pattern too.
+    """
+
+    verdicts: Mapping[tuple[str, str], bool]
+    calls: list[tuple[str, str]] = field(default_factory=list)
+    approximate: bool = False
+    name: str = "table"
+
+    def __call__(self, premise: str, hypothesis: str) -> bool:
+        self.calls.append((premise, hypothesis))
+        try:
+            return bool(self.verdicts[(premise, hypothesis)])
+        except KeyError:
+            raise MissingVerdict(
+                f"no verdict for hypothesis {hypothesis!r} given premise {premise[:80]!r}..."
+            ) from None
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping[str, object]]) -> TableJudge:
+        """From records ``{"premise": ..., "hypothesis": ..., "entailed": true}``."""
+        verdicts = {}
+        for i, record in enumerate(records):
+            premise, hypothesis = record.get("premise"), record.get("hypothesis")
+            entailed = record.get("entailed")
+            texts = isinstance(premise, str) and isinstance(hypothesis, str)
+            if not (texts and isinstance(entailed, bool)):
+                raise ValueError(
+                    f"verdict {i}: expected string 'premise' and 'hypothesis' and boolean "
+                    f"'entailed', got {dict(record)!r}"
+                )
+            verdicts[(str(premise), str(hypothesis))] = bool(entailed)
+        return cls(verdicts)
+
+
+@dataclass
+class EmbeddingJudge:
+    """Entailed when cos(embed(premise), embed(hypothesis)) >= ``tau``: an offline
+    approximation of NLI entailment, labelled as such (``approximate``)."""
+
+    embed: Embed
+    tau: float = DEFAULT_ENTAILMENT_TAU
+    approximate: bool = True
+    name: str = "embedding"
+
+    def __call__(self, premise: str, hypothesis: str) -> bool:
+        if not hypothesis.strip():
+            return False  # an empty claim (a citation-only fragment) is entailed by nothing
+        vectors: Sequence[np.ndarray] = self.embed([premise, hypothesis])  # type: ignore[assignment]
+        a, b = (np.asarray(v, dtype=np.float64) for v in vectors)
+        norms = float(np.linalg.norm(a) * np.linalg.norm(b))
+        return norms > 0 and float(a @ b) / norms >= self.tau
