@@ -10,6 +10,10 @@ Shape::
     tau_sim = 0.65                   # cosine a cited sentence needs to count as supported
     embedding_model = "all-MiniLM-L6-v2"  # the packaged model, or a model directory
     rouge_use_stemmer = false        # Porter-stem English tokens before ROUGE
+    refusal_flag = "I apologize, but I couldn't find an answer"  # Trust-Score refusal
+    refusal_threshold = 85           # fuzzy partial ratio above which an output refuses
+    trust_judge = "embedding"        # or "table:verdicts.jsonl" (entailment as data)
+    trust_judge_tau = 0.65           # cosine the embedding judge needs to entail
 
     [gates]                          # every eval
     "f1.mean" = ">= baseline - 0.01"
@@ -33,10 +37,21 @@ from pytest_ragmetrics.citations import CITATION_FORMATS, CitationFormat
 from pytest_ragmetrics.embeddings import PACKAGED_MODEL, model_label
 from pytest_ragmetrics.idk import DEFAULT_IDK_PATTERNS, IdkMatcher
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
+from pytest_ragmetrics.metrics.refusal import DEFAULT_REFUSAL_FLAG, DEFAULT_REFUSAL_THRESHOLD
 from pytest_ragmetrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.rules import Rule, RuleError, parse_rule
 
 ROW_ERROR_MODES = ("error", "skip")
+DEFAULT_TRUST_JUDGE = "embedding"
+DEFAULT_ENTAILMENT_TAU = 0.65
+# Trust-Score settings enter the signature only when changed, so baselines stored before
+# they existed stay comparable.
+_TRUST_DEFAULTS: dict[str, Any] = {
+    "refusal_flag": DEFAULT_REFUSAL_FLAG,
+    "refusal_threshold": float(DEFAULT_REFUSAL_THRESHOLD),
+    "trust_judge": DEFAULT_TRUST_JUDGE,
+    "trust_judge_tau": DEFAULT_ENTAILMENT_TAU,
+}
 # Bumped when a metric's definition changes, so stored baselines are refused, not compared.
 METRICS_VERSION = 1
 
@@ -55,6 +70,10 @@ class Settings:
     tau_sim: float = DEFAULT_TAU_SIM
     embedding_model: str = PACKAGED_MODEL
     rouge_use_stemmer: bool = False
+    refusal_flag: str = DEFAULT_REFUSAL_FLAG
+    refusal_threshold: float = DEFAULT_REFUSAL_THRESHOLD
+    trust_judge: str = DEFAULT_TRUST_JUDGE
+    trust_judge_tau: float = DEFAULT_ENTAILMENT_TAU
     # Where a relative ``embedding_model`` directory is resolved from (thresholds.toml's
     # directory); not part of the signature, which names the model as it was written.
     base_dir: Path | None = None
@@ -76,6 +95,9 @@ class Settings:
         # default, so baselines stored before they existed stay comparable.
         if self.rouge_use_stemmer:
             signature["rouge_use_stemmer"] = True
+        for name, default in _TRUST_DEFAULTS.items():
+            if getattr(self, name) != default:
+                signature[name] = getattr(self, name)
         return signature
 
 
@@ -126,6 +148,7 @@ def _settings(path: Path, table: Any) -> Settings:
         "tau_sim",
         "embedding_model",
         "rouge_use_stemmer",
+        *_TRUST_DEFAULTS,
     }
     for key in table:
         if key not in known:
@@ -168,7 +191,38 @@ def _settings(path: Path, table: Any) -> Settings:
         model,
         rouge_use_stemmer=stemmer,
         base_dir=path.parent,
+        **_trust_settings(path, table),
     )
+
+
+def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
+    """The Trust-Score settings of ``[settings]``, checked."""
+    flag = table.get("refusal_flag", DEFAULT_REFUSAL_FLAG)
+    if not isinstance(flag, str) or not flag.strip():
+        raise _error(path, "[settings] refusal_flag", "expected the refusal sentence")
+    threshold = table.get("refusal_threshold", DEFAULT_REFUSAL_THRESHOLD)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise _error(path, "[settings] refusal_threshold", "expected a number in [0, 100)")
+    if not 0 <= threshold < 100:
+        raise _error(path, "[settings] refusal_threshold", "expected a number in [0, 100)")
+    judge = table.get("trust_judge", DEFAULT_TRUST_JUDGE)
+    if not isinstance(judge, str) or not (
+        judge == DEFAULT_TRUST_JUDGE or (judge.startswith("table:") and judge[6:].strip())
+    ):
+        raise _error(
+            path, "[settings] trust_judge", 'expected "embedding" or "table:<verdicts.jsonl>"'
+        )
+    if judge.startswith("table:") and not (path.parent / judge[6:]).is_file():
+        raise _error(path, "[settings] trust_judge", f"no verdict file {judge[6:]!r}")
+    tau = table.get("trust_judge_tau", DEFAULT_ENTAILMENT_TAU)
+    if isinstance(tau, bool) or not isinstance(tau, int | float) or not 0 < tau <= 1:
+        raise _error(path, "[settings] trust_judge_tau", "expected a number in (0, 1]")
+    return {
+        "refusal_flag": flag,
+        "refusal_threshold": float(threshold),
+        "trust_judge": judge,
+        "trust_judge_tau": float(tau),
+    }
 
 
 def _gate(path: Path, where: str, name: str, value: Any) -> Gate | None:

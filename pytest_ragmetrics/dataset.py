@@ -166,7 +166,12 @@ def _count(value: Any) -> str | None:
 def _gold(value: Any) -> str | None:
     if isinstance(value, str) or (_str_list(value) is None and value):
         return None
-    return f"expected a string or a non-empty list of strings, got {value!r}"
+    if isinstance(value, list) and value and all(_str_list(g) is None and g for g in value):
+        return None  # answer groups, each a list of aliases (ASQA, Trust-Score)
+    return (
+        "expected a string, a non-empty list of strings, or a non-empty list of "
+        f"non-empty alias lists, got {value!r}"
+    )
 
 
 def _contexts(value: Any) -> str | None:

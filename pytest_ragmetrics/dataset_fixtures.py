@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from pytest_ragmetrics.dataset import Row, RowError
+from pytest_ragmetrics.measured import golds
 from pytest_ragmetrics.measures import ranking
 from pytest_ragmetrics.metrics.space import (
     ChunkUtilization,
@@ -88,7 +89,7 @@ def _field_texts(rows: Sequence[Row], field: str, metric: str) -> list[str]:
                     seen_docs.add(context["doc_id"])
                     texts.append(context["text"])
         elif field == "gold":
-            texts.extend([value] if isinstance(value, str) else value)
+            texts.extend(golds(row, metric))
         else:
             texts.append(value)
     return texts

@@ -32,8 +32,10 @@ from pytest_ragmetrics.measures import (
     measure_retrieval_consistency,
     measure_rouge,
     measure_semantic_repeats,
+    measure_trust,
     retrieval_measure,
     semantic_repeat_texts,
+    trust_texts,
 )
 from pytest_ragmetrics.metrics import (
     Abstention,
@@ -244,7 +246,8 @@ class MetricFixture:
         self.recorder.record(
             measured.values, measured.breakdowns, {primary: measured.evidence}, measured.details
         )
-        return Score(measured.values[primary], primary, row.id, measured.evidence)
+        value = measured.values[primary] if measured.score is None else measured.score
+        return Score(value, primary, row.id, measured.evidence)
 
 
 @dataclass(frozen=True)
@@ -303,6 +306,7 @@ FIXTURES: dict[str, FixtureSpec] = {
         semantic_repeat_texts,
     ),
     "judge_pipeline": FixtureSpec("judge_pipeline", measure_judge_pipeline, ("show", "show_gold")),
+    "trust": FixtureSpec("trust", measure_trust, ("answer", "gold", "contexts"), trust_texts),
 }
 
 
@@ -385,6 +389,7 @@ bleu = _define("bleu")
 response_exact_match_rate = _define("response_exact_match_rate")
 response_semantic_consistency = _define("response_semantic_consistency")
 judge_pipeline = _define("judge_pipeline")
+trust = _define("trust")
 
 
 def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]:

@@ -12,14 +12,18 @@ Any callable with the same signature works (an NLI cross-encoder, an LLM judge).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
+from pytest_ragmetrics.config import DEFAULT_ENTAILMENT_TAU
 from pytest_ragmetrics.metrics.grounding import Embed
 
-DEFAULT_ENTAILMENT_TAU = 0.65
+Judge = Callable[[str, str], bool]
 
 
 class MissingVerdict(KeyError):
@@ -38,9 +42,11 @@ class TableJudge:
     calls: list[tuple[str, str]] = field(default_factory=list)
     approximate: bool = False
     name: str = "table"
+    record_calls: bool = True
 
     def __call__(self, premise: str, hypothesis: str) -> bool:
-        self.calls.append((premise, hypothesis))
+        if self.record_calls:
+            self.calls.append((premise, hypothesis))
         try:
             return bool(self.verdicts[(premise, hypothesis)])
         except KeyError:
@@ -82,3 +88,27 @@ class EmbeddingJudge:
         a, b = (np.asarray(v, dtype=np.float64) for v in vectors)
         norms = float(np.linalg.norm(a) * np.linalg.norm(b))
         return norms > 0 and float(a @ b) / norms >= self.tau
+
+
+@functools.lru_cache(maxsize=8)
+def load_table_judge(path: Path) -> TableJudge:
+    """A ``TableJudge`` from a JSONL file of verdict records, read once per process."""
+    records = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as error:
+                    raise ValueError(f"{path}:{number}: not JSON: {error.msg}") from None
+    judge = TableJudge.from_records(records)
+    judge.record_calls = False
+    return judge
+
+
+def judge_for(setting: str, base_dir: Path | None, embed: Embed, tau: float) -> Judge:
+    """The judge a ``trust_judge`` setting names: ``"embedding"`` or ``"table:<path>"``
+    (relative to thresholds.toml's directory)."""
+    if setting.startswith("table:"):
+        return load_table_judge(((base_dir or Path.cwd()) / setting[6:]).resolve())
+    return EmbeddingJudge(embed, tau)

@@ -26,6 +26,9 @@ class Measured:
     breakdowns: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     details: Mapping[str, Any] = field(default_factory=dict)  # JSON-able, per-row report
     primary: str | None = None
+    # What the fixture returns when it records no per-row value of its own (``trust``,
+    # whose numbers exist only for the whole eval).
+    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,12 @@ Texts = Callable[[Row, Settings], list[str]]
 
 
 def golds(row: Row, metric: str) -> list[str]:
+    """Every gold alias of the row; answer groups (lists of aliases) are flattened, so a
+    metric that takes the best over golds takes it over every alias of every group."""
     gold = row.require("gold", metric)  # its type was validated when the dataset loaded
-    return [gold] if isinstance(gold, str) else list(gold)
+    if isinstance(gold, str):
+        return [gold]
+    return [alias for item in gold for alias in ([item] if isinstance(item, str) else item)]
 
 
 def claim_text(row: Row, metric: str, settings: Settings) -> str:

@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_ragmetrics.citations import strip_citations
+from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.corpus import BLEU_STATS, JUDGE_PIPELINE_COUNTS
 from pytest_ragmetrics.dataset import Row, RowError
+from pytest_ragmetrics.judges import judge_for
 from pytest_ragmetrics.measured import Compute, Measured, MetricContext, claim_text, golds
 from pytest_ragmetrics.metrics.classification import Confusion
 from pytest_ragmetrics.metrics.grounding import cosine
@@ -22,6 +24,13 @@ from pytest_ragmetrics.metrics.retrieval import (
     parse_metric,
     retrieval_consistency,
     score_queries,
+)
+from pytest_ragmetrics.trust import (
+    TrustInputError,
+    TrustItem,
+    judge_texts,
+    row_trust,
+    trust_item,
 )
 
 GAINS = {"linear": "ndcg", "exponential": "ndcg_exp"}
@@ -197,4 +206,43 @@ def measure_judge_pipeline(row: Row, ctx: MetricContext) -> Measured:
     )
     return Measured(
         {metric: float(show == should)}, evidence, {JUDGE_PIPELINE_COUNTS: cell.counts()}
+    )
+
+
+# -- Trust-Score suite --------------------------------------------------------------------------
+
+
+def _trust_item(row: Row) -> TrustItem:
+    try:
+        return trust_item(row.data, row.where())
+    except TrustInputError as error:
+        raise RowError(str(error)) from None
+
+
+def trust_texts(row: Row, settings: Settings) -> list[str]:
+    """What the embedding judge will embed for the row (nothing for a table judge)."""
+    if settings.trust_judge != "embedding":
+        return []
+    return judge_texts(_trust_item(row))
+
+
+def measure_trust(row: Row, ctx: MetricContext) -> Measured:
+    """The row's Trust-Score statistics, recorded for the eval's numbers; the fixture
+    returns the row's calibrated STR-EM (0-100) with the rest as evidence."""
+    settings = ctx.settings
+    judge = judge_for(settings.trust_judge, settings.base_dir, ctx.embed, settings.trust_judge_tau)
+    stats = row_trust(_trust_item(row), judge, settings.refusal_flag, settings.refusal_threshold)
+    citation = (
+        "no sentence to cite from"
+        if stats.citation is None
+        else f"citation recall {stats.citation.recall:.3g}, precision "
+        f"{stats.citation.precision:.3g} over {stats.citation.sentences} sentence(s)"
+    )
+    evidence = (
+        f"{'refused' if stats.refused else 'answered'}, "
+        f"{'answerable' if stats.answerable else 'unanswerable'}; STR-EM {stats.str_em:.3g}, "
+        f"calibrated {stats.calib_str_em:.3g}; {citation}"
+    )
+    return Measured(
+        {}, evidence, details={"trust": stats.as_dict()}, score=100 * stats.calib_str_em
     )

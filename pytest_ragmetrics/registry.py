@@ -79,6 +79,37 @@ SOURCES_STATS = (
     "avg_chunks_per_topic",
 )
 CONFUSION_STATS = ("accuracy", "precision", "recall", "f1", "tp", "fp", "fn", "tn")
+# The Trust-Score suite's numbers, in the order of the reference's sample output.
+TRUST_KEYS = (
+    "num_samples",
+    "answered_ratio",
+    "answered_num",
+    "answerable_num",
+    "overlapped_num",
+    "regular_length",
+    "answered_length",
+    "refusal_rec",
+    "refusal_prec",
+    "refusal_f1",
+    "answerable_rec",
+    "answerable_prec",
+    "answerable_f1",
+    "macro_avg",
+    "macro_f1",
+    "regular_str_em",
+    "answered_str_em",
+    "calib_answered_str_em",
+    "calib_answerable_str_em",
+    "calib_str_em_f1",
+    "parametric_str_em",
+    "regular_citation_rec",
+    "regular_citation_prec",
+    "regular_citation_f1",
+    "answered_citation_rec",
+    "answered_citation_prec",
+    "answered_citation_f1",
+    "trust_score",
+)
 
 METRICS: dict[str, MetricInfo] = {
     info.name: info
@@ -125,6 +156,7 @@ METRICS: dict[str, MetricInfo] = {
         ),
         MetricInfo("ux", "cache hits and session coherence of the questions", dataset=UX_STATS),
         MetricInfo("sources", "chunk utilization and topic coverage", dataset=SOURCES_STATS),
+        MetricInfo("trust", "the Trust-Score suite over the eval's rows", dataset=TRUST_KEYS),
         MetricInfo("errors", "the row errored (bad data or a metric input missing)", binary=True),
     )
 }
@@ -152,7 +184,11 @@ def metric_info(metric: str) -> MetricInfo:
 
 
 def split_aggregate(name: str) -> tuple[str, str]:
-    """``"f1.mean"`` -> ``("f1", "mean")``, checked against the known metrics."""
+    """``"f1.mean"`` -> ``("f1", "mean")``, checked against the known metrics. A Trust-Score
+    number may be named alone, as the suite names it: ``"trust_score"`` is
+    ``("trust", "trust_score")``."""
+    if name in TRUST_KEYS:
+        return "trust", name
     metric, dot, stat = name.rpartition(".")
     if not dot or not metric:
         raise UnknownAggregate(f"{name!r} is not of the form metric.stat (e.g. 'f1.mean')")

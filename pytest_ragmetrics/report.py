@@ -90,6 +90,7 @@ _TABLED = frozenset(c.metric for c in (*MAIN_COLUMNS, *APPENDIX_COLUMNS)) | {
     "prompt_tokens",
     "completion_tokens",
     "overlap_answered",
+    "trust",  # its own table
 }
 _WIDTH = 96
 
@@ -166,6 +167,49 @@ def _stage_lines(summaries: Sequence[EvalSummary]) -> list[str]:
     return ["Tokens by stage (mean per row):", *lines] if lines else []
 
 
+TRUST_COLUMNS = (
+    Column("Answered", "trust", "answered_num", _count),
+    Column("Refusal F1", "trust", "refusal_f1", _amount),
+    Column("Answerable F1", "trust", "answerable_f1", _amount),
+    Column("Macro F1", "trust", "macro_f1", _amount),
+    Column("Calib EM F1", "trust", "calib_str_em_f1", _amount),
+    Column("Citation F1", "trust", "answered_citation_f1", _amount),
+    Column("Trust", "trust", "trust_score", _amount),
+)
+
+
+def judge_description(settings: Settings) -> str:
+    """How the Trust-Score citation numbers were judged, in words for every report."""
+    if settings.trust_judge == "embedding":
+        return (
+            f"embedding similarity >= {settings.trust_judge_tau:g}, an approximation of NLI "
+            "entailment: citation numbers are not comparable with published ones"
+        )
+    return f"verdict table {settings.trust_judge[6:]}"
+
+
+def trust_lines(summaries: Sequence[EvalSummary], settings: Settings) -> list[str]:
+    """The Trust-Score table (0-100) of the evals that ran the ``trust`` fixture."""
+    with_trust = [s for s in summaries if "trust" in s.metrics]
+    if not with_trust:
+        return []
+    rows = [
+        [
+            s.info.name,
+            _count(s.metrics["trust"]["num_samples"]),
+            *(c.cell(s) for c in TRUST_COLUMNS),
+        ]
+        for s in with_trust
+    ]
+    table = render_table(["Eval", "N", *(c.heading for c in TRUST_COLUMNS)], rows)
+    warnings = [
+        f"  {s.info.name}: {message}"
+        for s in with_trust
+        for message in s.dataset_details.get("trust_warnings", ())
+    ]
+    return [f"Trust-Score (0-100; judge: {judge_description(settings)}):", *table, *warnings]
+
+
 def _gate_lines(results: Sequence[GateResult]) -> list[str]:
     if not results:
         return ["Gates: none configured for these evals"]
@@ -200,7 +244,11 @@ def terminal_lines(
         "Appendix",
         *_table(summaries, APPENDIX_COLUMNS, ("Eval",)),
     ]
-    for block in (_stage_lines(summaries), more_metric_lines(summaries)):
+    for block in (
+        _stage_lines(summaries),
+        more_metric_lines(summaries),
+        trust_lines(summaries, settings),
+    ):
         if block:
             lines += ["", *block]
     lines += ["", f"{NOT_COMPUTED} = not computed by this eval", "", *_gate_lines(results)]
@@ -260,9 +308,16 @@ def json_document(
                 ],
             }
         )
-    return {
+    document = {
         "schema_version": JSON_SCHEMA_VERSION,
         "plugin_version": plugin_version,
         "settings": settings.signature(),
         "evals": evals,
     }
+    if any("trust" in summary.metrics for summary in summaries):
+        document["trust_judge"] = {
+            "setting": settings.trust_judge,
+            "approximate": settings.trust_judge == "embedding",
+            "description": judge_description(settings),
+        }
+    return document

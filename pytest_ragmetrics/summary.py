@@ -13,13 +13,15 @@ in, so aggregates are bit-identical with and without pytest-xdist.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_ragmetrics.corpus import CORPUS_STATS
 from pytest_ragmetrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.stats import aggregate
+from pytest_ragmetrics.trust import RowTrust, TrustWarning, aggregate_trust
 
 ERRORS_METRIC = "errors"
 
@@ -205,6 +207,22 @@ def _add_corpus_stats(
             metrics[metric].update(reduce(sums))
 
 
+def _add_trust(
+    metrics: dict[str, dict[str, float]], rows: Sequence[RowResult], details: dict[str, Any]
+) -> None:
+    """The Trust-Score numbers from the rows' recorded statistics, in dataset order (the
+    reference averages in row order), with the suite's warnings kept for the report."""
+    recorded = [row.details["trust"] for row in rows if "trust" in row.details]
+    if not recorded:
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TrustWarning)
+        metrics["trust"] = aggregate_trust([RowTrust.from_dict(stats) for stats in recorded])
+    messages = [str(w.message) for w in caught if issubclass(w.category, TrustWarning)]
+    if messages:
+        details["trust_warnings"] = messages
+
+
 def _merge_dataset_payloads(
     payloads: list[Mapping[str, Any]],
     metrics: dict[str, dict[str, float]],
@@ -246,6 +264,7 @@ def _summarize_eval(
     _add_corpus_stats(metrics, breakdowns)
     coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
     details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
+    _add_trust(metrics, rows, details)
     if dataset_payloads:  # a dataset-level test counts in `errors` like a row
         ran = [p for p in dataset_payloads if not p["skipped"] or p["error"]]
         flags = [row.values[ERRORS_METRIC] for row in rows]

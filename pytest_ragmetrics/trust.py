@@ -42,41 +42,11 @@ from pytest_ragmetrics.metrics.refusal import (
     is_refusal,
     trust_normalize,
 )
+from pytest_ragmetrics.registry import TRUST_KEYS
 
 Judge = Callable[[str, str], bool]
 MAX_CITATIONS = 3
 _CITATION = re.compile(r"\[\d+")
-
-TRUST_KEYS = (
-    "num_samples",
-    "answered_ratio",
-    "answered_num",
-    "answerable_num",
-    "overlapped_num",
-    "regular_length",
-    "answered_length",
-    "refusal_rec",
-    "refusal_prec",
-    "refusal_f1",
-    "answerable_rec",
-    "answerable_prec",
-    "answerable_f1",
-    "macro_avg",
-    "macro_f1",
-    "regular_str_em",
-    "answered_str_em",
-    "calib_answered_str_em",
-    "calib_answerable_str_em",
-    "calib_str_em_f1",
-    "parametric_str_em",
-    "regular_citation_rec",
-    "regular_citation_prec",
-    "regular_citation_f1",
-    "answered_citation_rec",
-    "answered_citation_prec",
-    "answered_citation_f1",
-    "trust_score",
-)
 
 
 class TrustWarning(UserWarning):
@@ -155,6 +125,17 @@ class CitationScores:
     citations: int
 
 
+def cited_ids(sentence: str, contexts: int) -> list[int]:
+    """The 0-based context ids a sentence cites, as the judge sees them: the first
+    ``MAX_CITATIONS`` of its ``[n`` markers, or none when it has none or any id is beyond
+    the contexts (checked before the cut). ``[0]`` is id -1, the last context, which the
+    reference does not treat as out of range."""
+    ids = [int(marker[1:]) - 1 for marker in _CITATION.findall(sentence)]
+    if any(i >= contexts or i < -contexts for i in ids):
+        return []
+    return ids[:MAX_CITATIONS]
+
+
 def _premise(docs: Sequence[TrustDoc], ids: Sequence[int]) -> str:
     return "\n".join(docs[i].formatted() for i in ids)
 
@@ -190,11 +171,9 @@ def citation_scores(item: TrustItem, judge: Judge) -> CitationScores | None:
     entailed = credited = citations = 0
     for sentence in sentences:
         hypothesis = remove_citations(sentence).strip()
-        ids = [int(marker[1:]) - 1 for marker in _CITATION.findall(sentence)]
-        # ``[0]`` is id -1, which the reference does not treat as out of range.
-        if not ids or any(i >= len(docs) or i < -len(docs) for i in ids):
+        ids = cited_ids(sentence, len(docs))
+        if not ids:
             continue
-        ids = ids[:MAX_CITATIONS]
         citations += len(ids)
         if not judge(_premise(docs, ids), hypothesis):
             continue
@@ -449,3 +428,24 @@ def trust_score(
         where = row.where() if hasattr(row, "where") else f"row {index}"
         items.append(trust_item(data, where))
     return aggregate_trust([row_trust(item, judge, flag, threshold) for item in items])
+
+
+def judge_texts(item: TrustItem) -> list[str]:
+    """Every premise and hypothesis the judge may be asked about for ``item`` (a superset:
+    the over-citation questions are asked only when a sentence is jointly entailed), so an
+    embedding judge's texts can be embedded in one batch before rows run."""
+    texts: dict[str, None] = {}
+    docs = item.docs
+    for sentence in trust_sentences(item.answer):
+        ids = cited_ids(sentence, len(docs))
+        if not ids:
+            continue
+        texts[remove_citations(sentence).strip()] = None
+        texts[_premise(docs, ids)] = None
+        if len(ids) > 1:
+            for doc_id in ids:
+                rest = list(ids)
+                rest.remove(doc_id)
+                texts[_premise(docs, [doc_id])] = None
+                texts[_premise(docs, rest)] = None
+    return [text for text in texts if text.strip()]

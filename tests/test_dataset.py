@@ -147,8 +147,16 @@ def test_csv_text_fields_are_never_read_as_json(tmp_path: Path) -> None:
     assert loaded.row["note"] == "[draft]"  # unknown fields stay text
 
 
-def test_gold_alias_groups_are_refused_when_loading(tmp_path: Path) -> None:
-    path = write(tmp_path, "d.jsonl", json.dumps({"id": "r", "gold": [["a", "b"], ["c"]]}) + "\n")
-    ((field, message),) = problems(path)["r"]
-    assert field == "gold"
-    assert "non-empty list of strings" in message
+def test_gold_answer_groups_load_and_empty_groups_are_refused(tmp_path: Path) -> None:
+    rows = [
+        {"id": "groups", "gold": [["a", "b"], ["c"]]},  # answer groups (ASQA, Trust-Score)
+        {"id": "empty", "gold": [["a"], []]},
+        {"id": "mixed", "gold": ["a", ["b"]]},
+    ]
+    path = write(tmp_path, "d.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    found = problems(path)
+    assert found["groups"] == []
+    for row_id in ("empty", "mixed"):
+        ((field, message),) = found[row_id]
+        assert field == "gold"
+        assert "non-empty list of non-empty alias lists" in message

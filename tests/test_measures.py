@@ -70,3 +70,11 @@ def test_retrieval_consistency_by_hand() -> None:
         retrieval_consistency(first, repeats, k=0)
     with pytest.raises(ValueError, match="at least one repeated retrieval"):
         retrieval_consistency(first, [], k=2)
+
+
+def test_answer_groups_are_flattened_into_aliases() -> None:
+    from pytest_ragmetrics.measured import golds
+
+    row = _row(gold=[["Daei", "Ali Daei"], ["Bican"]])
+    assert golds(row, "f1") == ["Daei", "Ali Daei", "Bican"]
+    assert golds(_row(gold="Paris"), "f1") == ["Paris"]

@@ -180,3 +180,11 @@ def test_rouge_use_stemmer_setting(tmp_path: Path) -> None:
     path.write_text('[settings]\nrouge_use_stemmer = "yes"\n', encoding="utf-8")
     with pytest.raises(ThresholdsError, match="rouge_use_stemmer: expected true or false"):
         load_thresholds(path)
+
+
+def test_trust_numbers_are_gated_by_their_own_names() -> None:
+    assert split_aggregate("trust_score") == ("trust", "trust_score")
+    assert split_aggregate("refusal_f1") == ("trust", "refusal_f1")
+    assert split_aggregate("trust.calib_str_em_f1") == ("trust", "calib_str_em_f1")
+    with pytest.raises(UnknownAggregate, match="unknown statistic"):
+        split_aggregate("trust.mean")
