@@ -12,7 +12,7 @@ Shape::
     rouge_use_stemmer = false        # Porter-stem English tokens before ROUGE
     refusal_flag = "I apologize, but I couldn't find an answer"  # Trust-Score refusal
     refusal_threshold = 85           # fuzzy partial ratio above which an output refuses
-    trust_judge = "embedding"        # or "table:verdicts.jsonl" (entailment as data)
+    trust_judge = "embedding"        # "table:verdicts.jsonl" or "nli:<model directory>"
     trust_judge_tau = 0.65           # cosine the embedding judge needs to entail
 
     [gates]                          # every eval
@@ -206,14 +206,19 @@ def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
     if not 0 <= threshold < 100:
         raise _error(path, "[settings] refusal_threshold", "expected a number in [0, 100)")
     judge = table.get("trust_judge", DEFAULT_TRUST_JUDGE)
-    if not isinstance(judge, str) or not (
-        judge == DEFAULT_TRUST_JUDGE or (judge.startswith("table:") and judge[6:].strip())
-    ):
+    kind, _, where = judge.partition(":") if isinstance(judge, str) else ("", "", "")
+    if not (judge == DEFAULT_TRUST_JUDGE or (kind in ("table", "nli") and where.strip())):
         raise _error(
-            path, "[settings] trust_judge", 'expected "embedding" or "table:<verdicts.jsonl>"'
+            path,
+            "[settings] trust_judge",
+            'expected "embedding", "table:<verdicts.jsonl>" or "nli:<model directory>"',
         )
-    if judge.startswith("table:") and not (path.parent / judge[6:]).is_file():
-        raise _error(path, "[settings] trust_judge", f"no verdict file {judge[6:]!r}")
+    if kind == "table" and not (path.parent / where).is_file():
+        raise _error(path, "[settings] trust_judge", f"no verdict file {where!r}")
+    if kind == "nli" and not (path.parent / where / "config.json").is_file():
+        raise _error(
+            path, "[settings] trust_judge", f"{where!r} is not a model directory (no config.json)"
+        )
     tau = table.get("trust_judge_tau", DEFAULT_ENTAILMENT_TAU)
     if isinstance(tau, bool) or not isinstance(tau, int | float) or not 0 < tau <= 1:
         raise _error(path, "[settings] trust_judge_tau", "expected a number in (0, 1]")

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -106,9 +108,55 @@ def load_table_judge(path: Path) -> TableJudge:
     return judge
 
 
+class NliModelError(Exception):
+    """An NLI model directory cannot serve as a judge; the message says why."""
+
+
+@dataclass
+class NliJudge:
+    """Entailment from an NLI cross-encoder the user has on disk (never downloaded):
+    entailed when the model's highest-scoring label for (premise, hypothesis) is its
+    entailment label. ``load`` finds that label in the model's ``id2label``."""
+
+    model: Any
+    entailment: int
+    path: str
+    approximate: bool = False
+    name: str = "nli"
+
+    @classmethod
+    def load(cls, path: Path) -> NliJudge:
+        if not (path / "config.json").is_file():
+            raise NliModelError(f"{path}: not a model directory (no config.json)")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import CrossEncoder
+
+        model = CrossEncoder(str(path), local_files_only=True)
+        labels = {int(i): str(label) for i, label in model.config.id2label.items()}
+        entailment = [i for i, label in labels.items() if label.lower().startswith("entail")]
+        if len(entailment) != 1:
+            raise NliModelError(
+                f"{path}: expected one entailment label in id2label, got {sorted(labels.values())}"
+            )
+        return cls(model, entailment[0], str(path))
+
+    def __call__(self, premise: str, hypothesis: str) -> bool:
+        scores = np.asarray(self.model.predict([(premise, hypothesis)]))
+        return int(np.argmax(scores.reshape(-1))) == self.entailment
+
+
+@functools.lru_cache(maxsize=2)
+def load_nli_judge(path: Path) -> NliJudge:
+    """An ``NliJudge`` from a model directory, loaded once per process."""
+    return NliJudge.load(path)
+
+
 def judge_for(setting: str, base_dir: Path | None, embed: Embed, tau: float) -> Judge:
-    """The judge a ``trust_judge`` setting names: ``"embedding"`` or ``"table:<path>"``
-    (relative to thresholds.toml's directory)."""
+    """The judge a ``trust_judge`` setting names: ``"embedding"``, ``"table:<path>"`` or
+    ``"nli:<directory>"`` (paths relative to thresholds.toml's directory)."""
+    base = base_dir or Path.cwd()
     if setting.startswith("table:"):
-        return load_table_judge(((base_dir or Path.cwd()) / setting[6:]).resolve())
+        return load_table_judge((base / setting[6:]).resolve())
+    if setting.startswith("nli:"):
+        return load_nli_judge((base / setting[4:]).resolve())
     return EmbeddingJudge(embed, tau)

@@ -185,7 +185,10 @@ def judge_description(settings: Settings) -> str:
             f"embedding similarity >= {settings.trust_judge_tau:g}, an approximation of NLI "
             "entailment: citation numbers are not comparable with published ones"
         )
-    return f"verdict table {settings.trust_judge[6:]}"
+    kind, _, where = settings.trust_judge.partition(":")
+    if kind == "nli":
+        return f"NLI cross-encoder {where}"
+    return f"verdict table {where}"
 
 
 def trust_lines(summaries: Sequence[EvalSummary], settings: Settings) -> list[str]:

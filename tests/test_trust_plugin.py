@@ -89,7 +89,8 @@ def test_no_unanswerable_row_warns_in_the_report(make_project: Any) -> None:
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ('trust_judge = "nli"', 'expected "embedding" or "table:<verdicts.jsonl>"'),
+        ('trust_judge = "nli"', 'expected "embedding", "table:<verdicts.jsonl>" or "nli:<model'),
+        ('trust_judge = "nli:nowhere"', "'nowhere' is not a model directory"),
         ('trust_judge = "table:missing.jsonl"', "no verdict file 'missing.jsonl'"),
         ("refusal_threshold = 100", "expected a number in [0, 100)"),
         ("trust_judge_tau = 0", "expected a number in (0, 1]"),
@@ -117,3 +118,22 @@ def test_the_embedding_judge_is_prepared_and_labelled_approximate(make_project: 
     )
     # Every premise and hypothesis was embedded before the rows ran, none after.
     result.stdout.fnmatch_lines(["*embeddings (main): * unique text(s), 0 from cache, * encoded*"])
+
+
+def test_an_nli_model_directory_can_judge(make_project: Any) -> None:
+    from test_nli_judge import tiny_nli
+
+    project = _trust_project(make_project("no-xdist"))
+    tiny_nli(project.path / "nli-model", favoured=1)  # entails everything
+    project.write("thresholds.toml", '[settings]\ntrust_judge = "nli:nli-model"\n')
+    result, report = project.run_json()
+    result.assert_outcomes(passed=10)
+    result.stdout.fnmatch_lines(["Trust-Score (0-100; judge: NLI cross-encoder nli-model):"])
+    assert report["trust_judge"] == {
+        "setting": "nli:nli-model",
+        "approximate": False,
+        "description": "NLI cross-encoder nli-model",
+    }
+    # Every cited sentence in range is entailed: A5's single sentence now counts, so the
+    # answered rows' recall is (1 + 1/2 + 1 + 1/2 + 1) / 5.
+    assert report["evals"][0]["metrics"]["trust"]["answered_citation_rec"] == 80.0
