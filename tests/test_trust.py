@@ -26,12 +26,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.judges import EmbeddingJudge, MissingVerdict, TableJudge
+from pytest_ragmetrics.judges import EmbeddingJudge, MissingVerdict, TableJudge, load_table_judge
 from pytest_ragmetrics.trust import (
     TRUST_KEYS,
     TrustInputError,
     TrustWarning,
     citation_scores,
+    judge_texts,
     remove_citations,
     row_trust,
     trust_item,
@@ -349,3 +350,95 @@ def test_table_judge_from_records() -> None:
     assert (judge("p", "h"), judge("p", "g")) == (True, False)
     with pytest.raises(ValueError, match="verdict 0: expected string 'premise'"):
         TableJudge.from_records([{"premise": "p", "hypothesis": "h", "entailed": "yes"}])
+
+
+# -- quirks the seed sample does not exercise ------------------------------------------------
+
+
+def test_doubled_end_punctuation_splits_as_nltk_does() -> None:
+    # NLTK's Punkt makes the second "!" a sentence of its own (an uncited one).
+    assert trust_sentences("It was huge [1]!!") == ["It was huge [1]!", "!"]
+    assert trust_sentences("Line one [1]\nLine two [2]") == ["Line one [1]\nLine two [2]"]
+
+
+def test_a_citation_sharing_a_supported_group_is_not_an_over_citation() -> None:
+    # Both docs support group 0. [1][2] is jointly entailed; doc 2 fails alone and the rest
+    # (doc 1) entails, but doc 2 shares a supported group with it: credited, precision 2/2.
+    docs = [doc("A", "Alpha won.", [1]), doc("B", "Alpha, again.", [1])]
+    item = trust_item({"answer": "Alpha won [1][2].", "gold": [["Alpha"]], "contexts": docs})
+    verdicts = {
+        (premise(*docs), "Alpha won."): True,
+        (premise(docs[0]), "Alpha won."): True,
+        (premise(docs[1]), "Alpha won."): False,
+    }
+    scores = citation_scores(item, TableJudge(verdicts))
+    assert scores is not None
+    assert (scores.recall, scores.precision) == (1.0, 1.0)
+
+
+def test_calibrated_em_judges_refusal_on_the_stripped_output() -> None:
+    # Raw "The answer [12]." normalises to "answer 12": partial ratio 80 against the flag,
+    # an answer. Stripped, "answer" is a word of the flag: 100, a refusal, so its
+    # calibrated STR-EM is 0 although the group "answer" is present.
+    row = {
+        "answer": "The answer [12].",
+        "gold": [["answer"]],
+        "contexts": [doc("A", "answer", [1])],
+    }
+    stats = row_trust(trust_item(row), TableJudge({}))
+    assert (stats.refused, stats.answerable, stats.str_em) == (False, True, 1.0)
+    assert stats.calib_str_em == 0.0
+
+
+def _refusal_rows(refused: int, answered: int) -> list[dict[str, Any]]:
+    unanswerable = {"gold": [["zz"]], "contexts": [doc("U", "nothing", [0])]}
+    return [{"answer": REFUSAL, **unanswerable} for _ in range(refused)] + [
+        {"answer": "qq", **unanswerable} for _ in range(answered)
+    ]
+
+
+def test_percentages_are_computed_as_the_reference_computes_them() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrustWarning)
+        result = trust_score(_refusal_rows(1, 2), TableJudge({}))
+    assert result["refusal_rec"] == (100 * 1) / 3  # 33.333333333333336, not 100 * (1 / 3)
+    assert result["refusal_rec"] != 100 * (1 / 3)
+    assert result["answered_ratio"] == 66.67  # round(100 * 2 / 3, 2), the only rounded key
+
+
+def test_the_calibrated_f1_is_scipys_harmonic_mean() -> None:
+    # One answerable row answered with its group present, four answerable rows refused:
+    # EM_alpha = 100 (1 answered row), EM_beta = 100 * 1/5 = 20.
+    good = {"answer": "Alpha.", "gold": [["Alpha"]], "contexts": [doc("A", "Alpha", [1])]}
+    refused = {"answer": REFUSAL, "gold": [["Alpha"]], "contexts": [doc("A", "Alpha", [1])]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrustWarning)
+        result = trust_score([good, *([refused] * 4)], TableJudge({}))
+    assert (result["calib_answered_str_em"], result["calib_answerable_str_em"]) == (100.0, 20.0)
+    assert result["calib_str_em_f1"] == 1.0 / ((1.0 / 100.0 + 1.0 / 20.0) / 2)  # scipy's hmean
+    assert result["calib_str_em_f1"] != 2 * 100.0 * 20.0 / (100.0 + 20.0)
+
+
+def test_judge_texts_cover_every_question_the_judge_is_asked() -> None:
+    asked: list[str] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        asked.extend(texts)
+        return [[1.0, float(len(t) % 3)] for t in texts]
+
+    for row in SEED_ROWS:
+        item = trust_item(row)
+        asked.clear()
+        row_trust(item, EmbeddingJudge(embed, tau=0.5))
+        assert set(asked) <= set(judge_texts(item))
+
+
+def test_a_bad_verdict_file_names_its_line(tmp_path: Any) -> None:
+    path = tmp_path / "verdicts.jsonl"
+    path.write_text(
+        '\n{"premise": "p", "hypothesis": "h", "entailed": true}\n'
+        '{"premise": "p", "hypothesis": "g", "entailed": "yes"}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match=r"verdicts.jsonl:3: expected string 'premise'"):
+        load_table_judge(path)

@@ -95,6 +95,7 @@ def test_no_unanswerable_row_warns_in_the_report(make_project: Any) -> None:
         ("refusal_threshold = 100", "expected a number in [0, 100)"),
         ("trust_judge_tau = 0", "expected a number in (0, 1]"),
         ('refusal_flag = ""', "expected the refusal sentence"),
+        ('refusal_flag = "!!!"', "words that survive normalisation"),
     ],
 )
 def test_bad_trust_settings_are_usage_errors(
