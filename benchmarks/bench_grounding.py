@@ -67,7 +67,6 @@ Targets that are missed are marked ``MISSED`` but do not change the exit status.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import os
 import platform
@@ -82,6 +81,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from benchinfo import load_average, version
 
 from pytest_ragmetrics.embeddings import packaged_model_dir
 from pytest_ragmetrics.metrics.grounding import claims, overlap_texts
@@ -574,18 +575,6 @@ def run_benchmark(args: argparse.Namespace, root: Path) -> Results:
 # ---------------------------------------------------------------------------------------
 # Reporting
 # ---------------------------------------------------------------------------------------
-
-
-def version(distribution: str) -> str:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def load_average() -> float | None:
-    """The one-minute load average, where the platform has one."""
-    return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
 
 
 def machine(details: Mapping[str, Any]) -> dict[str, Any]:

@@ -71,7 +71,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.metadata
 import json
 import math
 import os
@@ -87,6 +86,7 @@ from typing import Any
 
 import numpy as np
 import pytrec_eval
+from benchinfo import load_average, version
 
 from pytest_ragmetrics.metrics.retrieval import evaluate, score_queries
 
@@ -325,17 +325,6 @@ def run_benchmark(args: argparse.Namespace) -> Results | list[str]:
 # ---------------------------------------------------------------------------------------
 # Reporting
 # ---------------------------------------------------------------------------------------
-
-
-def version(distribution: str) -> str:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def load_average() -> float | None:
-    return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
 
 
 def numba_threads() -> int | None:
