@@ -26,6 +26,7 @@ from pytest_ragmetrics.config import Thresholds, ThresholdsError, load_threshold
 from pytest_ragmetrics.embeddings import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.finish import finish_run, send_gate_reports
 from pytest_ragmetrics.fixtures import session_texts
+from pytest_ragmetrics.markdown import markdown_summary
 from pytest_ragmetrics.paths import display_path
 from pytest_ragmetrics.prepare import PrepareStats
 from pytest_ragmetrics.progress import LineProgress
@@ -44,6 +45,7 @@ from pytest_ragmetrics.state import (
 )
 
 DEFAULT_THRESHOLDS = "thresholds.toml"
+GITHUB_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 RUN_CACHE_KEY = "ragmetrics_run_cache"
 PREPARE_STATS_KEY = "ragmetrics_prepare_stats"
 
@@ -71,6 +73,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         default=None,
         help="write the aggregates, gates and per-row values as JSON to PATH (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-md",
+        metavar="PATH",
+        default=None,
+        help="write a Markdown summary (tables and gates) to PATH; it is also appended to "
+        f"${GITHUB_SUMMARY_ENV} when that variable is set (default: off)",
     )
     group.addoption(
         "--ragmetrics-update-baseline",
@@ -136,11 +145,13 @@ def _options(config: pytest.Config) -> Options:
     if limit is not None and limit < 1:
         raise pytest.UsageError(f"--ragmetrics-limit must be at least 1, got {limit}")
     json_path = config.getoption("ragmetrics_json")
+    md_path = config.getoption("ragmetrics_md")
     return Options(
         cache_dir=_cache_dir(config),
         thresholds=_thresholds_path(config),
         limit=limit,
         json_path=config.invocation_params.dir / json_path if json_path else None,
+        md_path=config.invocation_params.dir / md_path if md_path else None,
         update_baseline=config.getoption("ragmetrics_update_baseline"),
         force_gates=config.getoption("ragmetrics_force_gates"),
     )
@@ -337,19 +348,24 @@ class ControllerHooks:
 
     @pytest.hookimpl(trylast=True)  # after the module-level hook stored local statistics
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Write the --ragmetrics-json report."""
-        path = self.state.options.json_path
-        if path is None:
+        """Write the --ragmetrics-json and --ragmetrics-md reports (and GitHub's summary)."""
+        state, settings = self.state, self.state.thresholds.settings
+        path = state.options.json_path
+        if path is not None:
+            document = json_document(state.summaries, state.gate_results, settings, __version__)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+            path.write_text(text, encoding="utf-8")
+        github = os.environ.get(GITHUB_SUMMARY_ENV)
+        if not state.summaries or (state.options.md_path is None and not github):
             return
-        document = json_document(
-            self.state.summaries,
-            self.state.gate_results,
-            self.state.thresholds.settings,
-            __version__,
-        )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        path.write_text(text, encoding="utf-8")
+        markdown = markdown_summary(state.summaries, state.gate_results, settings, __version__)
+        if state.options.md_path is not None:
+            state.options.md_path.parent.mkdir(parents=True, exist_ok=True)
+            state.options.md_path.write_text(markdown, encoding="utf-8")
+        if github:  # GitHub Actions collects what every step appends to this file
+            with open(github, "a", encoding="utf-8") as summary:
+                summary.write(markdown)
 
 
 def _embedding_notes(stats: dict[str, PrepareStats]) -> list[str]:

@@ -25,6 +25,7 @@ class Options:
     thresholds: Path | None
     limit: int | None
     json_path: Path | None
+    md_path: Path | None
     update_baseline: bool
     force_gates: bool
     cache_dir: Path

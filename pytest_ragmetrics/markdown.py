@@ -1,0 +1,118 @@
+"""The Markdown summary (``--ragmetrics-md``, and ``$GITHUB_STEP_SUMMARY`` in GitHub
+Actions): the main table, the Trust-Score table, and the gates. A pure function of the
+results; every text that comes from a dataset or a path is escaped for a table cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pytest_ragmetrics.config import Settings
+from pytest_ragmetrics.gates import GateResult
+from pytest_ragmetrics.report import (
+    MAIN_COLUMNS,
+    NOT_COMPUTED,
+    TRUST_COLUMNS,
+    Column,
+    judge_description,
+    more_metric_lines,
+)
+from pytest_ragmetrics.summary import EvalSummary
+
+_STATUS = {"passed": "pass", "failed": "**FAIL**", "skipped": "skip"}
+
+
+def cell(text: str) -> str:
+    """``text`` safe inside a Markdown table cell: one line, pipes and markup escaped."""
+    flat = " ".join(text.split())
+    for char in ("\\", "|", "`", "*", "_", "<", ">", "[", "]"):
+        flat = flat.replace(char, "\\" + char)
+    return flat
+
+
+def table(
+    headings: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] | None = None
+) -> list[str]:
+    """A Markdown table; the ``numeric`` columns (by default all but the first) are
+    right-aligned."""
+    right = set(range(1, len(headings)) if numeric is None else numeric)
+    align = ["---:" if i in right else "---" for i in range(len(headings))]
+    lines = [f"| {' | '.join(headings)} |", f"| {' | '.join(align)} |"]
+    return lines + [f"| {' | '.join(row)} |" for row in rows]
+
+
+def _metric_table(summaries: Sequence[EvalSummary], columns: Sequence[Column]) -> list[str]:
+    rows = [[cell(s.info.name), str(s.rows_used), *(c.cell(s) for c in columns)] for s in summaries]
+    return table(["Eval", "N", *(c.heading for c in columns)], rows)
+
+
+def _gate_section(results: Sequence[GateResult]) -> list[str]:
+    if not results:
+        return ["No gates are configured for these evals."]
+    counts = {status: sum(r.status == status for r in results) for status in _STATUS}
+    lines = [
+        f"Gates: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+    ]
+    rows = [
+        [
+            _STATUS[r.status],
+            cell(r.nodeid),
+            cell(r.rule),
+            NOT_COMPUTED if r.value is None else f"{r.value:g}",
+            NOT_COMPUTED if r.baseline is None else f"{r.baseline:g}",
+            cell(r.message.splitlines()[0]) if r.status != "passed" else "",
+        ]
+        for r in sorted(results, key=lambda r: (r.status == "passed", r.status == "skipped"))
+    ]
+    headings = ["Status", "Gate", "Rule", "Value", "Baseline", "Why"]
+    return [
+        *lines,
+        "",
+        "<details><summary>All gates</summary>",
+        "",
+        *table(headings, rows, numeric=(3, 4)),
+        "",
+        "</details>",
+    ]
+
+
+def markdown_summary(
+    summaries: Sequence[EvalSummary],
+    results: Sequence[GateResult],
+    settings: Settings,
+    plugin_version: str,
+) -> str:
+    """The whole Markdown summary of a run."""
+    failed = sum(r.status == "failed" for r in results)
+    verdict = f"{failed} gate(s) failed" if failed else "all gates hold"
+    lines = [
+        f"## pytest-ragmetrics: {verdict}",
+        "",
+        f"pytest-ragmetrics {plugin_version} · tau_sim {settings.tau_sim:g} · "
+        f"citations: {settings.citation_format}",
+        "",
+        *_metric_table(summaries, MAIN_COLUMNS),
+    ]
+    with_trust = [s for s in summaries if "trust" in s.metrics]
+    if with_trust:
+        lines += [
+            "",
+            f"### Trust-Score (0–100; judge: {cell(judge_description(settings))})",
+            "",
+            *_metric_table(with_trust, TRUST_COLUMNS),
+        ]
+    more = more_metric_lines(summaries)
+    if more:
+        block = [line.replace("`", "'") for line in more[1:]]
+        lines += [
+            "",
+            f"<details><summary>{more[0]}</summary>",
+            "",
+            "```",
+            *block,
+            "```",
+            "",
+            "</details>",
+        ]
+    lines += ["", "### Gates", "", *_gate_section(results), ""]
+    return "\n".join(lines)

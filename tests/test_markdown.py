@@ -1,0 +1,104 @@
+"""The Markdown summary: golden output, escaping, and how pytest writes it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics.config import Settings
+from pytest_ragmetrics.gates import GateResult
+from pytest_ragmetrics.markdown import cell, markdown_summary
+from pytest_ragmetrics.summary import EvalInfo, row_payload, summarize
+
+from conftest import Project
+
+INFO = EvalInfo("evals/test_a.py", "evals/test_a.py", "evals/data/a.jsonl", "0" * 64, 2)
+
+
+def test_markdown_summary_golden() -> None:
+    payloads = [
+        row_payload(INFO, "r1", 0, {"f1": 1.0, "tokens": 100.0, "mrr": 1.0}, {}, None),
+        row_payload(INFO, "r2", 1, {"f1": 0.5, "tokens": 300.0, "mrr": 0.5}, {}, None),
+    ]
+    results = [
+        GateResult("evals/test_a.py", "f1.mean", ">= 0.5", "passed", "ok", 0.75, 0.5),
+        GateResult(
+            "evals/test_a.py",
+            "tokens.mean",
+            "<= 1.2x baseline",
+            "failed",
+            "too many\nmore",
+            200.0,
+            120.0,
+            100.0,
+        ),
+    ]
+    text = markdown_summary(summarize(payloads), results, Settings(), "9.9")
+    assert text.splitlines() == [
+        "## pytest-ragmetrics: 1 gate(s) failed",
+        "",
+        "pytest-ragmetrics 9.9 · tau_sim 0.65 · citations: auto",
+        "",
+        "| Eval | N | Faithfulness | Overlap | F1 | Tokens | P50 ms | Abstain |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| evals/test\\_a.py | 2 | — | — | 0.750 | 200.0 | — | — |",
+        "",
+        "<details><summary>More metrics (mean over rows unless named):</summary>",
+        "",
+        "```",
+        "  evals/test_a.py (2 rows):",
+        "    mrr 0.75",
+        "```",
+        "",
+        "</details>",
+        "",
+        "### Gates",
+        "",
+        "Gates: 1 passed, 1 failed, 0 skipped",
+        "",
+        "<details><summary>All gates</summary>",
+        "",
+        "| Status | Gate | Rule | Value | Baseline | Why |",
+        "| --- | --- | --- | ---: | ---: | --- |",
+        "| **FAIL** | evals/test\\_a.py::gate::tokens.mean | \\<= 1.2x baseline | 200 | 100 "
+        "| too many |",
+        "| pass | evals/test\\_a.py::gate::f1.mean | \\>= 0.5 | 0.75 | — |  |",
+        "",
+        "</details>",
+    ]
+
+
+def test_cells_cannot_break_the_table_or_inject_markup() -> None:
+    assert cell("a | b\nc") == "a \\| b c"
+    assert cell("<script>alert(1)</script>") == "\\<script\\>alert(1)\\</script\\>"
+    assert cell("`code` *bold* [link](x)") == "\\`code\\` \\*bold\\* \\[link\\](x)"
+
+
+def test_the_option_writes_the_summary(project: Project) -> None:
+    result = project.run("--ragmetrics-md", "out/summary.md")
+    result.assert_outcomes(passed=4 + 4)
+    text = (project.path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert text.startswith("## pytest-ragmetrics: all gates hold\n")
+    assert "| test\\_eval.py | 4 | — | — | 0.500 | 250.0 | 250 | 0.250 |" in text
+
+
+def test_github_step_summary_is_appended_to(
+    make_project: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project("n2")
+    summary = tmp_path / "step_summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))  # the subprocess inherits it
+    project.run().assert_outcomes(passed=4 + 4)
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n## pytest-ragmetrics: all gates hold\n")
+    assert text.count("## pytest-ragmetrics") == 1  # written once, by the controller
+
+
+@pytest.mark.parametrize("flag", [[], ["--ragmetrics-md", "s.md"]])
+def test_nothing_is_written_without_evals(pytester: pytest.Pytester, flag: list[str]) -> None:
+    pytester.makepyfile("def test_plain():\n    pass\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", *flag).assert_outcomes(passed=1)
+    assert not (pytester.path / "s.md").exists()
