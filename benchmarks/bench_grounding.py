@@ -69,7 +69,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import re
 import statistics
@@ -82,7 +81,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchinfo import load_average, version
+from benchinfo import load_average, machine_info
 
 from pytest_ragmetrics.embeddings import packaged_model_dir
 from pytest_ragmetrics.metrics.grounding import claims, overlap_texts
@@ -579,20 +578,8 @@ def run_benchmark(args: argparse.Namespace, root: Path) -> Results:
 
 def machine(details: Mapping[str, Any]) -> dict[str, Any]:
     """Where the numbers come from, and how busy the machine was around them."""
-    torch_threads = details.get("torch_threads")
-    return {
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "python": platform.python_version(),
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "torch_threads": torch_threads,
-        "load_average": {"before": details.get("load_before"), "after": details.get("load_after")},
-        "versions": {
-            name: version(name)
-            for name in ("pytest-ragmetrics", "pytest", "sentence-transformers", "torch", "numpy")
-        },
-    }
+    packages = ("pytest-ragmetrics", "pytest", "sentence-transformers", "torch", "numpy")
+    return machine_info(details, packages, torch_threads=details.get("torch_threads"))
 
 
 def ratios(results: Results) -> dict[str, float]:

@@ -73,8 +73,6 @@ import argparse
 import gc
 import json
 import math
-import os
-import platform
 import statistics
 import sys
 import time
@@ -86,7 +84,7 @@ from typing import Any
 
 import numpy as np
 import pytrec_eval
-from benchinfo import load_average, version
+from benchinfo import load_average, machine_info
 
 from pytest_ragmetrics.metrics.retrieval import evaluate, score_queries
 
@@ -336,19 +334,9 @@ def numba_threads() -> int | None:
 
 
 def machine(details: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "python": platform.python_version(),
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "numba_threads": numba_threads(),
-        "load_average": {"before": details.get("load_before"), "after": details.get("load_after")},
-        "versions": {
-            name: version(name)
-            for name in ("pytest-ragmetrics", "numpy", "pytrec-eval-terrier", "ranx", "numba")
-        },
-    }
+    """Where the numbers come from, and how busy the machine was around them."""
+    packages = ("pytest-ragmetrics", "numpy", "pytrec-eval-terrier", "ranx", "numba")
+    return machine_info(details, packages, numba_threads=numba_threads())
 
 
 def ranx_gap(results: Results, scenario: str) -> float:

@@ -168,7 +168,7 @@ def measure_exact_repeats(row: Row, ctx: MetricContext) -> Measured:
     return Measured({metric: value}, evidence)
 
 
-def semantic_repeat_texts(row: Row, settings: Any) -> list[str]:
+def semantic_repeat_texts(row: Row, settings: Settings) -> list[str]:
     metric = "response_semantic_consistency"
     answer = strip_citations(row.require("answer", metric), settings.citation_format)
     repeats = [strip_citations(r, settings.citation_format) for r in _repeats(row, metric)]

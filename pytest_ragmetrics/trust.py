@@ -30,12 +30,13 @@ from __future__ import annotations
 import functools
 import re
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from pytest_ragmetrics.judges import Judge
 from pytest_ragmetrics.metrics.refusal import (
     DEFAULT_REFUSAL_FLAG,
     DEFAULT_REFUSAL_THRESHOLD,
@@ -44,7 +45,6 @@ from pytest_ragmetrics.metrics.refusal import (
 )
 from pytest_ragmetrics.registry import TRUST_KEYS
 
-Judge = Callable[[str, str], bool]
 MAX_CITATIONS = 3
 _CITATION = re.compile(r"\[\d+")
 
