@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_ragmetrics.metrics.abstention import Abstention, IdkCitation, abstention, idk_citation
+from pytest_ragmetrics.metrics.anchors import AnchorCoverage, anchor_coverage, question_anchors
 from pytest_ragmetrics.metrics.answer import (
     F1Match,
     best_f1,
@@ -20,23 +21,29 @@ from pytest_ragmetrics.metrics.grounding import (
     overlap,
     similarity_to_gold,
 )
+from pytest_ragmetrics.metrics.short import ShortAnswer, finalize
 
 __all__ = [
     "Abstention",
+    "AnchorCoverage",
     "F1Match",
     "Faithfulness",
     "GoldSimilarity",
     "IdkCitation",
     "Overlap",
+    "ShortAnswer",
     "TokenUsage",
     "abstention",
+    "anchor_coverage",
     "best_f1",
     "cosine",
     "exact_match",
     "faithfulness",
+    "finalize",
     "idk_citation",
     "normalize_answer",
     "overlap",
+    "question_anchors",
     "similarity_to_gold",
     "token_f1",
     "token_usage",
