@@ -1,6 +1,7 @@
 """Stored baselines: one committed, reviewable JSON file per eval.
 
-The file sits beside the eval module, in ``__baselines__/<eval>.json``. It holds the
+The file sits beside the eval module, in ``__baselines__/<eval>.json`` (one file per
+system, ``<eval>[<system>].json``, for a dataset of several systems). It holds the
 accepted aggregates (``{metric: {stat: value}}``) and a signature: the dataset path and
 hash and the metric settings that produced them. A baseline whose signature differs from
 the current run's is refused, never compared. Files are written with sorted keys and a
@@ -39,11 +40,18 @@ class Baseline:
         return self.metrics.get(metric, {}).get(stat)
 
 
-def baseline_path(rootpath: Path, module: str, eval_name: str) -> Path:
-    """``<module dir>/__baselines__/<eval>.json``; the eval name made safe as a file name."""
+def baseline_path(rootpath: Path, module: str, eval_name: str, system: str | None = None) -> Path:
+    """``<module dir>/__baselines__/<eval>.json``, or ``<eval>[<system>].json`` for one
+    system of several; names made safe as file names."""
     module_path = Path(module)
-    stem = module_path.stem if eval_name == module else re.sub(r"[^\w.-]+", "_", eval_name)
+    stem = module_path.stem if eval_name == module else _safe(eval_name)
+    if system is not None:
+        stem += f"[{_safe(system)}]"
     return rootpath / module_path.parent / BASELINE_DIR / f"{stem}.json"
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", name)
 
 
 def read_baseline(path: Path) -> Baseline | None:

@@ -5,29 +5,38 @@ Rows are parametrized in file order with the row ids as test ids, from a dataset
 once per run and process, so every pytest-xdist worker collects the same items in the
 same order. Rows are validated here, against the fields that the test's metric
 fixtures need, so a bad row is known before anything runs and errors alone.
+
+A dataset whose rows name their ``system`` is one eval per system (test ids
+``<system>/<id>``); the marker's ``compare_to`` names the reference system, and ``rerun``
+a second output file of the same rows for the ``determinism`` metric.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.dataset import Dataset, DatasetError, LoadedRow, load_dataset
-from pytest_ragmetrics.fixtures import missing_fields
+from pytest_ragmetrics.dataset import Dataset, DatasetError, LoadedRow, Problem, Row, load_dataset
+from pytest_ragmetrics.fixtures import DETERMINISM, missing_fields
 from pytest_ragmetrics.paths import display_path
 from pytest_ragmetrics.state import RowParam, RowsParam, RunState
 from pytest_ragmetrics.summary import EvalInfo
 
 MARKER = "ragmetrics"
 MARKER_HELP = (
-    "ragmetrics(dataset, name=None, format=None): run the test once per row of `dataset` "
-    "(a .jsonl or .csv path relative to the test file) when it takes `row`, or once over "
-    "all rows when it takes `rows`; `name` names the eval (default: the module path), "
-    "`format` overrides the file extension"
+    "ragmetrics(dataset, name=None, format=None, compare_to=None, rerun=None): run the test "
+    "once per row of `dataset` (a .jsonl or .csv path relative to the test file) when it "
+    "takes `row`, or once over all rows when it takes `rows`; `name` names the eval "
+    "(default: the module path), `format` overrides the file extension, `compare_to` names "
+    "the system that `baseline` in gate rules means, `rerun` is a second output file of the "
+    "same rows for `determinism`"
 )
+MARKER_ARGS = ("dataset", "name", "format", "compare_to", "rerun")
 ROWS_ID = "all-rows"
 
 
@@ -38,6 +47,8 @@ class MarkerSpec:
     dataset: str
     name: str | None = None
     format: str | None = None
+    compare_to: str | None = None
+    rerun: str | None = None
 
 
 def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
@@ -47,19 +58,31 @@ def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
         if len(marker.args) > 1 or "dataset" in kwargs:
             pytest.fail(f"{where}: ragmetrics marker takes one dataset path", pytrace=False)
         kwargs["dataset"] = marker.args[0]
-    unknown = sorted(set(kwargs) - {"dataset", "name", "format"})
+    unknown = sorted(set(kwargs) - set(MARKER_ARGS))
     if unknown:
         pytest.fail(
             f"{where}: unknown ragmetrics marker argument(s) {', '.join(unknown)}; "
-            "expected dataset, name, format",
+            f"expected {', '.join(MARKER_ARGS)}",
             pytrace=False,
         )
     if not isinstance(kwargs.get("dataset"), str | Path):
         pytest.fail(f'{where}: ragmetrics marker needs dataset="path/to/rows.jsonl"', pytrace=False)
-    name = kwargs.get("name")
-    if name is not None and (not isinstance(name, str) or not name.strip()):
-        pytest.fail(f"{where}: ragmetrics marker name must be a non-empty string", pytrace=False)
-    return MarkerSpec(str(kwargs["dataset"]), name, kwargs.get("format"))
+    for key in ("name", "compare_to"):
+        value = kwargs.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            pytest.fail(
+                f"{where}: ragmetrics marker {key} must be a non-empty string", pytrace=False
+            )
+    rerun = kwargs.get("rerun")
+    if rerun is not None and not isinstance(rerun, str | Path):
+        pytest.fail(f'{where}: ragmetrics marker needs rerun="path/to/rows.jsonl"', pytrace=False)
+    return MarkerSpec(
+        str(kwargs["dataset"]),
+        kwargs.get("name"),
+        kwargs.get("format"),
+        kwargs.get("compare_to"),
+        None if rerun is None else str(rerun),
+    )
 
 
 def _dataset(state: RunState, path: Path, fmt: str | None) -> Dataset:
@@ -69,10 +92,96 @@ def _dataset(state: RunState, path: Path, fmt: str | None) -> Dataset:
     return state.datasets[key]
 
 
-def _param(info: EvalInfo, loaded: LoadedRow, fixture_names: list[str]) -> RowParam:
+def _param(
+    info: EvalInfo, loaded: LoadedRow, fixture_names: list[str], rerun: Mapping[Key, LoadedRow]
+) -> RowParam:
     parsed = not any(p.field.startswith("<") for p in loaded.problems)
     missing = missing_fields(loaded.row, fixture_names) if parsed else []
-    return RowParam(info, loaded, (*loaded.problems, *missing))
+    again = rerun.get(_key(loaded.row))
+    if parsed and DETERMINISM in fixture_names:
+        missing += _rerun_problems(info, loaded.row, again)
+    return RowParam(info, loaded, (*loaded.problems, *missing), again.row if again else None)
+
+
+Key = tuple[str | None, str]
+
+
+def _key(row: Row) -> Key:
+    return (row.system, row.id)
+
+
+def _rerun_problems(info: EvalInfo, row: Row, again: LoadedRow | None) -> list[Problem]:
+    """Why ``determinism`` cannot compare this row with its second run."""
+    if info.rerun is None:
+        message = (
+            "determinism compares two runs: name the second output file in the marker, "
+            'ragmetrics(..., rerun="path/to/second_run.jsonl")'
+        )
+        return [Problem("rerun", message)]
+    of_system = f" of system {row.system!r}" if row.system is not None else ""
+    if again is None:
+        return [Problem("rerun", f"{info.rerun} has no row {row.id!r}{of_system}")]
+    if again.problems:
+        where = "; ".join(f"{again.row.where(p.field)}: {p.message}" for p in again.problems)
+        return [Problem("rerun", f"its second run is a bad row: {where}")]
+    return []
+
+
+def _load(state: RunState, where: str, path: Path, fmt: str | None) -> Dataset:
+    problem: str | None = None
+    try:
+        dataset = _dataset(state, path, fmt)
+    except DatasetError as error:
+        problem = str(error)
+    if problem is not None:  # failed outside the except block: no chained traceback
+        pytest.fail(f"{where}: {problem}", pytrace=False)
+    if not dataset.rows:
+        pytest.fail(f"{where}: {dataset.display} has no rows", pytrace=False)
+    return dataset
+
+
+def _infos(
+    spec: MarkerSpec, base: EvalInfo, dataset: Dataset, where: str
+) -> dict[str | None, EvalInfo]:
+    """One ``EvalInfo`` per system of the dataset (one in all when rows name none)."""
+    systems = dataset.systems
+    if spec.compare_to is not None and spec.compare_to not in systems:
+        named = (
+            f"its systems are {', '.join(map(repr, systems))}"
+            if systems
+            else "no row names a system"
+        )
+        pytest.fail(
+            f"{where}: compare_to={spec.compare_to!r} is not a system of "
+            f"{dataset.display} ({named})",
+            pytrace=False,
+        )
+    if not systems:
+        return {None: base}
+    counts = Counter(loaded.row.system for loaded in dataset.rows)
+    return {
+        system: replace(
+            base,
+            dataset_rows=counts[system],
+            system=system,
+            system_index=index,
+            compare_to=spec.compare_to,
+        )
+        for index, system in enumerate(systems)
+    }
+
+
+def _limited(rows: tuple[LoadedRow, ...], limit: int | None) -> list[LoadedRow]:
+    """The first ``limit`` rows of each system (all rows without a limit)."""
+    if limit is None:
+        return list(rows)
+    seen: Counter[str | None] = Counter()
+    kept = []
+    for loaded in rows:
+        seen[loaded.row.system] += 1
+        if seen[loaded.row.system] <= limit:
+            kept.append(loaded)
+    return kept
 
 
 def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
@@ -92,13 +201,12 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
     spec = marker_spec(marker, where)
     module_path = metafunc.definition.path
     dataset_path = (module_path.parent / spec.dataset).resolve()
-    problem: str | None = None
-    try:
-        dataset = _dataset(state, dataset_path, spec.format)
-    except DatasetError as error:
-        problem = str(error)
-    if problem is not None:  # failed outside the except block: no chained traceback
-        pytest.fail(f"{where}: {problem}", pytrace=False)
+    dataset = _load(state, where, dataset_path, spec.format)
+    rerun = None
+    if spec.rerun is not None:
+        rerun = _load(
+            state, f"{where}: rerun", (module_path.parent / spec.rerun).resolve(), spec.format
+        )
     module = display_path(module_path, state.rootpath)
     name = spec.name or module
     first = state.eval_datasets.setdefault(name, dataset_path)
@@ -108,13 +216,30 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
             f"give each dataset its own eval with ragmetrics(..., name=...)",
             pytrace=False,
         )
-    if not dataset.rows:
-        pytest.fail(f"{where}: {dataset.display} has no rows", pytrace=False)
     state.eval_tests.setdefault(name, set()).add(metafunc.definition.nodeid)
-    info = EvalInfo(name, module, dataset.display, dataset.sha256, len(dataset.rows))
-    rows = dataset.rows if state.options.limit is None else dataset.rows[: state.options.limit]
+    base = EvalInfo(
+        name,
+        module,
+        dataset.display,
+        dataset.sha256,
+        len(dataset.rows),
+        rerun=rerun.display if rerun else None,
+        rerun_sha256=rerun.sha256 if rerun else None,
+    )
+    infos = _infos(spec, base, dataset, where)
+    rows = _limited(dataset.rows, state.options.limit)
     if takes_rows:
-        metafunc.parametrize("rows", [RowsParam(info, rows)], ids=[ROWS_ID], indirect=True)
+        # A row that names no system in a dataset of systems goes to every system's test,
+        # which then errors on it (it is a bad row) instead of leaving it out.
+        sets = [
+            RowsParam(info, tuple(r for r in rows if r.row.system in (info.system, None)))
+            for info in infos.values()
+        ]
+        ids = [ROWS_ID if s.info.system is None else f"{s.info.system}/{ROWS_ID}" for s in sets]
+        metafunc.parametrize("rows", sets, ids=ids, indirect=True)
         return
-    params = [_param(info, loaded, list(metafunc.fixturenames)) for loaded in rows]
-    metafunc.parametrize("row", params, ids=[p.row.id for p in params], indirect=True)
+    again = {_key(r.row): r for r in rerun.rows} if rerun else {}
+    names = list(metafunc.fixturenames)
+    params = [_param(infos.get(loaded.row.system, base), loaded, names, again) for loaded in rows]
+    ids = [p.row.id if p.info.system is None else f"{p.info.system}/{p.row.id}" for p in params]
+    metafunc.parametrize("row", params, ids=ids, indirect=True)

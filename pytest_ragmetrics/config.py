@@ -21,6 +21,9 @@ Shape::
     [gates."evals/test_answers.py"]  # one eval: adds or replaces gates;
     "latency_ms.p50" = false         # false switches a default gate off for it
 
+    [gates."evals/test_study.py[baseline]"]  # one system of an eval of several systems
+    "idk_on_answerable.sum" = false
+
 Any mistake is a ``ThresholdsError`` naming the file and the key.
 """
 
@@ -124,10 +127,13 @@ class Thresholds:
     gates: Mapping[str, Gate] = field(default_factory=dict)
     overrides: Mapping[str, Mapping[str, Gate | None]] = field(default_factory=dict)
 
-    def gates_for(self, eval_name: str) -> list[Gate]:
-        """The gates of one eval: the defaults, then its own table's changes, in order."""
+    def gates_for(self, eval_name: str, system: str | None = None) -> list[Gate]:
+        """The gates of one eval: the defaults, then its own table's changes, then (for one
+        system of several) the changes of its ``"<eval>[<system>]"`` table, in order."""
         merged: dict[str, Gate | None] = dict(self.gates)
         merged.update(self.overrides.get(eval_name, {}))
+        if system is not None:
+            merged.update(self.overrides.get(f"{eval_name}[{system}]", {}))
         return [gate for gate in merged.values() if gate is not None]
 
 

@@ -6,7 +6,9 @@ becomes a test that errors while every other row still runs. Only an unreadable 
 (missing, unknown format, not UTF-8) raises ``DatasetError``.
 
 Rows keep file order. A row's id is its ``id`` field; without one it is ``L<line>-<hash>``,
-the line number and a short hash of the line's content.
+the line number and a short hash of the line's content. Ids are unique per ``system``: a
+dataset of several systems (METRICS.md §3) holds one row per (system, id), and once any row
+names its system, every row must.
 """
 
 from __future__ import annotations
@@ -124,6 +126,12 @@ class Dataset:
     display: str
     sha256: str
     rows: tuple[LoadedRow, ...]
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        """The systems the rows name, in order of first appearance; ``()`` when none does."""
+        found = (loaded.row.system for loaded in self.rows)
+        return tuple(dict.fromkeys(s for s in found if isinstance(s, str)))
 
 
 # -- field validation -----------------------------------------------------------------
@@ -407,19 +415,38 @@ def load_dataset(path: Path, display: str | None = None, fmt: str | None = None)
         raise DatasetError(f"{source}: not UTF-8 text ({error})") from None
     records = _jsonl_records(text) if kind == "jsonl" else _csv_records(text)
     rows: list[LoadedRow] = []
-    first_line: dict[str, int] = {}
+    first_line: dict[tuple[Any, str], int] = {}
     for record in records:
         row_id, problems = _row_id(record)
         problems = [*record.problems, *problems]
         if record.data is not None:
             problems.extend(validate_fields(record.data))
-        if row_id in first_line:
+        key = ((record.data or {}).get("system"), row_id)
+        if key in first_line:
+            of_system = f" of system {key[0]!r}" if isinstance(key[0], str) else ""
             problems.append(
-                Problem("id", f"duplicate id {row_id!r} (first used at line {first_line[row_id]})")
+                Problem(
+                    "id",
+                    f"duplicate id {row_id!r}{of_system} (first used at line {first_line[key]})",
+                )
             )
             row_id = f"{row_id}@L{record.line}"  # keeps test ids and records unique
         else:
-            first_line[row_id] = record.line
+            first_line[key] = record.line
         row = Row(row_id, source, record.line, len(rows), dict(record.data or {}))
         rows.append(LoadedRow(row, tuple(problems)))
-    return Dataset(path, source, hashlib.sha256(content).hexdigest(), tuple(rows))
+    return Dataset(path, source, hashlib.sha256(content).hexdigest(), _systems_complete(rows))
+
+
+def _systems_complete(rows: list[LoadedRow]) -> tuple[LoadedRow, ...]:
+    """Once one row names its ``system``, a row without one cannot be told apart: it is a
+    problem of that row (a parse failure already is one)."""
+    if not any(isinstance(loaded.row.system, str) for loaded in rows):
+        return tuple(rows)
+    problem = Problem("system", "missing: other rows of this dataset name their system")
+    return tuple(
+        loaded
+        if "system" in loaded.row.data or any(p.field.startswith("<") for p in loaded.problems)
+        else LoadedRow(loaded.row, (*loaded.problems, problem))
+        for loaded in rows
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -21,10 +22,11 @@ from pytest_ragmetrics.baseline import (
     signature_differences,
     write_atomic,
 )
-from pytest_ragmetrics.gates import BaselineState, GateResult, evaluate_gates
+from pytest_ragmetrics.compare import compare_systems
+from pytest_ragmetrics.gates import BaselineState, GateResult, Reference, evaluate_gates
 from pytest_ragmetrics.paths import display_path
 from pytest_ragmetrics.state import RunState
-from pytest_ragmetrics.summary import EvalSummary, summarize
+from pytest_ragmetrics.summary import EvalInfo, EvalSummary, summarize
 
 When = Literal["setup", "call", "teardown"]
 Outcome = Literal["passed", "failed", "skipped"]
@@ -32,11 +34,18 @@ Outcome = Literal["passed", "failed", "skipped"]
 
 def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
     """What produced this run's numbers: dataset identity and metric settings."""
-    return {
-        "dataset": summary.info.dataset,
-        "dataset_sha256": summary.info.dataset_sha256,
+    info = summary.info
+    signature: dict[str, Any] = {
+        "dataset": info.dataset,
+        "dataset_sha256": info.dataset_sha256,
         **state.thresholds.settings.signature(),
     }
+    # Present only when used, so baselines of plain evals stay as they were.
+    if info.system is not None:
+        signature["system"] = info.system
+    if info.rerun is not None:
+        signature["rerun"], signature["rerun_sha256"] = info.rerun, info.rerun_sha256
+    return signature
 
 
 def partial_reason(summary: EvalSummary, state: RunState, stopped: str | None) -> str | None:
@@ -47,7 +56,8 @@ def partial_reason(summary: EvalSummary, state: RunState, stopped: str | None) -
     run partial.
     """
     info = summary.info
-    ran = f"{summary.n} of {info.dataset_rows} rows of {info.dataset} ran"
+    of = f"{info.dataset} (system {info.system!r})" if info.system is not None else info.dataset
+    ran = f"{summary.n} of {info.dataset_rows} rows of {of} ran"
     if stopped:
         return f"the run stopped early ({stopped}); {ran}"
     incomplete = summary.incomplete_tests()
@@ -71,8 +81,13 @@ def _update_command(summary: EvalSummary) -> str:
     return f"pytest {summary.info.module} --ragmetrics-update-baseline"
 
 
+def _path(summary: EvalSummary, state: RunState) -> Path:
+    info = summary.info
+    return baseline_path(state.rootpath, info.module, info.name, info.system)
+
+
 def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
-    path = baseline_path(state.rootpath, summary.info.module, summary.info.name)
+    path = _path(summary, state)
     shown = display_path(path, state.rootpath)
     command = _update_command(summary)
     try:
@@ -94,33 +109,41 @@ def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
 
 
 def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None) -> None:
-    path = baseline_path(state.rootpath, summary.info.module, summary.info.name)
+    path = _path(summary, state)
     refuse = partial or (f"{summary.errors} row(s) errored" if summary.errors else None)
     if refuse and not state.options.force_gates:
-        state.notes.append(f"baseline of {summary.info.name} NOT updated: {refuse}")
+        state.notes.append(f"baseline of {summary.info.label} NOT updated: {refuse}")
         return
     # Per-row metrics with no value have nothing to store; dataset-level ones have no count.
     metrics = {name: stats for name, stats in summary.metrics.items() if stats.get("count", 1)}
     text = render_baseline(
-        summary.info.name, current_signature(summary, state), summary.rows_used, metrics
+        summary.info.label, current_signature(summary, state), summary.rows_used, metrics
     )
     write_atomic(path, text)
     shown = display_path(path, state.rootpath)
-    state.notes.append(f"baseline of {summary.info.name} written to {shown}")
+    state.notes.append(f"baseline of {summary.info.label} written to {shown}")
 
 
 def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
-    """Aggregate the payloads, update baselines if asked, and evaluate every gate."""
-    state.summaries = summarize(state.payloads)
+    """Aggregate the payloads, compare systems, update baselines if asked, and evaluate
+    every gate."""
+    state.summaries = compare_systems(summarize(state.payloads))
+    partials = {s.info.label: partial_reason(s, state, stopped) for s in state.summaries}
+    references = {
+        s.info.name: s for s in state.summaries if s.info.system is not None and not s.info.compared
+    }
     results: list[GateResult] = []
     for summary in state.summaries:
-        partial = partial_reason(summary, state, stopped)
+        info = summary.info
+        partial = partials[info.label]
         if state.options.update_baseline:
             _update_baseline(summary, state, partial)
         skip = None if state.options.force_gates else partial
-        gates = state.thresholds.gates_for(summary.info.name)
-        results += evaluate_gates(summary, gates, _load_state(summary, state), skip)
+        reference = _reference(info, references.get(info.name), partials, state)
+        gates = state.thresholds.gates_for(info.name, info.system)
+        results += evaluate_gates(summary, gates, _load_state(summary, state), skip, reference)
     ran = {summary.info.name for summary in state.summaries}
+    ran |= {summary.info.label for summary in state.summaries}
     for name in state.thresholds.overrides:
         if name not in ran:
             state.notes.append(
@@ -128,6 +151,24 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
             )
     state.gate_results = results
     return results
+
+
+def _reference(
+    info: EvalInfo,
+    summary: EvalSummary | None,
+    partials: Mapping[str, str | None],
+    state: RunState,
+) -> Reference | None:
+    """The reference system a compared system's gates use, with why its numbers cannot be
+    compared: it did not run (``-k`` left it out), or ran partially."""
+    if not info.compared:
+        return None
+    if summary is None:
+        return Reference(None, f"the reference system {info.compare_to!r} did not run")
+    partial = None if state.options.force_gates else partials[summary.info.label]
+    if not partial:
+        return Reference(summary)
+    return Reference(summary, f"the reference system {info.compare_to!r} is partial: {partial}")
 
 
 def gate_location(result: GateResult, module: str) -> tuple[str, None, str]:

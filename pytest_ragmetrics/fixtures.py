@@ -17,6 +17,15 @@ import pytest
 from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings import Vectors
+from pytest_ragmetrics.experiment import (
+    measure_anchor_coverage,
+    measure_determinism,
+    measure_em_short,
+    measure_f1_short,
+    measure_idk_on_answerable,
+    measure_rounds,
+    measure_wrong_on_answerable,
+)
 from pytest_ragmetrics.measured import (
     Compute,
     Measured,
@@ -58,6 +67,8 @@ from pytest_ragmetrics.state import (
     row_param,
     run_state,
 )
+
+DETERMINISM = "determinism"  # needs the marker's `rerun` file; checked at collection
 
 
 class Score(float):
@@ -307,6 +318,19 @@ FIXTURES: dict[str, FixtureSpec] = {
     ),
     "judge_pipeline": FixtureSpec("judge_pipeline", measure_judge_pipeline, ("show", "show_gold")),
     "trust": FixtureSpec("trust", measure_trust, ("answer", "gold", "contexts"), trust_texts),
+    "wrong_on_answerable": FixtureSpec(
+        "wrong_on_answerable", measure_wrong_on_answerable, ("answer", "gold", "answerable")
+    ),
+    "idk_on_answerable": FixtureSpec(
+        "idk_on_answerable", measure_idk_on_answerable, ("answer", "answerable")
+    ),
+    "rounds": FixtureSpec("rounds", measure_rounds, ("telemetry",)),
+    "f1_short": FixtureSpec("f1_short", measure_f1_short, ("question", "answer", "gold")),
+    "em_short": FixtureSpec("em_short", measure_em_short, ("question", "answer", "gold")),
+    "anchor_coverage": FixtureSpec(
+        "anchor_coverage", measure_anchor_coverage, ("question", "answer", "contexts")
+    ),
+    DETERMINISM: FixtureSpec(DETERMINISM, measure_determinism, ("answer",)),
 }
 
 
@@ -332,7 +356,13 @@ def _metric_fixture(request: pytest.FixtureRequest, name: str) -> MetricFixture:
     def embed(texts: Sequence[str]) -> Vectors:
         return embedding_store(config).embed(texts)  # built on first use only
 
-    context = MetricContext(run_state(config).thresholds.settings, embed, recorder.memo)
+    param = row_param(request.node)
+    context = MetricContext(
+        run_state(config).thresholds.settings,
+        embed,
+        recorder.memo,
+        param.rerun if param is not None else None,
+    )
     return MetricFixture(name, spec.primary, spec.compute, recorder, context, spec.options)
 
 
@@ -390,6 +420,13 @@ response_exact_match_rate = _define("response_exact_match_rate")
 response_semantic_consistency = _define("response_semantic_consistency")
 judge_pipeline = _define("judge_pipeline")
 trust = _define("trust")
+wrong_on_answerable = _define("wrong_on_answerable")
+idk_on_answerable = _define("idk_on_answerable")
+rounds_fixture = _define("rounds")
+f1_short = _define("f1_short")
+em_short = _define("em_short")
+anchor_coverage_fixture = _define("anchor_coverage")
+determinism = _define(DETERMINISM)
 
 
 def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]:

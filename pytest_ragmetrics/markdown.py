@@ -42,7 +42,9 @@ def table(
 
 
 def _metric_table(summaries: Sequence[EvalSummary], columns: Sequence[Column]) -> list[str]:
-    rows = [[cell(s.info.name), str(s.rows_used), *(c.cell(s) for c in columns)] for s in summaries]
+    rows = [
+        [cell(s.info.label), str(s.rows_used), *(c.cell(s) for c in columns)] for s in summaries
+    ]
     return table(["Eval", "N", *(c.heading for c in columns)], rows)
 
 

@@ -40,6 +40,8 @@ class MetricContext:
     embed: Embed
     # Results shared by the fixtures of one test (faithfulness reuses overlap's).
     memo: dict[str, Any] = field(default_factory=dict)
+    # The same row in the marker's `rerun` file: the second run `determinism` compares.
+    rerun: Row | None = None
 
 
 # (row, context, **options) -> Measured; options are the fixture's keyword arguments.

@@ -26,6 +26,8 @@ from pytest_ragmetrics.config import Thresholds, ThresholdsError, load_threshold
 from pytest_ragmetrics.embeddings import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.finish import finish_run, send_gate_reports
 from pytest_ragmetrics.fixtures import session_texts
+from pytest_ragmetrics.gates import applies
+from pytest_ragmetrics.html_report import render_html
 from pytest_ragmetrics.markdown import markdown_summary
 from pytest_ragmetrics.paths import display_path
 from pytest_ragmetrics.prepare import PrepareStats
@@ -80,6 +82,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="write a Markdown summary (tables and gates) to PATH; it is also appended to "
         f"${GITHUB_SUMMARY_ENV} when that variable is set (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-html",
+        metavar="PATH",
+        default=None,
+        help="write one self-contained HTML report (tables, gates, plots, transformations, "
+        "per-row drill-down) to PATH (default: off)",
     )
     group.addoption(
         "--ragmetrics-update-baseline",
@@ -146,12 +155,14 @@ def _options(config: pytest.Config) -> Options:
         raise pytest.UsageError(f"--ragmetrics-limit must be at least 1, got {limit}")
     json_path = config.getoption("ragmetrics_json")
     md_path = config.getoption("ragmetrics_md")
+    html_path = config.getoption("ragmetrics_html")
     return Options(
         cache_dir=_cache_dir(config),
         thresholds=_thresholds_path(config),
         limit=limit,
         json_path=config.invocation_params.dir / json_path if json_path else None,
         md_path=config.invocation_params.dir / md_path if md_path else None,
+        html_path=config.invocation_params.dir / html_path if html_path else None,
         update_baseline=config.getoption("ragmetrics_update_baseline"),
         force_gates=config.getoption("ragmetrics_force_gates"),
     )
@@ -323,13 +334,18 @@ class ControllerHooks:
             if session.shouldfail or session.shouldstop:
                 stopped = stopped or str(session.shouldfail or session.shouldstop)
             results = finish_run(self.state, stopped)
-            modules = {s.info.name: s.info.module for s in self.state.summaries}
+            modules = {s.info.label: s.info.module for s in self.state.summaries}
             session.testscollected += len(results) - counted
             send_gate_reports(session, results, modules)
 
     def _expected_gates(self, items: list[pytest.Item]) -> int:
-        evals = {info.name for info in map(eval_of, items) if info is not None}
-        return sum(len(self.state.thresholds.gates_for(name)) for name in evals)
+        evals = {info.label: info for info in map(eval_of, items) if info is not None}
+        thresholds = self.state.thresholds
+        return sum(
+            applies(gate, info)
+            for info in evals.values()
+            for gate in thresholds.gates_for(info.name, info.system)
+        )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the main table, the appendix and the gate summary."""
@@ -348,24 +364,30 @@ class ControllerHooks:
 
     @pytest.hookimpl(trylast=True)  # after the module-level hook stored local statistics
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Write the --ragmetrics-json and --ragmetrics-md reports (and GitHub's summary)."""
+        """Write the --ragmetrics-json, -html and -md reports (and GitHub's summary)."""
         state, settings = self.state, self.state.thresholds.settings
-        path = state.options.json_path
-        if path is not None:
+        options = state.options
+        if options.json_path is not None or options.html_path is not None:
             document = json_document(state.summaries, state.gate_results, settings, __version__)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-            path.write_text(text, encoding="utf-8")
+            if options.json_path is not None:
+                text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
+                _write(options.json_path, text + "\n")
+            if options.html_path is not None:
+                _write(options.html_path, render_html(document))
         github = os.environ.get(GITHUB_SUMMARY_ENV)
         if not state.summaries or (state.options.md_path is None and not github):
             return
         markdown = markdown_summary(state.summaries, state.gate_results, settings, __version__)
         if state.options.md_path is not None:
-            state.options.md_path.parent.mkdir(parents=True, exist_ok=True)
-            state.options.md_path.write_text(markdown, encoding="utf-8")
+            _write(state.options.md_path, markdown)
         if github:  # GitHub Actions collects what every step appends to this file
             with open(github, "a", encoding="utf-8") as summary:
                 summary.write(markdown)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
 
 
 def _embedding_notes(stats: dict[str, PrepareStats]) -> list[str]:

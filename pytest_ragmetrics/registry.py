@@ -78,6 +78,14 @@ SOURCES_STATS = (
     "total_questions",
     "avg_chunks_per_topic",
 )
+# A compared system's aggregates relative to the reference system (pytest_ragmetrics.compare).
+VS_BASELINE_STATS = (
+    "tokens_mean_ratio",
+    "tokens_p50_ratio",
+    "overlap_mean_delta",
+    "f1_mean_delta",
+    "f1_short_mean_delta",
+)
 CONFUSION_STATS = ("accuracy", "precision", "recall", "f1", "tp", "fp", "fn", "tn")
 # The Trust-Score suite's numbers, in the order of the reference's sample output.
 TRUST_KEYS = (
@@ -157,6 +165,25 @@ METRICS: dict[str, MetricInfo] = {
         MetricInfo("ux", "cache hits and session coherence of the questions", dataset=UX_STATS),
         MetricInfo("sources", "chunk utilization and topic coverage", dataset=SOURCES_STATS),
         MetricInfo("trust", "the Trust-Score suite over the eval's rows", dataset=TRUST_KEYS),
+        MetricInfo(
+            "wrong_on_answerable",
+            "answerable, not abstained, F1 = 0 on the full answer",
+            binary=True,
+        ),
+        MetricInfo("idk_on_answerable", "answerable, yet the answer abstains", binary=True),
+        MetricInfo("rounds", "telemetry.rounds: retrieve-generate rounds of the query"),
+        MetricInfo("multi_round", "the query took more than one round", binary=True),
+        MetricInfo("f1_short", "SQuAD F1 of the finalizer's short answer, best gold"),
+        MetricInfo("em_short", "exact match of the finalizer's short answer", binary=True),
+        MetricInfo(
+            "anchor_coverage", "share of the question's anchors found in the cited contexts"
+        ),
+        MetricInfo("determinism", "a second run gave the same answer and citations", binary=True),
+        MetricInfo(
+            "vs_baseline",
+            "a compared system's ratios and differences to the reference system",
+            dataset=VS_BASELINE_STATS,
+        ),
         MetricInfo("errors", "the row errored (bad data or a metric input missing)", binary=True),
     )
 }

@@ -9,7 +9,7 @@ from typing import Any
 from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.gates import GateResult
 from pytest_ragmetrics.registry import MetricInfo, UnknownAggregate, metric_info
-from pytest_ragmetrics.summary import EvalSummary
+from pytest_ragmetrics.summary import EvalSummary, RowResult
 
 JSON_SCHEMA_VERSION = 1
 NOT_COMPUTED = "—"
@@ -81,7 +81,7 @@ def _table(
 ) -> list[str]:
     rows = []
     for summary in summaries:
-        lead_cells = [summary.info.name, str(summary.rows_used)][: len(lead)]
+        lead_cells = [summary.info.label, str(summary.rows_used)][: len(lead)]
         rows.append([*lead_cells, *(column.cell(summary) for column in columns)])
     return render_table([*lead, *(c.heading for c in columns)], rows)
 
@@ -153,7 +153,7 @@ def more_metric_lines(summaries: Sequence[EvalSummary]) -> list[str]:
             parts = [f"{stat} {stats[stat]:.4g}" for stat in wanted if stat in stats]
             block += _wrapped(parts, f"    {name}: ", "      ")
         if block:
-            lines += [f"  {summary.info.name} ({summary.rows_used} rows):", *block]
+            lines += [f"  {summary.info.label} ({summary.rows_used} rows):", *block]
     return ["More metrics (mean over rows unless named):", *lines] if lines else []
 
 
@@ -163,8 +163,41 @@ def _stage_lines(summaries: Sequence[EvalSummary]) -> list[str]:
         stages = summary.breakdowns.get("tokens_by_stage")
         if stages:
             parts = " · ".join(f"{stage} {_amount(v['mean'])}" for stage, v in stages.items())
-            lines.append(f"  {summary.info.name}: {parts}")
+            lines.append(f"  {summary.info.label}: {parts}")
     return ["Tokens by stage (mean per row):", *lines] if lines else []
+
+
+def _stop_reason_lines(summaries: Sequence[EvalSummary]) -> list[str]:
+    lines = []
+    for summary in summaries:
+        reasons = summary.breakdowns.get("stop_reason")
+        if reasons:
+            ordered = sorted(reasons.items(), key=lambda item: (-item[1]["sum"], item[0]))
+            parts = [f"{reason} {v['sum']:.0f} ({v['mean']:.0%})" for reason, v in ordered]
+            lines += _wrapped(parts, f"  {summary.info.label}: ", "    ")
+    return ["Stop reasons (rows, share):", *lines] if lines else []
+
+
+def transformation_lines(summaries: Sequence[EvalSummary]) -> list[str]:
+    """Per compared system: the ids that went IDK → supported, and the regressions."""
+    lines = []
+    for summary in summaries:
+        if not summary.info.compared:
+            continue
+        reference = summary.info.compare_to
+        head = f"  {summary.info.label} vs {reference}:"
+        found = summary.transformations
+        if found is None:
+            lines.append(f"{head} {summary.transformations_note}")
+            continue
+        lines.append(f"{head} {found.compared} ids compared")
+        for title, ids in (
+            ("IDK → supported", found.idk_to_supported),
+            ("regressed", found.regressions),
+        ):
+            listed = list(ids) or ["none"]
+            lines += _wrapped(listed, f"    {title} ({len(ids)}): ", "      ")
+    return ["Transformations (by row id):", *lines] if lines else []
 
 
 TRUST_COLUMNS = (
@@ -198,7 +231,7 @@ def trust_lines(summaries: Sequence[EvalSummary], settings: Settings) -> list[st
         return []
     rows = [
         [
-            s.info.name,
+            s.info.label,
             _count(s.metrics["trust"]["num_samples"]),
             *(c.cell(s) for c in TRUST_COLUMNS),
         ]
@@ -206,7 +239,7 @@ def trust_lines(summaries: Sequence[EvalSummary], settings: Settings) -> list[st
     ]
     table = render_table(["Eval", "N", *(c.heading for c in TRUST_COLUMNS)], rows)
     warnings = [
-        f"  {s.info.name}: {message}"
+        f"  {s.info.label}: {message}"
         for s in with_trust
         for message in s.dataset_details.get("trust_warnings", ())
     ]
@@ -249,6 +282,8 @@ def terminal_lines(
     ]
     for block in (
         _stage_lines(summaries),
+        _stop_reason_lines(summaries),
+        transformation_lines(summaries),
         more_metric_lines(summaries),
         trust_lines(summaries, settings),
     ):
@@ -273,49 +308,66 @@ def _gate_document(result: GateResult) -> dict[str, Any]:
     }
 
 
+def _row_document(summary: EvalSummary, row: RowResult) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "system": summary.info.system,
+        "question": row.fields.get("question"),
+        "answer": row.fields.get("answer"),
+        "gold": row.fields.get("gold"),
+        "answerable": row.fields.get("answerable"),
+        "metrics": row.values,
+        "errors": row.errors,
+        "evidence": row.evidence,
+        **row.details,
+    }
+
+
+def _eval_document(summary: EvalSummary, results: Sequence[GateResult]) -> dict[str, Any]:
+    info = summary.info
+    entry: dict[str, Any] = {
+        "name": info.name,
+        "label": info.label,
+        "system": info.system,
+        "compare_to": info.compare_to if info.compared else None,
+        "module": info.module,
+        "dataset": info.dataset,
+        "dataset_sha256": info.dataset_sha256,
+        "dataset_rows": info.dataset_rows,
+        "n": summary.rows_used,
+        "errors": summary.errors,
+        "metrics": summary.metrics,
+        "breakdowns": summary.breakdowns,
+        "dataset_level": {
+            "details": summary.dataset_details,
+            "errors": list(summary.dataset_errors),
+        },
+        "gates": [_gate_document(r) for r in results if r.eval == info.label],
+        "rows": [_row_document(summary, row) for row in summary.rows],
+    }
+    if info.rerun is not None:
+        entry["rerun"] = info.rerun
+    if info.compared:
+        found = summary.transformations
+        entry["transformations"] = found.as_dict() if found is not None else None
+        if found is None:
+            entry["transformations_note"] = summary.transformations_note
+    return entry
+
+
 def json_document(
     summaries: Sequence[EvalSummary],
     results: Sequence[GateResult],
     settings: Settings,
     plugin_version: str,
 ) -> dict[str, Any]:
-    """The ``--ragmetrics-json`` report (schema documented in the README)."""
-    evals = []
-    for summary in summaries:
-        info = summary.info
-        evals.append(
-            {
-                "name": info.name,
-                "module": info.module,
-                "dataset": info.dataset,
-                "dataset_sha256": info.dataset_sha256,
-                "dataset_rows": info.dataset_rows,
-                "n": summary.rows_used,
-                "errors": summary.errors,
-                "metrics": summary.metrics,
-                "breakdowns": summary.breakdowns,
-                "dataset_level": {
-                    "details": summary.dataset_details,
-                    "errors": list(summary.dataset_errors),
-                },
-                "gates": [_gate_document(r) for r in results if r.eval == info.name],
-                "rows": [
-                    {
-                        "id": row.id,
-                        "metrics": row.values,
-                        "errors": row.errors,
-                        "evidence": row.evidence,
-                        **row.details,
-                    }
-                    for row in summary.rows
-                ],
-            }
-        )
+    """The ``--ragmetrics-json`` report (schema documented in the README): one entry per
+    eval, or per eval and system for a dataset of several systems."""
     document = {
         "schema_version": JSON_SCHEMA_VERSION,
         "plugin_version": plugin_version,
         "settings": settings.signature(),
-        "evals": evals,
+        "evals": [_eval_document(summary, results) for summary in summaries],
     }
     if any("trust" in summary.metrics for summary in summaries):
         document["trust_judge"] = {

@@ -5,9 +5,14 @@ Grammar (white space optional between parts)::
     rule := op bound
     op   := "==" | "<=" | ">=" | "<" | ">"
     bound:= NUMBER                      e.g. "<= 2500"
-          | "baseline"                  e.g. ">= baseline"
-          | "baseline" ("+"|"-") NUMBER e.g. ">= baseline - 0.01"
-          | NUMBER "x" "baseline"       e.g. "<= 1.2x baseline"
+          | BASE                        e.g. ">= baseline"
+          | BASE ("+"|"-") NUMBER       e.g. ">= baseline - 0.01"
+          | NUMBER "x" BASE             e.g. "<= 1.2x baseline"
+    BASE := "baseline" | "stored_baseline"
+
+``stored_baseline`` is always the eval's stored baseline file. ``baseline`` is the same
+file, except in an eval whose marker names ``compare_to``: there it is that reference
+system's aggregate in the same run.
 
 ``==`` compares with an absolute and relative tolerance of 1e-9, so a mean that is 0.5
 up to float rounding equals 0.5; the other operators compare exactly.
@@ -20,19 +25,21 @@ import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 _NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _RULE = re.compile(
     rf"""^\s*(?P<op>==|<=|>=|<|>)\s*
     (?:
-        (?P<factor>{_NUMBER})\s*[x×]\s*baseline
-      | baseline(?:\s*(?P<sign>[+-])\s*(?P<offset>{_NUMBER}))?
+        (?P<factor>{_NUMBER})\s*[x×]\s*(?P<fbase>stored_baseline|baseline)
+      | (?P<base>stored_baseline|baseline)(?:\s*(?P<sign>[+-])\s*(?P<offset>{_NUMBER}))?
       | (?P<constant>[+-]?{_NUMBER})
     )\s*$""",
     re.VERBOSE,
 )
 
 _TOLERANCE = 1e-9
+BaseName = Literal["baseline", "stored_baseline"]
 
 
 def _equal(value: float, bound: float) -> bool:
@@ -61,10 +68,16 @@ class Rule:
     constant: float | None = None
     factor: float = 1.0
     offset: float = 0.0
+    base: BaseName = "baseline"  # which baseline the bound derives from
 
     @property
     def uses_baseline(self) -> bool:
         return self.constant is None
+
+    @property
+    def stored(self) -> bool:
+        """True when the bound derives from the stored baseline file in every eval."""
+        return self.uses_baseline and self.base == "stored_baseline"
 
     def bound(self, baseline: float | None = None) -> float:
         """The number the value is compared with; needs ``baseline`` for baseline rules."""
@@ -84,10 +97,10 @@ class Rule:
             return f"{self.constant:g}"
         bound = self.bound(baseline)
         if self.factor != 1.0:
-            return f"{bound:g} ({self.factor:g} × baseline {baseline:g})"
+            return f"{bound:g} ({self.factor:g} × {self.base} {baseline:g})"
         if self.offset:
-            return f"{bound:g} (baseline {baseline:g} {self.offset:+g})"
-        return f"{bound:g} (baseline)"
+            return f"{bound:g} ({self.base} {baseline:g} {self.offset:+g})"
+        return f"{bound:g} ({self.base})"
 
 
 def parse_rule(text: str) -> Rule:
@@ -96,12 +109,19 @@ def parse_rule(text: str) -> Rule:
     if match is None:
         raise RuleError(
             f"cannot read rule {text!r}: expected an operator (==, <=, >=, <, >) and then "
-            "a number, 'baseline', 'baseline + N', 'baseline - N' or 'Nx baseline'"
+            "a number, 'baseline', 'baseline + N', 'baseline - N' or 'Nx baseline' "
+            "('stored_baseline' in place of 'baseline' for the stored file)"
         )
     op = match.group("op")
     if match.group("constant") is not None:
         return Rule(text.strip(), op, constant=float(match.group("constant")))
     if match.group("factor") is not None:
-        return Rule(text.strip(), op, factor=float(match.group("factor")))
+        base = _base(match.group("fbase"))
+        return Rule(text.strip(), op, factor=float(match.group("factor")), base=base)
     offset = float(match.group("offset") or 0.0)
-    return Rule(text.strip(), op, offset=-offset if match.group("sign") == "-" else offset)
+    offset = -offset if match.group("sign") == "-" else offset
+    return Rule(text.strip(), op, offset=offset, base=_base(match.group("base")))
+
+
+def _base(word: str) -> BaseName:
+    return "stored_baseline" if word == "stored_baseline" else "baseline"

@@ -26,6 +26,7 @@ class Options:
     limit: int | None
     json_path: Path | None
     md_path: Path | None
+    html_path: Path | None
     update_baseline: bool
     force_gates: bool
     cache_dir: Path
@@ -76,6 +77,7 @@ class RowParam:
     info: EvalInfo
     loaded: LoadedRow
     problems: tuple[Problem, ...]
+    rerun: Row | None = None  # the same row in the marker's `rerun` file, if any
 
     @property
     def row(self) -> Row:
@@ -152,6 +154,8 @@ class RowRecorder:
 
 
 RECORDER_KEY = pytest.StashKey[RowRecorder]()
+# Row fields the reports show beside the metrics (the HTML drill-down).
+SHOWN_FIELDS = ("question", "answer", "gold", "answerable")
 
 
 @dataclass
@@ -252,4 +256,5 @@ def row_report_payload(
         skipped=report.skipped,
         evidence=recorder.evidence if recorder else {},
         details=recorder.details if recorder else {},
+        fields={name: param.row.data[name] for name in SHOWN_FIELDS if name in param.row.data},
     )

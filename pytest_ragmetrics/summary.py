@@ -16,25 +16,50 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.corpus import CORPUS_STATS
 from pytest_ragmetrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.stats import aggregate
 from pytest_ragmetrics.trust import RowTrust, TrustWarning, aggregate_trust
 
+if TYPE_CHECKING:
+    from pytest_ragmetrics.compare import Transformations
+
 ERRORS_METRIC = "errors"
 
 
 @dataclass(frozen=True)
 class EvalInfo:
-    """What an eval runs over: its name, the module that defines it, and its dataset."""
+    """What an eval runs over: its name, the module that defines it, and its dataset.
+
+    For a dataset of several systems (METRICS.md §3) there is one ``EvalInfo`` per system:
+    ``dataset_rows`` counts that system's rows, ``compare_to`` names the eval's reference
+    system (the marker's ``compare_to``), ``system_index`` is the system's place in the
+    dataset. ``rerun`` is the display path of the second run of the same rows
+    (``determinism``), if the marker names one.
+    """
 
     name: str
     module: str
     dataset: str
     dataset_sha256: str
     dataset_rows: int
+    system: str | None = None
+    system_index: int = 0
+    compare_to: str | None = None
+    rerun: str | None = None
+    rerun_sha256: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How reports and gate ids name it: ``evals/test_study.py[config_a]``."""
+        return self.name if self.system is None else f"{self.name}[{self.system}]"
+
+    @property
+    def compared(self) -> bool:
+        """True for a system that is compared with the eval's reference system."""
+        return self.compare_to is not None and self.system != self.compare_to
 
     def as_payload(self) -> dict[str, Any]:
         return {
@@ -43,7 +68,27 @@ class EvalInfo:
             "dataset": self.dataset,
             "dataset_sha256": self.dataset_sha256,
             "dataset_rows": self.dataset_rows,
+            "system": self.system,
+            "system_index": self.system_index,
+            "compare_to": self.compare_to,
+            "rerun": self.rerun,
+            "rerun_sha256": self.rerun_sha256,
         }
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> EvalInfo:
+        return cls(
+            payload["eval"],
+            payload["module"],
+            payload["dataset"],
+            payload["dataset_sha256"],
+            payload["dataset_rows"],
+            payload.get("system"),
+            payload.get("system_index", 0),
+            payload.get("compare_to"),
+            payload.get("rerun"),
+            payload.get("rerun_sha256"),
+        )
 
 
 def row_payload(
@@ -58,16 +103,19 @@ def row_payload(
     skipped: bool = False,
     evidence: Mapping[str, str] | None = None,
     details: Mapping[str, Any] | None = None,
+    fields: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The record one row test sends to the controller: plain, small, JSON-able.
 
     ``test`` is the test function that ran the row, ``eval_tests`` every test function of
     the eval that the sending process collected (deselected ones included), so the
-    controller can tell a complete eval from a partial one.
+    controller can tell a complete eval from a partial one. ``fields`` carries the row's
+    fields that the reports show (question, answer, gold, answerable).
     """
     return {
         **info.as_payload(),
         "row": row_id,
+        "fields": dict(fields or {}),
         "index": index,
         "values": dict(values),
         "breakdowns": {name: dict(parts) for name, parts in breakdowns.items()},
@@ -117,6 +165,7 @@ class RowResult:
     details: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     tests: set[str] = field(default_factory=set)
+    fields: dict[str, Any] = field(default_factory=dict)  # question, answer, gold, answerable
 
     @property
     def ran(self) -> bool:
@@ -138,6 +187,7 @@ class RowResult:
             self.breakdowns.setdefault(name, {}).update(parts)
         self.evidence.update(payload["evidence"])
         self.details.update(payload["details"])
+        self.fields.update(payload.get("fields", {}))
         if payload["error"] and payload["error"] not in self.errors:
             self.errors.append(payload["error"])
 
@@ -155,6 +205,9 @@ class EvalSummary:
     # Dataset-level tests: what they found beyond the statistics, and how they failed.
     dataset_details: dict[str, Any] = field(default_factory=dict)
     dataset_errors: tuple[str, ...] = ()
+    # A system compared with the eval's reference system (pytest_ragmetrics.compare).
+    transformations: Transformations | None = None
+    transformations_note: str | None = None
 
     @property
     def n(self) -> int:
@@ -275,31 +328,31 @@ def _summarize_eval(
 
 
 def summarize(payloads: Iterable[Mapping[str, Any]]) -> list[EvalSummary]:
-    """Merge row payloads into one ``EvalSummary`` per eval, sorted by eval name."""
+    """Merge row payloads into one ``EvalSummary`` per eval and system, sorted by eval name
+    and then by the systems' order in the dataset."""
     infos: dict[str, EvalInfo] = {}
     rows: dict[str, dict[str, RowResult]] = {}
     tests: dict[str, set[str]] = {}
     datasets: dict[str, list[Mapping[str, Any]]] = {}
     for payload in payloads:
-        name = payload["eval"]
-        infos.setdefault(
-            name,
-            EvalInfo(
-                name,
-                payload["module"],
-                payload["dataset"],
-                payload["dataset_sha256"],
-                payload["dataset_rows"],
-            ),
-        )
-        tests.setdefault(name, set()).update(payload["eval_tests"])
-        by_id = rows.setdefault(name, {})
+        info = infos.setdefault(label_of(payload), EvalInfo.from_payload(payload))
+        tests.setdefault(info.label, set()).update(payload["eval_tests"])
+        by_id = rows.setdefault(info.label, {})
         if payload.get("kind") == "dataset":
-            datasets.setdefault(name, []).append(payload)
+            datasets.setdefault(info.label, []).append(payload)
             continue
         row = by_id.setdefault(payload["row"], RowResult(payload["row"], payload["index"]))
         row.merge(payload)
+    order = sorted(infos.values(), key=lambda info: (info.name, info.system_index))
     return [
-        _summarize_eval(infos[name], list(rows[name].values()), tests[name], datasets.get(name, []))
-        for name in sorted(infos)
+        _summarize_eval(
+            info, list(rows[info.label].values()), tests[info.label], datasets.get(info.label, [])
+        )
+        for info in order
     ]
+
+
+def label_of(payload: Mapping[str, Any]) -> str:
+    """The label of the eval and system a payload belongs to."""
+    system = payload.get("system")
+    return payload["eval"] if system is None else f"{payload['eval']}[{system}]"

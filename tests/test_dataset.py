@@ -94,6 +94,35 @@ def test_duplicate_ids_are_a_problem_of_the_later_row(tmp_path: Path) -> None:
     assert "duplicate id 'q' (first used at line 1)" in second.problems[0].message
 
 
+def test_ids_are_unique_per_system(tmp_path: Path) -> None:
+    lines = [
+        {"id": "q1", "system": "baseline"},
+        {"id": "q1", "system": "config_a"},
+        {"id": "q2", "system": "config_a"},
+        {"id": "q1", "system": "baseline"},
+    ]
+    path = write(tmp_path, "d.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
+    dataset = load_dataset(path)
+    assert dataset.systems == ("baseline", "config_a")
+    assert [r.problems for r in dataset.rows[:3]] == [(), (), ()]
+    last = dataset.rows[3]
+    assert last.row.id == "q1@L4"
+    assert last.problems[0].message == (
+        "duplicate id 'q1' of system 'baseline' (first used at line 1)"
+    )
+
+
+def test_once_one_row_names_its_system_every_row_must(tmp_path: Path) -> None:
+    text = '{"id": "q1", "system": "a"}\n{"id": "q2"}\nnot json\n'
+    rows = load_dataset(write(tmp_path, "d.jsonl", text)).rows
+    assert [[(p.field, p.message) for p in r.problems] for r in rows[:2]] == [
+        [],
+        [("system", "missing: other rows of this dataset name their system")],
+    ]
+    assert [p.field for p in rows[2].problems] == ["<json>"]  # unreadable: nothing to add
+    assert load_dataset(write(tmp_path, "plain.jsonl", '{"id": "q"}\n')).systems == ()
+
+
 def test_csv_cells_are_typed_and_lines_counted(tmp_path: Path) -> None:
     text = (
         "id,answer,gold,tokens,latency_ms,answerable,contexts\n"

@@ -27,6 +27,9 @@ from pytest_ragmetrics.rules import RuleError, parse_rule
         ("<= 1.2x baseline", 540.0, 450.0, 540.0, True),
         ("<= 1.2x baseline", 541.0, 450.0, 540.0, False),
         ("<=1.2×baseline", 1.0, 1.0, 1.2, True),
+        (">= stored_baseline", 0.69, 0.7, 0.7, False),
+        (">= stored_baseline - 0.01", 0.695, 0.7, 0.69, True),
+        ("<= 1.2x stored_baseline", 540.0, 450.0, 540.0, True),
     ],
 )
 def test_rules(text: str, value: float, baseline: float | None, bound: float, holds: bool) -> None:
@@ -37,7 +40,20 @@ def test_rules(text: str, value: float, baseline: float | None, bound: float, ho
 
 
 @pytest.mark.parametrize(
-    "text", ["", ">=", "0.5", "=> 0.5", ">= baseline * 2", ">= 2 baseline", "<= 1.2x", ">= base"]
+    "text",
+    [
+        "",
+        ">=",
+        "0.5",
+        "=> 0.5",
+        ">= baseline * 2",
+        ">= 2 baseline",
+        "<= 1.2x",
+        ">= base",
+        ">= stored",
+        ">= stored baseline",
+        ">= baseline_stored",
+    ],
 )
 def test_malformed_rules_are_refused(text: str) -> None:
     with pytest.raises(RuleError, match="cannot read rule"):
@@ -49,7 +65,21 @@ def test_a_baseline_rule_needs_a_baseline() -> None:
         parse_rule(">= baseline").bound(None)
 
 
+def test_stored_baseline_names_the_file_in_every_eval() -> None:
+    assert [parse_rule(t).stored for t in (">= baseline", "<= 2x baseline", "== 1")] == [
+        False,
+        False,
+        False,
+    ]
+    assert parse_rule(">= stored_baseline").stored
+    assert parse_rule("<= 1.2x stored_baseline").stored
+    assert parse_rule(">= stored_baseline + 1").stored
+
+
 def test_describe_bound() -> None:
+    assert parse_rule("<= 1.2x stored_baseline").describe_bound(450) == (
+        "540 (1.2 × stored_baseline 450)"
+    )
     assert parse_rule("<= 1.2x baseline").describe_bound(450) == "540 (1.2 × baseline 450)"
     assert parse_rule(">= baseline - 0.01").describe_bound(0.7) == "0.69 (baseline 0.7 -0.01)"
     assert parse_rule("== 0").describe_bound() == "0"
