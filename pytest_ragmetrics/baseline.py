@@ -10,6 +10,7 @@ stable layout, through a temporary file and an atomic rename, by the controller 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -51,7 +52,12 @@ def baseline_path(rootpath: Path, module: str, eval_name: str, system: str | Non
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^\w.-]+", "_", name)
+    """``name`` as a file name; one that had to change gets a hash of the original, so two
+    names never share a file ("a b" and "a/b")."""
+    safe = re.sub(r"[^\w.-]+", "_", name)
+    if safe == name:
+        return name
+    return f"{safe}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
 
 
 def read_baseline(path: Path) -> Baseline | None:

@@ -14,7 +14,7 @@ a second output file of the same rows for the ``determinism`` metric.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -92,18 +92,22 @@ def _dataset(state: RunState, path: Path, fmt: str | None) -> Dataset:
     return state.datasets[key]
 
 
+Key = tuple[str | None, str]
+
+
 def _param(
-    info: EvalInfo, loaded: LoadedRow, fixture_names: list[str], rerun: Mapping[Key, LoadedRow]
+    info: EvalInfo,
+    loaded: LoadedRow,
+    fixture_names: list[str],
+    rerun: Mapping[Key, LoadedRow],
+    unpaired: list[Problem],
 ) -> RowParam:
     parsed = not any(p.field.startswith("<") for p in loaded.problems)
-    missing = missing_fields(loaded.row, fixture_names) if parsed else []
+    missing = [*unpaired, *missing_fields(loaded.row, fixture_names)] if parsed else []
     again = rerun.get(_key(loaded.row))
     if parsed and DETERMINISM in fixture_names:
         missing += _rerun_problems(info, loaded.row, again)
     return RowParam(info, loaded, (*loaded.problems, *missing), again.row if again else None)
-
-
-Key = tuple[str | None, str]
 
 
 def _key(row: Row) -> Key:
@@ -125,6 +129,33 @@ def _rerun_problems(info: EvalInfo, row: Row, again: LoadedRow | None) -> list[P
         where = "; ".join(f"{again.row.where(p.field)}: {p.message}" for p in again.problems)
         return [Problem("rerun", f"its second run is a bad row: {where}")]
     return []
+
+
+def _pairing(compare_to: str | None, dataset: Dataset) -> Callable[[Row], list[Problem]]:
+    """With ``compare_to``, every system must answer the same questions: a row whose id the
+    reference system lacks, or a reference row that some system lacks, is a bad row, so
+    that means over different questions are never compared."""
+    ids: dict[str, set[str]] = {}
+    for loaded in dataset.rows:
+        if isinstance(loaded.row.system, str):
+            ids.setdefault(loaded.row.system, set()).add(loaded.row.id)
+
+    def problems(row: Row) -> list[Problem]:
+        system = row.system
+        if compare_to is None or not isinstance(system, str):
+            return []
+        if system != compare_to:
+            if row.id in ids[compare_to]:
+                return []
+            message = f"the reference system {compare_to!r} has no row {row.id!r}"
+        else:
+            lacking = [repr(s) for s in ids if s != compare_to and row.id not in ids[s]]
+            if not lacking:
+                return []
+            message = f"system(s) {', '.join(lacking)} have no row {row.id!r}"
+        return [Problem("id", f"{message}; compared systems must answer the same questions")]
+
+    return problems
 
 
 def _load(state: RunState, where: str, path: Path, fmt: str | None) -> Dataset:
@@ -240,6 +271,12 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
         return
     again = {_key(r.row): r for r in rerun.rows} if rerun else {}
     names = list(metafunc.fixturenames)
-    params = [_param(infos.get(loaded.row.system, base), loaded, names, again) for loaded in rows]
+    pairing = _pairing(spec.compare_to, dataset)
+    params = [
+        _param(info, loaded, names, again, pairing(loaded.row))
+        for loaded in rows
+        # A row that names no system in a dataset of systems is a bad row of every system.
+        for info in ([infos[loaded.row.system]] if loaded.row.system in infos else infos.values())
+    ]
     ids = [p.row.id if p.info.system is None else f"{p.info.system}/{p.row.id}" for p in params]
     metafunc.parametrize("row", params, ids=ids, indirect=True)

@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pytest_ragmetrics.gates import VS_BASELINE
 from pytest_ragmetrics.summary import EvalSummary, RowResult
 
-VS_BASELINE = "vs_baseline"
 _RATIOS = {"tokens_mean_ratio": ("tokens", "mean"), "tokens_p50_ratio": ("tokens", "p50")}
 _DELTAS = {
     "overlap_mean_delta": ("overlap", "mean"),
@@ -107,17 +107,24 @@ def transformations(
     return Transformations(tuple(up), tuple(down), compared), None
 
 
+def references(summaries: Sequence[EvalSummary]) -> dict[str, EvalSummary]:
+    """The reference system's summary of each eval that compares systems, by eval name."""
+    return {
+        s.info.name: s
+        for s in summaries
+        if s.info.compare_to is not None and s.info.system == s.info.compare_to
+    }
+
+
 def compare_systems(summaries: Sequence[EvalSummary]) -> list[EvalSummary]:
     """``summaries`` with every compared system's ``vs_baseline`` and transformations."""
-    references = {
-        s.info.name: s for s in summaries if s.info.system is not None and not s.info.compared
-    }
+    reference_of = references(summaries)
     result = []
     for summary in summaries:
         if not summary.info.compared:
             result.append(summary)
             continue
-        reference = references.get(summary.info.name)
+        reference = reference_of.get(summary.info.name)
         if reference is None:
             note = f"the reference system {summary.info.compare_to!r} did not run"
             result.append(replace(summary, transformations_note=note))

@@ -16,6 +16,8 @@ from pytest_ragmetrics.metrics import abstention, best_f1, exact_match
 from pytest_ragmetrics.metrics.anchors import anchor_coverage
 from pytest_ragmetrics.metrics.short import finalize
 
+NO_STOP_REASON = "(none)"
+
 
 def _abstains(row: Row, metric: str, ctx: MetricContext) -> tuple[bool, str]:
     settings = ctx.settings
@@ -72,13 +74,12 @@ def measure_rounds(row: Row, ctx: MetricContext) -> Measured:
     rounds = telemetry["rounds"]
     if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
         raise RowError(f"{row.where('telemetry.rounds')}: expected an integer >= 1, got {rounds!r}")
-    breakdowns = {}
     reason = telemetry.get("stop_reason")
-    if reason is not None:
-        if not isinstance(reason, str) or not reason.strip():
-            where = row.where("telemetry.stop_reason")
-            raise RowError(f"{where}: expected a non-empty string, got {reason!r}")
-        breakdowns["stop_reason"] = {reason: 1.0}
+    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+        where = row.where("telemetry.stop_reason")
+        raise RowError(f"{where}: expected a non-empty string, got {reason!r}")
+    # A row without a reason counts as "(none)", so the shares are over every row.
+    breakdowns = {"stop_reason": {reason or NO_STOP_REASON: 1.0}}
     values = {"rounds": float(rounds), "multi_round": 1.0 if rounds > 1 else 0.0}
     stop = f", stopped by {reason}" if reason else ""
     details = {"stop_reason": reason} if reason else {}

@@ -22,7 +22,7 @@ from pytest_ragmetrics.baseline import (
     signature_differences,
     write_atomic,
 )
-from pytest_ragmetrics.compare import compare_systems
+from pytest_ragmetrics.compare import compare_systems, references
 from pytest_ragmetrics.gates import BaselineState, GateResult, Reference, evaluate_gates
 from pytest_ragmetrics.paths import display_path
 from pytest_ragmetrics.state import RunState
@@ -129,9 +129,7 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
     every gate."""
     state.summaries = compare_systems(summarize(state.payloads))
     partials = {s.info.label: partial_reason(s, state, stopped) for s in state.summaries}
-    references = {
-        s.info.name: s for s in state.summaries if s.info.system is not None and not s.info.compared
-    }
+    reference_of = references(state.summaries)
     results: list[GateResult] = []
     for summary in state.summaries:
         info = summary.info
@@ -139,7 +137,7 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
         if state.options.update_baseline:
             _update_baseline(summary, state, partial)
         skip = None if state.options.force_gates else partial
-        reference = _reference(info, references.get(info.name), partials, state)
+        reference = _reference(info, reference_of.get(info.name), partials, state)
         gates = state.thresholds.gates_for(info.name, info.system)
         results += evaluate_gates(summary, gates, _load_state(summary, state), skip, reference)
     ran = {summary.info.name for summary in state.summaries}
@@ -160,15 +158,25 @@ def _reference(
     state: RunState,
 ) -> Reference | None:
     """The reference system a compared system's gates use, with why its numbers cannot be
-    compared: it did not run (``-k`` left it out), or ran partially."""
+    compared: it did not run (``-k`` left it out), ran partially, or had errored rows (its
+    means are then over fewer rows); ``--ragmetrics-force-gates`` compares the last two."""
     if not info.compared:
         return None
+    name = repr(info.compare_to)
     if summary is None:
-        return Reference(None, f"the reference system {info.compare_to!r} did not run")
-    partial = None if state.options.force_gates else partials[summary.info.label]
-    if not partial:
+        return Reference(None, f"the reference system {name} did not run")
+    if state.options.force_gates:
         return Reference(summary)
-    return Reference(summary, f"the reference system {info.compare_to!r} is partial: {partial}")
+    partial = partials[summary.info.label]
+    if partial:
+        return Reference(summary, f"the reference system {name} is partial: {partial}")
+    if summary.errors:
+        return Reference(
+            summary,
+            f"the reference system {name} had {summary.errors} errored row(s); fix them, or "
+            "compare anyway with --ragmetrics-force-gates",
+        )
+    return Reference(summary)
 
 
 def gate_location(result: GateResult, module: str) -> tuple[str, None, str]:

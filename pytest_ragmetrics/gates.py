@@ -16,6 +16,8 @@ from pytest_ragmetrics.baseline import Baseline
 from pytest_ragmetrics.config import Gate
 from pytest_ragmetrics.summary import EvalInfo, EvalSummary
 
+VS_BASELINE = "vs_baseline"  # a compared system's aggregates relative to the reference
+
 Status = Literal["passed", "failed", "skipped"]
 
 
@@ -103,8 +105,12 @@ def _reference_value(gate: Gate, reference: Reference) -> tuple[float | None, st
 
 
 def _compares_systems(gate: Gate, info: EvalInfo) -> bool:
-    """True when the gate's ``baseline`` means the reference system of this eval."""
-    return gate.rule.uses_baseline and not gate.rule.stored and info.compare_to is not None
+    """True when the gate compares with the reference system of this eval: its rule's
+    ``baseline`` means that system, or it gates ``vs_baseline`` (which only compared
+    systems have)."""
+    if info.compare_to is None:
+        return False
+    return gate.metric == VS_BASELINE or (gate.rule.uses_baseline and not gate.rule.stored)
 
 
 def applies(gate: Gate, info: EvalInfo) -> bool:
@@ -124,7 +130,7 @@ def evaluate_gate(
     header = f"{name} {rule}"
     by_system = _compares_systems(gate, summary.info)
     if by_system and reference is not None and reference.problem and not skip_reason:
-        skip_reason = reference.problem
+        skip_reason = reference.problem  # unlike numbers are not compared, even when forced
     if skip_reason:
         return GateResult(label, name, rule, "skipped", skip_reason)
     value = summary.metrics.get(gate.metric, {}).get(gate.stat)
@@ -139,7 +145,7 @@ def evaluate_gate(
         return GateResult(label, name, rule, "failed", message)
     baseline, source = None, ""
     if gate.rule.uses_baseline:
-        if by_system:
+        if by_system and gate.metric != VS_BASELINE:
             if reference is None:
                 raise ValueError(f"{label}: a comparison gate needs the reference system")
             baseline, problem = _reference_value(gate, reference)

@@ -310,6 +310,7 @@ def _gate_document(result: GateResult) -> dict[str, Any]:
 
 def _row_document(summary: EvalSummary, row: RowResult) -> dict[str, Any]:
     return {
+        **row.details,  # first: the fixed keys below always win
         "id": row.id,
         "system": summary.info.system,
         "question": row.fields.get("question"),
@@ -319,7 +320,6 @@ def _row_document(summary: EvalSummary, row: RowResult) -> dict[str, Any]:
         "metrics": row.values,
         "errors": row.errors,
         "evidence": row.evidence,
-        **row.details,
     }
 
 

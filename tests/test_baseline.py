@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -25,7 +26,22 @@ def test_paths_sit_beside_the_eval_module(tmp_path: Path) -> None:
     module = "evals/test_a.py"
     assert baseline_path(tmp_path, module, module) == tmp_path / "evals/__baselines__/test_a.json"
     named = baseline_path(tmp_path, module, "latency only/v2")
-    assert named == tmp_path / "evals/__baselines__/latency_only_v2.json"
+    digest = hashlib.sha256(b"latency only/v2").hexdigest()[:8]
+    assert named == tmp_path / f"evals/__baselines__/latency_only_v2-{digest}.json"
+    assert baseline_path(tmp_path, module, "fast-v2.1") == (
+        tmp_path / "evals/__baselines__/fast-v2.1.json"  # already safe: kept as it is
+    )
+
+
+def test_one_file_per_system_and_names_never_collide(tmp_path: Path) -> None:
+    module = "evals/test_a.py"
+    path = baseline_path(tmp_path, module, module, "config_a")
+    assert path == tmp_path / "evals/__baselines__/test_a[config_a].json"
+    spaced = baseline_path(tmp_path, module, module, "a b")
+    slashed = baseline_path(tmp_path, module, module, "a/b")
+    assert spaced.name.startswith("test_a[a_b-")
+    assert slashed.name.startswith("test_a[a_b-")
+    assert spaced != slashed
 
 
 def test_round_trip_with_sorted_keys(tmp_path: Path) -> None:

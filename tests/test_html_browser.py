@@ -159,7 +159,18 @@ def _png_size(png: bytes) -> tuple[int, int]:
 
 
 def test_screenshot_of_the_first_viewport(visit: Visit) -> None:
-    assert _png_size(visit.page.screenshot()) == (WIDTH, HEIGHT)
+    page = visit.page
+    shot = page.screenshot()
+    assert _png_size(shot) == (WIDTH, HEIGHT)
+    # The headline is painted in the first viewport: its box lies inside it, and the
+    # picture differs from one of the same page with the headline hidden.
+    box = page.locator("h1").bounding_box()
+    assert box is not None
+    assert box["y"] >= 0
+    assert box["y"] + box["height"] <= HEIGHT
+    assert box["width"] > 100
+    page.add_style_tag(content="h1 { visibility: hidden; }")
+    assert page.screenshot() != shot
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ cosines with the packaged model are far from tau_sim (see test_grounding_plugin.
 from __future__ import annotations
 
 import copy
+import html
 import json
 from typing import Any
 
@@ -366,3 +367,72 @@ def test_dataset_level_tests_run_once_per_system(project: Project) -> None:
     assert "test_space[cand/all-rows]" in result.stdout.str()
     counts = {e["label"]: e["metrics"]["embedding_space"]["total_samples"] for e in report["evals"]}
     assert counts == {"test_eval.py[base]": 3.0, "test_eval.py[cand]": 3.0}
+
+
+def test_vs_baseline_gates_apply_to_compared_systems_only(study: Project) -> None:
+    study.write("thresholds.toml", '[gates]\n"vs_baseline.tokens_mean_ratio" = "<= 1.2"\n')
+    _, report = study.run_json()
+    gates = {e["label"]: [(g["name"], g["status"]) for g in e["gates"]] for e in report["evals"]}
+    assert gates == {
+        "test_eval.py[base]": [],
+        "test_eval.py[cand]": [("vs_baseline.tokens_mean_ratio", "passed")],
+    }
+    _, alone = study.run_json("-k", "cand")
+    (cand,) = alone["evals"]
+    assert cand["gates"][0]["status"] == "skipped"
+    assert cand["gates"][0]["message"] == "the reference system 'base' did not run"
+
+
+def test_an_incomplete_reference_is_not_compared(study: Project) -> None:
+    _, partial = study.run_json("-k", "not base/q3")
+    gates = {g["name"]: g for g in _entries(partial)["test_eval.py[cand]"]["gates"]}
+    assert gates["tokens.mean"]["status"] == "skipped"
+    assert gates["tokens.mean"]["message"].startswith("the reference system 'base' is partial: ")
+    assert gates["idk_on_answerable.sum"]["status"] == "passed"
+
+    rows = copy.deepcopy(ROWS)
+    del rows[1]["tokens"]  # base q2 errors in test_cost
+    study.write("data/runs.jsonl", jsonl(rows))
+    study.write("data/rerun.jsonl", jsonl(rows))
+    _, errored = study.run_json()
+    tokens = {g["name"]: g for g in _entries(errored)["test_eval.py[cand]"]["gates"]}["tokens.mean"]
+    assert tokens["status"] == "skipped"
+    assert tokens["message"] == (
+        "the reference system 'base' had 1 errored row(s); fix them, or compare anyway with "
+        "--ragmetrics-force-gates"
+    )
+    _, forced = study.run_json("--ragmetrics-force-gates")
+    tokens = {g["name"]: g for g in _entries(forced)["test_eval.py[cand]"]["gates"]}["tokens.mean"]
+    assert (tokens["status"], tokens["baseline"]) == ("passed", 200.0)  # (100 + 300) / 2
+
+
+def test_systems_must_answer_the_same_questions(study: Project) -> None:
+    rows = [row for row in ROWS if (row["system"], row["id"]) != ("cand", "q3")]
+    rows.append({**ROWS[5], "id": "q4"})  # cand answers a question base does not
+    rows.append({k: v for k, v in ROWS[0].items() if k != "system"} | {"id": "q9"})
+    study.write("data/runs.jsonl", jsonl(rows))
+    study.write("data/rerun.jsonl", jsonl(rows))
+    result, report = study.run_json()
+    output = result.stdout.str()
+    assert (
+        "data/runs.jsonl:3: field 'id': system(s) 'cand' have no row 'q3'; compared systems "
+        "must answer the same questions" in output
+    )
+    assert "data/runs.jsonl:6: field 'id': the reference system 'base' has no row 'q4'" in output
+    # The row without a system is a bad row of each system, counted in each one's errors.
+    assert "test_grounded[base/q9]" in output
+    assert "test_grounded[cand/q9]" in output
+    assert "data/runs.jsonl:7: field 'system': missing" in output
+    errors = {e["label"]: e["errors"] for e in report["evals"]}
+    assert errors == {"test_eval.py[base]": 2, "test_eval.py[cand]": 2}
+
+
+def test_the_html_report_of_a_study(study: Project) -> None:
+    result = study.run("--ragmetrics-html", "out/report.html")
+    page = (study.path / "out" / "report.html").read_text(encoding="utf-8")
+    assert result.ret == 1  # two gates fail; the report is written all the same
+    assert "<script" not in page
+    assert page.count("<svg") == 2  # the Pareto plot and the bars
+    assert "test_eval.py" in page
+    assert "IDK → supported" in page
+    assert html.escape(ROWS[4]["answer"]) in page  # cand q2, in its drill-down
