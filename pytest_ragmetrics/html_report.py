@@ -83,6 +83,13 @@ TABLE_COLUMNS = (
     *_with_f1_short(MAIN_COLUMNS),
     Column("Wrong on answerable (sum)", "wrong_on_answerable", "sum", _COUNT),
     Column("IDK on answerable (sum)", "idk_on_answerable", "sum", _COUNT),
+    Column("Rounds", "rounds", "mean", lambda value: f"{value:.2f}"),
+    Column(
+        "Rounds > 1",
+        "multi_round",
+        "rate",
+        next(c.fmt for c in MAIN_COLUMNS if c.metric == "overlap"),
+    ),
 )
 VS_COLUMNS = (
     Column("Tokens mean ×", "vs_baseline", "tokens_mean_ratio", _ratio),

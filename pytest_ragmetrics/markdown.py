@@ -1,5 +1,6 @@
 """The Markdown summary (``--ragmetrics-md``, and ``$GITHUB_STEP_SUMMARY`` in GitHub
-Actions): the main table, the Trust-Score table, and the gates. A pure function of the
+Actions): the main table, the Trust-Score table, the transformations of compared systems,
+and the gates. A pure function of the
 results; every text that comes from a dataset or a path is escaped for a table cell.
 """
 
@@ -78,6 +79,25 @@ def _gate_section(results: Sequence[GateResult]) -> list[str]:
     ]
 
 
+def _transformation_section(summaries: Sequence[EvalSummary]) -> list[str]:
+    """Per compared system: the row ids that went IDK → supported, and the regressions."""
+    items = []
+    for s in summaries:
+        if not s.info.compared:
+            continue
+        head = f"- **{cell(s.info.label)}** vs {cell(s.info.compare_to or '')}:"
+        found = s.transformations
+        if found is None:
+            items.append(f"{head} {cell(s.transformations_note or '')}")
+            continue
+        kinds = (("IDK → supported", found.idk_to_supported), ("regressed", found.regressions))
+        parts = [
+            f"{title} ({len(ids)}): {', '.join(map(cell, ids)) or 'none'}" for title, ids in kinds
+        ]
+        items.append(f"{head} {'; '.join(parts)}")
+    return ["", "### Transformations (by row id)", "", *items] if items else []
+
+
 def markdown_summary(
     summaries: Sequence[EvalSummary],
     results: Sequence[GateResult],
@@ -103,6 +123,7 @@ def markdown_summary(
             "",
             *_metric_table(with_trust, TRUST_COLUMNS),
         ]
+    lines += _transformation_section(summaries)
     more = more_metric_lines(summaries)
     if more:
         block = [line.replace("`", "'") for line in more[1:]]

@@ -395,6 +395,8 @@ def test_main_table_values_and_not_computed(page: str) -> None:
     assert column(main, "F1 short")["config_b vs baseline"] == "—"
     assert column(main, "Wrong on answerable (sum)")["baseline"] == "1"
     assert column(main, "IDK on answerable (sum)")["config_b vs baseline"] == "2"
+    assert column(main, "Rounds")["config_a vs baseline"] == "1.25"  # rounds 1, 2, 1, 1
+    assert column(main, "Rounds > 1")["baseline"] == "—"  # no multi_round recorded
     assert column(main, "Tokens mean ×")["config_a vs baseline"] == "1.10×"
     assert column(main, "Δ Overlap")["config_b vs baseline"] == "-0.250"
     assert column(main, "Δ F1")["config_a vs baseline"] == "+0.250"

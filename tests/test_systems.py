@@ -427,8 +427,13 @@ def test_systems_must_answer_the_same_questions(study: Project) -> None:
     assert errors == {"test_eval.py[base]": 2, "test_eval.py[cand]": 2}
 
 
-def test_the_html_report_of_a_study(study: Project) -> None:
-    result = study.run("--ragmetrics-html", "out/report.html")
+def test_the_html_and_markdown_reports_of_a_study(study: Project) -> None:
+    result = study.run("--ragmetrics-html", "out/report.html", "--ragmetrics-md", "out/s.md")
+    summary = (study.path / "out" / "s.md").read_text(encoding="utf-8").splitlines()
+    start = summary.index("### Transformations (by row id)")
+    assert summary[start + 2] == (
+        "- **test\\_eval.py\\[cand\\]** vs base: IDK → supported (1): q1; regressed (1): q2"
+    )
     page = (study.path / "out" / "report.html").read_text(encoding="utf-8")
     assert result.ret == 1  # two gates fail; the report is written all the same
     assert "<script" not in page
