@@ -174,7 +174,8 @@ def _load(state: RunState, where: str, path: Path, fmt: str | None) -> Dataset:
 def _infos(
     spec: MarkerSpec, base: EvalInfo, dataset: Dataset, where: str
 ) -> dict[str | None, EvalInfo]:
-    """One ``EvalInfo`` per system of the dataset (one in all when rows name none)."""
+    """One ``EvalInfo`` per system of the dataset; one in all when rows name no system, or
+    all the same one and nothing is compared (a run's rows that log their system)."""
     systems = dataset.systems
     if spec.compare_to is not None and spec.compare_to not in systems:
         named = (
@@ -187,7 +188,7 @@ def _infos(
             f"{dataset.display} ({named})",
             pytrace=False,
         )
-    if not systems:
+    if not systems or (len(systems) == 1 and spec.compare_to is None):
         return {None: base}
     counts = Counter(loaded.row.system for loaded in dataset.rows)
     return {
@@ -263,7 +264,12 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
         # A row that names no system in a dataset of systems goes to every system's test,
         # which then errors on it (it is a bad row) instead of leaving it out.
         sets = [
-            RowsParam(info, tuple(r for r in rows if r.row.system in (info.system, None)))
+            RowsParam(
+                info,
+                tuple(
+                    r for r in rows if info.system is None or r.row.system in (info.system, None)
+                ),
+            )
             for info in infos.values()
         ]
         ids = [ROWS_ID if s.info.system is None else f"{s.info.system}/{ROWS_ID}" for s in sets]

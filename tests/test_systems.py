@@ -441,3 +441,22 @@ def test_the_html_and_markdown_reports_of_a_study(study: Project) -> None:
     assert "test_eval.py" in page
     assert "IDK → supported" in page
     assert html.escape(ROWS[4]["answer"]) in page  # cand q2, in its drill-down
+
+
+def test_a_dataset_of_one_system_is_a_plain_eval(project: Project) -> None:
+    rows = [{**row, "system": "prod"} for row in ROWS if row["system"] == "base"]
+    project.write("data/runs.jsonl", jsonl(rows))
+    project.write(
+        "test_eval.py",
+        "import pytest\n\n"
+        'pytestmark = pytest.mark.ragmetrics(dataset="data/runs.jsonl")\n\n'
+        "def test_it(row, tokens):\n    tokens(row)\n\n"
+        "def test_all(rows, embedding_space):\n    embedding_space(rows, field='answer', k=1)\n",
+    )
+    project.write("thresholds.toml", '[gates]\n"tokens.mean" = "== 200"\n')
+    result, report = project.run_json("-v")
+    result.assert_outcomes(passed=3 + 1 + 1)
+    assert "test_it[q1]" in result.stdout.str()
+    (entry,) = report["evals"]
+    assert (entry["label"], entry["system"], entry["n"]) == ("test_eval.py", None, 3)
+    assert entry["metrics"]["embedding_space"]["total_samples"] == 3.0
