@@ -42,6 +42,10 @@ class Transformations:
     regressions: tuple[str, ...]
     compared: int  # ids present in both systems with every value the states need
 
+    def kinds(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The lists as the reports title them."""
+        return (("IDK → supported", self.idk_to_supported), ("regressed", self.regressions))
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "idk_to_supported": list(self.idk_to_supported),

@@ -11,20 +11,18 @@ from typing import Any
 
 from pytest_ragmetrics.citations import find_citations
 from pytest_ragmetrics.dataset import Row, RowError
-from pytest_ragmetrics.measured import Measured, MetricContext, claim_text, golds
-from pytest_ragmetrics.metrics import abstention, best_f1, exact_match
+from pytest_ragmetrics.measured import (
+    Measured,
+    MetricContext,
+    claim_text,
+    golds,
+    row_abstention,
+)
+from pytest_ragmetrics.metrics import best_f1, exact_match
 from pytest_ragmetrics.metrics.anchors import anchor_coverage
 from pytest_ragmetrics.metrics.short import finalize
 
 NO_STOP_REASON = "(none)"
-
-
-def _abstains(row: Row, metric: str, ctx: MetricContext) -> tuple[bool, str]:
-    settings = ctx.settings
-    result = abstention(
-        row.require("answer", metric), row.telemetry, settings.idk_matcher, settings.citation_format
-    )
-    return result.abstains, result.reason
 
 
 def _answerable(row: Row, metric: str) -> bool:
@@ -38,14 +36,15 @@ def measure_wrong_on_answerable(row: Row, ctx: MetricContext) -> Measured:
     metric = "wrong_on_answerable"
     if not _answerable(row, metric):
         return Measured({metric: 0.0}, "not answerable: cannot be wrong-on-answerable")
-    abstains, reason = _abstains(row, metric, ctx)
-    if abstains:
-        return Measured({metric: 0.0}, f"abstains ({reason}); counted by idk_on_answerable")
-    match = best_f1(claim_text(row, metric, ctx.settings), golds(row, metric))
+    result = row_abstention(row, metric, ctx.settings)
+    if result.abstains:
+        return Measured({metric: 0.0}, f"abstains ({result.reason}); counted by idk_on_answerable")
+    references = golds(row, metric)
+    match = best_f1(claim_text(row, metric, ctx.settings), references)
     if match.score > 0:
         return Measured({metric: 0.0}, f"answered with F1 {match.score:.3g} > 0")
     return Measured(
-        {metric: 1.0}, f"answerable, answered, F1 0 against all {len(golds(row, metric))} gold(s)"
+        {metric: 1.0}, f"answerable, answered, F1 0 against all {len(references)} gold(s)"
     )
 
 
@@ -54,9 +53,9 @@ def measure_idk_on_answerable(row: Row, ctx: MetricContext) -> Measured:
     metric = "idk_on_answerable"
     if not _answerable(row, metric):
         return Measured({metric: 0.0}, "not answerable: abstaining is right")
-    abstains, reason = _abstains(row, metric, ctx)
-    if abstains:
-        return Measured({metric: 1.0}, f"answerable, yet abstains ({reason})")
+    result = row_abstention(row, metric, ctx.settings)
+    if result.abstains:
+        return Measured({metric: 1.0}, f"answerable, yet abstains ({result.reason})")
     return Measured({metric: 0.0}, "answerable and answered")
 
 

@@ -33,6 +33,7 @@ from pytest_ragmetrics.measured import (
     Texts,
     claim_text,
     golds,
+    row_abstention,
 )
 from pytest_ragmetrics.measures import (
     measure_bleu,
@@ -47,9 +48,7 @@ from pytest_ragmetrics.measures import (
     trust_texts,
 )
 from pytest_ragmetrics.metrics import (
-    Abstention,
     Overlap,
-    abstention,
     best_f1,
     exact_match,
     faithfulness,
@@ -109,14 +108,8 @@ def measure_f1(row: Row, ctx: MetricContext) -> Measured:
     return Measured({"f1": match.score}, evidence)
 
 
-def _abstention(row: Row, metric: str, settings: Settings) -> Abstention:
-    return abstention(
-        row.require("answer", metric), row.telemetry, settings.idk_matcher, settings.citation_format
-    )
-
-
 def measure_abstain(row: Row, ctx: MetricContext) -> Measured:
-    result = _abstention(row, "abstain", ctx.settings)
+    result = row_abstention(row, "abstain", ctx.settings)
     return Measured({"abstain": result.score}, result.reason)
 
 
@@ -165,7 +158,7 @@ def texts_overlap(row: Row, settings: Settings) -> list[str]:
 
 
 def texts_faithfulness(row: Row, settings: Settings) -> list[str]:
-    if _abstention(row, "faithfulness", settings).abstains:
+    if row_abstention(row, "faithfulness", settings).abstains:
         return []  # an abstaining answer's faithfulness needs no similarity
     return overlap_texts(_claims(row, "faithfulness", settings))
 
@@ -189,14 +182,14 @@ def _overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
 def measure_overlap(row: Row, ctx: MetricContext) -> Measured:
     result = _overlap(row, "overlap", ctx)
     values = {"overlap": result.score}
-    if not result.abstains and not _abstention(row, "overlap", ctx.settings).abstains:
+    if not result.abstains and not row_abstention(row, "overlap", ctx.settings).abstains:
         values["overlap_answered"] = result.score
     details = {"sentences": [verdict.as_dict() for verdict in result.sentences]}
     return Measured(values, result.evidence(), details=details)
 
 
 def measure_faithfulness(row: Row, ctx: MetricContext) -> Measured:
-    abstaining = _abstention(row, "faithfulness", ctx.settings)
+    abstaining = row_abstention(row, "faithfulness", ctx.settings)
     if abstaining.abstains:
         result = faithfulness(0.0, True, row.answerable)
         return Measured({"faithfulness": result.score}, f"{result.reason} ({abstaining.reason})")

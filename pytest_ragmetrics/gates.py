@@ -91,14 +91,19 @@ def _stored_value(gate: Gate, state: BaselineState) -> tuple[float | None, str |
     return value, None
 
 
+def aggregate_value(summary: EvalSummary, gate: Gate) -> float | None:
+    """The gate's ``metric.stat`` in ``summary``; a ``count`` or ``sum`` that nothing
+    recorded is 0 (no rows with a value, nothing summed)."""
+    value = summary.metrics.get(gate.metric, {}).get(gate.stat)
+    return 0.0 if value is None and gate.stat in ("count", "sum") else value
+
+
 def _reference_value(gate: Gate, reference: Reference) -> tuple[float | None, str | None]:
     """The reference system's number in this run, or why there is none."""
     if reference.summary is None:
         return None, reference.problem or "the reference system did not run"
     info = reference.summary.info
-    value = reference.summary.metrics.get(gate.metric, {}).get(gate.stat)
-    if value is None and gate.stat in ("count", "sum"):
-        value = 0.0
+    value = aggregate_value(reference.summary, gate)
     if value is None:
         return None, f"the reference system {info.system!r} recorded no {gate.metric}"
     return value, None
@@ -133,9 +138,7 @@ def evaluate_gate(
         skip_reason = reference.problem  # unlike numbers are not compared, even when forced
     if skip_reason:
         return GateResult(label, name, rule, "skipped", skip_reason)
-    value = summary.metrics.get(gate.metric, {}).get(gate.stat)
-    if value is None and gate.stat in ("count", "sum"):
-        value = 0.0  # nothing recorded: no rows with a value, nothing summed
+    value = aggregate_value(summary, gate)
     if value is None:
         message = (
             f"{header}: cannot be checked: no row of {label} recorded "

@@ -90,9 +90,9 @@ def _transformation_section(summaries: Sequence[EvalSummary]) -> list[str]:
         if found is None:
             items.append(f"{head} {cell(s.transformations_note or '')}")
             continue
-        kinds = (("IDK → supported", found.idk_to_supported), ("regressed", found.regressions))
         parts = [
-            f"{title} ({len(ids)}): {', '.join(map(cell, ids)) or 'none'}" for title, ids in kinds
+            f"{title} ({len(ids)}): {', '.join(map(cell, ids)) or 'none'}"
+            for title, ids in found.kinds()
         ]
         items.append(f"{head} {'; '.join(parts)}")
     return ["", "### Transformations (by row id)", "", *items] if items else []

@@ -10,6 +10,7 @@ from typing import Any
 from pytest_ragmetrics.citations import strip_citations
 from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.dataset import Row
+from pytest_ragmetrics.metrics.abstention import Abstention, abstention
 from pytest_ragmetrics.metrics.grounding import Embed
 
 
@@ -56,6 +57,13 @@ def golds(row: Row, metric: str) -> list[str]:
     if isinstance(gold, str):
         return [gold]
     return [alias for item in gold for alias in ([item] if isinstance(item, str) else item)]
+
+
+def row_abstention(row: Row, metric: str, settings: Settings) -> Abstention:
+    """Whether the row's answer abstains (its IDK sentences, or ``telemetry.action``)."""
+    return abstention(
+        row.require("answer", metric), row.telemetry, settings.idk_matcher, settings.citation_format
+    )
 
 
 def claim_text(row: Row, metric: str, settings: Settings) -> str:

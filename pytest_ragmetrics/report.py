@@ -191,10 +191,7 @@ def transformation_lines(summaries: Sequence[EvalSummary]) -> list[str]:
             lines.append(f"{head} {summary.transformations_note}")
             continue
         lines.append(f"{head} {found.compared} ids compared")
-        for title, ids in (
-            ("IDK → supported", found.idk_to_supported),
-            ("regressed", found.regressions),
-        ):
+        for title, ids in found.kinds():
             listed = list(ids) or ["none"]
             lines += _wrapped(listed, f"    {title} ({len(ids)}): ", "      ")
     return ["Transformations (by row id):", *lines] if lines else []

@@ -335,7 +335,8 @@ def summarize(payloads: Iterable[Mapping[str, Any]]) -> list[EvalSummary]:
     tests: dict[str, set[str]] = {}
     datasets: dict[str, list[Mapping[str, Any]]] = {}
     for payload in payloads:
-        info = infos.setdefault(label_of(payload), EvalInfo.from_payload(payload))
+        info = EvalInfo.from_payload(payload)
+        info = infos.setdefault(info.label, info)
         tests.setdefault(info.label, set()).update(payload["eval_tests"])
         by_id = rows.setdefault(info.label, {})
         if payload.get("kind") == "dataset":
@@ -350,9 +351,3 @@ def summarize(payloads: Iterable[Mapping[str, Any]]) -> list[EvalSummary]:
         )
         for info in order
     ]
-
-
-def label_of(payload: Mapping[str, Any]) -> str:
-    """The label of the eval and system a payload belongs to."""
-    system = payload.get("system")
-    return payload["eval"] if system is None else f"{payload['eval']}[{system}]"
