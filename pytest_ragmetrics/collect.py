@@ -9,6 +9,10 @@ fixtures need, so a bad row is known before anything runs and errors alone.
 A dataset whose rows name their ``system`` is one eval per system (test ids
 ``<system>/<id>``); the marker's ``compare_to`` names the reference system, and ``rerun``
 a second output file of the same rows for the ``determinism`` metric.
+
+A marker that names ``systems`` makes a live eval: the dataset holds questions, and each
+named system (a ``LiveSystem`` from the ``ragmetrics_system`` fixture) is called per row
+when the row's test sets up (``pytest_ragmetrics.live``).
 """
 
 from __future__ import annotations
@@ -23,20 +27,23 @@ import pytest
 
 from pytest_ragmetrics.dataset import Dataset, DatasetError, LoadedRow, Problem, Row, load_dataset
 from pytest_ragmetrics.fixtures import DETERMINISM, missing_fields
+from pytest_ragmetrics.live import OUTPUT_FIELDS
 from pytest_ragmetrics.paths import display_path
 from pytest_ragmetrics.state import RowParam, RowsParam, RunState
 from pytest_ragmetrics.summary import EvalInfo
 
 MARKER = "ragmetrics"
 MARKER_HELP = (
-    "ragmetrics(dataset, name=None, format=None, compare_to=None, rerun=None): run the test "
+    "ragmetrics(dataset, name=None, format=None, compare_to=None, rerun=None, systems=None): "
+    "run the test "
     "once per row of `dataset` (a .jsonl or .csv path relative to the test file) when it "
     "takes `row`, or once over all rows when it takes `rows`; `name` names the eval "
     "(default: the module path), `format` overrides the file extension, `compare_to` names "
     "the system that `baseline` in gate rules means, `rerun` is a second output file of the "
-    "same rows for `determinism`"
+    "same rows for `determinism`, `systems` names the live systems (from the "
+    "`ragmetrics_system` fixture) that answer the dataset's questions"
 )
-MARKER_ARGS = ("dataset", "name", "format", "compare_to", "rerun")
+MARKER_ARGS = ("dataset", "name", "format", "compare_to", "rerun", "systems")
 ROWS_ID = "all-rows"
 
 
@@ -49,6 +56,26 @@ class MarkerSpec:
     format: str | None = None
     compare_to: str | None = None
     rerun: str | None = None
+    systems: tuple[str, ...] | None = None
+
+
+def _systems(value: Any, where: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    names = [value] if isinstance(value, str) else value
+    if (
+        not isinstance(names, list | tuple)
+        or not names
+        or not all(isinstance(n, str) and n.strip() for n in names)
+    ):
+        pytest.fail(
+            f"{where}: ragmetrics marker systems must name the live systems, e.g. "
+            'systems=["topk", "mmr"]',
+            pytrace=False,
+        )
+    if len(set(names)) != len(names):
+        pytest.fail(f"{where}: ragmetrics marker systems names a system twice", pytrace=False)
+    return tuple(names)
 
 
 def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
@@ -76,12 +103,20 @@ def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
     rerun = kwargs.get("rerun")
     if rerun is not None and not isinstance(rerun, str | Path):
         pytest.fail(f'{where}: ragmetrics marker needs rerun="path/to/rows.jsonl"', pytrace=False)
+    systems = _systems(kwargs.get("systems"), where)
+    if systems is not None and rerun is not None:
+        pytest.fail(
+            f"{where}: a live eval (systems=...) measures determinism by calling each system "
+            "twice; rerun= is for recorded outputs",
+            pytrace=False,
+        )
     return MarkerSpec(
         str(kwargs["dataset"]),
         kwargs.get("name"),
         kwargs.get("format"),
         kwargs.get("compare_to"),
         None if rerun is None else str(rerun),
+        systems,
     )
 
 
@@ -101,13 +136,32 @@ def _param(
     fixture_names: list[str],
     rerun: Mapping[Key, LoadedRow],
     unpaired: list[Problem],
+    live: str | None = None,
 ) -> RowParam:
     parsed = not any(p.field.startswith("<") for p in loaded.problems)
+    if live is not None:
+        missing = _question_problems(loaded.row, fixture_names) if parsed else []
+        return RowParam(info, loaded, (*loaded.problems, *missing), live=live)
     missing = [*unpaired, *missing_fields(loaded.row, fixture_names)] if parsed else []
     again = rerun.get(_key(loaded.row))
     if parsed and DETERMINISM in fixture_names:
         missing += _rerun_problems(info, loaded.row, again)
     return RowParam(info, loaded, (*loaded.problems, *missing), again.row if again else None)
+
+
+def _question_problems(row: Row, fixture_names: list[str]) -> list[Problem]:
+    """What is wrong with a row of a live eval's question set, before any system runs:
+    it needs a question, must leave the output fields to the system, and must have every
+    other field its metrics need."""
+    problems = [
+        Problem(name, "is produced by the live system; a question set must not carry it")
+        for name in OUTPUT_FIELDS
+        if name in row.data
+    ]
+    if not isinstance(row.question, str):
+        problems.append(Problem("question", "the live system needs the question, as a string"))
+    problems += [p for p in missing_fields(row, fixture_names) if p.field not in OUTPUT_FIELDS]
+    return problems
 
 
 def _key(row: Row) -> Key:
@@ -177,6 +231,14 @@ def _infos(
     """One ``EvalInfo`` per system of the dataset; one in all when rows name no system, or
     all the same one and nothing is compared (a run's rows that log their system)."""
     systems = dataset.systems
+    if spec.systems is not None:
+        if systems:
+            pytest.fail(
+                f"{where}: a live eval's dataset holds questions, but rows of "
+                f"{dataset.display} name the system(s) {', '.join(map(repr, systems))}",
+                pytrace=False,
+            )
+        systems = spec.systems
     if spec.compare_to is not None and spec.compare_to not in systems:
         named = (
             f"its systems are {', '.join(map(repr, systems))}"
@@ -194,7 +256,7 @@ def _infos(
     return {
         system: replace(
             base,
-            dataset_rows=counts[system],
+            dataset_rows=len(dataset.rows) if spec.systems else counts[system],
             system=system,
             system_index=index,
             compare_to=spec.compare_to,
@@ -261,6 +323,13 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
     infos = _infos(spec, base, dataset, where)
     rows = _limited(dataset.rows, state.options.limit)
     if takes_rows:
+        if spec.systems is not None:
+            pytest.fail(
+                f"{where}: a dataset-level test (one that takes `rows`) runs over recorded "
+                "outputs; save the live outputs with --ragmetrics-save-outputs and give them "
+                "an eval of their own",
+                pytrace=False,
+            )
         # A row that names no system in a dataset of systems goes to every system's test,
         # which then errors on it (it is a bad row) instead of leaving it out.
         sets = [
@@ -278,8 +347,16 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
     again = {_key(r.row): r for r in rerun.rows} if rerun else {}
     names = list(metafunc.fixturenames)
     pairing = _pairing(spec.compare_to, dataset)
+    live = spec.systems or ()
     params = [
-        _param(info, loaded, names, again, pairing(loaded.row))
+        _param(
+            info,
+            loaded,
+            names,
+            again,
+            pairing(loaded.row),
+            (info.system or live[0]) if live else None,
+        )
         for loaded in rows
         # A row that names no system in a dataset of systems is a bad row of every system.
         for info in ([infos[loaded.row.system]] if loaded.row.system in infos else infos.values())

@@ -12,8 +12,13 @@ Shape::
     rouge_use_stemmer = false        # Porter-stem English tokens before ROUGE
     refusal_flag = "I apologize, but I couldn't find an answer"  # Trust-Score refusal
     refusal_threshold = 85           # fuzzy partial ratio above which an output refuses
-    trust_judge = "embedding"        # "table:verdicts.jsonl" or "nli:<model directory>"
+    trust_judge = "embedding"        # "table:verdicts.jsonl", "nli:<model directory>", "llm"
     trust_judge_tau = 0.65           # cosine the embedding judge needs to entail
+
+    [judge]                          # optional: an OpenAI-compatible LLM judge
+    base_url = "http://127.0.0.1:8000/v1"
+    model = "qwen2.5-7b-instruct"
+    api_key_env = "JUDGE_API_KEY"    # the variable's name; the key itself never goes here
 
     [gates]                          # every eval
     "f1.mean" = ">= baseline - 0.01"
@@ -39,7 +44,8 @@ from typing import Any
 from pytest_ragmetrics.citations import CITATION_FORMATS, CitationFormat
 from pytest_ragmetrics.embeddings import PACKAGED_MODEL, model_label
 from pytest_ragmetrics.idk import DEFAULT_IDK_PATTERNS, IdkMatcher
-from pytest_ragmetrics.judges import DEFAULT_ENTAILMENT_TAU, load_table_judge
+from pytest_ragmetrics.judges import DEFAULT_ENTAILMENT_TAU, LLM_TRUST_JUDGE, load_table_judge
+from pytest_ragmetrics.llm import JudgeConfig, JudgeConfigError, judge_config
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.metrics.refusal import (
     DEFAULT_REFUSAL_FLAG,
@@ -126,6 +132,7 @@ class Thresholds:
     settings: Settings = field(default_factory=Settings)
     gates: Mapping[str, Gate] = field(default_factory=dict)
     overrides: Mapping[str, Mapping[str, Gate | None]] = field(default_factory=dict)
+    judge: JudgeConfig | None = None  # [judge]: the LLM judge's endpoint
 
     def gates_for(self, eval_name: str, system: str | None = None) -> list[Gate]:
         """The gates of one eval: the defaults, then its own table's changes, then (for one
@@ -221,11 +228,13 @@ def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
         raise _error(path, "[settings] refusal_threshold", "expected a number in [0, 100)")
     judge = table.get("trust_judge", DEFAULT_TRUST_JUDGE)
     kind, _, where = judge.partition(":") if isinstance(judge, str) else ("", "", "")
-    if not (judge == DEFAULT_TRUST_JUDGE or (kind in ("table", "nli") and where.strip())):
+    plain = judge in (DEFAULT_TRUST_JUDGE, LLM_TRUST_JUDGE)
+    if not (plain or (kind in ("table", "nli") and where.strip())):
         raise _error(
             path,
             "[settings] trust_judge",
-            'expected "embedding", "table:<verdicts.jsonl>" or "nli:<model directory>"',
+            'expected "embedding", "table:<verdicts.jsonl>", "nli:<model directory>" or '
+            '"llm" (the [judge] endpoint)',
         )
     if kind == "table":
         if not (path.parent / where).is_file():
@@ -265,9 +274,14 @@ def _gate(path: Path, where: str, name: str, value: Any) -> Gate | None:
 def parse_thresholds(path: Path, document: Mapping[str, Any]) -> Thresholds:
     """Build ``Thresholds`` from a parsed TOML document read from ``path``."""
     for key in document:
-        if key not in ("settings", "gates"):
-            raise _error(path, f"[{key}]", "unknown table; expected [settings] and [gates]")
+        if key not in ("settings", "gates", "judge"):
+            raise _error(
+                path, f"[{key}]", "unknown table; expected [settings], [judge] and [gates]"
+            )
     settings = _settings(path, document.get("settings", {}))
+    judge = _judge(path, document.get("judge"))
+    if settings.trust_judge == LLM_TRUST_JUDGE and judge is None:
+        raise _error(path, "[settings] trust_judge", '"llm" needs a [judge] table')
     gates_table = document.get("gates", {})
     if not isinstance(gates_table, dict):
         raise _error(path, "[gates]", "expected a table")
@@ -286,7 +300,18 @@ def parse_thresholds(path: Path, document: Mapping[str, Any]) -> Thresholds:
                 path, f"[gates] {key!r}", "false only switches a gate off in an eval's table"
             )
         gates[key] = gate
-    return Thresholds(path, settings, gates, overrides)
+    return Thresholds(path, settings, gates, overrides, judge)
+
+
+def _judge(path: Path, table: Any) -> JudgeConfig | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise _error(path, "[judge]", "expected a table")
+    try:
+        return judge_config(table, path.parent)
+    except JudgeConfigError as error:
+        raise _error(path, "[judge]", str(error)) from None
 
 
 def load_thresholds(path: Path) -> Thresholds:

@@ -24,6 +24,8 @@ from pytest_ragmetrics.baseline import (
 )
 from pytest_ragmetrics.compare import compare_systems, references
 from pytest_ragmetrics.gates import BaselineState, GateResult, Reference, evaluate_gates
+from pytest_ragmetrics.judged import judge_signature
+from pytest_ragmetrics.live import write_outputs
 from pytest_ragmetrics.paths import display_path
 from pytest_ragmetrics.state import RunState
 from pytest_ragmetrics.summary import EvalInfo, EvalSummary, summarize
@@ -45,6 +47,9 @@ def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
         signature["system"] = info.system
     if info.rerun is not None:
         signature["rerun"], signature["rerun_sha256"] = info.rerun, info.rerun_sha256
+    judge = state.thresholds.judge
+    if judge is not None and "judge" in summary.metrics:  # scores of another judge differ
+        signature["judge"] = judge_signature(judge)
     return signature
 
 
@@ -128,6 +133,9 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
     """Aggregate the payloads, compare systems, update baselines if asked, and evaluate
     every gate."""
     state.summaries = compare_systems(summarize(state.payloads))
+    state.notes += live_notes(state.summaries)
+    if state.options.save_outputs is not None:
+        state.notes.append(save_outputs(state.options.save_outputs, state.summaries, state))
     partials = {s.info.label: partial_reason(s, state, stopped) for s in state.summaries}
     reference_of = references(state.summaries)
     results: list[GateResult] = []
@@ -149,6 +157,45 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
             )
     state.gate_results = results
     return results
+
+
+def live_notes(summaries: Sequence[EvalSummary]) -> list[str]:
+    """One line per live system: how many outputs were called and how many came from the
+    cache (with the latency and tokens they were measured with)."""
+    notes = []
+    for summary in summaries:
+        live = [row.details["live"] for row in summary.rows if "live" in row.details]
+        if not live:
+            continue
+        cached = sum(1 for entry in live if entry["cached"])
+        notes.append(
+            f"live system {live[0]['system']!r} of {summary.info.label} (fingerprint "
+            f"{live[0]['fingerprint']}): {len(live)} output(s), {len(live) - cached} called "
+            f"now, {cached} from the cache (keeping their measured latency and tokens)"
+        )
+    return notes
+
+
+def save_outputs(path: Path, summaries: Sequence[EvalSummary], state: RunState) -> str:
+    """Write the live rows' outputs as one dataset; the note that says what was written."""
+    shown = display_path(path, state.rootpath)
+    live = [s for s in summaries if any(row.output for row in s.rows)]
+    evals = sorted({s.info.name for s in live})
+    if len(evals) > 1:
+        return (
+            f"--ragmetrics-save-outputs: not written; {len(evals)} live evals ran "
+            f"({', '.join(evals)}) and one file holds one dataset: run them one at a time"
+        )
+    rows = [row.output for s in live for row in s.rows if row.output is not None]
+    written = write_outputs(path, rows)
+    missing = [f"{s.info.label}: {row.id}" for s in live for row in s.rows if row.output is None]
+    note = f"--ragmetrics-save-outputs: {written} output(s) written to {shown}"
+    if missing:
+        note += f"; {len(missing)} row(s) have no output (they errored): {', '.join(missing)}"
+    partial = [s.info.label for s in live if s.n < s.info.dataset_rows]
+    if partial:
+        note += f"; partial run, not every question was answered ({', '.join(partial)})"
+    return note
 
 
 def _reference(

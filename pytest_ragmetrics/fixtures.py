@@ -9,14 +9,14 @@ eval's aggregate, and returns a ``Score``: a float that carries its evidence, so
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.dataset import Problem, Row, RowError
-from pytest_ragmetrics.embeddings import Vectors
+from pytest_ragmetrics.embeddings import Vectors, model_label
 from pytest_ragmetrics.experiment import (
     measure_anchor_coverage,
     measure_determinism,
@@ -26,6 +26,15 @@ from pytest_ragmetrics.experiment import (
     measure_rounds,
     measure_wrong_on_answerable,
 )
+from pytest_ragmetrics.judged import (
+    CONSISTENCY,
+    JUDGE_METRICS,
+    JudgeRowError,
+    judge_measure,
+    measure_consistency,
+)
+from pytest_ragmetrics.judged import needs as judged_fields
+from pytest_ragmetrics.live import LiveSystemError, live_row, saved_row, systems_by_name
 from pytest_ragmetrics.measured import (
     Compute,
     Measured,
@@ -63,6 +72,8 @@ from pytest_ragmetrics.state import (
     RowParam,
     RowRecorder,
     embedding_store,
+    live_cache,
+    llm_judge,
     row_param,
     run_state,
 )
@@ -244,6 +255,8 @@ class MetricFixture:
         try:
             measured = self.compute(row, self.context, **options)
         except RowError as error:
+            if isinstance(error, JudgeRowError):  # keep what the failed judge call cost
+                self.recorder.record({}, {}, None, error.details)
             self.recorder.fail(str(error))
             raise
         primary = measured.primary or self.primary
@@ -324,6 +337,10 @@ FIXTURES: dict[str, FixtureSpec] = {
         "anchor_coverage", measure_anchor_coverage, ("question", "answer", "contexts")
     ),
     DETERMINISM: FixtureSpec(DETERMINISM, measure_determinism, ("answer",)),
+    **{name: FixtureSpec(name, judge_measure(name), judged_fields(name)) for name in JUDGE_METRICS},
+    CONSISTENCY: FixtureSpec(
+        CONSISTENCY, measure_consistency, ("question", "answer"), options=("metric",)
+    ),
 }
 
 
@@ -354,7 +371,8 @@ def _metric_fixture(request: pytest.FixtureRequest, name: str) -> MetricFixture:
         run_state(config).thresholds.settings,
         embed,
         recorder.memo,
-        param.rerun if param is not None else None,
+        recorder.rerun or (param.rerun if param is not None else None),
+        lambda: llm_judge(config),
     )
     return MetricFixture(name, spec.primary, spec.compute, recorder, context, spec.options)
 
@@ -376,7 +394,72 @@ def row(request: pytest.FixtureRequest) -> Row:
         if run_state(request.config).thresholds.settings.row_errors == "skip":
             pytest.skip(f"bad row: {message}")
         pytest.fail(message, pytrace=False)
-    return param.row
+    if param.live is None:
+        return param.row
+    try:
+        return _answer_live(request, param, recorder)
+    except LiveSystemError as error:
+        recorder.fail(f"{param.row.where()}: {error}")
+        raise
+
+
+def _answer_live(request: pytest.FixtureRequest, param: RowParam, recorder: RowRecorder) -> Row:
+    """Call the row's live system (or read its cached output) and give the test the
+    question row with the output fields added."""
+    assert param.live is not None  # checked by the caller
+    where = request.node.nodeid
+    systems = systems_by_name(request.getfixturevalue("ragmetrics_system"), where)
+    system = systems.get(param.live)
+    if system is None:
+        named = ", ".join(map(repr, systems)) or "none"
+        raise LiveSystemError(
+            f"the marker names system {param.live!r}, but ragmetrics_system returned {named}"
+        )
+    cache = live_cache(request.config)
+    question = param.row.require("question", "the live system")
+    output = cache.output(system, question)
+    row = live_row(param.row, output)
+    missing = missing_fields(row, list(request.fixturenames))
+    if missing:
+        lacking = "; ".join(f"{p.field} {p.message}" for p in missing)
+        raise LiveSystemError(f"system {system.name!r} returned no {lacking}")
+    recorder.row = row
+    recorder.details["live"] = output.describe()
+    recorder.saved = saved_row(param.row, output)
+    if DETERMINISM in request.fixturenames:  # a second, independent call of the system
+        recorder.rerun = live_row(param.row, cache.output(system, question, repeat=1))
+    return row
+
+
+@pytest.fixture(scope="session")
+def ragmetrics_system() -> Any:
+    """The live systems under test. A project with a live eval overrides this fixture (in
+    a conftest.py or the eval file) to return a ``LiveSystem``, several, or a mapping of
+    names to them; the marker's ``systems=[...]`` picks the ones an eval runs."""
+    raise LiveSystemError(
+        "this eval names live systems (ragmetrics marker systems=...): define a "
+        "`ragmetrics_system` fixture that returns them as pytest_ragmetrics.LiveSystem"
+    )
+
+
+@dataclass(frozen=True)
+class RunEmbedder:
+    """The run's embedding model: ``embed(texts)`` gives L2-normalised float32 rows
+    through the persistent embedding cache; ``model`` names it, for a live system's
+    fingerprint (its outputs change with the model)."""
+
+    config: pytest.Config = field(repr=False)
+    model: str
+
+    def __call__(self, texts: Sequence[str]) -> Vectors:
+        return embedding_store(self.config).embed(texts)
+
+
+@pytest.fixture(scope="session")
+def ragmetrics_embed(request: pytest.FixtureRequest) -> RunEmbedder:
+    """The run's embedding model, for a live system that retrieves with it."""
+    settings = run_state(request.config).thresholds.settings
+    return RunEmbedder(request.config, model_label(settings.embedding_model))
 
 
 def _define(name: str) -> Any:
@@ -420,6 +503,11 @@ f1_short = _define("f1_short")
 em_short = _define("em_short")
 anchor_coverage_fixture = _define("anchor_coverage")
 determinism = _define(DETERMINISM)
+faithfulness_judge = _define("faithfulness_judge")
+answer_relevance = _define("answer_relevance")
+answer_correctness = _define("answer_correctness")
+e2e_score = _define("e2e_score")
+consistency_score = _define(CONSISTENCY)
 
 
 def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]:

@@ -457,6 +457,14 @@ def _row_details(anchor: str, row: Mapping[str, Any]) -> str:
         flag = row.get("answerable")
         answerable = "" if flag is None else " (answerable)" if flag else " (not answerable)"
         body.append(f'<div class="text"><b>Gold</b> {_e(_aliases(row["gold"]))}{answerable}</div>')
+    live = row.get("live")
+    if isinstance(live, Mapping):
+        origin = "from the cache, as measured then" if live.get("cached") else "called in this run"
+        body.append(
+            f'<div class="text"><b>Live system</b> {_e(live.get("system"))} '
+            f'<span class="muted">(fingerprint {_e(live.get("fingerprint"))}; output '
+            f"{origin})</span></div>"
+        )
     short = row.get("short_answer")
     if isinstance(short, Mapping):
         body.append(

@@ -25,6 +25,7 @@ import numpy as np
 from pytest_ragmetrics.metrics.grounding import Embed
 
 DEFAULT_ENTAILMENT_TAU = 0.65
+LLM_TRUST_JUDGE = "llm"  # trust_judge = "llm": the [judge] endpoint (pytest_ragmetrics.judged)
 
 Judge = Callable[[str, str], bool]
 

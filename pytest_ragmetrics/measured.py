@@ -5,13 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.citations import strip_citations
 from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.dataset import Row
 from pytest_ragmetrics.metrics.abstention import Abstention, abstention
 from pytest_ragmetrics.metrics.grounding import Embed
+
+if TYPE_CHECKING:
+    from pytest_ragmetrics.llm import LlmJudge
+
+
+def _no_judge() -> LlmJudge:
+    raise RuntimeError("this computation was given no LLM judge")
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,8 @@ class MetricContext:
     memo: dict[str, Any] = field(default_factory=dict)
     # The same row in the marker's `rerun` file: the second run `determinism` compares.
     rerun: Row | None = None
+    # The run's LLM judge ([judge] in thresholds.toml), created on first use.
+    judge: Callable[[], LlmJudge] = _no_judge
 
 
 # (row, context, **options) -> Measured; options are the fixture's keyword arguments.

@@ -14,7 +14,8 @@ from pytest_ragmetrics.citations import strip_citations
 from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.corpus import BLEU_STATS, JUDGE_PIPELINE_COUNTS
 from pytest_ragmetrics.dataset import Row, RowError
-from pytest_ragmetrics.judges import judge_for
+from pytest_ragmetrics.judged import TalliedEntailment
+from pytest_ragmetrics.judges import LLM_TRUST_JUDGE, Judge, judge_for
 from pytest_ragmetrics.measured import Compute, Measured, MetricContext, claim_text, golds
 from pytest_ragmetrics.metrics.classification import Confusion
 from pytest_ragmetrics.metrics.grounding import cosine
@@ -230,7 +231,14 @@ def measure_trust(row: Row, ctx: MetricContext) -> Measured:
     """The row's Trust-Score statistics, recorded for the eval's numbers; the fixture
     returns the row's calibrated STR-EM (0-100) with the rest as evidence."""
     settings = ctx.settings
-    judge = judge_for(settings.trust_judge, settings.base_dir, ctx.embed, settings.trust_judge_tau)
+    tallied = None
+    if settings.trust_judge == LLM_TRUST_JUDGE:
+        tallied = TalliedEntailment(ctx.judge(), row)
+        judge: Judge = tallied
+    else:
+        judge = judge_for(
+            settings.trust_judge, settings.base_dir, ctx.embed, settings.trust_judge_tau
+        )
     stats = row_trust(_trust_item(row), judge, settings.refusal_flag, settings.refusal_threshold)
     citation = (
         "no sentence to cite from"
@@ -243,6 +251,5 @@ def measure_trust(row: Row, ctx: MetricContext) -> Measured:
         f"{'answerable' if stats.answerable else 'unanswerable'}; STR-EM {stats.str_em:.3g}, "
         f"calibrated {stats.calib_str_em:.3g}; {citation}"
     )
-    return Measured(
-        {}, evidence, details={"trust": stats.as_dict()}, score=100 * stats.calib_str_em
-    )
+    details = {"trust": stats.as_dict(), **(tallied.details() if tallied else {})}
+    return Measured({}, evidence, details=details, score=100 * stats.calib_str_em)

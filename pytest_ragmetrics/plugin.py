@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+import uuid
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ from pytest_ragmetrics.state import (
 DEFAULT_THRESHOLDS = "thresholds.toml"
 GITHUB_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 RUN_CACHE_KEY = "ragmetrics_run_cache"
+RUN_ID_KEY = "ragmetrics_run_id"
 PREPARE_STATS_KEY = "ragmetrics_prepare_stats"
 
 
@@ -117,6 +119,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="neither read nor write the embedding cache; texts are still encoded only once "
         "per run (default: off)",
     )
+    group.addoption(
+        "--ragmetrics-refresh",
+        action="store_true",
+        default=False,
+        help="ignore cached live-system outputs and LLM-judge verdicts: call them anew "
+        "and cache the new answers (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-save-outputs",
+        metavar="PATH",
+        default=None,
+        help="write the live systems' outputs as a JSON Lines dataset to PATH, loadable as "
+        "a recorded eval (default: off)",
+    )
     parser.addini(
         "ragmetrics_thresholds",
         "path of thresholds.toml, relative to the rootdir (default: thresholds.toml)",
@@ -149,11 +165,26 @@ def _cache_dir(config: pytest.Config) -> Path:
     return config.rootpath / CACHE_DIR_NAME
 
 
+def _check_writable(option: str, path: Path) -> None:
+    """Refuse, before anything runs, an output path that cannot be written."""
+    if path.is_dir():
+        raise pytest.UsageError(f"{option} {path}: is a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise pytest.UsageError(f"{option} {path}: cannot create {path.parent}: {error}") from None
+
+
 def _options(config: pytest.Config) -> Options:
     limit = config.getoption("ragmetrics_limit")
     if limit is not None and limit < 1:
         raise pytest.UsageError(f"--ragmetrics-limit must be at least 1, got {limit}")
     json_path = config.getoption("ragmetrics_json")
+    save_outputs = config.getoption("ragmetrics_save_outputs")
+    workerinput = getattr(config, "workerinput", None)
+    run_id = workerinput[RUN_ID_KEY] if workerinput else uuid.uuid4().hex
+    if save_outputs and workerinput is None:
+        _check_writable("--ragmetrics-save-outputs", config.invocation_params.dir / save_outputs)
     md_path = config.getoption("ragmetrics_md")
     html_path = config.getoption("ragmetrics_html")
     return Options(
@@ -165,6 +196,9 @@ def _options(config: pytest.Config) -> Options:
         html_path=config.invocation_params.dir / html_path if html_path else None,
         update_baseline=config.getoption("ragmetrics_update_baseline"),
         force_gates=config.getoption("ragmetrics_force_gates"),
+        refresh=config.getoption("ragmetrics_refresh"),
+        save_outputs=config.invocation_params.dir / save_outputs if save_outputs else None,
+        run_id=run_id,
     )
 
 
@@ -298,7 +332,8 @@ class ControllerHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        """Share the run's private cache with every xdist worker."""
+        """Share the run's id, and its private cache, with every xdist worker."""
+        node.workerinput[RUN_ID_KEY] = self.state.options.run_id
         if self.config.getoption("ragmetrics_no_cache"):
             node.workerinput[RUN_CACHE_KEY] = str(self.state.options.cache_dir)
 

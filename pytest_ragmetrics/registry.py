@@ -86,6 +86,22 @@ VS_BASELINE_STATS = (
     "f1_mean_delta",
     "f1_short_mean_delta",
 )
+# The LLM judge's accounting and quality over an eval (pytest_ragmetrics.judged).
+JUDGE_STATS = (
+    "verdicts",
+    "cached",
+    "requests",
+    "unparseable",
+    "failed",
+    "error_rate",
+    "avg_latency_ms",
+    "prompt_tokens",
+    "completion_tokens",
+    "tokens",
+    "consistency_score",
+)
+# Judge-quality numbers that may be named alone, as METRICS.md §4 names them.
+JUDGE_QUALITY = ("consistency_score", "error_rate", "avg_latency_ms")
 CONFUSION_STATS = ("accuracy", "precision", "recall", "f1", "tp", "fp", "fn", "tn")
 # The Trust-Score suite's numbers, in the order of the reference's sample output.
 TRUST_KEYS = (
@@ -184,6 +200,16 @@ METRICS: dict[str, MetricInfo] = {
             "a compared system's ratios and differences to the reference system",
             dataset=VS_BASELINE_STATS,
         ),
+        MetricInfo("faithfulness_judge", "LLM judge: the answer is supported by its contexts, 0-1"),
+        MetricInfo("answer_relevance", "LLM judge: the answer addresses the question, 0-1"),
+        MetricInfo("answer_correctness", "LLM judge: correctness against the gold answer, 1-5"),
+        MetricInfo("e2e_score", "LLM judge: overall usefulness against the gold answer, 0-1"),
+        MetricInfo(
+            "consistency_score", "LLM judge: two fresh verdicts differ by <= 0.5", binary=True
+        ),
+        MetricInfo(
+            "judge", "the LLM judge's calls, errors, latency and tokens", dataset=JUDGE_STATS
+        ),
         MetricInfo("errors", "the row errored (bad data or a metric input missing)", binary=True),
     )
 }
@@ -213,9 +239,12 @@ def metric_info(metric: str) -> MetricInfo:
 def split_aggregate(name: str) -> tuple[str, str]:
     """``"f1.mean"`` -> ``("f1", "mean")``, checked against the known metrics. A Trust-Score
     number may be named alone, as the suite names it: ``"trust_score"`` is
-    ``("trust", "trust_score")``."""
+    ``("trust", "trust_score")``; so may the judge-quality numbers (``"error_rate"`` is
+    ``("judge", "error_rate")``)."""
     if name in TRUST_KEYS:
         return "trust", name
+    if name in JUDGE_QUALITY:
+        return "judge", name
     metric, dot, stat = name.rpartition(".")
     if not dot or not metric:
         raise UnknownAggregate(f"{name!r} is not of the form metric.stat (e.g. 'f1.mean')")

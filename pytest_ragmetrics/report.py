@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.gates import GateResult
+from pytest_ragmetrics.judges import LLM_TRUST_JUDGE
 from pytest_ragmetrics.registry import MetricInfo, UnknownAggregate, metric_info
 from pytest_ragmetrics.summary import EvalSummary, RowResult
 
@@ -216,6 +217,8 @@ def judge_description(settings: Settings) -> str:
             "entailment: citation numbers are not comparable with published ones"
         )
     kind, _, where = settings.trust_judge.partition(":")
+    if kind == LLM_TRUST_JUDGE:
+        return "the [judge] LLM endpoint"
     if kind == "nli":
         return f"NLI cross-encoder {where}"
     return f"verdict table {where}"

@@ -14,6 +14,9 @@ from pytest_ragmetrics.config import Thresholds
 from pytest_ragmetrics.dataset import Dataset, LoadedRow, Problem, Row
 from pytest_ragmetrics.embeddings import Embedder, embedder_for
 from pytest_ragmetrics.gates import GateResult
+from pytest_ragmetrics.judged import JudgeNotConfigured
+from pytest_ragmetrics.live import OutputCache
+from pytest_ragmetrics.llm import LlmJudge
 from pytest_ragmetrics.prepare import EmbeddingStore, PrepareStats
 from pytest_ragmetrics.summary import EvalInfo, EvalSummary, dataset_payload, row_payload
 
@@ -30,6 +33,9 @@ class Options:
     update_baseline: bool
     force_gates: bool
     cache_dir: Path
+    refresh: bool = False  # --ragmetrics-refresh: call live systems and the judge anew
+    save_outputs: Path | None = None  # --ragmetrics-save-outputs
+    run_id: str = "run"  # shared by the controller and every xdist worker of the run
 
 
 @dataclass
@@ -47,6 +53,8 @@ class RunState:
     gate_results: list[GateResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     store: EmbeddingStore | None = None
+    live_cache: OutputCache | None = None
+    llm: LlmJudge | None = None
     prepare_stats: dict[str, PrepareStats] = field(default_factory=dict)  # by process
 
 
@@ -78,6 +86,7 @@ class RowParam:
     loaded: LoadedRow
     problems: tuple[Problem, ...]
     rerun: Row | None = None  # the same row in the marker's `rerun` file, if any
+    live: str | None = None  # the live system that answers the row's question, if any
 
     @property
     def row(self) -> Row:
@@ -135,6 +144,9 @@ class RowRecorder:
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     memo: dict[str, Any] = field(default_factory=dict)  # shared by the test's metric fixtures
+    # A live row's second output (determinism) and its line for --ragmetrics-save-outputs.
+    rerun: Row | None = None
+    saved: dict[str, Any] | None = None
 
     def record(
         self,
@@ -147,13 +159,46 @@ class RowRecorder:
         for name, parts in breakdowns.items():
             self.breakdowns[name] = dict(parts)
         self.evidence.update(evidence or {})
-        self.details.update(details or {})
+        for name, detail in (details or {}).items():
+            if name == "judge":  # one record per judge metric, from several fixtures
+                detail = {**self.details.get(name, {}), **detail}
+            self.details[name] = detail
 
     def fail(self, message: str) -> None:
         self.error = message if self.error is None else f"{self.error}\n{message}"
 
 
 RECORDER_KEY = pytest.StashKey[RowRecorder]()
+
+
+def llm_judge(config: pytest.Config) -> LlmJudge:
+    """The process's LLM judge, created on first use; ``JudgeNotConfigured`` (the row
+    errors) when thresholds.toml has no ``[judge]`` table."""
+    state = run_state(config)
+    if state.llm is None:
+        judge = state.thresholds.judge
+        if judge is None:
+            where = state.options.thresholds or "thresholds.toml"
+            raise JudgeNotConfigured(
+                f"an LLM-judge metric needs an endpoint: add a [judge] table with base_url "
+                f"and model to {where}"
+            )
+        options = state.options
+        state.llm = LlmJudge(
+            judge, options.cache_dir, refresh=options.refresh, run_id=options.run_id
+        )
+    return state.llm
+
+
+def live_cache(config: pytest.Config) -> OutputCache:
+    """The process's cache of live system outputs, created on first use."""
+    state = run_state(config)
+    if state.live_cache is None:
+        options = state.options
+        state.live_cache = OutputCache(options.cache_dir, options.run_id, options.refresh)
+    return state.live_cache
+
+
 # Row fields the reports show beside the metrics (the HTML drill-down).
 SHOWN_FIELDS = ("question", "answer", "gold", "answerable")
 
@@ -244,6 +289,8 @@ def row_report_payload(
     error = error or _row_error(param, call, report)
     state = run_state(item.config)
     test = _test_name(item)
+    row = recorder.row if recorder else param.row  # a live row carries its output
+    saved = recorder.saved if recorder and state.options.save_outputs else None
     return row_payload(
         param.info,
         param.row.id,
@@ -256,5 +303,6 @@ def row_report_payload(
         skipped=report.skipped,
         evidence=recorder.evidence if recorder else {},
         details=recorder.details if recorder else {},
-        fields={name: param.row.data[name] for name in SHOWN_FIELDS if name in param.row.data},
+        fields={name: row.data[name] for name in SHOWN_FIELDS if name in row.data},
+        output=saved,
     )

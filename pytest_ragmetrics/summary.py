@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.corpus import CORPUS_STATS
+from pytest_ragmetrics.judged import CONSISTENCY, judge_statistics, merge_judge_details
 from pytest_ragmetrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.stats import aggregate
 from pytest_ragmetrics.trust import RowTrust, TrustWarning, aggregate_trust
@@ -104,13 +105,15 @@ def row_payload(
     evidence: Mapping[str, str] | None = None,
     details: Mapping[str, Any] | None = None,
     fields: Mapping[str, Any] | None = None,
+    output: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The record one row test sends to the controller: plain, small, JSON-able.
 
     ``test`` is the test function that ran the row, ``eval_tests`` every test function of
     the eval that the sending process collected (deselected ones included), so the
     controller can tell a complete eval from a partial one. ``fields`` carries the row's
-    fields that the reports show (question, answer, gold, answerable).
+    fields that the reports show (question, answer, gold, answerable); ``output``, a live
+    row's line for ``--ragmetrics-save-outputs`` (sent only with that option).
     """
     return {
         **info.as_payload(),
@@ -125,6 +128,7 @@ def row_payload(
         "skipped": skipped,
         "evidence": dict(evidence or {}),
         "details": dict(details or {}),
+        "output": dict(output) if output is not None else None,
     }
 
 
@@ -166,6 +170,7 @@ class RowResult:
     errors: list[str] = field(default_factory=list)
     tests: set[str] = field(default_factory=set)
     fields: dict[str, Any] = field(default_factory=dict)  # question, answer, gold, answerable
+    output: dict[str, Any] | None = None  # a live row's saved line (--ragmetrics-save-outputs)
 
     @property
     def ran(self) -> bool:
@@ -186,8 +191,16 @@ class RowResult:
         for name, parts in payload["breakdowns"].items():
             self.breakdowns.setdefault(name, {}).update(parts)
         self.evidence.update(payload["evidence"])
-        self.details.update(payload["details"])
+        for name, detail in payload["details"].items():
+            if name == "judge" and name in self.details:  # one record per judge metric
+                detail = merge_judge_details(self.details[name], detail)
+            if name == "live" and name in self.details:
+                # Called now if any test of the row called it, whichever reported first.
+                detail = {**detail, "cached": detail["cached"] and self.details[name]["cached"]}
+            self.details[name] = detail
         self.fields.update(payload.get("fields", {}))
+        if payload.get("output") is not None:
+            self.output = dict(payload["output"])
         if payload["error"] and payload["error"] not in self.errors:
             self.errors.append(payload["error"])
 
@@ -276,6 +289,17 @@ def _add_trust(
         details["trust_warnings"] = messages
 
 
+def _add_judge(metrics: dict[str, dict[str, float]], rows: Sequence[RowResult]) -> None:
+    """The LLM judge's statistics over every verdict the rows asked for, errored rows
+    included; ``consistency_score`` is the rows' mean (METRICS.md §4, judge quality)."""
+    records = [record for row in rows for record in row.details.get("judge", {}).values()]
+    if not records:
+        return
+    metrics["judge"] = judge_statistics(records)
+    if CONSISTENCY in metrics:
+        metrics["judge"][CONSISTENCY] = metrics[CONSISTENCY]["mean"]
+
+
 def _merge_dataset_payloads(
     payloads: list[Mapping[str, Any]],
     metrics: dict[str, dict[str, float]],
@@ -318,6 +342,7 @@ def _summarize_eval(
     coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
     details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
     _add_trust(metrics, rows, details)
+    _add_judge(metrics, rows)
     if dataset_payloads:  # a dataset-level test counts in `errors` like a row
         ran = [p for p in dataset_payloads if not p["skipped"] or p["error"]]
         flags = [row.values[ERRORS_METRIC] for row in rows]

@@ -544,3 +544,16 @@ def test_drill_down_shows_gold_answerability_and_the_short_answer() -> None:
     assert "<b>Short answer</b> $9.99 &lt;i&gt; " in first
     assert "(finalizer rule number)" in first
     assert "<b>Gold</b>" not in details[1]  # a row without gold shows none
+
+
+def test_drill_down_says_where_a_live_output_came_from() -> None:
+    document = study_document()
+    rows = document["evals"][0]["rows"]
+    rows[0]["live"] = {"system": "topk", "fingerprint": "0123abcd", "cached": True}
+    rows[1]["live"] = {"system": "topk", "fingerprint": "0123abcd", "cached": False}
+    details = re.findall(
+        r'<details class="row".*?</details>', section(render_html(document), 0), re.DOTALL
+    )
+    assert "(fingerprint 0123abcd; output from the cache, as measured then)" in details[0]
+    assert "(fingerprint 0123abcd; output called in this run)" in details[1]
+    assert "Live system" not in details[2]  # a recorded row says nothing

@@ -1,0 +1,349 @@
+"""A live system under test, end to end through pytester: called per row, cached on disk
+by (system fingerprint, question), safe under pytest-xdist, saved as a dataset.
+
+The systems answer three questions from a fixed table and append one line per call to
+``calls.log`` (with O_APPEND, so lines from two xdist workers never interleave), which is
+how the tests count calls across processes. Expected values by hand:
+
+    question                      gold      base answer   cand answer
+    q1 "What is 2 + 2?"           "4"       "4"           "4"
+    q2 "Capital of France?"       "Paris"   "Lyon"        "Paris"
+    q3 "Colour of the sky?"       "blue"    "blue"        "blue"
+
+    f1: base 1, 0, 1 -> mean 2/3; cand 1, 1, 1 -> mean 1.
+    tokens: base 10 per row; cand 12 per row -> tokens_mean_ratio 1.2.
+    latency_ms: cand returns 7 for every row, so its p50 is 7 whether called or cached.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics import LiveSystem
+
+from conftest import Project, jsonl
+
+QUESTIONS = [
+    {"id": "q1", "question": "What is 2 + 2?", "gold": "4"},
+    {"id": "q2", "question": "Capital of France?", "gold": "Paris"},
+    {"id": "q3", "question": "Colour of the sky?", "gold": "blue"},
+]
+
+SYSTEMS = """
+import os
+
+import pytest
+
+from pytest_ragmetrics import LiveSystem
+
+VERSION = "1"
+BASE = {"What is 2 + 2?": "4", "Capital of France?": "Lyon", "Colour of the sky?": "blue"}
+CAND = {**BASE, "Capital of France?": "Paris"}
+
+
+def log(name, question):
+    fd = os.open("calls.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.write(fd, f"{name}\\t{question}\\n".encode())
+    os.close(fd)
+
+
+def base(question):
+    log("base", question)
+    return {"answer": BASE[question], "tokens": 10}
+
+
+def cand(question):
+    log("cand", question)
+    return {"answer": CAND[question], "tokens": 12, "latency_ms": 7}
+
+
+@pytest.fixture(scope="session")
+def ragmetrics_system():
+    return {
+        "base": LiveSystem("base", base, VERSION, {"k": 3}),
+        "cand": LiveSystem("cand", cand, VERSION, {"k": 5}),
+    }
+"""
+
+EVAL = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(
+    dataset="data/questions.jsonl", systems=["base", "cand"], compare_to="base"
+)
+
+
+def test_correct(row, f1):
+    f1(row)
+
+
+def test_cost(row, tokens, latency):
+    tokens(row)
+    latency(row)
+"""
+
+GATES = """
+[gates]
+"f1.mean" = ">= baseline"
+"tokens.mean" = "<= 1.2x baseline"
+"""
+
+
+def _project(pytester: pytest.Pytester, mode: str, systems: str = SYSTEMS) -> Project:
+    project = Project(pytester, mode)
+    (project.path / "test_eval.py").unlink()
+    project.write("data/questions.jsonl", jsonl(QUESTIONS))
+    project.write("conftest.py", systems)
+    project.write("test_live.py", EVAL)
+    project.write("thresholds.toml", GATES)
+    return project
+
+
+def _calls(project: Project) -> list[str]:
+    log = project.path / "calls.log"
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    log.unlink(missing_ok=True)
+    return sorted(lines)
+
+
+def _entry(document: dict[str, Any], label: str) -> dict[str, Any]:
+    (entry,) = [e for e in document["evals"] if e["label"] == label]
+    return entry
+
+
+ALL_CALLS = sorted(f"{s}\t{q['question']}" for s in ("base", "cand") for q in QUESTIONS)
+
+
+@pytest.mark.parametrize("mode", ["no-xdist", "n2"])
+def test_each_output_is_called_once_then_served_from_the_cache(
+    pytester: pytest.Pytester, mode: str
+) -> None:
+    project = _project(pytester, mode)
+    result, first = project.run_json()
+    result.assert_outcomes(passed=12 + 2)  # 2 tests x 3 rows x 2 systems, 2 gates on cand
+    # Two tests per row, possibly on two workers: still one call per (system, question).
+    assert _calls(project) == ALL_CALLS
+    base, cand = _entry(first, "test_live.py[base]"), _entry(first, "test_live.py[cand]")
+    assert base["metrics"]["f1"]["mean"] == pytest.approx(2 / 3)
+    assert cand["metrics"]["f1"]["mean"] == 1.0
+    assert cand["metrics"]["vs_baseline"]["tokens_mean_ratio"] == pytest.approx(1.2)
+    assert [r["live"]["cached"] for r in cand["rows"]] == [False] * 3
+    assert [r["answer"] for r in base["rows"]] == ["4", "Lyon", "blue"]
+
+    result, second = project.run_json()
+    result.assert_outcomes(passed=14)
+    assert _calls(project) == []  # nothing changed: nothing called
+    cand_again = _entry(second, "test_live.py[cand]")
+    assert [r["live"]["cached"] for r in cand_again["rows"]] == [True] * 3
+    # A cached output keeps what it was measured with.
+    assert cand_again["metrics"] == cand["metrics"]
+    assert _entry(second, "test_live.py[base]")["metrics"]["tokens"] == base["metrics"]["tokens"]
+    result.stdout.fnmatch_lines(
+        ["*live system 'cand' of test_live.py[[]cand[]]*3 output(s), 0 called now, 3 from*"]
+    )
+
+
+def test_refresh_calls_every_system_again_once_per_run(pytester: pytest.Pytester) -> None:
+    project = _project(pytester, "n2")
+    project.run().assert_outcomes(passed=14)
+    assert _calls(project) == ALL_CALLS
+    project.run("--ragmetrics-refresh").assert_outcomes(passed=14)
+    assert _calls(project) == ALL_CALLS  # once each, though two tests read every output
+
+
+def test_a_new_version_is_a_new_fingerprint(pytester: pytest.Pytester) -> None:
+    project = _project(pytester, "no-xdist")
+    project.run().assert_outcomes(passed=14)
+    _calls(project)
+    project.write("conftest.py", SYSTEMS.replace('VERSION = "1"', 'VERSION = "2"'))
+    project.run().assert_outcomes(passed=14)
+    assert _calls(project) == ALL_CALLS
+
+
+def test_saved_outputs_are_a_dataset_that_scores_the_same(pytester: pytest.Pytester) -> None:
+    project = _project(pytester, "n2")
+    result, live = project.run_json("--ragmetrics-save-outputs", "out/outputs.jsonl")
+    result.stdout.fnmatch_lines(["*--ragmetrics-save-outputs: 6 output(s) written to*"])
+    assert _calls(project) == ALL_CALLS
+    saved = [
+        json.loads(line)
+        for line in (project.path / "out/outputs.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert [(r["system"], r["id"], r["answer"]) for r in saved] == [
+        ("base", "q1", "4"),
+        ("base", "q2", "Lyon"),
+        ("base", "q3", "blue"),
+        ("cand", "q1", "4"),
+        ("cand", "q2", "Paris"),
+        ("cand", "q3", "blue"),
+    ]
+    assert (saved[3]["latency_ms"], saved[3]["tokens"]) == (7, 12)
+    assert (saved[0]["question"], saved[0]["gold"]) == ("What is 2 + 2?", "4")
+    # The saved file is the next run's recorded dataset: same numbers, no call.
+    project.write(
+        "test_live.py",
+        EVAL.replace(
+            'dataset="data/questions.jsonl", systems=["base", "cand"]',
+            'dataset="out/outputs.jsonl"',
+        ),
+    )
+    result, recorded = project.run_json()
+    result.assert_outcomes(passed=14)
+    assert _calls(project) == []
+    for label in ("test_live.py[base]", "test_live.py[cand]"):
+        assert _entry(recorded, label)["metrics"]["f1"] == _entry(live, label)["metrics"]["f1"]
+        assert (
+            _entry(recorded, label)["metrics"]["tokens"] == _entry(live, label)["metrics"]["tokens"]
+        )
+
+
+FAILING = SYSTEMS.replace(
+    'def base(question):\n    log("base", question)\n',
+    'def base(question):\n    log("base", question)\n'
+    '    if question.startswith("Capital"):\n'
+    '        raise ConnectionError("retriever down")\n'
+    '    if question.startswith("Colour"):\n'
+    '        return {"answer": "blue", "tokens": 10, "sources": []}\n',
+)
+
+
+def test_a_failing_system_errors_its_rows_and_caches_nothing(pytester: pytest.Pytester) -> None:
+    project = _project(pytester, "no-xdist", FAILING)
+    project.write("thresholds.toml", '[gates]\n"errors.sum" = "== 0"\n')
+    result, document = project.run_json()
+    # q2 raised and q3 returned an unknown field: 2 rows x 2 tests error; the other 8 row
+    # tests pass, and so does cand's errors gate, while base's fails.
+    result.assert_outcomes(passed=9, errors=4, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*system 'base' raised ConnectionError: retriever down*",
+            "*system 'base' returned unknown field(s) sources*",
+        ]
+    )
+    base = _entry(document, "test_live.py[base]")
+    assert base["metrics"]["errors"]["sum"] == 2
+    assert base["metrics"]["f1"]["count"] == 1  # q1 alone was scored
+    assert _entry(document, "test_live.py[cand]")["metrics"]["f1"]["count"] == 3
+    assert _calls(project).count("base\tCapital of France?") == 2  # once per test: no cache
+    project.run()
+    assert _calls(project) == ["base\tCapital of France?"] * 2 + ["base\tColour of the sky?"] * 2
+
+
+def test_an_output_without_a_needed_field_errors_the_row(pytester: pytest.Pytester) -> None:
+    project = _project(pytester, "no-xdist")
+    project.write(
+        "test_live.py",
+        EVAL.replace("def test_correct(row, f1):", "def test_correct(row, overlap):"),
+    )
+    project.write("thresholds.toml", "")
+    result = project.run()
+    result.assert_outcomes(passed=6, errors=6)
+    result.stdout.fnmatch_lines(["*system 'base' returned no contexts required by overlap*"])
+
+
+def test_live_determinism_calls_each_system_twice(pytester: pytest.Pytester) -> None:
+    flaky = SYSTEMS.replace(
+        'def cand(question):\n    log("cand", question)\n',
+        'def cand(question):\n    log("cand", question)\n'
+        "    calls = open('calls.log').read().count('cand\\t' + question)\n"
+        "    if calls == 2:\n"
+        '        return {"answer": "something else", "tokens": 12}\n',
+    )
+    project = _project(pytester, "no-xdist", flaky)
+    project.write(
+        "test_live.py",
+        EVAL.split("def test_correct")[0]
+        + "def test_det(row, determinism):\n    determinism(row)\n",
+    )
+    project.write("thresholds.toml", "")
+    result, document = project.run_json()
+    result.assert_outcomes(passed=6)
+    assert len(_calls(project)) == 12  # every question twice per system
+    assert _entry(document, "test_live.py[base]")["metrics"]["determinism"]["rate"] == 1.0
+    assert _entry(document, "test_live.py[cand]")["metrics"]["determinism"]["rate"] == 0.0
+
+
+def test_a_question_set_must_leave_outputs_to_the_system(pytester: pytest.Pytester) -> None:
+    project = _project(pytester, "no-xdist")
+    project.write("data/questions.jsonl", jsonl([{**QUESTIONS[0], "answer": "4"}, QUESTIONS[1]]))
+    result = project.run()
+    result.stdout.fnmatch_lines(["*field 'answer': is produced by the live system*"])
+    assert _calls(project) == sorted(f"{s}\tCapital of France?" for s in ("base", "cand"))
+
+
+@pytest.mark.parametrize(
+    ("conftest", "eval_text", "message"),
+    [
+        (
+            "",
+            EVAL,
+            "*define a `ragmetrics_system` fixture that returns them*",
+        ),
+        (
+            SYSTEMS,
+            EVAL.replace('systems=["base", "cand"]', 'systems=["base", "other"]'),
+            "*the marker names system 'other', but ragmetrics_system returned 'base', 'cand'*",
+        ),
+        (
+            SYSTEMS,
+            EVAL.replace('systems=["base", "cand"]', 'systems="base, cand"'),
+            "*compare_to='base' is not a system*",
+        ),
+        (
+            SYSTEMS,
+            EVAL.replace('systems=["base", "cand"]', 'systems=["base", "base"]'),
+            "*systems names a system twice*",
+        ),
+        (
+            SYSTEMS,
+            EVAL + "\n\ndef test_all(rows):\n    pass\n",
+            "*a dataset-level test (one that takes `rows`) runs over recorded outputs*",
+        ),
+    ],
+    ids=["no-fixture", "unknown-system", "not-a-list", "twice", "rows-test"],
+)
+def test_usage_mistakes_are_named(
+    pytester: pytest.Pytester, conftest: str, eval_text: str, message: str
+) -> None:
+    project = _project(pytester, "no-xdist", conftest)
+    project.write("test_live.py", eval_text)
+    project.run().stdout.fnmatch_lines([message])
+
+
+def test_a_dataset_that_names_systems_is_not_a_question_set(pytester: pytest.Pytester) -> None:
+    project = _project(pytester, "no-xdist")
+    project.write("data/questions.jsonl", jsonl([{**q, "system": "x"} for q in QUESTIONS]))
+    project.run().stdout.fnmatch_lines(["*a live eval's dataset holds questions*'x'*"])
+
+
+def test_the_fingerprint_hashes_name_version_and_config() -> None:
+    def answer(question: str) -> dict[str, Any]:
+        return {"answer": question}
+
+    one = LiveSystem("rag", answer, "1", {"k": 4})
+    assert one.fingerprint == LiveSystem("rag", answer, "1", {"k": 4}).fingerprint
+    others = [
+        LiveSystem("rag2", answer, "1", {"k": 4}),
+        LiveSystem("rag", answer, "2", {"k": 4}),
+        LiveSystem("rag", answer, "1", {"k": 5}),
+    ]
+    assert len({one.fingerprint, *(o.fingerprint for o in others)}) == 4
+    with pytest.raises(TypeError, match="JSON-able"):
+        LiveSystem("rag", answer, "1", {"path": Path(".")})
+    with pytest.raises(ValueError, match="non-empty"):
+        LiveSystem(" ", answer)
+
+
+def test_an_unwritable_save_outputs_path_stops_the_run_at_once(pytester: pytest.Pytester) -> None:
+    project = _project(pytester, "no-xdist")
+    project.write("blocker", "a file where a directory is needed\n")
+    result = project.run("--ragmetrics-save-outputs", "blocker/outputs.jsonl")
+    result.stderr.fnmatch_lines(
+        ["*--ragmetrics-save-outputs*blocker/outputs.jsonl: cannot create*"]
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert _calls(project) == []
