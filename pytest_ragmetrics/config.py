@@ -311,7 +311,7 @@ def _judge(path: Path, table: Any) -> JudgeConfig | None:
     try:
         return judge_config(table, path.parent)
     except JudgeConfigError as error:
-        raise _error(path, "[judge]", str(error)) from None
+        raise _error(path, f"[judge] {error.key}", error.message) from None
 
 
 def load_thresholds(path: Path) -> Thresholds:

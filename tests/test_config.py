@@ -92,6 +92,12 @@ def test_embedding_defaults_name_the_packaged_model_and_its_version() -> None:
         ("[settings]\ntau_sim = true", "[settings] tau_sim: expected a number in (0, 1]"),
         ('[settings]\nembedding_model = ""', "[settings] embedding_model: expected"),
         ("[gate]\n", "[gate]: unknown table"),
+        ('[judge]\nmodel = "m"', "[judge] base_url"),
+        ('[judge]\nbase_url = "ftp://x/v1"\nmodel = "m"', "[judge] base_url: expected an http(s)"),
+        ('[judge]\nbase_url = "http://x/v1"\nmodel = "m"\nretries = -1', "[judge] retries"),
+        ('[judge]\nbase_url = "http://x/v1"\nmodel = "m"\ntemperature = 1', "[judge] temperature"),
+        ('[judge]\nbase_url = "http://x/v1"\nmodel = "m"\nconcurrency = 0', "[judge] concurrency"),
+        ("judge = 3", "[judge]: expected a table"),
         ("[gates\n", "not valid TOML"),
     ],
 )
@@ -100,3 +106,18 @@ def test_mistakes_name_the_file_and_key(tmp_path: Path, text: str, fragment: str
         load(tmp_path, text)
     assert str(caught.value).startswith(str(tmp_path / "thresholds.toml"))
     assert fragment in str(caught.value)
+
+
+def test_a_judge_table_is_parsed(tmp_path: Path) -> None:
+    text = (
+        '[judge]\nbase_url = "http://127.0.0.1:8000/v1/"\nmodel = "m"\n'
+        'api_key_env = "JUDGE_KEY"\ntimeout = 5\nretries = 2\nconcurrency = 3\n'
+    )
+    judge = load(tmp_path, text).judge
+    assert (judge.base_url, judge.model, judge.api_key_env) == (
+        "http://127.0.0.1:8000/v1",
+        "m",
+        "JUDGE_KEY",
+    )
+    assert (judge.timeout, judge.retries, judge.concurrency) == (5, 2, 3)
+    assert load(tmp_path, "").judge is None

@@ -89,7 +89,11 @@ def test_no_unanswerable_row_warns_in_the_report(make_project: Any) -> None:
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ('trust_judge = "nli"', 'expected "embedding", "table:<verdicts.jsonl>" or "nli:<model'),
+        (
+            'trust_judge = "nli"',
+            'expected "embedding", "table:<verdicts.jsonl>", "nli:<model directory>" or "llm"',
+        ),
+        ('trust_judge = "llm"', '"llm" needs a [judge] table'),
         ('trust_judge = "nli:nowhere"', "'nowhere' is not a model directory"),
         ('trust_judge = "table:missing.jsonl"', "no verdict file 'missing.jsonl'"),
         ("refusal_threshold = 100", "expected a number in [0, 100)"),
