@@ -18,7 +18,13 @@ from pytest_ragmetrics.judged import JudgeNotConfigured
 from pytest_ragmetrics.live import OutputCache
 from pytest_ragmetrics.llm import LlmJudge
 from pytest_ragmetrics.prepare import EmbeddingStore, PrepareStats
-from pytest_ragmetrics.summary import EvalInfo, EvalSummary, dataset_payload, row_payload
+from pytest_ragmetrics.summary import (
+    EvalInfo,
+    EvalSummary,
+    dataset_payload,
+    merge_details,
+    row_payload,
+)
 
 
 @dataclass(frozen=True)
@@ -159,10 +165,7 @@ class RowRecorder:
         for name, parts in breakdowns.items():
             self.breakdowns[name] = dict(parts)
         self.evidence.update(evidence or {})
-        for name, detail in (details or {}).items():
-            if name == "judge":  # one record per judge metric, from several fixtures
-                detail = {**self.details.get(name, {}), **detail}
-            self.details[name] = detail
+        merge_details(self.details, details or {})
 
     def fail(self, message: str) -> None:
         self.error = message if self.error is None else f"{self.error}\n{message}"

@@ -157,6 +157,19 @@ def dataset_payload(
     }
 
 
+def merge_details(details: dict[str, Any], new: Mapping[str, Any]) -> None:
+    """Add ``new`` row details to ``details``, the same whichever arrives first: the judge's
+    records merge per metric (``judged.merge_judge_details``), a live output counts as
+    called in this run if any test of the row called it, and any other detail is replaced.
+    Used within a test (several fixtures) and across the tests of a row."""
+    for name, detail in new.items():
+        if name == "judge" and name in details:
+            detail = merge_judge_details(details[name], detail)
+        elif name == "live" and name in details:
+            detail = {**detail, "cached": detail["cached"] and details[name]["cached"]}
+        details[name] = detail
+
+
 @dataclass
 class RowResult:
     """Everything recorded for one row of an eval, over all the tests that ran it."""
@@ -191,13 +204,7 @@ class RowResult:
         for name, parts in payload["breakdowns"].items():
             self.breakdowns.setdefault(name, {}).update(parts)
         self.evidence.update(payload["evidence"])
-        for name, detail in payload["details"].items():
-            if name == "judge" and name in self.details:  # one record per judge metric
-                detail = merge_judge_details(self.details[name], detail)
-            if name == "live" and name in self.details:
-                # Called now if any test of the row called it, whichever reported first.
-                detail = {**detail, "cached": detail["cached"] and self.details[name]["cached"]}
-            self.details[name] = detail
+        merge_details(self.details, payload["details"])
         self.fields.update(payload.get("fields", {}))
         if payload.get("output") is not None:
             self.output = dict(payload["output"])
