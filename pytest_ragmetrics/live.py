@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from pytest_ragmetrics.baseline import write_atomic
 from pytest_ragmetrics.dataset import Row, validate_fields
 
 # The fields a live system produces; a question set must not carry them.
@@ -219,9 +219,7 @@ class OutputCache:
             "run": self.run_id,
             "output": fields,
         }
-        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(_canonical(entry) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
+        write_atomic(path, _canonical(entry) + "\n")
 
 
 def call_system(system: LiveSystem, question: str) -> dict[str, Any]:
@@ -258,8 +256,5 @@ def saved_row(row: Row, output: LiveOutput) -> dict[str, Any]:
 def write_outputs(path: Path, rows: Iterable[Mapping[str, Any]]) -> int:
     """Write rows as JSON Lines, atomically; the number written."""
     lines = [json.dumps(row, ensure_ascii=False) for row in rows]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    temporary.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    os.replace(temporary, path)
+    write_atomic(path, "".join(line + "\n" for line in lines))
     return len(lines)
