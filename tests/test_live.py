@@ -347,3 +347,17 @@ def test_an_unwritable_save_outputs_path_stops_the_run_at_once(pytester: pytest.
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert _calls(project) == []
+
+
+def test_ragmetrics_embed_names_the_run_model_for_fingerprints(pytester: pytest.Pytester) -> None:
+    from pytest_ragmetrics.embeddings import PACKAGED_MODEL, model_label
+
+    systems = SYSTEMS.replace(
+        "def ragmetrics_system():",
+        "def ragmetrics_system(ragmetrics_embed):\n"
+        "    open('model.txt', 'w').write(ragmetrics_embed.model)",
+    )
+    project = _project(pytester, "no-xdist", systems)
+    project.run().assert_outcomes(passed=14)
+    # A label only: naming the model loads nothing.
+    assert (project.path / "model.txt").read_text() == model_label(PACKAGED_MODEL)
