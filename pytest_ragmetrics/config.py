@@ -321,6 +321,10 @@ def load_thresholds(path: Path) -> Thresholds:
             document = tomllib.load(handle)
     except OSError as error:
         raise ThresholdsError(f"{path}: cannot read: {error.strerror}") from error
+    except UnicodeDecodeError as error:
+        raise ThresholdsError(f"{path}: not UTF-8 text ({error})") from None
     except tomllib.TOMLDecodeError as error:
         raise ThresholdsError(f"{path}: not valid TOML: {error}") from error
+    except RecursionError:
+        raise ThresholdsError(f"{path}: not valid TOML: nested too deeply") from None
     return parse_thresholds(path, document)

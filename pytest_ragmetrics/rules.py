@@ -114,13 +114,22 @@ def parse_rule(text: str) -> Rule:
         )
     op = match.group("op")
     if match.group("constant") is not None:
-        return Rule(text.strip(), op, constant=float(match.group("constant")))
+        return Rule(text.strip(), op, constant=_finite(text, match.group("constant")))
     if match.group("factor") is not None:
         base = _base(match.group("fbase"))
-        return Rule(text.strip(), op, factor=float(match.group("factor")), base=base)
-    offset = float(match.group("offset") or 0.0)
+        return Rule(text.strip(), op, factor=_finite(text, match.group("factor")), base=base)
+    offset = _finite(text, match.group("offset") or "0")
     offset = -offset if match.group("sign") == "-" else offset
     return Rule(text.strip(), op, offset=offset, base=_base(match.group("base")))
+
+
+def _finite(text: str, number: str) -> float:
+    """``number`` as a float; ``RuleError`` when no float holds it (``1e999`` would be
+    infinity, a bound no value could ever cross)."""
+    value = float(number)
+    if not math.isfinite(value):
+        raise RuleError(f"cannot read rule {text!r}: {number} is not a finite number")
+    return value
 
 
 def _base(word: str) -> BaseName:

@@ -108,6 +108,27 @@ def test_mistakes_name_the_file_and_key(tmp_path: Path, text: str, fragment: str
     assert fragment in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (b'[gates]\n"f1.mean" = ">= 0.5"  # caf\xe9\n', "not UTF-8 text"),
+        (b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "not valid TOML: nested too deeply"),
+        (b'[gates]\n"f1.mean" = ">= 1e999"\n', "1e999 is not a finite number"),
+        (b"[settings]\ntau_sim = nan\n", "[settings] tau_sim: expected a number in (0, 1]"),
+        (b"[settings]\nrefusal_threshold = inf\n", "refusal_threshold: expected a number"),
+    ],
+)
+def test_unreadable_thresholds_are_an_error_not_a_crash(
+    tmp_path: Path, content: bytes, fragment: str
+) -> None:
+    path = tmp_path / "thresholds.toml"
+    path.write_bytes(content)
+    with pytest.raises(ThresholdsError) as caught:
+        load_thresholds(path)
+    assert str(caught.value).startswith(str(path))
+    assert fragment in str(caught.value)
+
+
 def test_a_judge_table_is_parsed(tmp_path: Path) -> None:
     text = (
         '[judge]\nbase_url = "http://127.0.0.1:8000/v1/"\nmodel = "m"\n'

@@ -60,6 +60,13 @@ def test_malformed_rules_are_refused(text: str) -> None:
         parse_rule(text)
 
 
+@pytest.mark.parametrize("text", [">= 1e999", "<= 1e999x baseline", ">= baseline - 1e400"])
+def test_a_number_no_float_holds_is_refused(text: str) -> None:
+    # 1e999 reads as infinity: a bound no value could ever cross, a gate that never fails.
+    with pytest.raises(RuleError, match="is not a finite number"):
+        parse_rule(text)
+
+
 def test_a_baseline_rule_needs_a_baseline() -> None:
     with pytest.raises(ValueError, match="needs a baseline"):
         parse_rule(">= baseline").bound(None)
