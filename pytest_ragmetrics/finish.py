@@ -20,9 +20,9 @@ from pytest_ragmetrics.baseline import (
     read_baseline,
     render_baseline,
     signature_differences,
-    write_atomic,
 )
 from pytest_ragmetrics.compare import compare_systems, references
+from pytest_ragmetrics.files import write_atomic
 from pytest_ragmetrics.gates import BaselineState, GateResult, Reference, evaluate_gates
 from pytest_ragmetrics.judged import judge_signature
 from pytest_ragmetrics.live import write_outputs

@@ -28,8 +28,8 @@ from typing import Any
 
 from filelock import FileLock
 
-from pytest_ragmetrics.baseline import write_atomic
 from pytest_ragmetrics.dataset import Row, validate_fields
+from pytest_ragmetrics.files import write_atomic
 
 # The fields a live system produces; a question set must not carry them.
 OUTPUT_FIELDS = ("answer", "contexts", "retrieved", "tokens", "latency_ms", "telemetry")

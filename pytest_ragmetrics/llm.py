@@ -43,7 +43,7 @@ from typing import Any, NoReturn
 
 from filelock import FileLock, Timeout
 
-from pytest_ragmetrics.baseline import write_atomic
+from pytest_ragmetrics.files import write_atomic
 
 PROMPT_NAMES = (
     "faithfulness_judge",

@@ -25,6 +25,7 @@ from pytest_ragmetrics.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
 from pytest_ragmetrics.collect import MARKER_HELP, parametrize_rows
 from pytest_ragmetrics.config import Thresholds, ThresholdsError, load_thresholds
 from pytest_ragmetrics.embeddings import EmbeddingModelError, model_label, resolve_model_dir
+from pytest_ragmetrics.files import write_atomic
 from pytest_ragmetrics.finish import finish_run, send_gate_reports
 from pytest_ragmetrics.fixtures import session_texts
 from pytest_ragmetrics.gates import applies
@@ -406,23 +407,18 @@ class ControllerHooks:
             document = json_document(state.summaries, state.gate_results, settings, __version__)
             if options.json_path is not None:
                 text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
-                _write(options.json_path, text + "\n")
+                write_atomic(options.json_path, text + "\n")
             if options.html_path is not None:
-                _write(options.html_path, render_html(document))
+                write_atomic(options.html_path, render_html(document))
         github = os.environ.get(GITHUB_SUMMARY_ENV)
         if not state.summaries or (state.options.md_path is None and not github):
             return
         markdown = markdown_summary(state.summaries, state.gate_results, settings, __version__)
         if state.options.md_path is not None:
-            _write(state.options.md_path, markdown)
+            write_atomic(state.options.md_path, markdown)
         if github:  # GitHub Actions collects what every step appends to this file
-            with open(github, "a", encoding="utf-8") as summary:
+            with open(github, "a", encoding="utf-8", errors="backslashreplace") as summary:
                 summary.write(markdown)
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
 
 
 def _embedding_notes(stats: dict[str, PrepareStats]) -> list[str]:

@@ -14,9 +14,9 @@ from pytest_ragmetrics.baseline import (
     read_baseline,
     render_baseline,
     signature_differences,
-    write_atomic,
 )
 from pytest_ragmetrics.config import Gate
+from pytest_ragmetrics.files import write_atomic
 from pytest_ragmetrics.gates import BaselineState, evaluate_gate
 from pytest_ragmetrics.rules import parse_rule
 from pytest_ragmetrics.summary import EvalInfo, row_payload, summarize
