@@ -123,7 +123,7 @@ def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
 def _dataset(state: RunState, path: Path, fmt: str | None) -> Dataset:
     key = (path, fmt)
     if key not in state.datasets:
-        state.datasets[key] = load_dataset(path, display_path(path, state.rootpath), fmt)
+        state.datasets[key] = load_dataset(path, display_path(path, state.project_root), fmt)
     return state.datasets[key]
 
 
@@ -301,12 +301,12 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
         rerun = _load(
             state, f"{where}: rerun", (module_path.parent / spec.rerun).resolve(), spec.format
         )
-    module = display_path(module_path, state.rootpath)
+    module = display_path(module_path, state.project_root)
     name = spec.name or module
     first = state.eval_datasets.setdefault(name, dataset_path)
     if first != dataset_path:
         pytest.fail(
-            f"{where}: eval {name!r} already runs over {display_path(first, state.rootpath)}; "
+            f"{where}: eval {name!r} already runs over {display_path(first, state.project_root)}; "
             f"give each dataset its own eval with ragmetrics(..., name=...)",
             pytrace=False,
         )
@@ -319,6 +319,7 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
         len(dataset.rows),
         rerun=rerun.display if rerun else None,
         rerun_sha256=rerun.sha256 if rerun else None,
+        test_path=metafunc.definition.nodeid.split("::", 1)[0],
     )
     infos = _infos(spec, base, dataset, where)
     rows = _limited(dataset.rows, state.options.limit)

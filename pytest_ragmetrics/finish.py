@@ -88,12 +88,12 @@ def _update_command(summary: EvalSummary) -> str:
 
 def _path(summary: EvalSummary, state: RunState) -> Path:
     info = summary.info
-    return baseline_path(state.rootpath, info.module, info.name, info.system)
+    return baseline_path(state.project_root, info.module, info.name, info.system)
 
 
 def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
     path = _path(summary, state)
-    shown = display_path(path, state.rootpath)
+    shown = display_path(path, state.project_root)
     command = _update_command(summary)
     try:
         baseline = read_baseline(path)
@@ -125,7 +125,7 @@ def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None)
         summary.info.label, current_signature(summary, state), summary.rows_used, metrics
     )
     write_atomic(path, text)
-    shown = display_path(path, state.rootpath)
+    shown = display_path(path, state.project_root)
     state.notes.append(f"baseline of {summary.info.label} written to {shown}")
 
 
@@ -148,13 +148,6 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
         reference = _reference(info, reference_of.get(info.name), partials, state)
         gates = state.thresholds.gates_for(info.name, info.system)
         results += evaluate_gates(summary, gates, _load_state(summary, state), skip, reference)
-    ran = {summary.info.name for summary in state.summaries}
-    ran |= {summary.info.label for summary in state.summaries}
-    for name in state.thresholds.overrides:
-        if name not in ran:
-            state.notes.append(
-                f'thresholds.toml has a [gates."{name}"] table, but no eval of that name ran'
-            )
     state.gate_results = results
     return results
 
@@ -178,7 +171,7 @@ def live_notes(summaries: Sequence[EvalSummary]) -> list[str]:
 
 def save_outputs(path: Path, summaries: Sequence[EvalSummary], state: RunState) -> str:
     """Write the live rows' outputs as one dataset; the note that says what was written."""
-    shown = display_path(path, state.rootpath)
+    shown = display_path(path, state.project_root)
     live = [s for s in summaries if any(row.output for row in s.rows)]
     evals = sorted({s.info.name for s in live})
     if len(evals) > 1:
@@ -226,25 +219,36 @@ def _reference(
     return Reference(summary)
 
 
-def gate_location(result: GateResult, module: str) -> tuple[str, None, str]:
-    """The report location of a gate. Its domain, the FAILURES heading, names the gate and
-    the eval; it must not end the nodeid, or pytest's verbose line would print "f1::mean".
-    """
-    return (module, None, f"gate {result.name} of {result.eval}")
+def gate_location(result: GateResult, info: EvalInfo) -> tuple[str, None, str]:
+    """The report location of a gate: its module as pytest names it. Its domain, the
+    FAILURES heading, names the gate and the eval; it must not end the nodeid, or pytest's
+    verbose line would print "f1::mean"."""
+    return (info.test_path or info.module, None, f"gate {result.name} of {result.eval}")
 
 
-def _reports(result: GateResult, module: str) -> list[pytest.TestReport]:
-    location = gate_location(result, module)
+def gate_nodeid(result: GateResult, info: EvalInfo) -> str:
+    """The gate's test id for pytest: like ``result.nodeid``, with the module path as
+    pytest's own node ids have it (relative to pytest's rootdir), so pytest shows it
+    relative to the invocation directory like every other test."""
+    if info.name != info.module or not info.test_path:
+        return result.nodeid
+    system = f"[{info.system}]" if info.system is not None else ""
+    return f"{info.test_path}{system}::gate::{result.name}"
+
+
+def _reports(result: GateResult, info: EvalInfo) -> list[pytest.TestReport]:
+    location = gate_location(result, info)
+    nodeid = gate_nodeid(result, info)
     now = time.time()
 
     def report(when: When, outcome: Outcome, longrepr: Any = None) -> pytest.TestReport:
         return pytest.TestReport(
-            result.nodeid, location, {}, outcome, longrepr, when, (), 0.0, now, now, []
+            nodeid, location, {}, outcome, longrepr, when, (), 0.0, now, now, []
         )
 
     if result.status == "skipped":
-        setup = report("setup", "skipped", (module, None, f"gate skipped: {result.message}"))
-        return [setup, report("teardown", "passed")]
+        why = (location[0], None, f"gate skipped: {result.message}")
+        return [report("setup", "skipped", why), report("teardown", "passed")]
     longrepr = None if result.status == "passed" else result.message
     return [
         report("setup", "passed"),
@@ -254,13 +258,15 @@ def _reports(result: GateResult, module: str) -> list[pytest.TestReport]:
 
 
 def send_gate_reports(
-    session: pytest.Session, results: Sequence[GateResult], modules: Mapping[str, str]
+    session: pytest.Session, results: Sequence[GateResult], infos: Mapping[str, EvalInfo]
 ) -> None:
-    """Report each gate as a test result through pytest's own hooks."""
+    """Report each gate as a test result through pytest's own hooks; ``infos`` are the
+    evals by label."""
     hook = session.config.hook
     for result in results:
-        location = gate_location(result, modules[result.eval])
-        hook.pytest_runtest_logstart(nodeid=result.nodeid, location=location)
-        for report in _reports(result, modules[result.eval]):
+        info = infos[result.eval]
+        nodeid, location = gate_nodeid(result, info), gate_location(result, info)
+        hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+        for report in _reports(result, info):
             hook.pytest_runtest_logreport(report=report)
-        hook.pytest_runtest_logfinish(nodeid=result.nodeid, location=location)
+        hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)

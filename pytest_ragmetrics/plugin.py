@@ -24,6 +24,7 @@ from pytest_ragmetrics import __version__
 from pytest_ragmetrics.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
 from pytest_ragmetrics.collect import MARKER_HELP, parametrize_rows
 from pytest_ragmetrics.config import Thresholds, ThresholdsError, load_thresholds
+from pytest_ragmetrics.configcheck import check_configuration
 from pytest_ragmetrics.embeddings import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.files import write_atomic
 from pytest_ragmetrics.finish import finish_run, send_gate_reports
@@ -34,6 +35,13 @@ from pytest_ragmetrics.markdown import markdown_summary
 from pytest_ragmetrics.paths import display_path
 from pytest_ragmetrics.prepare import PrepareStats
 from pytest_ragmetrics.progress import LineProgress
+from pytest_ragmetrics.project import (
+    INI_KEY,
+    THRESHOLDS_NAME,
+    Project,
+    ProjectError,
+    locate_project,
+)
 from pytest_ragmetrics.report import json_document, terminal_lines
 from pytest_ragmetrics.state import (
     STATE_KEY,
@@ -47,8 +55,8 @@ from pytest_ragmetrics.state import (
     rows_param,
     run_state,
 )
+from pytest_ragmetrics.summary import EvalInfo
 
-DEFAULT_THRESHOLDS = "thresholds.toml"
 GITHUB_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 RUN_CACHE_KEY = "ragmetrics_run_cache"
 RUN_ID_KEY = "ragmetrics_run_id"
@@ -62,8 +70,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--ragmetrics-thresholds",
         metavar="PATH",
         default=None,
-        help="thresholds.toml with settings and gates (default: ini ragmetrics_thresholds, "
-        "else thresholds.toml in the rootdir if it exists)",
+        help=f"the {THRESHOLDS_NAME} with settings and gates (default: ini {INI_KEY}, else "
+        f"the nearest {THRESHOLDS_NAME} at or above the test paths)",
     )
     group.addoption(
         "--ragmetrics-limit",
@@ -111,7 +119,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         default=None,
         help=f"directory of the embedding cache (default: ${CACHE_DIR_ENV} if set, "
-        f"else {CACHE_DIR_NAME}/ in the rootdir)",
+        f"else {CACHE_DIR_NAME}/ in the project root, the thresholds file's folder)",
     )
     group.addoption(
         "--ragmetrics-no-cache",
@@ -135,24 +143,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "a recorded eval (default: off)",
     )
     parser.addini(
-        "ragmetrics_thresholds",
-        "path of thresholds.toml, relative to the rootdir (default: thresholds.toml)",
-        default=DEFAULT_THRESHOLDS,
+        INI_KEY,
+        "path of the thresholds file, relative to the ini file (default: the nearest "
+        f"{THRESHOLDS_NAME} at or above the test paths)",
+        default="",
     )
 
 
-def _thresholds_path(config: pytest.Config) -> Path | None:
-    option: str | None = config.getoption("ragmetrics_thresholds")
-    if option is not None:
-        path = config.invocation_params.dir / option
-        if not path.is_file():
-            raise pytest.UsageError(f"--ragmetrics-thresholds {option}: no such file")
-        return path
-    path = config.rootpath / str(config.getini("ragmetrics_thresholds"))
-    return path if path.is_file() else None
+def _project(config: pytest.Config) -> Project:
+    """The thresholds file in force and the project root (``pytest_ragmetrics.project``)."""
+    try:
+        return locate_project(
+            invocation_dir=config.invocation_params.dir,
+            args=config.args,
+            option=config.getoption("ragmetrics_thresholds"),
+            ini_value=str(config.getini(INI_KEY) or ""),
+            inipath=config.inipath,
+            rootpath=config.rootpath,
+        )
+    except ProjectError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
-def _cache_dir(config: pytest.Config) -> Path:
+def _cache_dir(config: pytest.Config, root: Path) -> Path:
     """Where this process's embedding cache lives; ``--ragmetrics-no-cache`` gives the run
     a private directory (shared with xdist workers, removed at the end)."""
     workerinput = getattr(config, "workerinput", None)
@@ -163,7 +176,7 @@ def _cache_dir(config: pytest.Config) -> Path:
     chosen = config.getoption("ragmetrics_cache_dir") or os.environ.get(CACHE_DIR_ENV)
     if chosen:
         return config.invocation_params.dir / chosen
-    return config.rootpath / CACHE_DIR_NAME
+    return root / CACHE_DIR_NAME
 
 
 def _check_writable(option: str, path: Path) -> None:
@@ -188,9 +201,10 @@ def _options(config: pytest.Config) -> Options:
         _check_writable("--ragmetrics-save-outputs", config.invocation_params.dir / save_outputs)
     md_path = config.getoption("ragmetrics_md")
     html_path = config.getoption("ragmetrics_html")
+    project = _project(config)
     return Options(
-        cache_dir=_cache_dir(config),
-        thresholds=_thresholds_path(config),
+        cache_dir=_cache_dir(config, project.root),
+        project=project,
         limit=limit,
         json_path=config.invocation_params.dir / json_path if json_path else None,
         md_path=config.invocation_params.dir / md_path if md_path else None,
@@ -217,7 +231,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except EmbeddingModelError as error:
         where = f"{options.thresholds}: [settings] " if options.thresholds else ""
         raise pytest.UsageError(f"{where}{error}") from None
-    config.stash[STATE_KEY] = RunState(options, thresholds, config.rootpath)
+    config.stash[STATE_KEY] = RunState(options, thresholds, options.project.root)
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(ControllerHooks(config), "ragmetrics-controller")
 
@@ -234,18 +248,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    """Name the thresholds file, the embedding model, tau_sim and the cache (controller)."""
+    """Name the thresholds file in force, the project root, the embedding model, tau_sim
+    and the cache (controller)."""
     state = run_state(config)
-    path = state.options.thresholds
-    shown = display_path(path, config.rootpath) if path else "none"
     settings = state.thresholds.settings
     cache = (
         "off (--ragmetrics-no-cache)"
         if config.getoption("ragmetrics_no_cache")
-        else display_path(state.options.cache_dir, config.rootpath)
+        else display_path(state.options.cache_dir, state.project_root)
     )
     return [
-        f"ragmetrics: {__version__}, thresholds: {shown}",
+        f"ragmetrics: {__version__}, {state.options.project.describe()}",
         f"ragmetrics embeddings: {model_label(settings.embedding_model)}, "
         f"tau_sim {settings.tau_sim:g}, cache {cache}",
     ]
@@ -355,11 +368,16 @@ class ControllerHooks:
     # reporter's own wrapper prints the final progress.
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
-        """After every row ran (or the run stopped), gate and report the gates as tests."""
+        """Before any row runs, refuse configuration that would silence a gate; after
+        every row ran (or the run stopped), gate and report the gates as tests."""
         stopped: str | None = None
-        # Without xdist the items are known here, so the progress line can count the
-        # gates from the start; under xdist they are added when they are reported.
-        counted = self._expected_gates(session.items)
+        # Without xdist the items are known here, so the configuration is checked and the
+        # progress line counts the gates from the start; under xdist both happen when the
+        # rows are back.
+        collected = [info for info in map(eval_of, session.items) if info is not None]
+        if collected:
+            self._check_configuration(collected)
+        counted = self._expected_gates(collected)
         session.testscollected += counted
         try:
             return (yield)
@@ -370,12 +388,30 @@ class ControllerHooks:
             if session.shouldfail or session.shouldstop:
                 stopped = stopped or str(session.shouldfail or session.shouldstop)
             results = finish_run(self.state, stopped)
-            modules = {s.info.label: s.info.module for s in self.state.summaries}
+            if not collected:
+                self._check_configuration([s.info for s in self.state.summaries])
+            infos = {s.info.label: s.info for s in self.state.summaries}
             session.testscollected += len(results) - counted
-            send_gate_reports(session, results, modules)
+            send_gate_reports(session, results, infos)
 
-    def _expected_gates(self, items: list[pytest.Item]) -> int:
-        evals = {info.label: info for info in map(eval_of, items) if info is not None}
+    def _check_configuration(self, infos: list[EvalInfo]) -> None:
+        """Raise a usage error for configuration that silences gates; keep the notes."""
+        option = self.config.option
+        narrowed = bool(
+            option.keyword
+            or option.markexpr
+            or option.deselect
+            or getattr(option, "lf", False)
+            or self.config.args_source == pytest.Config.ArgsSource.ARGS
+        )
+        state = self.state
+        findings = check_configuration(infos, state.thresholds, state.project_root, narrowed)
+        if findings.errors:
+            raise pytest.UsageError("\n".join(findings.errors))
+        state.notes += [note for note in findings.notes if note not in state.notes]
+
+    def _expected_gates(self, infos: list[EvalInfo]) -> int:
+        evals = {info.label: info for info in infos}
         thresholds = self.state.thresholds
         return sum(
             applies(gate, info)
@@ -393,7 +429,7 @@ class ControllerHooks:
             self.state.summaries,
             self.state.gate_results,
             self.state.thresholds.settings,
-            display_path(thresholds, self.config.rootpath) if thresholds else None,
+            display_path(thresholds, self.state.project_root) if thresholds else None,
             [*self.state.notes, *_embedding_notes(self.state.prepare_stats)],
         ):
             terminalreporter.write_line(line)

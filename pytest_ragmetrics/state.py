@@ -18,6 +18,7 @@ from pytest_ragmetrics.judged import JudgeNotConfigured
 from pytest_ragmetrics.live import OutputCache
 from pytest_ragmetrics.llm import LlmJudge
 from pytest_ragmetrics.prepare import EmbeddingStore, PrepareStats
+from pytest_ragmetrics.project import Project
 from pytest_ragmetrics.summary import (
     EvalInfo,
     EvalSummary,
@@ -31,7 +32,7 @@ from pytest_ragmetrics.summary import (
 class Options:
     """The ``--ragmetrics-*`` command-line options, parsed."""
 
-    thresholds: Path | None
+    project: Project  # the thresholds file in force and the project root
     limit: int | None
     json_path: Path | None
     md_path: Path | None
@@ -43,6 +44,10 @@ class Options:
     save_outputs: Path | None = None  # --ragmetrics-save-outputs
     run_id: str = "run"  # shared by the controller and every xdist worker of the run
 
+    @property
+    def thresholds(self) -> Path | None:
+        return self.project.thresholds
+
 
 @dataclass
 class RunState:
@@ -50,7 +55,9 @@ class RunState:
 
     options: Options
     thresholds: Thresholds
-    rootpath: Path
+    # Where eval names, baselines and displayed paths are relative to: the project root of
+    # ``pytest_ragmetrics.project``, which pytest's rootdir need not be.
+    project_root: Path
     datasets: dict[tuple[Path, str | None], Dataset] = field(default_factory=dict)
     eval_datasets: dict[str, Path] = field(default_factory=dict)
     eval_tests: dict[str, set[str]] = field(default_factory=dict)

@@ -51,6 +51,7 @@ class EvalInfo:
     compare_to: str | None = None
     rerun: str | None = None
     rerun_sha256: str | None = None
+    test_path: str = ""  # the module's path in pytest's node ids (relative to its rootdir)
 
     @property
     def label(self) -> str:
@@ -74,6 +75,7 @@ class EvalInfo:
             "compare_to": self.compare_to,
             "rerun": self.rerun,
             "rerun_sha256": self.rerun_sha256,
+            "test_path": self.test_path,
         }
 
     @classmethod
@@ -89,6 +91,7 @@ class EvalInfo:
             payload.get("compare_to"),
             payload.get("rerun"),
             payload.get("rerun_sha256"),
+            payload.get("test_path", ""),
         )
 
 

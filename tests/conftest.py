@@ -115,6 +115,16 @@ def project(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> Projec
     return Project(pytester, request.param)
 
 
+@pytest.fixture(scope="session")
+def inprocess_modules() -> None:
+    """Import what an in-process run imports lazily before ``pytester`` snapshots
+    ``sys.modules``. Otherwise every test's run imports it anew: torch a second copy into
+    the same process, hypothesis (its plugin's terminal summary) 2 s a run."""
+    import hypothesis  # noqa: F401
+    import matplotlib.pyplot  # noqa: F401
+    import sentence_transformers  # noqa: F401
+
+
 @pytest.fixture
 def make_project(pytester: pytest.Pytester) -> Callable[[str], Project]:
     return lambda mode: Project(pytester, mode)

@@ -407,13 +407,8 @@ def test_an_empty_dataset_fails_collection(project: Project) -> None:
 
 
 def test_a_gate_on_a_metric_the_eval_never_records_fails(project: Project) -> None:
-    project.write("thresholds.toml", '[gates]\n"f1.mean" = ">= 0.5"\n\n[gates."typo.py"]\n')
+    project.write("thresholds.toml", '[gates]\n"f1.mean" = ">= 0.5"\n')
     project.write("test_eval.py", TWO_TESTS.replace("f1(row)", "pass"))
     result = project.run()
     result.assert_outcomes(passed=2 * N_ROWS, failed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*no row of test_eval.py recorded f1*",
-            '*thresholds.toml has a [[]gates."typo.py"] table, but no eval of that name ran*',
-        ]
-    )
+    result.stdout.fnmatch_lines(["*no row of test_eval.py recorded f1*"])

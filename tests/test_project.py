@@ -1,0 +1,224 @@
+"""The thresholds file and the project root are found the same way from anywhere, and
+configuration that would silence a gate is a usage error (exit code 4), never exit 0."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics.project import ProjectError, locate_project
+
+from conftest import ROWS, jsonl
+
+pytestmark = pytest.mark.usefixtures("inprocess_modules")
+
+EVAL = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")
+
+
+def test_answers(row, em, f1, tokens, latency):
+    em(row); f1(row); tokens(row); latency(row)
+"""
+
+THRESHOLDS = """
+[gates]
+"f1.mean" = ">= baseline"
+"tokens.mean" = "<= 1.2x baseline"
+
+[gates."evals/test_eval.py"]
+"latency_ms.p50" = "<= 250"
+"""
+
+
+def _project(root: Path, thresholds: str | None = THRESHOLDS) -> None:
+    """A project with no pytest ini file: evals/test_eval.py over four rows."""
+    (root / "evals" / "data").mkdir(parents=True)
+    (root / "evals" / "data" / "rows.jsonl").write_text(jsonl(ROWS))
+    (root / "evals" / "test_eval.py").write_text(EVAL)
+    if thresholds is not None:
+        (root / "thresholds.toml").write_text(thresholds)
+
+
+def _regress(root: Path) -> None:
+    """Every row's tokens grow by half: tokens.mean breaks 1.2x its baseline."""
+    rows = [{**row, "tokens": 450} for row in ROWS]
+    (root / "evals" / "data" / "rows.jsonl").write_text(jsonl(rows))
+
+
+def _gates(path: Path) -> str:
+    document: dict[str, Any] = json.loads(path.read_text())
+    gates = {entry["label"]: entry["gates"] for entry in document["evals"]}
+    return json.dumps(gates, sort_keys=True)
+
+
+def test_the_same_gates_from_the_root_a_subfolder_with_spaced_options_and_elsewhere(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, monkeypatch: Any
+) -> None:
+    root = pytester.path
+    _project(root)
+    assert pytester.runpytest("evals", "--ragmetrics-update-baseline").ret == 0
+    _regress(root)
+    out = tmp_path_factory.mktemp("out")
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "gates.toml"
+    shutil.copy(root / "thresholds.toml", elsewhere)
+    cache = out / "cache"
+
+    from_root = pytester.runpytest("evals", f"--ragmetrics-json={out / 'root.json'}")
+    spaced = pytester.runpytest(
+        "evals", "--ragmetrics-cache-dir", str(cache), "--ragmetrics-json", str(out / "sp.json")
+    )
+    outside = pytester.runpytest(
+        "evals", "--ragmetrics-thresholds", str(elsewhere), f"--ragmetrics-json={out / 'el.json'}"
+    )
+    monkeypatch.chdir(root / "evals")
+    from_evals = pytester.runpytest(".", "--ragmetrics-json", str(out / "sub.json"))
+
+    for result in (from_root, spaced, outside, from_evals):
+        assert result.ret == 1
+        result.stdout.fnmatch_lines(["*_ gate tokens.mean of evals/test_eval.py _*"])
+    # pytest's own rootdir did move; the plugin's names did not
+    spaced.stdout.fnmatch_lines([f"rootdir: {root.parent}*"])
+    from_evals.stdout.fnmatch_lines([f"rootdir: {root / 'evals'}"])
+    expected = _gates(out / "root.json")
+    assert "latency_ms.p50" in expected  # the eval's own table matched
+    for name in ("sp.json", "el.json", "sub.json"):
+        assert _gates(out / name) == expected
+
+
+def test_the_header_names_the_thresholds_file_in_force(pytester: pytest.Pytester) -> None:
+    _project(pytester.path)
+    result = pytester.runpytest("evals", "--collect-only")
+    result.stdout.fnmatch_lines(
+        [
+            f"ragmetrics: *, thresholds {pytester.path / 'thresholds.toml'} (found above the "
+            f"test paths); eval names relative to {pytester.path}"
+        ]
+    )
+
+
+def test_test_paths_under_two_thresholds_files_are_refused(pytester: pytest.Pytester) -> None:
+    for name in ("one", "two"):
+        _project(pytester.path / name)
+    result = pytester.runpytest("one/evals", "two/evals")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the test paths lie under different thresholds.toml files*"])
+
+
+def test_the_walk_stops_at_the_repository_root(tmp_path: Path) -> None:
+    (tmp_path / "thresholds.toml").write_text("")
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "evals").mkdir()
+    found = locate_project(
+        invocation_dir=repository,
+        args=["evals"],
+        option=None,
+        ini_value="",
+        inipath=None,
+        rootpath=repository,
+    )
+    assert (found.thresholds, found.root) == (None, repository)
+
+
+def test_an_ini_key_naming_a_missing_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ProjectError, match=r"tox\.ini ragmetrics_thresholds = 'gates\.toml'"):
+        locate_project(
+            invocation_dir=tmp_path,
+            args=[],
+            option=None,
+            ini_value="gates.toml",
+            inipath=tmp_path / "tox.ini",
+            rootpath=tmp_path,
+        )
+
+
+# -- configuration that would silence a gate ---------------------------------------------
+
+
+def test_stored_baselines_without_a_thresholds_file_are_a_usage_error(
+    pytester: pytest.Pytester,
+) -> None:
+    _project(pytester.path)
+    assert pytester.runpytest("evals", "--ragmetrics-update-baseline").ret == 0
+    (pytester.path / "thresholds.toml").rename(pytester.path / "gates.toml")
+    _regress(pytester.path)
+    result = pytester.runpytest("evals")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: no thresholds file is in force, but */evals/__baselines__ holds stored *"]
+    )
+
+
+SYSTEMS = [
+    {**row, "system": system, "id": f"q{i}"}
+    for system in ("base", "new")
+    for i, row in enumerate(ROWS)
+]
+
+
+def test_comparing_systems_without_a_thresholds_file_is_a_usage_error(
+    pytester: pytest.Pytester,
+) -> None:
+    _project(pytester.path, thresholds=None)
+    (pytester.path / "evals" / "data" / "rows.jsonl").write_text(jsonl(SYSTEMS))
+    eval_file = pytester.path / "evals" / "test_eval.py"
+    eval_file.write_text(EVAL.replace('"data/rows.jsonl"', '"data/rows.jsonl", compare_to="base"'))
+    result = pytester.runpytest("evals")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*evals/test_eval.py[[]new[]] compares systems*"])
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("evals/test_evl.py", "*names no eval: there is no */evals/test_evl.py*"),
+        ("evals/test_eval.py[nope]", "*names system 'nope', which evals/test_eval.py does not*"),
+        ("my-eval", '*[[]gates."my-eval"[]] names no eval that ran*'),
+    ],
+)
+def test_a_gate_table_that_names_no_eval_is_a_usage_error(
+    pytester: pytest.Pytester, table: str, message: str
+) -> None:
+    _project(pytester.path, THRESHOLDS + f'\n[gates."{table}"]\n"f1.mean" = ">= 0.9"\n')
+    result = pytester.runpytest()  # no test path: the whole project
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_tables_of_evals_this_run_did_not_select_are_a_note(pytester: pytest.Pytester) -> None:
+    tables = '[gates."my-eval"]\n"f1.mean" = ">= 0.9"\n[gates."evals/test_other.py"]\n'
+    _project(pytester.path, THRESHOLDS + tables)
+    (pytester.path / "evals" / "test_other.py").write_text(EVAL)
+    assert pytester.runpytest("evals", "--ragmetrics-update-baseline").ret == 0
+    result = pytester.runpytest("evals/test_eval.py")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [
+            '*[[]gates."my-eval"[]]: no eval of that name was selected in this run',
+            "*gate tables of evals this run did not select: evals/test_other.py",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'[gates]\n"f1.mean" = ">= 0.5"\n# caf\xe9\n', "*thresholds.toml: not UTF-8 text*"),
+        (b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "*thresholds.toml: not valid TOML*"),
+        (b'[gates]\n"f1.mean" = ">= 1e999"\n', "*1e999 is not a finite number*"),
+    ],
+)
+def test_a_broken_thresholds_file_is_a_usage_error_not_a_crash(
+    pytester: pytest.Pytester, content: bytes, message: str
+) -> None:
+    _project(pytester.path)
+    (pytester.path / "thresholds.toml").write_bytes(content)
+    result = pytester.runpytest("evals")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
