@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pytest_ragmetrics.gates import VS_BASELINE
+from pytest_ragmetrics.registry import VS_BASELINE
 from pytest_ragmetrics.summary import EvalSummary, RowResult
 
 _RATIOS = {"tokens_mean_ratio": ("tokens", "mean"), "tokens_p50_ratio": ("tokens", "p50")}
@@ -72,7 +72,7 @@ def vs_baseline(system: EvalSummary, reference: EvalSummary) -> dict[str, float]
     return stats
 
 
-def _state(row: RowResult) -> str | None:
+def row_state(row: RowResult) -> str | None:
     """``"idk"``, ``"supported"`` or ``"other"``; ``None`` when a needed value is missing."""
     values = row.values
     if any(m not in values for m in ("abstain", "f1")) or "sentences" not in row.details:
@@ -83,32 +83,41 @@ def _state(row: RowResult) -> str | None:
     return "supported" if values["f1"] > 0 and supported else "other"
 
 
-def _missing(summary: EvalSummary) -> list[str]:
-    return [m for m in TRANSFORMATION_METRICS if m not in summary.metrics]
+def missing_metrics(metrics: Mapping[str, object]) -> list[str]:
+    """The metrics the transformations need that ``metrics`` lacks."""
+    return [m for m in TRANSFORMATION_METRICS if m not in metrics]
+
+
+def transitions(
+    before: Mapping[str, str | None], after: Sequence[tuple[str, str | None]]
+) -> Transformations:
+    """The transformations from the ``before`` states (by row id) to the ``after`` ones,
+    over the ids whose state is known on both sides."""
+    up, down, compared = [], [], 0
+    for row_id, new in after:
+        old = before.get(row_id)
+        if old is None or new is None:
+            continue
+        compared += 1
+        if old == "idk" and new == "supported":
+            up.append(row_id)
+        elif old == "supported" and new != "supported":
+            down.append(row_id)
+    return Transformations(tuple(up), tuple(down), compared)
 
 
 def transformations(
     system: EvalSummary, reference: EvalSummary
 ) -> tuple[Transformations | None, str | None]:
     """The transformations from ``reference`` to ``system``, or why there are none."""
-    missing = sorted(set(_missing(system)) | set(_missing(reference)))
+    missing = sorted(set(missing_metrics(system.metrics)) | set(missing_metrics(reference.metrics)))
     if missing:
         return None, (
             f"transformations need {', '.join(TRANSFORMATION_METRICS)} recorded for both "
             f"systems; missing: {', '.join(missing)}"
         )
-    before: Mapping[str, str | None] = {row.id: _state(row) for row in reference.rows}
-    up, down, compared = [], [], 0
-    for row in system.rows:
-        old, new = before.get(row.id), _state(row)
-        if old is None or new is None:
-            continue
-        compared += 1
-        if old == "idk" and new == "supported":
-            up.append(row.id)
-        elif old == "supported" and new != "supported":
-            down.append(row.id)
-    return Transformations(tuple(up), tuple(down), compared), None
+    before = {row.id: row_state(row) for row in reference.rows}
+    return transitions(before, [(row.id, row_state(row)) for row in system.rows]), None
 
 
 def references(summaries: Sequence[EvalSummary]) -> dict[str, EvalSummary]:

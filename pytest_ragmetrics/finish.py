@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,18 +17,21 @@ import pytest
 
 from pytest_ragmetrics.baseline import (
     BaselineError,
+    StoredRow,
     baseline_path,
     read_baseline,
     render_baseline,
     signature_differences,
 )
-from pytest_ragmetrics.compare import compare_systems, references
+from pytest_ragmetrics.compare import compare_systems, references, row_state
+from pytest_ragmetrics.corpus import CORPUS_STATS
 from pytest_ragmetrics.files import write_atomic
-from pytest_ragmetrics.gates import BaselineState, GateResult, Reference, evaluate_gates
+from pytest_ragmetrics.gates import GateResult, Reference, evaluate_gates
 from pytest_ragmetrics.judged import judge_signature
 from pytest_ragmetrics.live import write_outputs
 from pytest_ragmetrics.paths import display_path
 from pytest_ragmetrics.state import RunState
+from pytest_ragmetrics.stored import BaselineState, accepting, pair_rows
 from pytest_ragmetrics.summary import EvalInfo, EvalSummary, summarize
 
 When = Literal["setup", "call", "teardown"]
@@ -35,18 +39,13 @@ Outcome = Literal["passed", "failed", "skipped"]
 
 
 def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
-    """What produced this run's numbers: dataset identity and metric settings."""
+    """What makes this run's numbers comparable with a baseline's: the metric settings
+    (and the system and judge they are of), never the system's outputs."""
     info = summary.info
-    signature: dict[str, Any] = {
-        "dataset": info.dataset,
-        "dataset_sha256": info.dataset_sha256,
-        **state.thresholds.settings.signature(),
-    }
+    signature: dict[str, Any] = dict(state.thresholds.settings.signature())
     # Present only when used, so baselines of plain evals stay as they were.
     if info.system is not None:
         signature["system"] = info.system
-    if info.rerun is not None:
-        signature["rerun"], signature["rerun_sha256"] = info.rerun, info.rerun_sha256
     judge = state.thresholds.judge
     if judge is not None and "judge" in summary.metrics:  # scores of another judge differ
         signature["judge"] = judge_signature(judge)
@@ -91,6 +90,12 @@ def _path(summary: EvalSummary, state: RunState) -> Path:
     return baseline_path(state.project_root, info.module, info.name, info.system)
 
 
+def _accepting(command: str) -> str:
+    return (
+        f"store this run's values as the baseline (this accepts them as the reference): {command}"
+    )
+
+
 def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
     path = _path(summary, state)
     shown = display_path(path, state.project_root)
@@ -98,19 +103,44 @@ def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
     try:
         baseline = read_baseline(path)
     except BaselineError as error:
-        problem = f"{error}\nrewrite it with: {command}"
+        problem = f"{error}\nrepair the file from version control, or {accepting(command)}"
         return BaselineState(shown, problem=problem, update_command=command)
     if baseline is None:
         return BaselineState(shown, update_command=command)
-    differences = signature_differences(baseline.signature, current_signature(summary, state))
+    differences = signature_differences(
+        baseline.settings_signature(), current_signature(summary, state)
+    )
     if differences:
         problem = (
-            f"the baseline {shown} was made from other inputs, so it is not compared:\n  "
+            f"the baseline {shown} was made with other metric settings, so it is not "
+            "compared:\n  "
             + "\n  ".join(differences)
-            + f"\nif the change is intended, accept it with: {command}"
+            + "\nrestore the settings; or, if the new settings are meant to stay, "
+            + accepting(command)
         )
         return BaselineState(shown, baseline, problem, command)
-    return BaselineState(shown, baseline, update_command=command)
+    pairing = pair_rows(summary, baseline)
+    note = None
+    if pairing is None:
+        note = (
+            f"the baseline {shown} is of schema {baseline.schema_version}: it holds "
+            "aggregates only, so rows are not paired by id; to pair them, " + accepting(command)
+        )
+    return BaselineState(shown, baseline, update_command=command, pairing=pairing, note=note)
+
+
+def stored_rows(summary: EvalSummary) -> dict[str, StoredRow]:
+    """Each row as a baseline stores it: values, sufficient statistics, state."""
+    kept = {breakdown for breakdown, _ in CORPUS_STATS.values()}
+    return {
+        row.id: StoredRow(
+            row.inputs,
+            dict(row.values),
+            {name: parts for name, parts in row.breakdowns.items() if name in kept},
+            row_state(row),
+        )
+        for row in summary.rows
+    }
 
 
 def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None) -> None:
@@ -122,7 +152,12 @@ def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None)
     # Per-row metrics with no value have nothing to store; dataset-level ones have no count.
     metrics = {name: stats for name, stats in summary.metrics.items() if stats.get("count", 1)}
     text = render_baseline(
-        summary.info.label, current_signature(summary, state), summary.rows_used, metrics
+        summary.info.label,
+        current_signature(summary, state),
+        summary.rows_used,
+        metrics,
+        stored_rows(summary),
+        summary.info.dataset,
     )
     write_atomic(path, text)
     shown = display_path(path, state.project_root)
@@ -139,6 +174,7 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
     partials = {s.info.label: partial_reason(s, state, stopped) for s in state.summaries}
     reference_of = references(state.summaries)
     results: list[GateResult] = []
+    summaries = []
     for summary in state.summaries:
         info = summary.info
         partial = partials[info.label]
@@ -147,7 +183,10 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
         skip = None if state.options.force_gates else partial
         reference = _reference(info, reference_of.get(info.name), partials, state)
         gates = state.thresholds.gates_for(info.name, info.system)
-        results += evaluate_gates(summary, gates, _load_state(summary, state), skip, reference)
+        stored = _load_state(summary, state)
+        results += evaluate_gates(summary, gates, stored, skip, reference)
+        summaries.append(replace(summary, stored=stored))
+    state.summaries = summaries
     state.gate_results = results
     return results
 

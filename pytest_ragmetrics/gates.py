@@ -8,15 +8,22 @@ apply to the reference system itself: comparing it with itself could not fail.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_ragmetrics.baseline import Baseline
 from pytest_ragmetrics.config import Gate
+from pytest_ragmetrics.registry import VS_BASELINE
+from pytest_ragmetrics.stored import (
+    BASELINE_METRIC,
+    BaselineState,
+    RowChange,
+    accepting,
+    listing,
+    regressed_rows,
+)
 from pytest_ragmetrics.summary import EvalInfo, EvalSummary
-
-VS_BASELINE = "vs_baseline"  # a compared system's aggregates relative to the reference
 
 Status = Literal["passed", "failed", "skipped"]
 
@@ -26,6 +33,8 @@ class GateResult:
     """The outcome of one gate of one eval, with everything a reader needs to judge it.
 
     ``eval`` is the eval's label: its name, with ``[system]`` for one system of several.
+    ``regressed`` are the rows that break the rule on their own against the same row of
+    the baseline (stored file or reference system).
     """
 
     eval: str
@@ -36,6 +45,7 @@ class GateResult:
     value: float | None = None
     bound: float | None = None
     baseline: float | None = None
+    regressed: tuple[RowChange, ...] = ()
 
     @property
     def passed(self) -> bool | None:
@@ -48,22 +58,25 @@ class GateResult:
 
 
 @dataclass(frozen=True)
-class BaselineState:
-    """The stored baseline of an eval as far as the gates are concerned."""
-
-    path: str
-    baseline: Baseline | None = None
-    problem: str | None = None
-    update_command: str = "pytest --ragmetrics-update-baseline"
-
-
-@dataclass(frozen=True)
 class Reference:
     """The reference system of a comparison: its aggregates, and why they are not
     comparable (a partial run of the reference), if they are not."""
 
     summary: EvalSummary | None
     problem: str | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a baseline rule compares: the value (of the rows both sides share, when they
+    differ), the baseline's number, where it came from, and the rows that regressed."""
+
+    value: float
+    baseline: float
+    source: str
+    notes: tuple[str, ...] = ()
+    regressed: tuple[RowChange, ...] = ()
+    paired: int = 0  # rows compared one by one
 
 
 def _rows_line(summary: EvalSummary, metric: str) -> str:
@@ -74,39 +87,89 @@ def _rows_line(summary: EvalSummary, metric: str) -> str:
     )
 
 
-def _stored_value(gate: Gate, state: BaselineState) -> tuple[float | None, str | None]:
-    """The stored baseline number a gate needs, or why there is none."""
-    if state.problem:
-        return None, state.problem
-    if state.baseline is None:
-        return None, (
-            f"no baseline is stored at {state.path}\ncreate it with: {state.update_command}"
-        )
-    value = state.baseline.value(gate.metric, gate.stat)
-    if value is None:
-        return None, (
-            f"the baseline {state.path} has no value for {gate.name}\n"
-            f"update it with: {state.update_command}"
-        )
-    return value, None
-
-
-def aggregate_value(summary: EvalSummary, gate: Gate) -> float | None:
-    """The gate's ``metric.stat`` in ``summary``; a ``count`` or ``sum`` that nothing
-    recorded is 0 (no rows with a value, nothing summed)."""
-    value = summary.metrics.get(gate.metric, {}).get(gate.stat)
+def _stat(metrics: Mapping[str, Mapping[str, float]], gate: Gate) -> float | None:
+    """``metric.stat`` in ``metrics``; a ``count`` or ``sum`` that nothing recorded is 0
+    (no rows with a value, nothing summed)."""
+    value = metrics.get(gate.metric, {}).get(gate.stat)
     return 0.0 if value is None and gate.stat in ("count", "sum") else value
 
 
-def _reference_value(gate: Gate, reference: Reference) -> tuple[float | None, str | None]:
-    """The reference system's number in this run, or why there is none."""
+def aggregate_value(summary: EvalSummary, gate: Gate) -> float | None:
+    """The gate's ``metric.stat`` in ``summary`` (see ``_stat``)."""
+    return _stat(summary.metrics, gate)
+
+
+def _against_stored(
+    gate: Gate, summary: EvalSummary, value: float, state: BaselineState
+) -> tuple[Comparison | None, str | None]:
+    """The comparison with the stored baseline file, or why there is none."""
+    if state.problem:
+        return None, state.problem
+    baseline = state.baseline
+    if baseline is None:
+        return None, state.missing
+    pairing, notes = state.pairing, [state.note] if state.note else []
+    stored = baseline.value(gate.metric, gate.stat)
+    if pairing is not None and not pairing.exact:
+        if gate.metric in pairing.current:
+            value_shared = _stat(pairing.current, gate)
+            value, stored = (
+                (value if value_shared is None else value_shared),
+                _stat(pairing.stored, gate),
+            )
+            notes.append(f"on the rows both share: {pairing.describe()}")
+        else:
+            notes.append(
+                f"rows differ ({pairing.describe()}), and {gate.metric} is not built from "
+                f"rows: compared over all rows of each side ({summary.rows_used} in this run, "
+                f"{baseline.n} in the baseline)"
+            )
+    if stored is None:
+        return None, (
+            f"the baseline {state.path} has no value for {gate.name}\n"
+            + accepting(state.update_command)
+        )
+    regressed: tuple[RowChange, ...] = ()
+    paired = 0
+    if pairing is not None and baseline.rows is not None:
+        shared = set(pairing.shared)
+        rows = [row for row in summary.rows if row.id in shared]
+        earlier = {row_id: baseline.rows[row_id].values for row_id in pairing.shared}
+        regressed, paired = regressed_rows(gate, rows, earlier), len(rows)
+    return Comparison(value, stored, state.path, tuple(notes), regressed, paired), None
+
+
+def _against_reference(
+    gate: Gate, summary: EvalSummary, value: float, reference: Reference | None
+) -> tuple[Comparison | None, str | None]:
+    """The comparison with the reference system's aggregate in this run, or why there is
+    none."""
+    if reference is None:
+        raise ValueError(f"{summary.info.label}: a comparison gate needs the reference system")
     if reference.summary is None:
         return None, reference.problem or "the reference system did not run"
-    info = reference.summary.info
-    value = aggregate_value(reference.summary, gate)
-    if value is None:
-        return None, f"the reference system {info.system!r} recorded no {gate.metric}"
-    return value, None
+    other = reference.summary
+    baseline = aggregate_value(other, gate)
+    if baseline is None:
+        return None, f"the reference system {other.info.system!r} recorded no {gate.metric}"
+    earlier = {row.id: row.values for row in other.rows}
+    rows = [row for row in summary.rows if row.id in earlier]
+    source = f"system {summary.info.compare_to!r} in this run"
+    regressed = regressed_rows(gate, rows, earlier)
+    return Comparison(value, baseline, source, (), regressed, len(rows)), None
+
+
+def _pairing_gate(summary: EvalSummary, gate: Gate, state: BaselineState) -> GateResult:
+    """A gate on ``baseline.<stat>``: how this run's rows pair with the stored ones."""
+    label, header = summary.info.label, f"{gate.name} {gate.rule.text}"
+    problem = state.problem or (state.missing if state.baseline is None else None)
+    if problem is None and state.pairing is None:
+        problem = state.note
+    if problem is not None or state.pairing is None:
+        message = f"{header}: cannot be checked\n{problem}"
+        return GateResult(label, gate.name, gate.rule.text, "failed", message)
+    value = state.pairing.statistics()[gate.stat]
+    return _verdict(summary, gate, value, None)
 
 
 def _compares_systems(gate: Gate, info: EvalInfo) -> bool:
@@ -132,47 +195,69 @@ def evaluate_gate(
 ) -> GateResult:
     """Evaluate one gate; ``skip_reason`` (a partial run) skips it without looking."""
     name, rule, label = gate.name, gate.rule.text, summary.info.label
-    header = f"{name} {rule}"
     by_system = _compares_systems(gate, summary.info)
     if by_system and reference is not None and reference.problem and not skip_reason:
         skip_reason = reference.problem  # unlike numbers are not compared, even when forced
     if skip_reason:
         return GateResult(label, name, rule, "skipped", skip_reason)
+    if gate.metric == BASELINE_METRIC:
+        return _pairing_gate(summary, gate, state)
     value = aggregate_value(summary, gate)
     if value is None:
         message = (
-            f"{header}: cannot be checked: no row of {label} recorded "
+            f"{name} {rule}: cannot be checked: no row of {label} recorded "
             f"{gate.metric}\nif this eval does not compute {gate.metric}, switch the gate "
             f'off in its table: [gates."{label}"] "{name}" = false'
         )
         return GateResult(label, name, rule, "failed", message)
-    baseline, source = None, ""
-    if gate.rule.uses_baseline:
-        if by_system and gate.metric != VS_BASELINE:
-            if reference is None:
-                raise ValueError(f"{label}: a comparison gate needs the reference system")
-            baseline, problem = _reference_value(gate, reference)
-            source = f"system {summary.info.compare_to!r} in this run"
-        else:
-            baseline, problem = _stored_value(gate, state)
-            source = state.path
-        if problem:
-            message = f"{header}: cannot be checked\n{problem}"
-            return GateResult(label, name, rule, "failed", message, value)
+    if not gate.rule.uses_baseline:
+        return _verdict(summary, gate, value, None)
+    if by_system and gate.metric != VS_BASELINE:
+        comparison, problem = _against_reference(gate, summary, value, reference)
+    else:
+        comparison, problem = _against_stored(gate, summary, value, state)
+    if comparison is None:
+        message = f"{name} {rule}: cannot be checked\n{problem}"
+        return GateResult(label, name, rule, "failed", message, value)
+    return _verdict(summary, gate, comparison.value, comparison)
+
+
+def _verdict(
+    summary: EvalSummary, gate: Gate, value: float, comparison: Comparison | None
+) -> GateResult:
+    """Apply the rule and explain the outcome."""
+    name, rule, label = gate.name, gate.rule.text, summary.info.label
+    baseline = comparison.baseline if comparison is not None else None
     bound = gate.rule.bound(baseline)
+    described = gate.rule.describe_bound(baseline)
+    if not (math.isfinite(value) and math.isfinite(bound)):
+        message = (
+            f"{name} {rule}: cannot be checked: {gate.metric} {gate.stat} is {value:g} and the "
+            f"bound {described}; a comparison with a value that is not finite could never fail"
+        )
+        return GateResult(label, name, rule, "failed", message, value, None, baseline)
     holds = gate.rule.holds(value, baseline)
-    verdict = "holds" if holds else "FAILS"
     lines = [
-        f"{header} {verdict}: {gate.metric} {gate.stat} is {value:g}, "
-        f"{'within' if holds else 'outside'} {gate.rule.op} {gate.rule.describe_bound(baseline)}",
+        f"{name} {rule} {'holds' if holds else 'FAILS'}: {gate.metric} {gate.stat} is "
+        f"{value:g}, {'within' if holds else 'outside'} {gate.rule.op} {described}",
         f"value     {value:g} ({gate.stat} of {gate.metric})",
-        f"bound     {gate.rule.describe_bound(baseline)}",
+        f"bound     {described}",
     ]
-    if baseline is not None:
-        lines.append(f"baseline  {baseline:g} from {source}")
+    regressed: tuple[RowChange, ...] = ()
+    if comparison is not None:
+        lines.append(f"baseline  {comparison.baseline:g} from {comparison.source}")
+        lines += [f"          {note}" for note in comparison.notes]
+        regressed = comparison.regressed
+        if comparison.paired:
+            shown = listing([change.describe() for change in regressed]) if regressed else "none"
+            lines.append(
+                f"regressed {len(regressed)} of {comparison.paired} paired rows break the rule "
+                f"on their own: {shown}"
+            )
     lines.append(_rows_line(summary, gate.metric))
     status: Status = "passed" if holds else "failed"
-    return GateResult(label, name, rule, status, "\n".join(lines), value, bound, baseline)
+    message = "\n".join(lines)
+    return GateResult(label, name, rule, status, message, value, bound, baseline, regressed)
 
 
 def evaluate_gates(

@@ -411,6 +411,36 @@ def _transformations(entries: Sequence[Entry], anchors: Sequence[Mapping[str, st
     return ["<h3>Transformations</h3>", f"<ul>{''.join(items)}</ul>"] if items else []
 
 
+def _stored_baselines(entries: Sequence[Entry], anchors: Sequence[Mapping[str, str]]) -> list[str]:
+    """Per system with a stored baseline: how its rows pair with this run's by id."""
+    items = []
+    for entry, ids in zip(entries, anchors, strict=True):
+        stored = entry.get("baseline") or {}
+        status = stored.get("status")
+        if status in (None, "none stored"):
+            continue
+        head = f"<b>{_e(_system(entry))}</b> ({_e(stored.get('path'))})"
+        if status != "paired":
+            why = str(stored.get("problem") or stored.get("note") or status).splitlines()[0]
+            items.append(f"<li>{head}: {_e(status)}: {_e(why)}</li>")
+            continue
+        parts = [
+            f"{_e(_fmt(stored.get('shared')))} of {_e(_fmt(stored.get('stored_rows')))} stored "
+            f"rows paired (coverage {_e(_fmt(stored.get('coverage')))})"
+        ]
+        for title, key in (("removed", "removed_ids"), ("added", "added_ids")):
+            if stored.get(key):
+                parts.append(f"{title} {_links(stored[key], ids)}")
+        if stored.get("changed_ids"):
+            parts.append(f"inputs changed {_links(stored['changed_ids'], ids)}")
+        changes = stored.get("transformations")
+        if isinstance(changes, Mapping):
+            parts.append(f"IDK → supported {_links(changes.get('idk_to_supported') or (), ids)}")
+            parts.append(f"regressions {_links(changes.get('regressions') or (), ids)}")
+        items.append(f"<li>{head}: {' · '.join(parts)}</li>")
+    return ["<h3>Stored baseline</h3>", f"<ul>{''.join(items)}</ul>"] if items else []
+
+
 def _sentences(sentences: Sequence[Mapping[str, Any]]) -> _Html:
     rows = []
     for sentence in sentences:
@@ -519,6 +549,7 @@ def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
         _bars(index, entries),
         *_breakdowns(entries),
         *_transformations(entries, anchors),
+        *_stored_baselines(entries, anchors),
         _aggregates(entries),
         "<h3>Rows</h3>",
     ]

@@ -17,6 +17,7 @@ from pytest_ragmetrics.report import (
     Column,
     judge_description,
     more_metric_lines,
+    stored_baseline_lines,
 )
 from pytest_ragmetrics.summary import EvalSummary
 
@@ -98,6 +99,23 @@ def _transformation_section(summaries: Sequence[EvalSummary]) -> list[str]:
     return ["", "### Transformations (by row id)", "", *items] if items else []
 
 
+def _collapsed(block: Sequence[str]) -> list[str]:
+    """A terminal block (title, then lines) as a collapsed code block."""
+    if not block:
+        return []
+    body = [line.replace("`", "'") for line in block[1:]]
+    return [
+        "",
+        f"<details><summary>{block[0]}</summary>",
+        "",
+        "```",
+        *body,
+        "```",
+        "",
+        "</details>",
+    ]
+
+
 def markdown_summary(
     summaries: Sequence[EvalSummary],
     results: Sequence[GateResult],
@@ -124,18 +142,7 @@ def markdown_summary(
             *_metric_table(with_trust, TRUST_COLUMNS),
         ]
     lines += _transformation_section(summaries)
-    more = more_metric_lines(summaries)
-    if more:
-        block = [line.replace("`", "'") for line in more[1:]]
-        lines += [
-            "",
-            f"<details><summary>{more[0]}</summary>",
-            "",
-            "```",
-            *block,
-            "```",
-            "",
-            "</details>",
-        ]
+    lines += _collapsed(stored_baseline_lines(summaries))
+    lines += _collapsed(more_metric_lines(summaries))
     lines += ["", "### Gates", "", *_gate_section(results), ""]
     return "\n".join(lines)

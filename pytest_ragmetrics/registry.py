@@ -79,6 +79,7 @@ SOURCES_STATS = (
     "avg_chunks_per_topic",
 )
 # A compared system's aggregates relative to the reference system (pytest_ragmetrics.compare).
+VS_BASELINE = "vs_baseline"
 VS_BASELINE_STATS = (
     "tokens_mean_ratio",
     "tokens_p50_ratio",
@@ -86,6 +87,8 @@ VS_BASELINE_STATS = (
     "f1_mean_delta",
     "f1_short_mean_delta",
 )
+# How this run's rows pair with the stored baseline's (pytest_ragmetrics.stored).
+BASELINE_PAIRING_STATS = ("coverage", "shared", "added", "removed", "changed")
 # The LLM judge's accounting and quality over an eval (pytest_ragmetrics.judged).
 JUDGE_STATS = (
     "verdicts",
@@ -196,9 +199,14 @@ METRICS: dict[str, MetricInfo] = {
         ),
         MetricInfo("determinism", "a second run gave the same answer and citations", binary=True),
         MetricInfo(
-            "vs_baseline",
+            VS_BASELINE,
             "a compared system's ratios and differences to the reference system",
             dataset=VS_BASELINE_STATS,
+        ),
+        MetricInfo(
+            "baseline",
+            "this run's rows paired by id with the stored baseline's: shared / stored rows",
+            dataset=BASELINE_PAIRING_STATS,
         ),
         MetricInfo("faithfulness_judge", "LLM judge: the answer is supported by its contexts, 0-1"),
         MetricInfo("answer_relevance", "LLM judge: the answer addresses the question, 0-1"),

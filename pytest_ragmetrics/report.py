@@ -198,6 +198,39 @@ def transformation_lines(summaries: Sequence[EvalSummary]) -> list[str]:
     return ["Transformations (by row id):", *lines] if lines else []
 
 
+def stored_baseline_lines(summaries: Sequence[EvalSummary]) -> list[str]:
+    """Per eval with a stored baseline: how its rows pair with this run's, the unpaired
+    ids and the transformations; evals where nothing moved share one line."""
+    lines, quiet = [], 0
+    for summary in summaries:
+        stored = summary.stored
+        if stored is None or (stored.baseline is None and stored.problem is None):
+            continue
+        head = f"  {summary.info.label}:"
+        if stored.problem is not None:
+            lines.append(f"{head} not compared: {stored.problem.splitlines()[0]}")
+            continue
+        pairing = stored.pairing
+        if pairing is None:
+            lines.append(f"{head} rows not paired: {stored.note}")
+            continue
+        found = pairing.transformations
+        moved = found is not None and (found.idk_to_supported or found.regressions)
+        if pairing.exact and not moved:
+            quiet += 1
+            continue
+        lines.append(f"{head} {pairing.describe()}")
+        for title, ids in pairing.listed():
+            if ids:
+                lines += _wrapped(list(ids), f"    {title} ({len(ids)}): ", "      ")
+        if found is not None:
+            for title, ids in found.kinds():
+                lines += _wrapped(list(ids) or ["none"], f"    {title} ({len(ids)}): ", "      ")
+    if quiet:
+        lines.append(f"  {quiet} other eval(s): every stored row paired, none changed state")
+    return ["Stored baselines (rows paired by id):", *lines] if lines else []
+
+
 TRUST_COLUMNS = (
     Column("Answered", "trust", "answered_num", _count),
     Column("Refusal F1", "trust", "refusal_f1", _amount),
@@ -284,6 +317,7 @@ def terminal_lines(
         _stage_lines(summaries),
         _stop_reason_lines(summaries),
         transformation_lines(summaries),
+        stored_baseline_lines(summaries),
         more_metric_lines(summaries),
         trust_lines(summaries, settings),
     ):
@@ -305,6 +339,10 @@ def _gate_document(result: GateResult) -> dict[str, Any]:
         "bound": result.bound,
         "baseline": result.baseline,
         "message": result.message,
+        "regressed": [
+            {"id": change.id, "before": change.before, "after": change.after}
+            for change in result.regressed
+        ],
     }
 
 
@@ -345,6 +383,8 @@ def _eval_document(summary: EvalSummary, results: Sequence[GateResult]) -> dict[
         "gates": [_gate_document(r) for r in results if r.eval == info.label],
         "rows": [_row_document(summary, row) for row in summary.rows],
     }
+    if summary.stored is not None:
+        entry["baseline"] = summary.stored.as_dict()
     if info.rerun is not None:
         entry["rerun"] = info.rerun
     if info.compared:

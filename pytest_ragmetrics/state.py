@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ragmetrics.baseline import input_digest
 from pytest_ragmetrics.cache import EmbeddingCache
 from pytest_ragmetrics.config import Thresholds
 from pytest_ragmetrics.dataset import Dataset, LoadedRow, Problem, Row
@@ -315,4 +316,5 @@ def row_report_payload(
         details=recorder.details if recorder else {},
         fields={name: row.data[name] for name in SHOWN_FIELDS if name in row.data},
         output=saved,
+        inputs=input_digest(param.row.data),
     )

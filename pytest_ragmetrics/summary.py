@@ -26,6 +26,7 @@ from pytest_ragmetrics.trust import RowTrust, TrustWarning, aggregate_trust
 
 if TYPE_CHECKING:
     from pytest_ragmetrics.compare import Transformations
+    from pytest_ragmetrics.stored import BaselineState
 
 ERRORS_METRIC = "errors"
 
@@ -109,6 +110,7 @@ def row_payload(
     details: Mapping[str, Any] | None = None,
     fields: Mapping[str, Any] | None = None,
     output: Mapping[str, Any] | None = None,
+    inputs: str = "",
 ) -> dict[str, Any]:
     """The record one row test sends to the controller: plain, small, JSON-able.
 
@@ -116,11 +118,14 @@ def row_payload(
     the eval that the sending process collected (deselected ones included), so the
     controller can tell a complete eval from a partial one. ``fields`` carries the row's
     fields that the reports show (question, answer, gold, answerable); ``output``, a live
-    row's line for ``--ragmetrics-save-outputs`` (sent only with that option).
+    row's line for ``--ragmetrics-save-outputs`` (sent only with that option); ``inputs``,
+    the digest of the row's inputs that pairs it with a stored baseline's row
+    (``pytest_ragmetrics.baseline.input_digest``).
     """
     return {
         **info.as_payload(),
         "row": row_id,
+        "inputs": inputs,
         "fields": dict(fields or {}),
         "index": index,
         "values": dict(values),
@@ -187,6 +192,7 @@ class RowResult:
     tests: set[str] = field(default_factory=set)
     fields: dict[str, Any] = field(default_factory=dict)  # question, answer, gold, answerable
     output: dict[str, Any] | None = None  # a live row's saved line (--ragmetrics-save-outputs)
+    inputs: str = ""  # digest of the row's inputs (pytest_ragmetrics.baseline.input_digest)
 
     @property
     def ran(self) -> bool:
@@ -196,6 +202,7 @@ class RowResult:
     def merge(self, payload: Mapping[str, Any]) -> None:
         if not payload["skipped"] or payload["error"]:
             self.tests.add(payload["test"])
+        self.inputs = payload.get("inputs") or self.inputs
         for metric, value in payload["values"].items():
             if metric in self.values and self.values[metric] != value:
                 self.errors.append(
@@ -231,6 +238,8 @@ class EvalSummary:
     # A system compared with the eval's reference system (pytest_ragmetrics.compare).
     transformations: Transformations | None = None
     transformations_note: str | None = None
+    # The stored baseline file and how this run's rows pair with it (set at the end).
+    stored: BaselineState | None = None
 
     @property
     def n(self) -> int:
@@ -331,6 +340,22 @@ def _merge_dataset_payloads(
     return details, tuple(errors)
 
 
+def aggregate_rows(
+    rows: Sequence[RowResult],
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, dict[str, float]]]]:
+    """The aggregates of per-row values and breakdowns over ``rows``, with the corpus
+    statistics computed from their summed sufficient statistics."""
+    names = sorted({metric for row in rows for metric in row.values})
+    metrics = {}
+    for metric in names:
+        values = [row.values[metric] for row in rows if metric in row.values]
+        metrics[metric] = aggregate(values, binary=_binary(metric))
+    breakdown_names = sorted({name for row in rows for name in row.breakdowns})
+    breakdowns = {name: _aggregate_breakdown(rows, name) for name in breakdown_names}
+    _add_corpus_stats(metrics, breakdowns)
+    return metrics, breakdowns
+
+
 def _summarize_eval(
     info: EvalInfo,
     all_rows: list[RowResult],
@@ -341,14 +366,7 @@ def _summarize_eval(
     for row in rows:
         row.errors.sort()  # arrival order differs between xdist runs
         row.values[ERRORS_METRIC] = 1.0 if row.errors else 0.0
-    names = sorted({metric for row in rows for metric in row.values})
-    metrics = {}
-    for metric in names:
-        values = [row.values[metric] for row in rows if metric in row.values]
-        metrics[metric] = aggregate(values, binary=_binary(metric))
-    breakdown_names = sorted({name for row in rows for name in row.breakdowns})
-    breakdowns = {name: _aggregate_breakdown(rows, name) for name in breakdown_names}
-    _add_corpus_stats(metrics, breakdowns)
+    metrics, breakdowns = aggregate_rows(rows)
     coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
     details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
     _add_trust(metrics, rows, details)

@@ -1,25 +1,29 @@
-"""Baseline files and gate evaluation against them."""
+"""Baseline files, pairing a run's rows with a stored baseline, and gates against it."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from pytest_ragmetrics.baseline import (
     BaselineError,
+    StoredRow,
     baseline_path,
+    input_digest,
     read_baseline,
     render_baseline,
     signature_differences,
 )
 from pytest_ragmetrics.config import Gate
 from pytest_ragmetrics.files import write_atomic
-from pytest_ragmetrics.gates import BaselineState, evaluate_gate
+from pytest_ragmetrics.gates import evaluate_gate
 from pytest_ragmetrics.rules import parse_rule
-from pytest_ragmetrics.summary import EvalInfo, row_payload, summarize
+from pytest_ragmetrics.stored import BaselineState, Pairing, pair_rows, regressed_rows
+from pytest_ragmetrics.summary import EvalInfo, EvalSummary, RowResult, row_payload, summarize
 
 
 def test_paths_sit_beside_the_eval_module(tmp_path: Path) -> None:
@@ -44,48 +48,269 @@ def test_one_file_per_system_and_names_never_collide(tmp_path: Path) -> None:
     assert spaced != slashed
 
 
-def test_round_trip_with_sorted_keys(tmp_path: Path) -> None:
+ROWS = {
+    "q2": StoredRow("d2", {"f1": 0.25, "tokens": 200.0}, {}, "other"),
+    "q1": StoredRow("d1", {"f1": 1.0}, {"bleu_stats": {"len": 3.0}}, "supported"),
+}
+
+
+def _render(rows: Mapping[str, StoredRow] = ROWS) -> str:
+    metrics = {"f1": {"mean": 0.625, "count": 2}}
+    return render_baseline("x", {"z": 1, "a": 2}, len(rows), metrics, rows, "d.jsonl")
+
+
+def test_round_trip_with_sorted_keys_and_one_row_a_line(tmp_path: Path) -> None:
     path = tmp_path / "b" / "x.json"
-    text = render_baseline("x", {"z": 1, "a": 2}, 3, {"f1": {"mean": 0.5, "count": 3}})
+    text = _render()
     write_atomic(path, text)
     assert path.read_text() == text
-    assert list(json.loads(text)) == sorted(json.loads(text))
+    document = json.loads(text)
+    assert list(document) == sorted(document)
     assert text.index('"a"') < text.index('"z"')
+    row_lines = [line for line in text.splitlines() if line.startswith('    "q')]
+    assert [line.split(":")[0].strip() for line in row_lines] == ['"q1"', '"q2"']
     baseline = read_baseline(path)
     assert baseline is not None
-    assert baseline.value("f1", "mean") == 0.5
+    assert baseline.value("f1", "mean") == 0.625
     assert baseline.value("f1", "p95") is None
+    assert baseline.rows == ROWS
     assert [p.name for p in path.parent.iterdir()] == ["x.json"]  # no temporary left
 
 
-def test_missing_and_broken_files(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"{not json", "not JSON"),
+        (
+            b'{"schema_version": 2, "signature": {}, "n": 1, "metrics": {"f1": {"mean": NaN}}}',
+            "NaN",
+        ),
+        (b"\xff\xfe{}", "not UTF-8"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"schema_version": 99, "signature": {}, "n": 1, "metrics": {}}', "schema_version 99"),
+        (b'{"schema_version": 2, "signature": {}, "metrics": {}, "rows": {}}', "n: expected"),
+        (
+            b'{"schema_version": 2, "signature": {}, "n": 1, "rows": {},'
+            b' "metrics": {"f1": {"mean": "0.5"}}}',
+            'metrics.f1.mean: expected a number, got "0.5"',
+        ),
+        (
+            b'{"schema_version": 2, "signature": {}, "n": 1, "metrics": {},'
+            b' "rows": {"q1": {"inputs": "d", "values": {"f1": true}}}}',
+            "rows['q1'].values.f1: expected a number",
+        ),
+        (
+            b'{"schema_version": 2, "signature": {}, "n": 1, "metrics": {},'
+            b' "rows": {"q1": {"values": {}}}}',
+            "rows['q1'].inputs",
+        ),
+        (
+            b'{"schema_version": 2, "signature": {}, "n": 1, "rows": {},'
+            b' "metrics": {"f1": {"mean": 1' + b"0" * 400 + b"}}}",
+            "metrics.f1.mean: expected a finite number",
+        ),
+    ],
+)
+def test_a_broken_file_is_an_error_naming_the_key(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "broken.json"
+    path.write_bytes(content)
+    with pytest.raises(BaselineError, match="not a pytest-ragmetrics baseline") as error:
+        read_baseline(path)
+    assert message in str(error.value)
+    assert str(path) in str(error.value)
+
+
+def test_no_file_is_no_baseline(tmp_path: Path) -> None:
     assert read_baseline(tmp_path / "none.json") is None
-    broken = tmp_path / "broken.json"
-    broken.write_text("{not json")
-    with pytest.raises(BaselineError, match="not a pytest-ragmetrics baseline"):
-        read_baseline(broken)
-    future = tmp_path / "future.json"
-    future.write_text(json.dumps({"schema_version": 99, "signature": {}, "n": 1, "metrics": {}}))
-    with pytest.raises(BaselineError, match="schema_version 99"):
-        read_baseline(future)
+
+
+def test_a_schema_1_file_loads_without_rows_and_its_output_hashes_are_not_settings(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.json"
+    signature = {"dataset": "d.jsonl", "dataset_sha256": "aa", "tau_sim": 0.65}
+    path.write_text(
+        json.dumps({"schema_version": 1, "signature": signature, "n": 2, "metrics": {}})
+    )
+    baseline = read_baseline(path)
+    assert baseline is not None
+    assert (baseline.schema_version, baseline.rows) == (1, None)
+    assert baseline.settings_signature() == {"tau_sim": 0.65}
 
 
 def test_signature_differences_name_each_key() -> None:
-    stored = {"dataset_sha256": "aa", "citation_format": "auto", "metrics_version": 1}
-    current = {"dataset_sha256": "bb", "citation_format": "auto", "metrics_version": 1}
-    assert signature_differences(stored, current) == ['dataset_sha256: stored "aa", now "bb"']
+    stored = {"tau_sim": 0.65, "citation_format": "auto", "metrics_version": 1}
+    current = {"tau_sim": 0.7, "citation_format": "auto", "metrics_version": 1}
+    assert signature_differences(stored, current) == ["tau_sim: stored 0.65, now 0.7"]
     assert signature_differences(current, current) == []
 
 
-INFO = EvalInfo("e", "evals/test_e.py", "d.jsonl", "0" * 64, 2)
-(SUMMARY,) = summarize(
-    [row_payload(INFO, "a", 0, {"f1": 0.4}, {}, None), row_payload(INFO, "b", 1, {}, {}, None)]
-)
+def test_a_rows_input_digest_ignores_what_the_system_answered() -> None:
+    asked = {"id": "q1", "question": "Capital?", "gold": ["Paris"], "answerable": True}
+    answered = {**asked, "answer": "Paris [1].", "tokens": 120, "latency_ms": 800.0}
+    again = {**asked, "answer": "Lyon.", "tokens": 180, "telemetry": {"rounds": 2}}
+    assert input_digest(asked) == input_digest(answered) == input_digest(again)
+    reordered = dict(reversed(list(answered.items())))
+    assert input_digest(reordered) == input_digest(asked)
+    assert input_digest({**asked, "question": "Capital of France?"}) != input_digest(asked)
+    assert input_digest({**asked, "gold": ["Paris", "Paname"]}) != input_digest(asked)
+    assert input_digest({**asked, "relevant": ["d1"]}) != input_digest(asked)
+
+
+# -- pairing and gates against a stored baseline -----------------------------------------
+
+INFO = EvalInfo("e", "evals/test_e.py", "d.jsonl", "0" * 64, 4)
+
+
+def _summary(rows: Mapping[str, tuple[str, Mapping[str, float]]]) -> EvalSummary:
+    """An eval over rows id -> (inputs digest, values), in the given order."""
+    payloads = [
+        row_payload(INFO, row_id, index, values, {}, None, inputs=inputs)
+        for index, (row_id, (inputs, values)) in enumerate(rows.items())
+    ]
+    (summary,) = summarize(payloads)
+    return summary
+
+
+def _stored(summary: EvalSummary) -> dict[str, StoredRow]:
+    return {row.id: StoredRow(row.inputs, dict(row.values), {}) for row in summary.rows}
+
+
+BEFORE = {
+    "a": ("da", {"tokens": 100.0, "f1": 1.0}),
+    "b": ("db", {"tokens": 200.0, "f1": 0.5}),
+    "c": ("dc", {"tokens": 300.0, "f1": 0.0}),
+    "d": ("dd", {"tokens": 400.0, "f1": 1.0}),
+}
+
+
+def _pair(
+    tmp_path: Path, after: Mapping[str, tuple[str, Mapping[str, float]]]
+) -> tuple[BaselineState, EvalSummary]:
+    """The state of a baseline stored from ``BEFORE`` against a run of ``after``."""
+    before = _summary(BEFORE)
+    path = tmp_path / "b.json"
+    path.write_text(render_baseline("e", {}, before.n, before.metrics, _stored(before), "d.jsonl"))
+    baseline = read_baseline(path)
+    assert baseline is not None
+    current = _summary(after)
+    return BaselineState("b.json", baseline, pairing=pair_rows(current, baseline)), current
 
 
 def gate(name: str, rule: str) -> Gate:
-    metric, stat = name.split(".")
+    metric, stat = name.rsplit(".", 1)
     return Gate(name, metric, stat, parse_rule(rule))
+
+
+def test_the_same_rows_pair_exactly_and_compare_the_stored_aggregates(tmp_path: Path) -> None:
+    state, current = _pair(tmp_path, BEFORE)
+    pairing = state.pairing
+    assert isinstance(pairing, Pairing)
+    assert (pairing.exact, pairing.coverage, pairing.shared) == (True, 1.0, ("a", "b", "c", "d"))
+    result = evaluate_gate(current, gate("tokens.mean", "<= 1.2x baseline"), state, None)
+    assert (result.status, result.value, result.baseline) == ("passed", 250.0, 250.0)
+    assert "regressed 0 of 4 paired rows" in result.message
+
+
+def test_a_changed_log_is_compared_and_names_the_rows_that_regressed(tmp_path: Path) -> None:
+    # Every row's tokens rise by half: the mean goes 250 -> 375, above 1.2 x 250 = 300.
+    after = {k: (d, {**v, "tokens": v["tokens"] * 1.5}) for k, (d, v) in BEFORE.items()}
+    after["b"] = ("db", {"tokens": 210.0, "f1": 0.5})  # +5%: within the rule on its own
+    state, current = _pair(tmp_path, after)
+    result = evaluate_gate(current, gate("tokens.mean", "<= 1.2x baseline"), state, None)
+    # tokens 150 + 210 + 450 + 600 = 1410 over 4 rows = 352.5
+    assert (result.status, result.value, result.baseline, result.bound) == (
+        "failed",
+        352.5,
+        250.0,
+        300.0,
+    )
+    assert [change.id for change in result.regressed] == ["a", "c", "d"]
+    assert "regressed 3 of 4 paired rows break the rule on their own: a 100 → 150" in (
+        result.message
+    )
+
+
+def test_removed_added_and_changed_rows_are_left_out_of_the_comparison(tmp_path: Path) -> None:
+    after = {
+        "a": ("da", {"tokens": 100.0, "f1": 0.0}),  # shared, F1 dropped
+        "b": ("db", {"tokens": 200.0, "f1": 0.5}),  # shared, unchanged
+        "c": ("dX", {"tokens": 900.0, "f1": 1.0}),  # same id, another question
+        "e": ("de", {"tokens": 50.0, "f1": 1.0}),  # new
+    }  # "d" was removed
+    state, current = _pair(tmp_path, after)
+    pairing = state.pairing
+    assert pairing is not None
+    assert (pairing.shared, pairing.added, pairing.removed, pairing.changed) == (
+        ("a", "b"),
+        ("e",),
+        ("d",),
+        ("c",),
+    )
+    assert pairing.coverage == 0.5  # 2 of 4 stored rows
+    result = evaluate_gate(current, gate("f1.mean", ">= baseline"), state, None)
+    # on a and b only: before (1 + 0.5) / 2 = 0.75, now (0 + 0.5) / 2 = 0.25
+    assert (result.status, result.value, result.baseline) == ("failed", 0.25, 0.75)
+    assert "2 of 4 stored rows paired (coverage 0.500): 1 removed, 1 added, 1 with changed" in (
+        result.message
+    )
+    assert [change.describe() for change in result.regressed] == ["a 1 → 0"]
+    # an absolute gate still looks at the whole run: (0 + 0.5 + 1 + 1) / 4
+    whole = evaluate_gate(current, gate("f1.mean", ">= 0.6"), state, None)
+    assert (whole.status, whole.value) == ("passed", 0.625)
+
+
+def test_coverage_is_a_gate(tmp_path: Path) -> None:
+    after = {k: BEFORE[k] for k in ("a", "b", "c")}
+    state, current = _pair(tmp_path, after)
+    coverage = gate("baseline.coverage", ">= 0.95")
+    result = evaluate_gate(current, coverage, state, None)
+    assert (result.status, result.value) == ("failed", 0.75)
+    removed = evaluate_gate(current, gate("baseline.removed", "== 1"), state, None)
+    assert removed.status == "passed"
+    missing = evaluate_gate(current, coverage, BaselineState("b.json"), None)
+    assert missing.status == "failed"
+    assert "no baseline is stored at b.json" in missing.message
+
+
+def test_the_rule_applied_to_one_row_drops_a_totals_offset() -> None:
+    rows = [RowResult("a", 0, {"x": 3.0}), RowResult("b", 1, {"x": 1.0})]
+    earlier = {"a": {"x": 1.0}, "b": {"x": 1.0}}
+    # "sum <= baseline + 5" allows the total to grow by 5; a single row grew by 2 and
+    # another stayed: the row that grew is the one that moved the total.
+    grown = regressed_rows(gate("x.sum", "<= baseline + 5"), rows, earlier)
+    assert [c.id for c in grown] == ["a"]
+    within = regressed_rows(gate("x.mean", "<= baseline + 5"), rows, earlier)
+    assert within == ()
+    assert regressed_rows(gate("x.count", ">= baseline"), rows, earlier) == ()
+
+
+def test_a_gate_whose_baseline_cannot_be_used_fails_and_never_suggests_accepting_silently(
+    tmp_path: Path,
+) -> None:
+    current = _summary(BEFORE)
+    missing = evaluate_gate(current, gate("f1.mean", ">= baseline"), BaselineState("b.json"), None)
+    assert missing.status == "failed"
+    assert "this accepts them as the reference" in missing.message
+    refused = BaselineState("b.json", problem="made with other metric settings")
+    result = evaluate_gate(current, gate("f1.mean", ">= baseline"), refused, None)
+    assert result.status == "failed"
+    assert "made with other metric settings" in result.message
+    absolute = evaluate_gate(current, gate("f1.mean", ">= 0.3"), refused, None)
+    assert absolute.status == "passed"  # gates without baseline do not need one
+
+
+def test_a_bound_no_float_holds_fails_instead_of_passing_forever(tmp_path: Path) -> None:
+    state, current = _pair(tmp_path, BEFORE)
+    huge = gate("tokens.mean", "<= 1e307x baseline")  # 1e307 x 250 overflows to inf
+    result = evaluate_gate(current, huge, state, None)
+    assert result.status == "failed"
+    assert "not finite could never fail" in result.message
+
+
+SUMMARY = _summary({"a": ("da", {"f1": 0.4}), "b": ("db", {})})
 
 
 def test_a_gate_on_a_metric_no_row_recorded_fails_but_count_and_sum_are_zero() -> None:
@@ -100,17 +325,8 @@ def test_a_gate_on_a_metric_no_row_recorded_fails_but_count_and_sum_are_zero() -
     assert (total.status, total.value) == ("passed", 0.0)
 
 
-def test_baseline_gates_fail_with_the_reason() -> None:
-    state = BaselineState("b.json", problem="stored by someone else")
-    result = evaluate_gate(SUMMARY, gate("f1.mean", ">= baseline"), state, None)
-    assert result.status == "failed"
-    assert "stored by someone else" in result.message
-    absolute = evaluate_gate(SUMMARY, gate("f1.mean", ">= 0.3"), state, None)
-    assert absolute.status == "passed"  # gates without baseline do not need one
-
-
 def test_counts_in_the_message() -> None:
     result = evaluate_gate(SUMMARY, gate("f1.mean", ">= 0.5"), BaselineState("b.json"), None)
     assert result.status == "failed"
     assert (result.value, result.bound) == (0.4, 0.5)
-    assert "rows      1 with a value of 2 run (0 errored; dataset has 2)" in result.message
+    assert "rows      1 with a value of 2 run (0 errored; dataset has 4)" in result.message

@@ -82,6 +82,7 @@ def test_json_report_holds_hand_computed_aggregates(project: Project) -> None:
         "bound": 250,
         "baseline": None,
         "message": gates["tokens.mean"]["message"],
+        "regressed": [],
     }
 
 
@@ -111,7 +112,8 @@ def test_baseline_update_and_comparison(project: Project) -> None:
     missing.stdout.fnmatch_lines(
         [
             "no baseline is stored at __baselines__/test_eval.json",
-            "create it with: pytest test_eval.py --ragmetrics-update-baseline",
+            "store this run's values as the baseline (this accepts them as the reference): "
+            "pytest test_eval.py --ragmetrics-update-baseline",
         ]
     )
 
@@ -122,9 +124,13 @@ def test_baseline_update_and_comparison(project: Project) -> None:
     )
     stored_text = (project.path / "__baselines__" / "test_eval.json").read_text()
     stored = json.loads(stored_text)
-    assert stored_text == json.dumps(stored, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    assert list(stored) == sorted(stored)
     assert stored["metrics"]["tokens"]["mean"] == 250
-    assert stored["signature"]["dataset"] == "data/rows.jsonl"
+    assert stored["dataset"] == "data/rows.jsonl"
+    assert "dataset" not in stored["signature"]  # where rows come from is not a setting
+    row_lines = [line for line in stored_text.splitlines() if '"inputs"' in line]
+    assert [line.split(":")[0].strip() for line in row_lines] == ['"r1"', '"r2"', '"r3"', '"r4"']
+    assert stored["rows"]["r4"]["values"]["tokens"] == 400
 
     project.run().assert_outcomes(passed=N_ROWS + 2)
 
@@ -135,15 +141,30 @@ def test_baseline_update_and_comparison(project: Project) -> None:
         ["bound     225 (0.9 × baseline 250)", "baseline  250 from __baselines__/test_eval.json"]
     )
 
+    # A changed log is what a baseline is for: it is compared, never refused.
     changed = [dict(row) for row in ROWS]
     changed[0]["answer"] = "Lyon [CIT:d1]."
     project.write("data/rows.jsonl", jsonl(changed))
+    project.write("thresholds.toml", BASELINE_GATES)
+    compared = project.run()
+    compared.assert_outcomes(passed=N_ROWS + 1, failed=1)  # r1's F1 went 0.5 -> 0
+    compared.stdout.fnmatch_lines(
+        [
+            "f1.mean >= baseline - 0.01 FAILS: f1 mean is 0.375, outside >= 0.49 *",
+            "regressed 1 of 4 paired rows break the rule on their own: r1 0.5 → 0",
+        ]
+    )
+
+    # Changed metric settings are refused, naming what changed.
+    project.write("thresholds.toml", "[settings]\ntau_sim = 0.7\n" + BASELINE_GATES)
     mismatch = project.run()
-    mismatch.assert_outcomes(passed=N_ROWS, failed=1)
+    mismatch.assert_outcomes(passed=N_ROWS, failed=2)
     mismatch.stdout.fnmatch_lines(
         [
-            "*was made from other inputs, so it is not compared:",
-            "  dataset_sha256: stored *, now *",
+            "*was made with other metric settings, so it is not compared:",
+            "  tau_sim: stored 0.65, now 0.7",
+            "restore the settings; or, if the new settings are meant to stay, store this run's "
+            "values as the baseline (this accepts them as the reference): *",
         ]
     )
 

@@ -1,0 +1,257 @@
+"""Stored baselines through pytest: a changed log is compared row by row, never refused;
+only changed metric settings refuse it. In-process runs (``pytester.runpytest``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics.cache import CACHE_DIR_ENV
+
+from conftest import jsonl
+
+pytestmark = pytest.mark.usefixtures("inprocess_modules")
+
+FACTS = [
+    ("The Eiffel Tower is in Paris.", "Paris"),
+    ("The Colosseum is in Rome.", "Rome"),
+    ("The Brandenburg Gate is in Berlin.", "Berlin"),
+    ("The Acropolis is in Athens.", "Athens"),
+    ("The Alhambra is in Granada.", "Granada"),
+    ("The Little Mermaid statue is in Copenhagen.", "Copenhagen"),
+    ("The Atomium is in Brussels.", "Brussels"),
+    ("The Charles Bridge is in Prague.", "Prague"),
+]
+
+
+def _row(i: int, cited: str | None = None, tokens: int = 100) -> dict[str, Any]:
+    """Row ``q<i>``: an answer that repeats its one context, citing ``cited`` (its own
+    context by default, so the sentence is supported)."""
+    fact, city = FACTS[i]
+    return {
+        "id": f"q{i}",
+        "question": f"Where is it? ({i})",
+        "answer": f"{fact[:-1]} [CIT:{cited or f'd{i}'}].",
+        "gold": city,
+        "contexts": [{"doc_id": f"d{i}", "text": fact}],
+        "tokens": tokens,
+    }
+
+
+EVAL = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="rows.jsonl")
+
+
+def test_answers(row, overlap, f1, tokens):
+    overlap(row); f1(row); tokens(row)
+"""
+
+GATES = """
+[gates]
+"tokens.mean" = "<= 1.2x baseline"
+"overlap.mean" = ">= baseline"
+"""
+
+
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One embedding cache for the module's runs: they embed the same texts, so only the
+    first run loads the model."""
+    return tmp_path_factory.mktemp("embedding-cache")
+
+
+@pytest.fixture
+def project(
+    shared_cache: Path,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+) -> pytest.Pytester:
+    """Eight supported answers of 100 tokens each, with their baseline stored."""
+    monkeypatch.setenv(CACHE_DIR_ENV, str(shared_cache))
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_eval=EVAL)
+    (pytester.path / "rows.jsonl").write_text(jsonl([_row(i) for i in range(8)]))
+    (pytester.path / "thresholds.toml").write_text(GATES)
+    stored = pytester.runpytest("--ragmetrics-update-baseline")
+    assert stored.ret == 0
+    baseline = json.loads((pytester.path / "__baselines__" / "test_eval.json").read_text())
+    assert baseline["metrics"]["overlap"]["mean"] == 1.0  # every answer repeats its context
+    return pytester
+
+
+def _report(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest(
+        "--ragmetrics-json=r.json", "--ragmetrics-md=r.md", "--ragmetrics-html=r.html", *args
+    )
+    document = json.loads((pytester.path / "r.json").read_text())
+    return result, document["evals"][0]
+
+
+def test_a_changed_log_is_compared_and_names_the_rows_that_regressed(
+    project: pytest.Pytester,
+) -> None:
+    # Tokens rise by half on every row; q0..q2 now cite a document they were not given.
+    rows = [_row(i, cited="zz" if i < 3 else None, tokens=150) for i in range(8)]
+    (project.path / "rows.jsonl").write_text(jsonl(rows))
+    result, entry = _report(project)
+    assert result.ret == 1
+    gates = {gate["name"]: gate for gate in entry["gates"]}
+    tokens, overlap = gates["tokens.mean"], gates["overlap.mean"]
+    assert (tokens["status"], tokens["value"], tokens["bound"], tokens["baseline"]) == (
+        "failed",
+        150.0,
+        120.0,
+        100.0,
+    )
+    assert [row["id"] for row in tokens["regressed"]] == [f"q{i}" for i in range(8)]
+    # five answers still supported, three not: 5 / 8
+    assert (overlap["status"], overlap["value"], overlap["baseline"]) == ("failed", 0.625, 1.0)
+    assert overlap["regressed"] == [{"id": f"q{i}", "before": 1.0, "after": 0.0} for i in range(3)]
+    result.stdout.fnmatch_lines(
+        [
+            "tokens.mean <= 1.2x baseline FAILS: tokens mean is 150, outside <= 120 "
+            "(1.2 × baseline 100)",
+            "*",
+            "overlap.mean >= baseline FAILS: overlap mean is 0.625, outside >= 1 (baseline)",
+            "*",
+            "baseline  1 from __baselines__/test_eval.json",
+            "regressed 3 of 8 paired rows break the rule on their own: q0 1 → 0, q1 1 → 0, "
+            "q2 1 → 0",
+        ]
+    )
+    assert entry["baseline"]["coverage"] == 1.0
+
+
+def test_removed_rows_are_listed_and_the_rest_is_compared(project: pytest.Pytester) -> None:
+    (project.path / "rows.jsonl").write_text(jsonl([_row(i) for i in range(5)]))
+    result, entry = _report(project)
+    assert result.ret == 0
+    stored = entry["baseline"]
+    assert (stored["status"], stored["shared"], stored["coverage"]) == ("paired", 5.0, 5 / 8)
+    assert stored["removed_ids"] == ["q5", "q6", "q7"]
+    assert (stored["added_ids"], stored["changed_ids"]) == ([], [])
+    gates = {gate["name"]: gate for gate in entry["gates"]}
+    assert gates["tokens.mean"]["status"] == "passed"
+    assert (
+        "on the rows both share: 5 of 8 stored rows paired (coverage 0.625): 3 removed"
+        in (gates["tokens.mean"]["message"])
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "Stored baselines (rows paired by id):",
+            "  test_eval.py: 5 of 8 stored rows paired (coverage 0.625): 3 removed",
+            "    removed (stored, not in this run) (3): q5 · q6 · q7",
+        ]
+    )
+    assert "removed (stored, not in this run) (3): q5 · q6 · q7" in (
+        (project.path / "r.md").read_text()
+    )
+    html = (project.path / "r.html").read_text()
+    assert "5 of 8 stored rows paired (coverage 0.625) · removed (3) q5, q6, q7" in html
+
+    (project.path / "thresholds.toml").write_text(GATES + '"baseline.coverage" = ">= 0.9"\n')
+    gated = project.runpytest()
+    assert gated.ret == 1
+    gated.stdout.fnmatch_lines(["*baseline.coverage >= 0.9 FAILS: baseline coverage is 0.625*"])
+
+
+def test_a_row_whose_question_changed_is_not_paired(project: pytest.Pytester) -> None:
+    rows = [_row(i) for i in range(8)]
+    rows[4] = {**rows[4], "question": "Which city is it in?"}
+    rows.append({**_row(0), "id": "q8"})
+    (project.path / "rows.jsonl").write_text(jsonl(rows))
+    _, entry = _report(project)
+    stored = entry["baseline"]
+    assert (stored["changed_ids"], stored["added_ids"], stored["shared"]) == (["q4"], ["q8"], 7.0)
+
+
+def test_changed_metric_settings_refuse_the_comparison(project: pytest.Pytester) -> None:
+    (project.path / "thresholds.toml").write_text("[settings]\ntau_sim = 0.7\n" + GATES)
+    result, entry = _report(project)
+    assert result.ret == 1
+    assert entry["baseline"]["status"] == "not compared"
+    result.stdout.fnmatch_lines(
+        [
+            "overlap.mean >= baseline: cannot be checked",
+            "the baseline __baselines__/test_eval.json was made with other metric settings, "
+            "so it is not compared:",
+            "  tau_sim: stored 0.65, now 0.7",
+        ]
+    )
+
+
+def test_a_schema_1_baseline_is_still_compared_with_a_note(project: pytest.Pytester) -> None:
+    path = project.path / "__baselines__" / "test_eval.json"
+    document = json.loads(path.read_text())
+    old = {
+        "eval": "test_eval.py",
+        "schema_version": 1,
+        "n": 8,
+        "metrics": document["metrics"],
+        "signature": {**document["signature"], "dataset": "rows.jsonl", "dataset_sha256": "00"},
+    }
+    path.write_text(json.dumps(old))
+    result, entry = _report(project)
+    assert result.ret == 0
+    assert entry["baseline"]["status"] == "not paired"
+    result.stdout.fnmatch_lines(
+        [
+            "  test_eval.py: rows not paired: the baseline __baselines__/test_eval.json is of "
+            "schema 1*"
+        ]
+    )
+
+
+def test_a_broken_baseline_fails_its_gates_and_nothing_else(project: pytest.Pytester) -> None:
+    path = project.path / "__baselines__" / "test_eval.json"
+    path.write_text(path.read_text().replace('"mean": 100.0', '"mean": "100"', 1))
+    result = project.runpytest()
+    assert result.ret == 1
+    result.assert_outcomes(passed=8, failed=2)
+    result.stdout.fnmatch_lines(['*metrics.tokens.mean: expected a number, got "100"*'])
+    path.write_bytes(b"\xff" + path.read_bytes())
+    assert project.runpytest().ret == 1
+
+
+def test_an_update_writes_an_ordinary_file_and_cleans_up_after_a_killed_one(
+    project: pytest.Pytester,
+) -> None:
+    folder = project.path / "__baselines__"
+    leftover = folder / ".test_eval.json.k1ll3d.tmp"
+    leftover.write_text("{")
+    stale = 1_000_000_000  # 2001: long before any write in progress
+    os.utime(leftover, (stale, stale))
+    old = os.umask(0o022)
+    try:
+        assert project.runpytest("--ragmetrics-update-baseline").ret == 0
+    finally:
+        os.umask(old)
+    assert [p.name for p in folder.iterdir()] == ["test_eval.json"]
+    assert (folder / "test_eval.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_no_baseline_yet_fails_saying_that_storing_one_accepts_this_run(
+    shared_cache: Path,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(shared_cache))
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_eval=EVAL)
+    (pytester.path / "rows.jsonl").write_text(jsonl([_row(0)]))
+    (pytester.path / "thresholds.toml").write_text(GATES)
+    result = pytester.runpytest()
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "no baseline is stored at __baselines__/test_eval.json",
+            "store this run's values as the baseline (this accepts them as the reference): "
+            "pytest test_eval.py --ragmetrics-update-baseline",
+        ]
+    )
