@@ -387,9 +387,10 @@ class ControllerHooks:
         finally:
             if session.shouldfail or session.shouldstop:
                 stopped = stopped or str(session.shouldfail or session.shouldstop)
-            results = finish_run(self.state, stopped)
             if not collected:
-                self._check_configuration([s.info for s in self.state.summaries])
+                reported = {EvalInfo.from_payload(p) for p in self.state.payloads}
+                self._check_configuration(sorted(reported, key=lambda info: info.label))
+            results = finish_run(self.state, stopped)
             infos = {s.info.label: s.info for s in self.state.summaries}
             session.testscollected += len(results) - counted
             send_gate_reports(session, results, infos)

@@ -155,6 +155,17 @@ def test_stored_baselines_without_a_thresholds_file_are_a_usage_error(
     )
 
 
+def test_under_xdist_the_same_configuration_is_refused_when_the_rows_are_back(
+    pytester: pytest.Pytester,
+) -> None:
+    # Under xdist the controller collects nothing, so it checks the evals that reported.
+    _project(pytester.path, THRESHOLDS + '\n[gates."evals/test_evl.py"]\n"f1.mean" = ">= 0"\n')
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "evals")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*names no eval: there is no */evals/test_evl.py*"])
+    result.stdout.no_fnmatch_line("*::gate::*")  # no gate verdict is shown for such a run
+
+
 SYSTEMS = [
     {**row, "system": system, "id": f"q{i}"}
     for system in ("base", "new")
