@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.citations import find_citations, marker_pattern, strip_citations
+from pytest_ragmetrics.citations import (
+    CitationFormat,
+    find_citations,
+    marker_pattern,
+    strip_citations,
+)
 
 CTX = ["doc-a", "doc.v2", "doc c"]
 
@@ -49,6 +54,14 @@ def test_format_restricts_what_is_a_marker() -> None:
         marker_pattern("bogus")  # type: ignore[arg-type]
 
 
+def test_a_numeral_too_long_for_any_index_is_an_invalid_citation() -> None:
+    digits = "1" * 4301  # beyond the digits int() converts by default
+    (found,) = find_citations(f"See [{digits}].", CTX)
+    assert (found.marker, found.target, found.doc_id) == (f"[{digits}]", digits, None)
+    (padded,) = find_citations(f"See [{'0' * 5000}2].", CTX)  # leading zeros write no digit
+    assert (padded.target, padded.doc_id) == (2, "doc.v2")
+
+
 def test_brackets_that_are_not_markers_are_left_alone() -> None:
     assert find_citations("see [note] and [a1] and []", CTX) == []
 
@@ -63,6 +76,20 @@ def test_brackets_that_are_not_markers_are_left_alone() -> None:
 )
 def test_strip_citations(text: str, expected: str) -> None:
     assert strip_citations(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "expected"),
+    [
+        ("Paris [[1]2].", "auto", "Paris."),  # removing [1] leaves "[ 2]"
+        ("Paris [[1]2].", "numeric", "Paris."),
+        ("Paris [CIT :x].", "cit", "Paris."),  # the space before ":" goes, "[CIT:x]" appears
+    ],
+)
+def test_stripping_removes_markers_that_removing_others_creates(
+    text: str, fmt: CitationFormat, expected: str
+) -> None:
+    assert strip_citations(text, fmt) == expected
 
 
 doc_ids = st.text(alphabet="abcdefghij-._0123456789", min_size=1, max_size=8).filter(

@@ -1,0 +1,81 @@
+"""One bad input never crashes the run or loses good rows (in-process pytester runs).
+
+Each case is a dataset of good rows around the bad input. The run must end with exit
+status 1 (a bad row errors) or 0 (the input is valid after all), never 3 (an internal
+error), with every good row run and present in the JSON report.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+EVAL = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/{name}")
+
+
+def test_eval(row, overlap):
+    overlap(row)
+"""
+
+
+# hypothesis's plugin imports hypothesis afresh in every in-process run: a second each
+INNER_PLUGINS_OFF = ("-p", "no:xdist", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+
+
+def good(row_id: str) -> str:
+    """A row that overlap scores without embedding anything (a claim with no citation)."""
+    return json.dumps({"id": row_id, "answer": "Paris is big.", "contexts": []}) + "\n"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    content: bytes
+    passed: tuple[str, ...]
+    errored: tuple[str, ...] = ()
+    message: str = ""
+
+
+CASES = [
+    Case(
+        "citation.jsonl",
+        (
+            good("g1")
+            + json.dumps({"id": "huge", "answer": f"Paris [{'1' * 4301}].", "contexts": []})
+            + "\n"
+        ).encode(),
+        ("g1", "huge"),  # a citation naming no context is data: the row scores 0
+    ),
+]
+
+
+def run_case(pytester: pytest.Pytester, case: Case) -> tuple[pytest.RunResult, dict[str, Any]]:
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "data").mkdir()
+    (pytester.path / "data" / case.name).write_bytes(case.content)
+    pytester.makepyfile(test_eval=EVAL.format(name=case.name))
+    result = pytester.runpytest(*INNER_PLUGINS_OFF, "--ragmetrics-json", "report.json")
+    report = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
+    return result, report
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+def test_a_bad_input_errors_its_row_alone(pytester: pytest.Pytester, case: Case) -> None:
+    result, report = run_case(pytester, case)
+    assert result.ret == (1 if case.errored else 0)
+    (evaluation,) = report["evals"]
+    rows = {row["id"]: row for row in evaluation["rows"]}
+    assert len(rows) == len(evaluation["rows"])  # no two rows share an id
+    assert {row_id for row_id, row in rows.items() if not row["errors"]} == set(case.passed)
+    errored = sorted(row_id for row_id, row in rows.items() if row["errors"])
+    for prefix, row_id in zip(case.errored, errored, strict=True):
+        assert row_id.startswith(prefix)
+    result.assert_outcomes(passed=len(rows) - len(errored), errors=len(errored))
+    if case.message:
+        result.stdout.fnmatch_lines([f"*{case.name}:*{case.message}*"])
