@@ -1,14 +1,25 @@
-"""Datasets of evaluated rows: JSONL and CSV, validated up front, with stable ids.
+r"""Datasets of evaluated rows: JSONL and CSV, validated up front, with stable ids.
 
 Loading never raises for bad *rows*: a malformed line or a field of the wrong type becomes
 a ``LoadedRow`` with problems, each naming the file, line and field, so that the row
 becomes a test that errors while every other row still runs. Only an unreadable *file*
 (missing, unknown format, not UTF-8) raises ``DatasetError``.
 
+What makes a row bad, besides a field of the wrong type:
+
+* lists and objects nested deeper than ``MAX_DEPTH`` levels (the row itself is one), so
+  that nothing later recurses too deep walking a row;
+* a string anywhere in the row, keys included, holding a lone surrogate (a ``\u``
+  escape of half a character), which no UTF-8 report can hold; the row keeps it as escape
+  text, and an id holding one is replaced;
+* a number no float holds (a finite number must be one), a count or integer field
+  beyond ``EXACT_INT`` (aggregates are floats).
+
 Rows keep file order. A row's id is its ``id`` field; without one it is ``L<line>-<hash>``,
 the line number and a short hash of the line's content. Ids are unique per ``system``: a
 dataset of several systems (METRICS.md §3) holds one row per (system, id), and once any row
-names its system, every row must.
+names its system, every row must. A later row with an id already taken becomes
+``<id>@L<line>``.
 """
 
 from __future__ import annotations
@@ -18,12 +29,15 @@ import hashlib
 import io
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 FORMATS = ("jsonl", "csv")
+MAX_DEPTH = 64  # levels of nested lists and objects in a row, the row itself included
+EXACT_INT = 2**53  # the largest count or integer a float (an aggregate) holds exactly
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
 
 
@@ -103,7 +117,10 @@ class Row:
 
     @property
     def system(self) -> str | None:
-        return self.data.get("system")
+        """The row's system; ``None`` when it names none or a value that is no string
+        (a problem of the row)."""
+        system = self.data.get("system")
+        return system if isinstance(system, str) else None
 
     @property
     def answerable(self) -> bool | None:
@@ -144,7 +161,22 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer too large for any float
+        return False
+
+
+def _is_exact_int(value: Any) -> bool:
+    return _is_int(value) and -EXACT_INT <= value <= EXACT_INT
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` for a message, cut short when long."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 20]}... ({len(text)} characters)"
 
 
 def _str(value: Any) -> str | None:
@@ -168,7 +200,9 @@ def _ranked_lists(value: Any) -> str | None:
 
 
 def _count(value: Any) -> str | None:
-    return None if _is_int(value) and value >= 0 else f"expected a count >= 0, got {value!r}"
+    if _is_exact_int(value) and value >= 0:
+        return None
+    return f"expected a count >= 0 and at most 2**53 (aggregates are floats), got {_shown(value)}"
 
 
 def _gold(value: Any) -> str | None:
@@ -178,7 +212,7 @@ def _gold(value: Any) -> str | None:
         return None  # answer groups, each a list of aliases (ASQA, Trust-Score)
     return (
         "expected a string, a non-empty list of strings, or a non-empty list of "
-        f"non-empty alias lists, got {value!r}"
+        f"non-empty alias lists, got {_shown(value)}"
     )
 
 
@@ -194,19 +228,24 @@ def _contexts(value: Any) -> str | None:
         for key in ("title", "domain", "url"):
             if key in ctx and not isinstance(ctx[key], str):
                 return f"item {i}: {key!r} must be a string, got {_kind(ctx[key])}"
-        if "rank" in ctx and not _is_int(ctx["rank"]):
-            return f"item {i}: 'rank' must be an integer, got {ctx['rank']!r}"
+        if "rank" in ctx and not _is_exact_int(ctx["rank"]):
+            return f"item {i}: 'rank' must be an integer within ±2**53, got {_shown(ctx['rank'])}"
         if "score" in ctx and not _is_number(ctx["score"]):
-            return f"item {i}: 'score' must be a finite number, got {ctx['score']!r}"
+            return f"item {i}: 'score' must be a finite number, got {_shown(ctx['score'])}"
     return None
 
 
 def _relevant(value: Any) -> str | None:
     if _str_list(value) is None:
         return None
-    if isinstance(value, dict) and all(_is_number(g) for g in value.values()):
-        return None
-    return f"expected a list of doc ids or a {{doc_id: grade}} object, got {value!r}"
+    expected = "expected a list of doc ids or a {doc_id: grade} object"
+    if not isinstance(value, dict):
+        return f"{expected}, got {_shown(value)}"
+    for doc_id, grade in value.items():
+        if not _is_number(grade):
+            grade_of = f"the grade of {_shown(doc_id)}"
+            return f"{expected}: {grade_of} must be a finite number, got {_shown(grade)}"
+    return None
 
 
 def _tokens(value: Any) -> str | None:
@@ -214,7 +253,10 @@ def _tokens(value: Any) -> str | None:
         return _count(value)
     if isinstance(value, dict):
         if set(value) != {"prompt", "completion"}:
-            return f"an object must have exactly 'prompt' and 'completion', got {sorted(value)}"
+            return (
+                "an object must have exactly 'prompt' and 'completion', "
+                f"got {_shown(sorted(value))}"
+            )
         return _count(value["prompt"]) or _count(value["completion"])
     if isinstance(value, list):
         for i, call in enumerate(value):
@@ -235,7 +277,7 @@ def _tokens(value: Any) -> str | None:
 def _latency(value: Any) -> str | None:
     if _is_number(value) and value >= 0:
         return None
-    return f"expected a finite number of milliseconds >= 0, got {value!r}"
+    return f"expected a finite number of milliseconds >= 0, got {_shown(value)}"
 
 
 def _object(value: Any) -> str | None:
@@ -243,7 +285,9 @@ def _object(value: Any) -> str | None:
 
 
 def _int(value: Any) -> str | None:
-    return None if _is_int(value) else f"expected an integer, got {value!r}"
+    if _is_exact_int(value):
+        return None
+    return f"expected an integer within ±2**53 (aggregates are floats), got {_shown(value)}"
 
 
 VALIDATORS: dict[str, Validator] = {
@@ -297,6 +341,34 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid number here (no NaN or Infinity)")
 
 
+def _too_deep(value: Any, text: str, limit: int) -> bool:
+    """Whether ``value``, parsed from the JSON ``text``, nests lists and objects more than
+    ``limit`` levels deep (``value`` itself is level 1); walked level by level, without
+    recursion, and only when ``text`` opens enough brackets to be that deep."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    level = [value] if _nests(value) else []
+    for _ in range(limit):
+        if not level:
+            return False
+        level = [child for item in level for child in _children(item) if _nests(child)]
+    return bool(level)
+
+
+def _nests(value: Any) -> bool:
+    return isinstance(value, dict | list)
+
+
+def _children(value: dict[Any, Any] | list[Any]) -> Iterable[Any]:
+    return value.values() if isinstance(value, dict) else value
+
+
+_TOO_DEEP = (
+    f"lists and objects nested deeper than {MAX_DEPTH} levels (the row itself is one); "
+    "flatten the row"
+)
+
+
 def _jsonl_records(text: str) -> Iterator[_Record]:
     # split on "\n" only: U+2028 and friends are valid inside JSON strings
     for number, raw_line in enumerate(text.split("\n"), start=1):
@@ -305,14 +377,19 @@ def _jsonl_records(text: str) -> Iterator[_Record]:
             continue
         try:
             data = json.loads(line, parse_constant=_reject_constant)
+        except RecursionError:
+            data, problem = None, Problem("<json>", _TOO_DEEP)
         except ValueError as error:
-            yield _Record(number, line, None, (Problem("<json>", f"not valid JSON: {error}"),))
-            continue
-        if not isinstance(data, dict):
-            problem = Problem("<json>", f"expected a JSON object per line, got {_kind(data)}")
-            yield _Record(number, line, None, (problem,))
-            continue
-        yield _Record(number, line, data, ())
+            data, problem = None, Problem("<json>", f"not valid JSON: {error}")
+        else:
+            if not isinstance(data, dict):
+                problem = Problem("<json>", f"expected a JSON object per line, got {_kind(data)}")
+            elif _too_deep(data, line, MAX_DEPTH):
+                problem = Problem("<json>", _TOO_DEEP)
+            else:
+                yield _Record(number, line, data, ())
+                continue
+        yield _Record(number, line, None, (problem,))
 
 
 _CSV_JSON_FIELDS = frozenset(
@@ -320,6 +397,17 @@ _CSV_JSON_FIELDS = frozenset(
 )
 _CSV_TEXT_FIELDS = frozenset({"id", "question", "answer", "system", "session_id"})
 _CSV_BOOL = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
+
+
+def _csv_json(cell: str) -> Any:
+    """A cell's JSON value, at most ``MAX_DEPTH - 1`` levels deep (the row is one more)."""
+    try:
+        value = json.loads(cell, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError(_TOO_DEEP) from None
+    if _too_deep(value, cell, MAX_DEPTH - 1):
+        raise ValueError(_TOO_DEEP)
+    return value
 
 
 def _csv_value(field: str, cell: str) -> Any:
@@ -330,17 +418,17 @@ def _csv_value(field: str, cell: str) -> Any:
     if field in _CSV_TEXT_FIELDS or (field not in VALIDATORS and field != "id"):
         return cell
     if field in _CSV_JSON_FIELDS or cell.lstrip()[:1] in ("[", "{"):
-        return json.loads(cell, parse_constant=_reject_constant)
+        return _csv_json(cell)
     if field in ("answerable", "show", "show_gold"):
         if cell.strip().lower() not in _CSV_BOOL:
-            raise ValueError(f"expected true/false, got {cell!r}")
+            raise ValueError(f"expected true/false, got {_shown(cell)}")
         return _CSV_BOOL[cell.strip().lower()]
     if field in ("tokens", "turn"):
         return int(cell)
     if field == "latency_ms":
         number = float(cell)
         if not math.isfinite(number):
-            raise ValueError(f"{cell!r} is not a finite number")
+            raise ValueError(f"{_shown(cell)} is not a finite number")
         return number
     return cell
 
@@ -370,7 +458,7 @@ def _csv_records(text: str) -> Iterator[_Record]:
             try:
                 data[name] = _csv_value(name, cell)
             except ValueError as error:
-                problems.append(Problem(name, f"cannot parse {cell!r}: {error}"))
+                problems.append(Problem(name, f"cannot parse {_shown(cell)}: {error}"))
         yield _Record(line, raw, data, tuple(problems))
 
 
@@ -385,56 +473,145 @@ def dataset_format(path: Path, declared: str | None = None, display: str | None 
     return fmt
 
 
+# -- text that no UTF-8 file can hold ---------------------------------------------------
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Decoding UTF-8 never yields a surrogate; JSON yields one only from a \u escape of one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in a string of ``value`` (a key too), which only a ``\\u``
+    escape of half a character can produce; ``value`` is at most MAX_DEPTH deep."""
+    if isinstance(value, str):
+        found = _SURROGATE.search(value)
+        return found.group(0) if found else None
+    if isinstance(value, dict):
+        items: Iterable[Any] = (x for pair in value.items() for x in pair)
+    elif isinstance(value, list):
+        items = value
+    else:
+        return None
+    return next((s for s in map(_lone_surrogate, items) if s is not None), None)
+
+
+def _escape_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate written as its escape text (``\\ud800``)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_escape_surrogates(k): _escape_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_escape_surrogates(v) for v in value]
+    return value
+
+
+def _valid_text(data: dict[str, Any], text: str) -> tuple[dict[str, Any], list[Problem]]:
+    """``data``, read from ``text``, safe to print and write, and a problem per field that
+    held a lone surrogate (an id, a question, a nested context text...)."""
+    if not _SURROGATE_ESCAPE.search(text) or _lone_surrogate(data) is None:
+        return data, []
+    problems = []
+    for key, value in data.items():
+        found = _lone_surrogate(key) or _lone_surrogate(value)
+        if found is not None:
+            problems.append(
+                Problem(
+                    _escape_surrogates(key),
+                    f"not valid Unicode text: a lone surrogate ({_escape_surrogates(found)}), "
+                    "half of a character's \\u escape pair; write the character itself or "
+                    "both halves",
+                )
+            )
+    return _escape_surrogates(data), problems
+
+
+# -- ids ----------------------------------------------------------------------------------
+
+
 def _fallback_id(record: _Record) -> str:
     digest = hashlib.sha1(record.text.encode("utf-8")).hexdigest()[:8]
     return f"L{record.line}-{digest}"
 
 
-def _row_id(record: _Record) -> tuple[str, list[Problem]]:
-    if record.data is None or "id" not in record.data:
-        return _fallback_id(record), []
-    value = record.data["id"]
+def _given_id(data: Mapping[str, Any] | None) -> tuple[str | None, list[Problem]]:
+    """The row's own id, if it has a usable one, and what is wrong with it."""
+    if data is None or "id" not in data:
+        return None, []
+    value = data["id"]
     if isinstance(value, str) and value.strip():
-        return value, []
+        return (None if _lone_surrogate(value) else value), []  # the text check names it
     if _is_int(value):
         return str(value), []
-    return _fallback_id(record), [Problem("id", f"expected a non-empty string, got {value!r}")]
+    return None, [Problem("id", f"expected a non-empty string, got {_shown(value)}")]
 
 
-def load_dataset(path: Path, display: str | None = None, fmt: str | None = None) -> Dataset:
-    """Read and validate every row of ``path``; see the module docstring."""
-    source = display or str(path)
-    kind = dataset_format(path, fmt, source)
-    try:
-        content = path.read_bytes()
-    except OSError as error:
-        raise DatasetError(f"{source}: cannot read the dataset: {error.strerror}") from None
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise DatasetError(f"{source}: not UTF-8 text ({error})") from None
-    records = _jsonl_records(text) if kind == "jsonl" else _csv_records(text)
+@dataclass(frozen=True)
+class _Checked:
+    record: _Record
+    data: dict[str, Any] | None
+    given_id: str | None
+    problems: list[Problem]
+
+
+def _check(record: _Record) -> _Checked:
+    given_id, id_problems = _given_id(record.data)
+    problems = [*record.problems, *id_problems]
+    data = record.data
+    if data is not None:
+        data, text_problems = _valid_text(data, record.text)
+        problems += text_problems
+        problems += validate_fields(data)
+    return _Checked(record, data, given_id, problems)
+
+
+def _with_ids(checked: list[_Checked], source: str) -> list[LoadedRow]:
+    """Rows with unique ids per system: a later row with an id already taken becomes
+    ``<id>@L<line>``."""
+    first_line: dict[tuple[str | None, str], int] = {}
     rows: list[LoadedRow] = []
-    first_line: dict[tuple[Any, str], int] = {}
-    for record in records:
-        row_id, problems = _row_id(record)
-        problems = [*record.problems, *problems]
-        if record.data is not None:
-            problems.extend(validate_fields(record.data))
-        key = ((record.data or {}).get("system"), row_id)
+    for c in checked:
+        line, problems, system = c.record.line, list(c.problems), _system(c)
+        row_id = c.given_id or _fallback_id(c.record)
+        key = (system, row_id)
         if key in first_line:
-            of_system = f" of system {key[0]!r}" if isinstance(key[0], str) else ""
+            of_system = f" of system {system!r}" if system is not None else ""
             problems.append(
                 Problem(
                     "id",
                     f"duplicate id {row_id!r}{of_system} (first used at line {first_line[key]})",
                 )
             )
-            row_id = f"{row_id}@L{record.line}"  # keeps test ids and records unique
+            row_id = f"{row_id}@L{line}"  # keeps test ids and records unique
         else:
-            first_line[key] = record.line
-        row = Row(row_id, source, record.line, len(rows), dict(record.data or {}))
-        rows.append(LoadedRow(row, tuple(problems)))
+            first_line[key] = line
+        rows.append(LoadedRow(Row(row_id, source, line, len(rows), c.data or {}), tuple(problems)))
+    return rows
+
+
+def _system(checked: _Checked) -> str | None:
+    system = (checked.data or {}).get("system")
+    return system if isinstance(system, str) else None
+
+
+def _read(path: Path, source: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise DatasetError(f"{source}: cannot read the dataset: {error.strerror}") from None
+
+
+def load_dataset(path: Path, display: str | None = None, fmt: str | None = None) -> Dataset:
+    """Read and validate every row of ``path``; see the module docstring."""
+    source = display or str(path)
+    kind = dataset_format(path, fmt, source)
+    content = _read(path, source)
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DatasetError(f"{source}: not UTF-8 text ({error})") from None
+    records = _jsonl_records(text) if kind == "jsonl" else _csv_records(text)
+    rows = _with_ids([_check(record) for record in records], source)
     return Dataset(path, source, hashlib.sha256(content).hexdigest(), _systems_complete(rows))
 
 

@@ -42,6 +42,13 @@ class Case:
     message: str = ""
 
 
+def jsonl_case(
+    name: str, middle: str, errored: tuple[str, ...], message: str, passed: tuple[str, ...] = ()
+) -> Case:
+    text = good("g1") + middle + good("g2")
+    return Case(name + ".jsonl", text.encode(), ("g1", "g2", *passed), errored, message)
+
+
 CASES = [
     Case(
         "citation.jsonl",
@@ -51,6 +58,38 @@ CASES = [
             + "\n"
         ).encode(),
         ("g1", "huge"),  # a citation naming no context is data: the row scores 0
+    ),
+    jsonl_case(
+        "surrogate",
+        # a cited claim, whose texts the prepare step would look up in the embedding cache
+        '{"id": "s", "answer": "Paris\\ud800 [1].", "contexts": [{"doc_id": "d", '
+        '"text": "Paris"}]}\n',
+        ("s",),
+        "field 'answer': not valid Unicode text: a lone surrogate (\\ud800)",
+    ),
+    jsonl_case(
+        "surrogate-id",
+        '{"id": "\\udc80", "answer": "x", "contexts": []}\n',
+        ("L2-",),
+        "field 'id': not valid Unicode text",
+    ),
+    jsonl_case(
+        "huge-number",
+        '{"id": "n", "answer": "x", "contexts": [], "latency_ms": ' + "9" * 400 + "}\n",
+        ("n",),
+        "field 'latency_ms': expected a finite number",
+    ),
+    jsonl_case(
+        "deep",
+        '{"id": "d", "x": ' + "[" * 10_000 + "]" * 10_000 + "}\n",
+        ("L2-",),
+        "field '<json>': lists and objects nested deeper than 64 levels",
+    ),
+    jsonl_case(
+        "system-list",
+        '{"id": "s", "answer": "x", "contexts": [], "system": []}\n',
+        ("s",),
+        "field 'system': expected a string",
     ),
 ]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragmetrics.dataset import DatasetError, load_dataset
+from pytest_ragmetrics.dataset import MAX_DEPTH, DatasetError, load_dataset
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -68,6 +68,14 @@ def test_malformed_lines_are_row_problems_not_crashes(tmp_path: Path) -> None:
         ("answerable", "yes", "true or false"),
         ("relevant", {"d1": "high"}, "doc_id: grade"),
         ("telemetry", [], "expected an object"),
+        # integers no float can hold are not finite numbers; counts past 2**53 lose units
+        ("latency_ms", 10**400, "expected a finite number of milliseconds"),
+        ("contexts", [{"doc_id": "d", "text": "t", "score": -(10**400)}], "finite number"),
+        ("relevant", {"d1": 10**400}, "the grade of 'd1' must be a finite number"),
+        ("tokens", 2**53 + 1, "at most 2**53"),
+        ("tokens", {"prompt": 1, "completion": 10**400}, "at most 2**53"),
+        ("tokens", [{"prompt_tokens": 2**60, "completion_tokens": 1}], "at most 2**53"),
+        ("turn", -(2**53) - 1, "within ±2**53"),
     ],
 )
 def test_wrong_field_types_name_the_field(
@@ -189,3 +197,86 @@ def test_gold_answer_groups_load_and_empty_groups_are_refused(tmp_path: Path) ->
         ((field, message),) = found[row_id]
         assert field == "gold"
         assert "non-empty list of non-empty alias lists" in message
+
+
+def test_counts_a_float_holds_exactly_are_accepted(tmp_path: Path) -> None:
+    row = {"id": "r", "tokens": 2**53, "turn": -(2**53), "latency_ms": 10**300}
+    assert problems(write(tmp_path, "d.jsonl", json.dumps(row) + "\n"))["r"] == []
+
+
+def test_a_long_value_is_cut_short_in_its_message(tmp_path: Path) -> None:
+    path = write(tmp_path, "d.jsonl", '{"id": "r", "latency_ms": ' + "9" * 400 + "}\n")
+    ((_, message),) = problems(path)["r"]
+    assert message.endswith("... (400 characters)")
+    assert len(message) < 200
+
+
+def test_lone_surrogates_anywhere_in_a_row_are_problems_of_their_field(tmp_path: Path) -> None:
+    lines = [
+        r'{"id": "a", "answer": "Paris\ud800"}',
+        r'{"id": "b", "contexts": [{"doc_id": "d", "text": "x\udfff"}]}',
+        r'{"id": "c", "note": {"\udc80": 1}}',  # a key, nested
+        r'{"id": "\udc80", "answer": "x"}',
+        r'{"id": "pair", "answer": "\ud83d\ude00"}',  # a pair is one character: fine
+    ]
+    path = write(tmp_path, "d.jsonl", "\n".join(lines) + "\n")
+    rows = load_dataset(path).rows
+    found = {r.row.id: [(p.field, p.message) for p in r.problems] for r in rows}
+    assert found["a"] == [
+        (
+            "answer",
+            "not valid Unicode text: a lone surrogate (\\ud800), half of a character's \\u "
+            "escape pair; write the character itself or both halves",
+        )
+    ]
+    assert [field for field, _ in found["b"]] == ["contexts"]
+    assert [field for field, _ in found["c"]] == ["note"]
+    fallback = rows[3].row.id
+    assert fallback.startswith("L4-")  # an id that cannot be printed is replaced
+    assert [field for field, _ in found[fallback]] == ["id"]
+    assert found["pair"] == []
+    assert rows[4].row.answer == "\U0001f600"
+    assert rows[0].row.answer == "Paris\\ud800"  # kept as escape text, safe to write
+    for loaded in rows:  # everything a report may write encodes
+        json.dumps([loaded.row.id, loaded.row.data], ensure_ascii=False).encode("utf-8")
+
+
+def test_rows_nested_too_deep_are_row_problems(tmp_path: Path) -> None:
+    def nested(row_id: str, levels: int) -> str:  # the row object is one level
+        inner = "[" * (levels - 1) + "]" * (levels - 1)
+        return f'{{"id": "{row_id}", "x": {inner}}}\n'
+
+    text = (
+        nested("at-limit", MAX_DEPTH)
+        + nested("over", MAX_DEPTH + 1)
+        + nested("recursion", 10_000)  # deeper than json.loads can recurse
+        + '{"id": "ok"}\n'
+    )
+    rows = load_dataset(write(tmp_path, "d.jsonl", text)).rows
+    assert [(r.row.line, [p.field for p in r.problems]) for r in rows] == [
+        (1, []),
+        (2, ["<json>"]),
+        (3, ["<json>"]),
+        (4, []),
+    ]
+    assert rows[1].problems == rows[2].problems
+    assert f"nested deeper than {MAX_DEPTH} levels" in rows[1].problems[0].message
+
+
+def test_csv_json_cells_nested_too_deep_are_problems_of_their_field(tmp_path: Path) -> None:
+    deep = "[" * 10_000 + "]" * 10_000
+    over = "[" * MAX_DEPTH + "]" * MAX_DEPTH  # one more level than a cell may add
+    text = f"id,retrieved,note\na,{deep},\nb,{over},\nc,[],{deep}\n"
+    found = problems(write(tmp_path, "d.csv", text))
+    assert [field for field, _ in found["a"]] == ["retrieved"]
+    assert "nested deeper than" in found["a"][0][1]
+    assert [field for field, _ in found["b"]] == ["retrieved"]
+    assert found["c"] == []  # an unknown column stays text
+
+
+def test_a_system_that_is_no_string_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    text = '{"id": "a", "system": ["s"]}\n{"id": "b", "system": "s"}\n'
+    rows = load_dataset(write(tmp_path, "d.jsonl", text)).rows
+    assert rows[0].row.system is None
+    assert [p.field for p in rows[0].problems] == ["system"]
+    assert rows[1].problems == ()
