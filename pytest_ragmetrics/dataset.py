@@ -2,11 +2,13 @@ r"""Datasets of evaluated rows: JSONL and CSV, validated up front, with stable i
 
 Loading never raises for bad *rows*: a malformed line or a field of the wrong type becomes
 a ``LoadedRow`` with problems, each naming the file, line and field, so that the row
-becomes a test that errors while every other row still runs. Only an unreadable *file*
-(missing, unknown format, not UTF-8) raises ``DatasetError``.
+becomes a test that errors while every other row still runs. Only a *file* that cannot be
+read as a whole raises ``DatasetError``: missing or unreadable, an unknown format, UTF-16
+text, or a CSV header row that is malformed, not UTF-8 or names a column twice.
 
 What makes a row bad, besides a field of the wrong type:
 
+* a line (JSONL) or record (CSV) holding a byte that is not UTF-8: only that one;
 * lists and objects nested deeper than ``MAX_DEPTH`` levels (the row itself is one), so
   that nothing later recurses too deep walking a row;
 * a string anywhere in the row, keys included, holding a lone surrogate (a ``\u``
@@ -14,6 +16,13 @@ What makes a row bad, besides a field of the wrong type:
   text, and an id holding one is replaced;
 * a number no float holds (a finite number must be one), a count or integer field
   beyond ``EXACT_INT`` (aggregates are floats).
+
+``\r\n``, ``\n`` and ``\r`` end lines, and nothing else does (U+2028 may stand in a
+JSON string). CSV is read strictly: a malformed record (a quote left open, text after a
+closing quote) is a bad row of the line it starts on, and reading resumes on the next line.
+One stray quote cannot be told from a cell with line breaks: when a later quote closes it
+at the end of a field, the lines between make one record, which is a bad row only if its
+cell count is wrong. Cells of any size are read.
 
 Rows keep file order. A row's id is its ``id`` field; without one it is ``L<line>-<hash>``,
 the line number and a short hash of the line's content. Ids are unique per ``system``: a
@@ -26,7 +35,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import json
 import math
 import re
@@ -330,6 +338,57 @@ def validate_fields(data: Mapping[str, Any]) -> list[Problem]:
 
 
 @dataclass(frozen=True)
+class _Line:
+    """One physical line of the file, its line end included.
+
+    ``text`` holds bytes that are not UTF-8 as surrogate escapes; ``bad_byte`` is the
+    offset in the line of the first of them (``None`` when the line is UTF-8), ``byte``
+    its value.
+    """
+
+    number: int
+    offset: int
+    text: str
+    bad_byte: int | None = None
+    byte: int = 0
+
+    def not_utf8(self) -> Problem:
+        at = self.bad_byte or 0
+        return Problem(
+            "<utf-8>",
+            f"not UTF-8 text: byte 0x{self.byte:02x} at line {self.number}, byte {at} of the "
+            f"line ({self.offset + at} of the file); save the file as UTF-8",
+        )
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-32 LE starts like UTF-16 LE
+
+
+def _lines(content: bytes, source: str) -> list[_Line]:
+    r"""The file's lines, each decoded on its own, so one bad byte spoils one line only.
+
+    ``\r\n``, ``\n`` and ``\r`` end lines (bytes.splitlines), and nothing else: U+2028,
+    U+0085 and the like are valid inside JSON strings and CSV cells.
+    """
+    if content.startswith(_UTF16_BOMS):
+        raise DatasetError(
+            f"{source}: UTF-16 text (it starts with a UTF-16 byte-order mark); "
+            "save the dataset as UTF-8"
+        )
+    offset = len(_UTF8_BOM) if content.startswith(_UTF8_BOM) else 0
+    lines = []
+    for number, raw in enumerate(content[offset:].splitlines(keepends=True), start=1):
+        try:
+            lines.append(_Line(number, offset, raw.decode("utf-8")))
+        except UnicodeDecodeError as error:
+            text = raw.decode("utf-8", "surrogateescape")
+            lines.append(_Line(number, offset, text, error.start, raw[error.start]))
+        offset += len(raw)
+    return lines
+
+
+@dataclass(frozen=True)
 class _Record:
     line: int
     text: str
@@ -369,14 +428,16 @@ _TOO_DEEP = (
 )
 
 
-def _jsonl_records(text: str) -> Iterator[_Record]:
-    # split on "\n" only: U+2028 and friends are valid inside JSON strings
-    for number, raw_line in enumerate(text.split("\n"), start=1):
-        line = raw_line.removesuffix("\r")
-        if not line.strip():
+def _jsonl_records(lines: list[_Line]) -> Iterator[_Record]:
+    for line in lines:
+        text = line.text.rstrip("\r\n")
+        if not text.strip():
+            continue
+        if line.bad_byte is not None:
+            yield _Record(line.number, text, None, (line.not_utf8(),))
             continue
         try:
-            data = json.loads(line, parse_constant=_reject_constant)
+            data = json.loads(text, parse_constant=_reject_constant)
         except RecursionError:
             data, problem = None, Problem("<json>", _TOO_DEEP)
         except ValueError as error:
@@ -384,12 +445,12 @@ def _jsonl_records(text: str) -> Iterator[_Record]:
         else:
             if not isinstance(data, dict):
                 problem = Problem("<json>", f"expected a JSON object per line, got {_kind(data)}")
-            elif _too_deep(data, line, MAX_DEPTH):
+            elif _too_deep(data, text, MAX_DEPTH):
                 problem = Problem("<json>", _TOO_DEEP)
             else:
-                yield _Record(number, line, data, ())
+                yield _Record(line.number, text, data, ())
                 continue
-        yield _Record(number, line, None, (problem,))
+        yield _Record(line.number, text, None, (problem,))
 
 
 _CSV_JSON_FIELDS = frozenset(
@@ -433,33 +494,110 @@ def _csv_value(field: str, cell: str) -> Any:
     return cell
 
 
-def _csv_records(text: str) -> Iterator[_Record]:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
-    if header is None:
+class _LineCursor:
+    """The lines ``csv.reader`` reads, with a position that can move back: after a
+    malformed record, reading resumes on the line after the one it started on."""
+
+    def __init__(self, lines: list[_Line]) -> None:
+        self.lines = lines
+        self.position = 0
+
+    def __iter__(self) -> _LineCursor:
+        return self
+
+    def __next__(self) -> str:
+        if self.position >= len(self.lines):
+            raise StopIteration
+        self.position += 1
+        return self.lines[self.position - 1].text
+
+
+def _csv_records(lines: list[_Line], source: str) -> list[_Record]:
+    """Every record of a CSV file; cells of any size are read (long contexts are
+    legitimate), and the process-wide ``csv.field_size_limit`` is restored afterwards."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, sum(len(line.text) for line in lines) + 1))
+    try:
+        return list(_csv_parse(lines, source))
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _csv_header(cursor: _LineCursor, reader: Iterator[list[str]], source: str) -> list[str]:
+    """The column names: the first record that is not blank."""
+    header: list[str] | None = []
+    while header is not None and not any(cell.strip() for cell in header):
+        start = cursor.position
+        try:
+            header = next(reader, None)
+        except csv.Error as error:
+            line = cursor.lines[start].number
+            raise DatasetError(
+                f"{source}:{line}: the header row is not valid CSV ({error}); check its quotes"
+            ) from None
+        for line_read in cursor.lines[start : cursor.position]:
+            if line_read.bad_byte is not None:
+                problem = line_read.not_utf8().message
+                raise DatasetError(f"{source}:{line_read.number}: the header row is {problem}")
+    names = [name.strip() for name in header or ()]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise DatasetError(
+            f"{source}: the header names column(s) {', '.join(map(repr, twice))} more than "
+            "once; give every column its own name"
+        )
+    return names
+
+
+def _csv_parse(lines: list[_Line], source: str) -> Iterator[_Record]:
+    """Records read strictly: a malformed one (a quote left open, text after a closing
+    quote) is a problem of the line it starts on, and reading resumes on the next line."""
+    cursor = _LineCursor(lines)
+    reader = csv.reader(cursor, strict=True)
+    header = _csv_header(cursor, reader, source)
+    if not header:
         return
-    header = [name.strip() for name in header]
-    end_of_previous = reader.line_num
-    for cells in reader:
-        line = end_of_previous + 1
-        end_of_previous = reader.line_num
+    while True:
+        start = cursor.position
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            cursor.position = start + 1
+            first = lines[start]
+            problem = Problem("<csv>", f"not valid CSV: {error}; check the quotes of this record")
+            yield _Record(first.number, first.text.rstrip("\r\n"), None, (problem,))
+            continue
+        spanned = lines[start : cursor.position]
         if not any(cell.strip() for cell in cells):
             continue
-        raw = ",".join(cells)
-        if len(cells) != len(header):
-            problem = Problem("<csv>", f"{len(cells)} cells for {len(header)} columns")
-            yield _Record(line, raw, None, (problem,))
-            continue
-        data: dict[str, Any] = {}
-        problems = []
-        for name, cell in zip(header, cells, strict=True):
-            if cell == "" and name != "answer":
-                continue  # an empty cell is an absent field; an empty answer is an answer
-            try:
-                data[name] = _csv_value(name, cell)
-            except ValueError as error:
-                problems.append(Problem(name, f"cannot parse {_shown(cell)}: {error}"))
-        yield _Record(line, raw, data, tuple(problems))
+        yield _csv_record(header, cells, spanned)
+
+
+def _csv_record(header: list[str], cells: list[str], spanned: list[_Line]) -> _Record:
+    first = spanned[0]
+    raw = ",".join(cells)
+    bad = next((line for line in spanned if line.bad_byte is not None), None)
+    if bad is not None:
+        return _Record(first.number, raw, None, (bad.not_utf8(),))
+    if len(cells) != len(header):
+        message = f"{len(cells)} cells for {len(header)} columns"
+        if len(spanned) > 1:
+            message += (
+                f" in the record of lines {first.number}-{spanned[-1].number}; check its quotes"
+            )
+        return _Record(first.number, raw, None, (Problem("<csv>", message),))
+    data: dict[str, Any] = {}
+    problems = []
+    for name, cell in zip(header, cells, strict=True):
+        if cell == "" and name != "answer":
+            continue  # an empty cell is an absent field; an empty answer is an answer
+        try:
+            data[name] = _csv_value(name, cell)
+        except ValueError as error:
+            problems.append(Problem(name, f"cannot parse {_shown(cell)}: {error}"))
+    return _Record(first.number, raw, data, tuple(problems))
 
 
 def dataset_format(path: Path, declared: str | None = None, display: str | None = None) -> str:
@@ -530,7 +668,7 @@ def _valid_text(data: dict[str, Any], text: str) -> tuple[dict[str, Any], list[P
 
 
 def _fallback_id(record: _Record) -> str:
-    digest = hashlib.sha1(record.text.encode("utf-8")).hexdigest()[:8]
+    digest = hashlib.sha1(record.text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"L{record.line}-{digest}"
 
 
@@ -606,11 +744,8 @@ def load_dataset(path: Path, display: str | None = None, fmt: str | None = None)
     source = display or str(path)
     kind = dataset_format(path, fmt, source)
     content = _read(path, source)
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise DatasetError(f"{source}: not UTF-8 text ({error})") from None
-    records = _jsonl_records(text) if kind == "jsonl" else _csv_records(text)
+    lines = _lines(content, source)
+    records = _jsonl_records(lines) if kind == "jsonl" else _csv_records(lines, source)
     rows = _with_ids([_check(record) for record in records], source)
     return Dataset(path, source, hashlib.sha256(content).hexdigest(), _systems_complete(rows))
 

@@ -91,6 +91,30 @@ CASES = [
         ("s",),
         "field 'system': expected a string",
     ),
+    Case(
+        "not-utf8.jsonl",
+        good("g1").encode() + b'{"id": "b\xff"}\n' + good("g2").encode(),
+        ("g1", "g2"),
+        ("L2-",),
+        "field '<utf-8>': not UTF-8 text: byte 0xff at line 2",
+    ),
+    Case(
+        "cr.jsonl",
+        (good("g1") + good("g2")).replace("\n", "\r").encode(),
+        ("g1", "g2"),
+    ),
+    Case(
+        "big-cell.csv",
+        f'id,answer,contexts\ng1,"{"long " * 30_000}",[]\ng2,x,[]\n'.encode(),
+        ("g1", "g2"),
+    ),
+    Case(
+        "unclosed-quote.csv",
+        b'id,answer,contexts\ng1,x,[]\nbad,"unclosed,[]\ng2,x,[]\ng3,x,[]\n',
+        ("g1", "g2", "g3"),
+        ("L3-",),
+        "field '<csv>': not valid CSV: unexpected end of data",
+    ),
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -272,6 +273,113 @@ def test_csv_json_cells_nested_too_deep_are_problems_of_their_field(tmp_path: Pa
     assert "nested deeper than" in found["a"][0][1]
     assert [field for field, _ in found["b"]] == ["retrieved"]
     assert found["c"] == []  # an unknown column stays text
+
+
+def test_csv_cells_of_any_size_load_and_the_csv_limit_is_restored(tmp_path: Path) -> None:
+    before = csv.field_size_limit()
+    long_text = "word " * 40_000  # 200,000 characters, past csv's default limit
+    text = f'id,answer\na,"{long_text}"\nb,x\n'
+    rows = load_dataset(write(tmp_path, "d.csv", text)).rows
+    assert [(r.row.id, r.problems) for r in rows] == [("a", ()), ("b", ())]
+    assert rows[0].row.answer == long_text
+    assert csv.field_size_limit() == before
+
+
+def test_a_malformed_csv_record_is_its_first_line_and_reading_resumes(tmp_path: Path) -> None:
+    text = 'id,answer\ng1,ok\nbad,"unclosed\ng2,fine\ng3,"x"y\ng4,"two\nlines"\n'
+    rows = load_dataset(write(tmp_path, "d.csv", text)).rows
+    found = [(r.row.line, r.row.id, [p.message for p in r.problems]) for r in rows]
+    assert [(line, row_id) for line, row_id, _ in found if row_id.startswith("g")] == [
+        (2, "g1"),
+        (4, "g2"),
+        (6, "g4"),
+    ]
+    assert rows[4].row.answer == "two\nlines"
+    bad = {line: messages for line, row_id, messages in found if not row_id.startswith("g")}
+    # line 3's quote runs on to the one on line 5 ("x"y); then line 5 alone is malformed
+    quote = "not valid CSV: ',' expected after '\"'; check the quotes of this record"
+    assert bad == {3: [quote], 5: [quote]}
+    text = 'id,answer\ng1,ok\nbad,"unclosed\ng2,fine\n'
+    rows = load_dataset(write(tmp_path, "e.csv", text)).rows
+    assert [r.row.id for r in rows][::2] == ["g1", "g2"]
+    assert rows[1].problems[0].message == (
+        "not valid CSV: unexpected end of data; check the quotes of this record"
+    )
+
+
+def test_a_stray_quote_closed_at_the_end_of_a_later_field_cannot_be_told(
+    tmp_path: Path,
+) -> None:
+    # The one undetectable case (README "Bad rows"): valid CSV of one record over lines.
+    text = 'id,answer\nbad,"unclosed\ng2,fine"\ng3,x\n'
+    rows = load_dataset(write(tmp_path, "d.csv", text)).rows
+    assert [(r.row.id, r.row.answer, r.problems) for r in rows] == [
+        ("bad", "unclosed\ng2,fine", ()),
+        ("g3", "x", ()),
+    ]
+    # ... unless its cell count gives it away
+    text = 'id,answer\nbad,"unclosed\ng2,fine",extra\ng3,x\n'
+    first, _ = load_dataset(write(tmp_path, "e.csv", text)).rows
+    assert first.problems[0].message == (
+        "3 cells for 2 columns in the record of lines 2-3; check its quotes"
+    )
+
+
+def test_a_malformed_csv_header_fails_the_dataset(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match=r"d\.csv:1: the header row is not valid CSV"):
+        load_dataset(write(tmp_path, "d.csv", 'id,"answer\na,b\n'))
+    with pytest.raises(DatasetError, match="'answer' more than once"):
+        load_dataset(write(tmp_path, "e.csv", "id,answer,answer\na,b,c\n"))
+
+
+def test_a_byte_that_is_not_utf8_spoils_only_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "a"}\n{"id": "b\xff"}\n{"id": "c"}\n')
+    rows = load_dataset(path).rows
+    assert [r.row.id for r in rows][::2] == ["a", "c"]
+    ((field, message),) = [(p.field, p.message) for p in rows[1].problems]
+    assert field == "<utf-8>"
+    assert message == (
+        "not UTF-8 text: byte 0xff at line 2, byte 9 of the line (24 of the file); "
+        "save the file as UTF-8"
+    )
+    csv_path = tmp_path / "d.csv"
+    csv_path.write_bytes(b'id,answer\na,x\nb,"two\nli\xe9nes"\nc,y\n')
+    rows = load_dataset(csv_path).rows
+    assert [(r.row.line, [p.field for p in r.problems]) for r in rows] == [
+        (2, []),
+        (3, ["<utf-8>"]),  # the record starts on line 3; its bad byte is on line 4
+        (5, []),
+    ]
+    assert "byte 0xe9 at line 4, byte 2 of the line" in rows[1].problems[0].message
+
+
+def test_a_utf16_file_or_header_that_is_not_utf8_fails_the_dataset(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_bytes('{"id": "a"}\n'.encode("utf-16"))
+    with pytest.raises(DatasetError, match="UTF-16 text"):
+        load_dataset(path)
+    path = tmp_path / "d.csv"
+    path.write_bytes(b"id,r\xe9ponse\na,b\n")
+    with pytest.raises(DatasetError, match=r"d\.csv:1: the header row is not UTF-8 text"):
+        load_dataset(path)
+
+
+@pytest.mark.parametrize("end", [b"\r", b"\r\n", b"\n"])
+def test_every_line_end_ends_a_line(tmp_path: Path, end: bytes) -> None:
+    for name, text in [
+        ("d.jsonl", b'{"id": "a"}' + end + b'{"id": "b"}' + end + end + b'{"id": "c"}'),
+        ("d.csv", b"id,answer" + end + b"a,x" + end + b'b,"y' + end + b'z"' + end + b"c,w"),
+    ]:
+        path = tmp_path / name
+        path.write_bytes(text)
+        rows = load_dataset(path).rows
+        assert [(r.row.id, r.row.line, r.problems) for r in rows][-1] == (
+            "c",
+            4 if name == "d.jsonl" else 5,
+            (),
+        )
+    assert rows[1].row.answer == "y" + end.decode() + "z"
 
 
 def test_a_system_that_is_no_string_is_a_problem_not_a_crash(tmp_path: Path) -> None:
