@@ -28,7 +28,8 @@ Rows keep file order. A row's id is its ``id`` field; without one it is ``L<line
 the line number and a short hash of the line's content. Ids are unique per ``system``: a
 dataset of several systems (METRICS.md §3) holds one row per (system, id), and once any row
 names its system, every row must. A later row with an id already taken becomes
-``<id>@L<line>``.
+``<id>@L<line>``; made-up ids never take an id that any row gives itself (``~2`` is added
+when one would).
 """
 
 from __future__ import annotations
@@ -684,6 +685,15 @@ def _given_id(data: Mapping[str, Any] | None) -> tuple[str | None, list[Problem]
     return None, [Problem("id", f"expected a non-empty string, got {_shown(value)}")]
 
 
+def _unused(candidate: str, taken: set[str]) -> str:
+    """``candidate``, or ``candidate~2``, ``~3``... if a row already has it."""
+    unique, n = candidate, 1
+    while unique in taken:
+        n += 1
+        unique = f"{candidate}~{n}"
+    return unique
+
+
 @dataclass(frozen=True)
 class _Checked:
     record: _Record
@@ -704,25 +714,37 @@ def _check(record: _Record) -> _Checked:
 
 
 def _with_ids(checked: list[_Checked], source: str) -> list[LoadedRow]:
-    """Rows with unique ids per system: a later row with an id already taken becomes
-    ``<id>@L<line>``."""
+    """Rows with unique ids per system. A row's own id is kept unless an earlier row of
+    its system has it; made-up ids (``L<line>-<hash>``, ``<id>@L<line>``) never take an
+    id that any row of the dataset gives itself."""
+    taken = {c.given_id for c in checked if c.given_id is not None}
+    of_systems = {c.given_id for c in checked if c.given_id is not None and _system(c)}
     first_line: dict[tuple[str | None, str], int] = {}
     rows: list[LoadedRow] = []
     for c in checked:
         line, problems, system = c.record.line, list(c.problems), _system(c)
-        row_id = c.given_id or _fallback_id(c.record)
-        key = (system, row_id)
-        if key in first_line:
+        key = (system, c.given_id or "")
+        if c.given_id is None:
+            row_id = _unused(_fallback_id(c.record), taken)
+        elif key in first_line:
             of_system = f" of system {system!r}" if system is not None else ""
             problems.append(
                 Problem(
                     "id",
-                    f"duplicate id {row_id!r}{of_system} (first used at line {first_line[key]})",
+                    f"duplicate id {c.given_id!r}{of_system} (first used at line "
+                    f"{first_line[key]})",
                 )
             )
-            row_id = f"{row_id}@L{line}"  # keeps test ids and records unique
+            row_id = _unused(f"{c.given_id}@L{line}", taken)  # keeps test ids unique
+        elif system is None and c.given_id in of_systems:
+            # A row that names no system in a dataset of systems is a bad row of every
+            # system (``_systems_complete``): it must not share an id with their rows.
+            first_line[key] = line
+            row_id = _unused(f"{c.given_id}@L{line}", taken)
         else:
             first_line[key] = line
+            row_id = c.given_id
+        taken.add(row_id)
         rows.append(LoadedRow(Row(row_id, source, line, len(rows), c.data or {}), tuple(problems)))
     return rows
 

@@ -115,6 +115,13 @@ CASES = [
         ("L3-",),
         "field '<csv>': not valid CSV: unexpected end of data",
     ),
+    jsonl_case(
+        "renamed-ids",
+        good("x") + good("x") + good("x@L3"),
+        ("x@L3~2",),  # not "x@L3", which a good row has: the two must not merge
+        "field 'id': duplicate id 'x' (first used at line 2)",
+        passed=("x", "x@L3"),
+    ),
 ]
 
 
@@ -142,3 +149,17 @@ def test_a_bad_input_errors_its_row_alone(pytester: pytest.Pytester, case: Case)
     result.assert_outcomes(passed=len(rows) - len(errored), errors=len(errored))
     if case.message:
         result.stdout.fnmatch_lines([f"*{case.name}:*{case.message}*"])
+
+
+def test_a_row_naming_no_system_does_not_merge_with_a_system_row(
+    pytester: pytest.Pytester,
+) -> None:
+    rows = [{"id": "q1", "system": s, "answer": "x", "contexts": []} for s in ("a", "b")]
+    text = "".join(json.dumps(row) + "\n" for row in rows) + good("q1")
+    result, report = run_case(pytester, Case("systems.jsonl", text.encode(), ()))
+    assert result.ret == 1
+    result.assert_outcomes(passed=2, errors=2)
+    assert [
+        (evaluation["system"], [(row["id"], bool(row["errors"])) for row in evaluation["rows"]])
+        for evaluation in report["evals"]
+    ] == [("a", [("q1", False), ("q1@L3", True)]), ("b", [("q1", False), ("q1@L3", True)])]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from pathlib import Path
 
@@ -380,6 +381,51 @@ def test_every_line_end_ends_a_line(tmp_path: Path, end: bytes) -> None:
             (),
         )
     assert rows[1].row.answer == "y" + end.decode() + "z"
+
+
+def test_made_up_ids_never_take_an_id_a_row_gives_itself(tmp_path: Path) -> None:
+    lines = [
+        {"id": "x"},
+        {"id": "x"},  # renamed; "x@L2" is a real id below
+        {"id": "x@L2"},
+        {"id": "x@L2~2"},
+        {"answer": "no id"},  # its fallback id is a real id below
+        {"id": "L5-" + hashlib.sha1(b'{"answer": "no id"}').hexdigest()[:8]},
+    ]
+    path = write(tmp_path, "d.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
+    rows = load_dataset(path).rows
+    ids = [r.row.id for r in rows]
+    assert ids == ["x", "x@L2~3", "x@L2", "x@L2~2", ids[5] + "~2", ids[5]]
+    assert [bool(r.problems) for r in rows] == [False, True, False, False, False, False]
+
+
+def test_made_up_ids_are_unique_within_each_system(tmp_path: Path) -> None:
+    lines = [
+        {"id": "x", "system": "a"},
+        {"id": "x", "system": "b"},  # another system: no duplicate
+        {"id": "x", "system": "a"},
+        {"id": "x@L3", "system": "b"},  # a real id of b: a's renamed row avoids it too
+    ]
+    path = write(tmp_path, "d.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
+    rows = load_dataset(path).rows
+    assert [(r.row.system, r.row.id, bool(r.problems)) for r in rows] == [
+        ("a", "x", False),
+        ("b", "x", False),
+        ("a", "x@L3~2", True),
+        ("b", "x@L3", False),
+    ]
+
+
+def test_a_row_naming_no_system_shares_no_id_with_rows_of_systems(tmp_path: Path) -> None:
+    # it is a bad row of every system, so "q1" would be two rows of system "a"
+    text = '{"id": "q1"}\n{"id": "q1", "system": "a"}\n{"id": "q2"}\n{"id": "q2"}\n'
+    rows = load_dataset(write(tmp_path, "d.jsonl", text)).rows
+    assert [(r.row.id, [p.field for p in r.problems]) for r in rows] == [
+        ("q1@L1", ["system"]),
+        ("q1", []),
+        ("q2", ["system"]),
+        ("q2@L4", ["id", "system"]),
+    ]
 
 
 def test_a_system_that_is_no_string_is_a_problem_not_a_crash(tmp_path: Path) -> None:
