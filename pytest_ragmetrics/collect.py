@@ -28,7 +28,7 @@ import pytest
 from pytest_ragmetrics.dataset import Dataset, DatasetError, LoadedRow, Problem, Row, load_dataset
 from pytest_ragmetrics.fixtures import DETERMINISM, missing_fields
 from pytest_ragmetrics.live import OUTPUT_FIELDS
-from pytest_ragmetrics.paths import display_path
+from pytest_ragmetrics.paths import display_path, resolved
 from pytest_ragmetrics.state import RowParam, RowsParam, RunState
 from pytest_ragmetrics.summary import EvalInfo
 
@@ -294,12 +294,12 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
         )
     spec = marker_spec(marker, where)
     module_path = metafunc.definition.path
-    dataset_path = (module_path.parent / spec.dataset).resolve()
+    dataset_path = resolved(module_path.parent / spec.dataset)
     dataset = _load(state, where, dataset_path, spec.format)
     rerun = None
     if spec.rerun is not None:
         rerun = _load(
-            state, f"{where}: rerun", (module_path.parent / spec.rerun).resolve(), spec.format
+            state, f"{where}: rerun", resolved(module_path.parent / spec.rerun), spec.format
         )
     module = display_path(module_path, state.project_root)
     name = spec.name or module

@@ -757,8 +757,9 @@ def _system(checked: _Checked) -> str | None:
 def _read(path: Path, source: str) -> bytes:
     try:
         return path.read_bytes()
-    except OSError as error:
-        raise DatasetError(f"{source}: cannot read the dataset: {error.strerror}") from None
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
+        reason = getattr(error, "strerror", None) or str(error)
+        raise DatasetError(f"{source}: cannot read the dataset: {reason}") from None
 
 
 def load_dataset(path: Path, display: str | None = None, fmt: str | None = None) -> Dataset:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -11,3 +12,12 @@ def display_path(path: Path, rootpath: Path) -> str:
         return path.relative_to(rootpath).as_posix()
     except ValueError:
         return str(path)
+
+
+def resolved(path: Path) -> Path:
+    """``path`` absolute, with symlinks resolved; only absolute when they cannot be (a
+    symlink loop), so that reading it then fails as plainly as reading a missing file."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):  # RuntimeError: a loop, before Python 3.13
+        return Path(os.path.abspath(path))

@@ -8,6 +8,7 @@ error), with every good row run and present in the JSON report.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,6 +150,19 @@ def test_a_bad_input_errors_its_row_alone(pytester: pytest.Pytester, case: Case)
     result.assert_outcomes(passed=len(rows) - len(errored), errors=len(errored))
     if case.message:
         result.stdout.fnmatch_lines([f"*{case.name}:*{case.message}*"])
+
+
+def test_a_symlink_loop_is_as_unreadable_as_a_missing_file(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "data").mkdir()
+    os.symlink("loop.jsonl", pytester.path / "data" / "loop.jsonl")
+    pytester.makepyfile(test_eval=EVAL.format(name="loop.jsonl"))
+    result = pytester.runpytest(*INNER_PLUGINS_OFF)
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error, as when missing
+    result.stdout.fnmatch_lines(
+        ["*test_eval.py::test_eval: data/loop.jsonl: cannot read the dataset: *symbolic links*"]
+    )
+    result.stdout.no_fnmatch_line("*RuntimeError*")
 
 
 def test_a_row_naming_no_system_does_not_merge_with_a_system_row(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ragmetrics.dataset import MAX_DEPTH, DatasetError, load_dataset
+from pytest_ragmetrics.paths import resolved
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -434,3 +435,13 @@ def test_a_system_that_is_no_string_is_a_problem_not_a_crash(tmp_path: Path) -> 
     assert rows[0].row.system is None
     assert [p.field for p in rows[0].problems] == ["system"]
     assert rows[1].problems == ()
+
+
+def test_an_unreadable_path_fails_the_dataset(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.jsonl"
+    loop.symlink_to(loop)
+    with pytest.raises(DatasetError, match="cannot read the dataset: Too many levels"):
+        load_dataset(loop)
+    with pytest.raises(DatasetError, match="cannot read the dataset: embedded null byte"):
+        load_dataset(tmp_path / "nul\0.jsonl")
+    assert resolved(loop) == loop  # left as it is, to fail when read
