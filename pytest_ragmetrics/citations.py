@@ -1,6 +1,6 @@
-"""Citation markers in answers: ``[CIT:<doc_id>]`` and ``[n]``.
+"""Citation markers in answers: ``[CIT:<doc_id>]``, ``[n]``, and a project's own.
 
-Two formats are recognised (METRICS.md §0):
+Two formats are built in (METRICS.md §0):
 
 * ``[CIT:<doc_id>]`` names a document by id; the id is everything up to the closing
   bracket, surrounding spaces removed. It is valid when a context with that ``doc_id``
@@ -11,18 +11,25 @@ Two formats are recognised (METRICS.md §0):
   ``MAX_INDEX_DIGITS`` significant digits is no index any list can have: its target stays
   the digits as written (a string), since converting them would cost quadratic time.
 
+A project whose answers cite another way (``[wifi-1]``, ``(source: wifi-1)``) adds its own
+marker with ``citation_pattern`` in ``[settings]``: a regular expression with exactly one
+group, the cited doc id, matched after the built-in formats. It must not match an empty
+text (a marker is never empty); it resolves like ``[CIT:<doc_id>]``. A format together
+with such a pattern is a ``CitationSyntax``; every function here takes either.
+
 An invalid citation is data, never an error: it is returned with ``doc_id=None``.
 Stripping removes markers until none is left, so ``"[[1]2]"`` leaves no ``"[ 2]"`` behind.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-CitationFormat = Literal["auto", "cit", "numeric"]
+BuiltinFormat = Literal["auto", "cit", "numeric"]
 # Python's int() refuses numerals longer than its conversion limit, which can be lowered
 # to 640 digits but no further: a numeral this long always converts, and quickly.
 MAX_INDEX_DIGITS = 640
@@ -30,11 +37,44 @@ CITATION_FORMATS: tuple[str, ...] = ("auto", "cit", "numeric")
 
 _CIT = r"\[CIT:\s*(?P<cit>[^\]\s][^\]]*?)\s*\]"
 _NUMERIC = r"\[(?P<num>\s*\d+(?:\s*,\s*\d+)*\s*)\]"
-_PATTERNS: dict[str, re.Pattern[str]] = {
-    "auto": re.compile(f"{_CIT}|{_NUMERIC}"),
-    "cit": re.compile(_CIT),
-    "numeric": re.compile(_NUMERIC),
-}
+_BUILTIN = {"auto": f"{_CIT}|{_NUMERIC}", "cit": _CIT, "numeric": _NUMERIC}
+_SHOWN = {"auto": "[CIT:<doc_id>] and [n]", "cit": "[CIT:<doc_id>]", "numeric": "[n]"}
+
+
+class CitationPatternError(ValueError):
+    """A ``citation_pattern`` that cannot describe a marker; the message says why."""
+
+
+@dataclass(frozen=True)
+class CitationSyntax:
+    """A built-in format plus a project's own marker: a regex whose one group is the
+    cited doc id."""
+
+    format: BuiltinFormat
+    pattern: str
+
+    def __post_init__(self) -> None:
+        problem = _pattern_problem(self.format, self.pattern)
+        if problem:
+            raise CitationPatternError(problem)
+
+
+CitationFormat = BuiltinFormat | CitationSyntax
+
+
+def _pattern_problem(fmt: BuiltinFormat, pattern: str) -> str | None:
+    try:
+        own = re.compile(pattern)
+        re.compile(f"{_BUILTIN[fmt]}|(?:{pattern})")
+    except (re.error, RecursionError, OverflowError) as error:
+        return f"not a regular expression: {error}"
+    if own.groups != 1:
+        return f"needs exactly one group, the cited doc id; it has {own.groups}"
+    if own.search("") is not None:
+        return "matches the empty text; a marker is never empty"
+    if own.search(" \t\n") is not None:
+        return "matches white space alone; a marker is never blank"
+    return None
 
 
 @dataclass(frozen=True)
@@ -57,14 +97,34 @@ class Citation:
         return self.doc_id is not None
 
 
-def marker_pattern(fmt: CitationFormat = "auto") -> re.Pattern[str]:
-    """The compiled regex matching one marker of ``fmt`` (a ``[1, 2]`` list is one match)."""
-    try:
-        return _PATTERNS[fmt]
-    except KeyError:
+@functools.lru_cache(maxsize=32)
+def _compiled(fmt: CitationFormat) -> tuple[re.Pattern[str], int]:
+    """The regex of every marker of ``fmt`` and the number of the project's own group
+    (0 when there is none)."""
+    if isinstance(fmt, CitationSyntax):
+        builtin = re.compile(_BUILTIN[fmt.format])
+        combined = re.compile(f"{_BUILTIN[fmt.format]}|(?:{fmt.pattern})")
+        return combined, builtin.groups + 1
+    if fmt not in _BUILTIN:
         raise ValueError(
             f"unknown citation format {fmt!r}; expected one of {', '.join(CITATION_FORMATS)}"
-        ) from None
+        )
+    return re.compile(_BUILTIN[fmt]), 0
+
+
+def marker_pattern(fmt: CitationFormat = "auto") -> re.Pattern[str]:
+    """The compiled regex matching one marker of ``fmt`` (a ``[1, 2]`` list is one match)."""
+    return _compiled(fmt)[0]
+
+
+def describe_citations(fmt: CitationFormat) -> str:
+    """The markers ``fmt`` recognises, in words for messages."""
+    if isinstance(fmt, CitationSyntax):
+        return (
+            f"{_SHOWN[fmt.format]}, citation_format = {fmt.format!r}, and "
+            f"citation_pattern = {fmt.pattern!r}"
+        )
+    return f"{_SHOWN[fmt]}, citation_format = {fmt!r}"
 
 
 def find_citations(
@@ -81,10 +141,14 @@ def find_citations(
     ids = list(context_ids or ())
     known = set(ids)
     found: list[Citation] = []
-    for match in marker_pattern(fmt).finditer(text):
+    pattern, own = _compiled(fmt)
+    for match in pattern.finditer(text):
         marker, groups = match.group(0), match.groupdict()
-        if groups.get("cit") is not None:
-            doc_id = groups["cit"]
+        if not marker:
+            continue  # a project's pattern that matches nothing here is no marker
+        if groups.get("cit") is not None or (own and groups.get("num") is None):
+            doc_id = groups["cit"] if groups.get("cit") is not None else match.group(own) or ""
+            doc_id = doc_id.strip()
             resolved = doc_id if doc_id in known else None
             found.append(Citation(marker, match.start(), match.end(), doc_id, resolved))
             continue
@@ -117,9 +181,14 @@ def strip_citations(text: str, fmt: CitationFormat = "auto") -> str:
     pattern = marker_pattern(fmt)
     stripped = text
     for _ in range(len(text) + 1):
-        stripped = pattern.sub(" ", stripped)
+        stripped = pattern.sub(_blank, stripped)
         stripped = _SPACE_BEFORE_PUNCT.sub(r"\1", stripped)
         stripped = _SPACES.sub(" ", stripped).strip()
-        if not pattern.search(stripped):
+        if not any(match.group(0) for match in pattern.finditer(stripped)):
             break
     return stripped
+
+
+def _blank(match: re.Match[str]) -> str:
+    """A space for a marker; nothing for an empty match of a project's pattern."""
+    return " " if match.group(0) else ""

@@ -1,9 +1,10 @@
-"""thresholds.toml: the run's settings and gates, parsed once at configure time.
+r"""thresholds.toml: the run's settings and gates, parsed once at configure time.
 
 Shape::
 
     [settings]                       # optional; every key is documented in the README
     citation_format = "auto"         # "auto" | "cit" | "numeric"
+    citation_pattern = '\[([\w-]+)\]'  # a project's own marker: one group, the doc id
     idk_patterns = ["..."]           # replaces the default IDK phrases
     extra_idk_patterns = ["..."]     # added to them
     row_errors = "error"             # "error" | "skip": how a bad row is reported
@@ -41,7 +42,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_ragmetrics.citations import CITATION_FORMATS, CitationFormat
+from pytest_ragmetrics.citations import (
+    CITATION_FORMATS,
+    BuiltinFormat,
+    CitationFormat,
+    CitationPatternError,
+    CitationSyntax,
+)
 from pytest_ragmetrics.embeddings import PACKAGED_MODEL, model_label
 from pytest_ragmetrics.idk import DEFAULT_IDK_PATTERNS, IdkMatcher
 from pytest_ragmetrics.judges import DEFAULT_ENTAILMENT_TAU, LLM_TRUST_JUDGE, load_table_judge
@@ -77,7 +84,7 @@ class ThresholdsError(Exception):
 class Settings:
     """Metric settings shared by every eval of the run."""
 
-    citation_format: CitationFormat = "auto"
+    citation_format: BuiltinFormat = "auto"
     idk_patterns: tuple[str, ...] = DEFAULT_IDK_PATTERNS
     row_errors: str = "error"
     tau_sim: float = DEFAULT_TAU_SIM
@@ -87,6 +94,7 @@ class Settings:
     refusal_threshold: float = DEFAULT_REFUSAL_THRESHOLD
     trust_judge: str = DEFAULT_TRUST_JUDGE
     trust_judge_tau: float = DEFAULT_ENTAILMENT_TAU
+    citation_pattern: str | None = None  # a project's own citation marker (one group)
     # Where a relative ``embedding_model`` directory is resolved from (thresholds.toml's
     # directory); not part of the signature, which names the model as it was written.
     base_dir: Path | None = None
@@ -94,6 +102,13 @@ class Settings:
     @functools.cached_property
     def idk_matcher(self) -> IdkMatcher:
         return IdkMatcher(self.idk_patterns)
+
+    @functools.cached_property
+    def citations(self) -> CitationFormat:
+        """The markers answers are read for: the format, with the project's own pattern."""
+        if self.citation_pattern is None:
+            return self.citation_format
+        return CitationSyntax(self.citation_format, self.citation_pattern)
 
     def signature(self) -> dict[str, Any]:
         """The settings that change metric values: stored with a baseline and compared."""
@@ -108,6 +123,8 @@ class Settings:
         # default, so baselines stored before they existed stay comparable.
         if self.rouge_use_stemmer:
             signature["rouge_use_stemmer"] = True
+        if self.citation_pattern is not None:
+            signature["citation_pattern"] = self.citation_pattern
         for name, default in _TRUST_DEFAULTS.items():
             if getattr(self, name) != default:
                 signature[name] = getattr(self, name)
@@ -159,6 +176,7 @@ def _settings(path: Path, table: Any) -> Settings:
         raise _error(path, "[settings]", "expected a table")
     known = {
         "citation_format",
+        "citation_pattern",
         "idk_patterns",
         "extra_idk_patterns",
         "row_errors",
@@ -177,6 +195,14 @@ def _settings(path: Path, table: Any) -> Settings:
         raise _error(
             path, "[settings] citation_format", f"expected one of {', '.join(CITATION_FORMATS)}"
         )
+    pattern = table.get("citation_pattern")
+    if pattern is not None:
+        if not isinstance(pattern, str):
+            raise _error(path, "[settings] citation_pattern", "expected a regular expression")
+        try:
+            CitationSyntax(citation_format, pattern)
+        except CitationPatternError as error:
+            raise _error(path, "[settings] citation_pattern", str(error)) from None
     row_errors = table.get("row_errors", "error")
     if row_errors not in ROW_ERROR_MODES:
         raise _error(path, "[settings] row_errors", f"expected one of {', '.join(ROW_ERROR_MODES)}")
@@ -207,6 +233,7 @@ def _settings(path: Path, table: Any) -> Settings:
         float(tau_sim),
         model,
         rouge_use_stemmer=stemmer,
+        citation_pattern=pattern,
         base_dir=path.parent,
         **_trust_settings(path, table),
     )

@@ -87,7 +87,7 @@ def measure_rounds(row: Row, ctx: MetricContext) -> Measured:
 
 def _short(row: Row, metric: str, ctx: MetricContext) -> tuple[str, str]:
     question = row.require("question", metric)
-    short = finalize(question, row.require("answer", metric), ctx.settings.citation_format)
+    short = finalize(question, row.require("answer", metric), ctx.settings.citations)
     return short.text, short.rule
 
 
@@ -117,7 +117,7 @@ def cited_texts(row: Row, metric: str, ctx: MetricContext) -> list[str]:
     answer, contexts = row.require("answer", metric), row.require("contexts", metric)
     ids = [str(c["doc_id"]) for c in contexts]
     texts: dict[int, str] = {}
-    for citation in find_citations(answer, ids, ctx.settings.citation_format):
+    for citation in find_citations(answer, ids, ctx.settings.citations):
         if citation.doc_id is None:
             continue
         index = (
@@ -143,7 +143,7 @@ def measure_anchor_coverage(row: Row, ctx: MetricContext) -> Measured:
 
 def _cited_ids(row: Row, ctx: MetricContext) -> list[str | None]:
     ids = row.context_ids
-    return [c.doc_id for c in find_citations(row.answer or "", ids, ctx.settings.citation_format)]
+    return [c.doc_id for c in find_citations(row.answer or "", ids, ctx.settings.citations)]
 
 
 def measure_determinism(row: Row, ctx: MetricContext) -> Measured:

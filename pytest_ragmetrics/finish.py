@@ -23,7 +23,9 @@ from pytest_ragmetrics.baseline import (
     render_baseline,
     signature_differences,
 )
+from pytest_ragmetrics.citations import describe_citations
 from pytest_ragmetrics.compare import compare_systems, references, row_state
+from pytest_ragmetrics.config import Settings
 from pytest_ragmetrics.corpus import CORPUS_STATS
 from pytest_ragmetrics.files import write_atomic
 from pytest_ragmetrics.gates import GateResult, Reference, evaluate_gates
@@ -164,6 +166,22 @@ def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None)
     state.notes.append(f"baseline of {summary.info.label} written to {shown}")
 
 
+def citation_warning(summary: EvalSummary, settings: Settings) -> str | None:
+    """A warning when the eval read citations, its rows carry contexts, and no answer holds
+    a marker the plugin recognises: answers citing in another format score as uncited."""
+    census = [row.citations for row in summary.rows if row.citations is not None]
+    with_contexts = sum(1 for counts in census if counts["contexts"])
+    if not with_contexts or any(counts["markers"] for counts in census):
+        return None
+    return (
+        f"no answer of {summary.info.label} holds a citation marker the plugin reads "
+        f"({describe_citations(settings.citations)}), though {with_contexts} of its "
+        "rows carry contexts: every sentence counts as uncited, so overlap, faithfulness "
+        "and idk_citation say nothing; if the answers cite another way, describe it with "
+        "citation_pattern in [settings]"
+    )
+
+
 def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
     """Aggregate the payloads, compare systems, update baselines if asked, and evaluate
     every gate."""
@@ -185,7 +203,9 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
         gates = state.thresholds.gates_for(info.name, info.system)
         stored = _load_state(summary, state)
         results += evaluate_gates(summary, gates, stored, skip, reference)
-        summaries.append(replace(summary, stored=stored))
+        warning = citation_warning(summary, state.thresholds.settings)
+        warnings = (warning,) if warning else ()
+        summaries.append(replace(summary, stored=stored, warnings=warnings))
     state.summaries = summaries
     state.gate_results = results
     return results

@@ -129,7 +129,7 @@ def measure_idk_citation(row: Row, ctx: MetricContext) -> Measured:
         row.require("answer", "idk_citation"),
         row.context_ids,
         ctx.settings.idk_matcher,
-        ctx.settings.citation_format,
+        ctx.settings.citations,
     )
     if not result.cited:
         return Measured({"idk_citation": 0.0}, "no IDK sentence carries a citation")
@@ -160,7 +160,7 @@ def _claims(row: Row, metric: str, settings: Settings) -> list[Claim]:
         row.require("answer", metric),
         row.require("contexts", metric),
         settings.idk_matcher,
-        settings.citation_format,
+        settings.citations,
     )
 
 
@@ -184,7 +184,7 @@ def _overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
             ctx.embed,
             settings.tau_sim,
             settings.idk_matcher,
-            settings.citation_format,
+            settings.citations,
         )
     result: Overlap = ctx.memo["overlap"]
     return result
@@ -212,7 +212,7 @@ def measure_faithfulness(row: Row, ctx: MetricContext) -> Measured:
 
 def texts_similarity(row: Row, settings: Settings) -> list[str]:
     answer = row.require("answer", "semantic_similarity")
-    return similarity_texts(answer, golds(row, "semantic_similarity"), settings.citation_format)
+    return similarity_texts(answer, golds(row, "semantic_similarity"), settings.citations)
 
 
 def _similarity_measure(metric: str) -> Compute:
@@ -221,7 +221,7 @@ def _similarity_measure(metric: str) -> Compute:
             row.require("answer", metric),
             golds(row, metric),
             ctx.embed,
-            ctx.settings.citation_format,
+            ctx.settings.citations,
         )
         return Measured({metric: getattr(result, metric)}, result.evidence(metric))
 

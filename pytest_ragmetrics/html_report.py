@@ -539,6 +539,11 @@ def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
         f'<p class="muted">dataset {_e(first.get("dataset"))} · {_e(first.get("dataset_rows"))} '
         f"rows · sha256 {_e(str(first.get('dataset_sha256'))[:12])}</p>",
         *(f'<p class="error">{_e(error)}</p>' for error in dataset_errors),
+        *(
+            f'<p class="error">Warning: {_e(warning)}</p>'
+            for entry in entries
+            for warning in entry.get("warnings") or ()
+        ),
         "<h3>Systems</h3>",
         _main_table(entries),
         f'<p class="note">{NOT_COMPUTED} = not computed by this eval</p>',

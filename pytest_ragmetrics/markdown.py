@@ -133,6 +133,9 @@ def markdown_summary(
         "",
         *_metric_table(summaries, MAIN_COLUMNS),
     ]
+    warnings = [f"> **Warning**: {cell(w)}" for s in summaries for w in s.warnings]
+    if warnings:
+        lines += ["", *warnings]
     with_trust = [s for s in summaries if "trust" in s.metrics]
     if with_trust:
         lines += [

@@ -71,11 +71,11 @@ def golds(row: Row, metric: str) -> list[str]:
 def row_abstention(row: Row, metric: str, settings: Settings) -> Abstention:
     """Whether the row's answer abstains (its IDK sentences, or ``telemetry.action``)."""
     return abstention(
-        row.require("answer", metric), row.telemetry, settings.idk_matcher, settings.citation_format
+        row.require("answer", metric), row.telemetry, settings.idk_matcher, settings.citations
     )
 
 
 def claim_text(row: Row, metric: str, settings: Settings) -> str:
     """The answer without citation markers: what EM, F1, ROUGE and BLEU compare with the
     gold (which has none)."""
-    return strip_citations(row.require("answer", metric), settings.citation_format)
+    return strip_citations(row.require("answer", metric), settings.citations)

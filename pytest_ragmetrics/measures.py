@@ -171,8 +171,8 @@ def measure_exact_repeats(row: Row, ctx: MetricContext) -> Measured:
 
 def semantic_repeat_texts(row: Row, settings: Settings) -> list[str]:
     metric = "response_semantic_consistency"
-    answer = strip_citations(row.require("answer", metric), settings.citation_format)
-    repeats = [strip_citations(r, settings.citation_format) for r in _repeats(row, metric)]
+    answer = strip_citations(row.require("answer", metric), settings.citations)
+    repeats = [strip_citations(r, settings.citations) for r in _repeats(row, metric)]
     return [answer, *repeats]
 
 

@@ -296,6 +296,11 @@ def _gate_lines(results: Sequence[GateResult]) -> list[str]:
     return lines
 
 
+def _citations(settings: Settings) -> str:
+    pattern = settings.citation_pattern
+    return settings.citation_format + (f" and {pattern}" if pattern else "")
+
+
 def terminal_lines(
     summaries: Sequence[EvalSummary],
     results: Sequence[GateResult],
@@ -305,7 +310,7 @@ def terminal_lines(
 ) -> list[str]:
     """The ragmetrics section of the terminal summary."""
     lines = [
-        f"thresholds: {thresholds_path or 'none'} · citations: {settings.citation_format}"
+        f"thresholds: {thresholds_path or 'none'} · citations: {_citations(settings)}"
         f" · IDK phrases: {len(settings.idk_patterns)} · tau_sim: {settings.tau_sim:g}",
         "",
         *_table(summaries, MAIN_COLUMNS, ("Eval", "N")),
@@ -324,6 +329,9 @@ def terminal_lines(
         if block:
             lines += ["", *block]
     lines += ["", f"{NOT_COMPUTED} = not computed by this eval", "", *_gate_lines(results)]
+    warnings = [f"  {warning}" for summary in summaries for warning in summary.warnings]
+    if warnings:
+        lines += ["", "Warnings:", *warnings]
     if notes:
         lines += ["", *notes]
     return lines
@@ -383,6 +391,7 @@ def _eval_document(summary: EvalSummary, results: Sequence[GateResult]) -> dict[
         "gates": [_gate_document(r) for r in results if r.eval == info.label],
         "rows": [_row_document(summary, row) for row in summary.rows],
     }
+    entry["warnings"] = list(summary.warnings)
     if summary.stored is not None:
         entry["baseline"] = summary.stored.as_dict()
     if info.rerun is not None:

@@ -51,8 +51,10 @@ def _mask(text: str, fmt: CitationFormat) -> str:
     """
 
     def word(match: re.Match[str]) -> str:
-        glued = match.start() > 0 and text[match.start() - 1] in _CLOSERS
         length = len(match.group(0))
+        if not length:
+            return ""  # an empty match of a project's citation_pattern is no marker
+        glued = match.start() > 0 and text[match.start() - 1] in _CLOSERS
         return " " + "X" * (length - 1) if glued else "X" * length
 
     return marker_pattern(fmt).sub(word, text)

@@ -11,7 +11,8 @@ import pytest
 
 from pytest_ragmetrics.baseline import input_digest
 from pytest_ragmetrics.cache import EmbeddingCache
-from pytest_ragmetrics.config import Thresholds
+from pytest_ragmetrics.citations import find_citations
+from pytest_ragmetrics.config import Settings, Thresholds
 from pytest_ragmetrics.dataset import Dataset, LoadedRow, Problem, Row
 from pytest_ragmetrics.embeddings import Embedder, embedder_for
 from pytest_ragmetrics.gates import GateResult
@@ -291,6 +292,24 @@ def dataset_report_payload(
     )
 
 
+# Metrics that read an answer's citation markers: a run where no answer holds one the
+# plugin recognises is warned about (``summary.citation_warning``).
+CITATION_METRICS = frozenset({"overlap", "faithfulness", "idk_citation", "anchor_coverage"})
+
+
+def _citation_census(recorder: RowRecorder | None, settings: Settings) -> dict[str, int] | None:
+    """How many citation markers the row's answer holds and how many contexts it has, for
+    a row that recorded a metric reading citations; ``None`` otherwise."""
+    if recorder is None:
+        return None
+    if not (CITATION_METRICS & set(recorder.values) or "trust" in recorder.details):
+        return None
+    row = recorder.row
+    answer = row.answer if isinstance(row.answer, str) else ""
+    markers = find_citations(answer, row.context_ids, settings.citations)
+    return {"markers": len(markers), "contexts": len(row.contexts or ())}
+
+
 def row_report_payload(
     item: pytest.Item, param: RowParam, call: pytest.CallInfo[None], report: pytest.TestReport
 ) -> dict[str, Any]:
@@ -317,4 +336,5 @@ def row_report_payload(
         fields={name: row.data[name] for name in SHOWN_FIELDS if name in row.data},
         output=saved,
         inputs=input_digest(param.row.data),
+        citations=_citation_census(recorder, state.thresholds.settings),
     )

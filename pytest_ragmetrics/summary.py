@@ -111,6 +111,7 @@ def row_payload(
     fields: Mapping[str, Any] | None = None,
     output: Mapping[str, Any] | None = None,
     inputs: str = "",
+    citations: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The record one row test sends to the controller: plain, small, JSON-able.
 
@@ -120,7 +121,8 @@ def row_payload(
     fields that the reports show (question, answer, gold, answerable); ``output``, a live
     row's line for ``--ragmetrics-save-outputs`` (sent only with that option); ``inputs``,
     the digest of the row's inputs that pairs it with a stored baseline's row
-    (``pytest_ragmetrics.baseline.input_digest``).
+    (``pytest_ragmetrics.baseline.input_digest``); ``citations``, for a row whose test
+    recorded a metric that reads citations, the markers its answer holds and its contexts.
     """
     return {
         **info.as_payload(),
@@ -137,6 +139,7 @@ def row_payload(
         "evidence": dict(evidence or {}),
         "details": dict(details or {}),
         "output": dict(output) if output is not None else None,
+        "citations": dict(citations) if citations is not None else None,
     }
 
 
@@ -193,6 +196,7 @@ class RowResult:
     fields: dict[str, Any] = field(default_factory=dict)  # question, answer, gold, answerable
     output: dict[str, Any] | None = None  # a live row's saved line (--ragmetrics-save-outputs)
     inputs: str = ""  # digest of the row's inputs (pytest_ragmetrics.baseline.input_digest)
+    citations: dict[str, int] | None = None  # markers and contexts, if citations were read
 
     @property
     def ran(self) -> bool:
@@ -203,6 +207,8 @@ class RowResult:
         if not payload["skipped"] or payload["error"]:
             self.tests.add(payload["test"])
         self.inputs = payload.get("inputs") or self.inputs
+        if payload.get("citations") is not None:
+            self.citations = dict(payload["citations"])
         for metric, value in payload["values"].items():
             if metric in self.values and self.values[metric] != value:
                 self.errors.append(
@@ -240,6 +246,8 @@ class EvalSummary:
     transformations_note: str | None = None
     # The stored baseline file and how this run's rows pair with it (set at the end).
     stored: BaselineState | None = None
+    # What makes some numbers of the eval doubtful, for every report (set at the end).
+    warnings: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:

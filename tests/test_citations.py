@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_ragmetrics.citations import (
     CitationFormat,
+    CitationPatternError,
+    CitationSyntax,
     find_citations,
     marker_pattern,
     strip_citations,
 )
+from pytest_ragmetrics.sentences import split_sentences
 
 CTX = ["doc-a", "doc.v2", "doc c"]
 
@@ -107,3 +112,65 @@ def test_markers_round_trip(ids: list[str], data: st.DataObject) -> None:
     found = find_citations(text, ids)
     assert [c.doc_id for c in found] == [*cited, *(ids[i - 1] for i in indices)]
     assert find_citations(strip_citations(text), ids) == []
+
+
+# -- a project's own marker: citation_pattern ---------------------------------------------
+
+WIFI = ["wifi-1", "wifi-2"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "answer"),
+    [
+        (r"\[([\w-]+)\]", "Restart it [wifi-1]. Then wait [wifi-2]."),
+        (r"\[source:\s*([^\]]+)\]", "Restart it [source: wifi-1]. Then wait [source:wifi-2]."),
+        (r"\((wifi-\d+)\)", "Restart it (wifi-1). Then wait (wifi-2)."),
+    ],
+)
+def test_a_projects_own_marker_resolves_like_a_doc_id(pattern: str, answer: str) -> None:
+    syntax = CitationSyntax("auto", pattern)
+    found = find_citations(answer, WIFI, syntax)
+    assert [(c.target, c.doc_id) for c in found] == [("wifi-1", "wifi-1"), ("wifi-2", "wifi-2")]
+    assert strip_citations(answer, syntax) == "Restart it. Then wait."
+    assert find_citations(answer, WIFI, "auto") == []  # unread without the pattern
+    first, second = split_sentences(answer, syntax)
+    assert (first.text.startswith("Restart it "), second.text.startswith("Then wait ")) == (
+        True,
+        True,
+    )
+
+
+def test_the_built_in_formats_still_apply_next_to_a_projects_marker() -> None:
+    syntax = CitationSyntax("auto", r"\[([\w-]+)\]")
+    found = find_citations("A [CIT:wifi-2]. B [1]. C [wifi-9].", WIFI, syntax)
+    assert [(c.target, c.doc_id) for c in found] == [
+        ("wifi-2", "wifi-2"),
+        (1, "wifi-1"),
+        ("wifi-9", None),  # names no context: an invalid citation, like [CIT:wifi-9]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "problem"),
+    [
+        (r"\[[\w-]+\]", "needs exactly one group, the cited doc id; it has 0"),
+        (r"\[(\w+)-(\d)\]", "needs exactly one group, the cited doc id; it has 2"),
+        (r"(\w*)", "matches the empty text"),
+        (r"(\s)", "matches white space alone"),
+        (r"\[(\w+", "not a regular expression"),
+        (r"(?P<cit>\w+)", "not a regular expression"),  # the built-in format's group name
+    ],
+)
+def test_a_pattern_that_cannot_describe_a_marker_is_refused(pattern: str, problem: str) -> None:
+    with pytest.raises(CitationPatternError, match=re.escape(problem)):
+        CitationSyntax("auto", pattern)
+
+
+def test_an_empty_match_inside_a_text_is_no_marker() -> None:
+    # Valid by the checks (it cannot match the empty text), yet it matches nothing
+    # right after "x": such a match must neither cite nor move text around.
+    syntax = CitationSyntax("auto", r"(?<=x)([\w-]*)")
+    text = "Max said so. Then xenon."
+    assert [c.target for c in find_citations(text, WIFI, syntax)] == ["enon"]
+    assert strip_citations("ax.", syntax) == "ax."
+    assert [s.text for s in split_sentences("ax. Then b.", syntax)] == ["ax.", "Then b."]

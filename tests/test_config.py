@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragmetrics.citations import CitationSyntax
 from pytest_ragmetrics.config import Settings, ThresholdsError, load_thresholds
 from pytest_ragmetrics.idk import DEFAULT_IDK_PATTERNS
 
@@ -85,6 +86,11 @@ def test_embedding_defaults_name_the_packaged_model_and_its_version() -> None:
         ('[gates]\n"f1.mean" = false', "false only switches a gate off"),
         ('[gates."evals/x.py"]\n"em.mean" = ">= x"', "[gates.\"evals/x.py\"] 'em.mean'"),
         ("[settings]\ntau = 0.6", "[settings] tau: unknown setting"),
+        (
+            "[settings]\ncitation_pattern = '\\[[a-z]+\\]'",
+            "[settings] citation_pattern: needs exactly one group, the cited doc id; it has 0",
+        ),
+        ("[settings]\ncitation_pattern = 3", "[settings] citation_pattern: expected a regular"),
         ('[settings]\ncitation_format = "apa"', "[settings] citation_format: expected one of"),
         ("[settings]\nidk_patterns = []", "[settings] idk_patterns: the list is empty"),
         ('[settings]\nrow_errors = "ignore"', "[settings] row_errors: expected one of"),
@@ -106,6 +112,15 @@ def test_mistakes_name_the_file_and_key(tmp_path: Path, text: str, fragment: str
         load(tmp_path, text)
     assert str(caught.value).startswith(str(tmp_path / "thresholds.toml"))
     assert fragment in str(caught.value)
+
+
+def test_a_citation_pattern_is_a_setting_of_the_signature(tmp_path: Path) -> None:
+    plain = load(tmp_path, "[settings]\n").settings
+    assert "citation_pattern" not in plain.signature()  # baselines stored before stay valid
+    own = load(tmp_path, "[settings]\ncitation_pattern = '\\[(wifi-\\d+)\\]'\n").settings
+    assert own.signature()["citation_pattern"] == "\\[(wifi-\\d+)\\]"
+    assert own.citations == CitationSyntax("auto", "\\[(wifi-\\d+)\\]")
+    assert plain.citations == "auto"
 
 
 @pytest.mark.parametrize(
