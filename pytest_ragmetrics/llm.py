@@ -19,11 +19,14 @@ properties a CI run relies on:
   rather than making every test wait through its retries.
 * **Secret-safe.** The API key is read from the environment at call time and never appears
   in a message, a ``repr``, a cache key or a cache file; server text is scrubbed of it.
+  Nor does ``api_key_env``: a key pasted there by mistake can pass for a variable's name,
+  so messages speak of "the variable named by [judge] api_key_env" and never quote it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import http.client
 import json
@@ -81,6 +84,27 @@ _HEADER_SAFE = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what a bearer token
 _FENCED = re.compile(r"```(?:json\b)?(.*)```", re.DOTALL | re.IGNORECASE)
 
 
+# How API keys that can pass for a variable name begin (Groq, Hugging Face, GitHub, Google,
+# Replicate, Stripe-style secret, publishable and restricted keys); keys with a "-"
+# (sk-..., xai-...) are refused as names already.
+_KEY_PREFIXES = ("sk_", "gsk_", "hf_", "ghp_", "gho_", "github_pat_", "AIza", "r8_", "pk_", "rk_")
+_KEY_MIN_LENGTH = 20  # a variable named hf_token or sk_live is no key
+_RANDOM_MIN_LENGTH = 24
+
+
+def looks_like_key(name: str) -> bool:
+    """Whether an ``api_key_env`` value looks like an API key pasted in place of a
+    variable's name: a known key prefix on a long value, or long text that reads as random
+    (mixed case with digits, or no word separator at all), unlike ``UPPER_SNAKE_CASE``."""
+    if name.startswith(_KEY_PREFIXES) and len(name) >= _KEY_MIN_LENGTH:
+        return True
+    if len(name) < _RANDOM_MIN_LENGTH:
+        return False
+    mixed = any(c.islower() for c in name) and any(c.isupper() for c in name)
+    digits = any(c.isdigit() for c in name)
+    return (mixed and digits) or ("_" not in name.strip("_") and digits)
+
+
 class JudgeConfigError(ValueError):
     """A ``[judge]`` setting is wrong: ``args == (key, message)``, shown as ``key: message``."""
 
@@ -103,7 +127,9 @@ class JudgeConfig:
 
     base_url: str
     model: str
-    api_key_env: str | None = None  # the NAME of the variable holding the key, never the key
+    # The NAME of the variable holding the key, never the key; kept out of the repr, since
+    # a key pasted here by mistake would otherwise be printed with the config.
+    api_key_env: str | None = dataclasses.field(default=None, repr=False)
     timeout: float = 30.0
     retries: int = 3
     concurrency: int = 4
@@ -514,19 +540,26 @@ class LlmJudge:
         raise JudgeUnreachable(message, call)
 
     def _api_key(self) -> str | None:
+        # The variable's name is never quoted: a key pasted in its place passes for a name.
         variable = self.config.api_key_env
         if variable is None:
             return None
         # Stripped: a secret pasted with its trailing newline is still the same key.
         key = _Secret(self._environ.get(variable, "").strip())
         if not key:
-            self._give_up(f"judge api_key_env names ${variable}, which is not set", None)
+            hint = (
+                "; the name looks like an API key rather than a variable name: put the key "
+                "in an environment variable and give api_key_env that variable's name"
+                if looks_like_key(variable)
+                else ""
+            )
+            self._give_up(f"the variable named by [judge] api_key_env is not set{hint}", None)
         if not _HEADER_SAFE.fullmatch(key):
             # Checked here because http.client would reject the header with the key in its
             # message.
             self._give_up(
-                f"judge api_key_env names ${variable}, whose value is not an API key "
-                "(it holds spaces, control or non-ASCII characters)",
+                "the variable named by [judge] api_key_env does not hold an API key "
+                "(its value has spaces, control or non-ASCII characters)",
                 None,
             )
         return key

@@ -29,6 +29,7 @@ from pytest_ragmetrics.llm import (
     UnparseableVerdict,
     judge_config,
     load_prompt,
+    looks_like_key,
     placeholder_problem,
 )
 
@@ -396,8 +397,41 @@ def test_an_unset_api_key_env_is_unreachable_for_every_call(environ: dict[str, s
         for _ in range(2):
             with pytest.raises(JudgeUnreachable) as raised:
                 judge.judge("answer_relevance", ANSWER)
-            assert str(raised.value) == "judge api_key_env names $JUDGE_KEY, which is not set"
+            assert str(raised.value) == "the variable named by [judge] api_key_env is not set"
     assert server.requests == []
+
+
+# The shapes of keys pasted into api_key_env; each passes for a variable name.
+PASTED_KEYS = [
+    "gsk_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V2w3X4y5Z6",  # Groq
+    "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567",  # Hugging Face
+    "sk_live_" + "51Hx9aBcDeFgHiJkLmNoPqRsTu",  # Stripe-style secret
+    "AIzaSy" + "B1c2D3e4F5g6H7i8J9k0L1m2N3o4P5q6",  # Google
+    "a3f91c7e5b2d4f6a8c0e1b3d5f7a9c2e",  # 32 hex digits
+]
+
+
+@pytest.mark.parametrize("pasted", PASTED_KEYS)
+def test_a_key_pasted_as_api_key_env_is_named_as_such_and_never_echoed(pasted: str) -> None:
+    with ChatServer() as server:
+        judge = judge_for(server.url, api_key_env=pasted)
+        with pytest.raises(JudgeUnreachable) as raised:
+            judge.judge("answer_relevance", ANSWER)
+    message = str(raised.value)
+    assert message.startswith("the variable named by [judge] api_key_env is not set; ")
+    assert "looks like an API key rather than a variable name" in message
+    for text in (message, repr(raised.value), repr(judge), repr(judge.config)):
+        assert pasted not in text
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["JUDGE_API_KEY", "OPENAI_API_KEY", "hf_token", "sk_live", "GROQ_API_KEY_FOR_THE_CI_RUNS"],
+)
+def test_a_variable_name_does_not_look_like_a_key(name: str) -> None:
+    assert not looks_like_key(name)
+    assert all(looks_like_key(key) for key in PASTED_KEYS)
 
 
 def test_the_key_is_sent_without_surrounding_whitespace() -> None:
@@ -413,7 +447,9 @@ def test_a_key_that_cannot_be_a_header_is_unreachable_and_not_echoed() -> None:
         judge = judge_for(server.url, environ={"JUDGE_KEY": broken}, api_key_env="JUDGE_KEY")
         with pytest.raises(JudgeUnreachable) as raised:
             judge.judge("answer_relevance", ANSWER)
-    assert "$JUDGE_KEY" in str(raised.value)
+    assert str(raised.value).startswith(
+        "the variable named by [judge] api_key_env does not hold an API key"
+    )
     assert "first-half" not in str(raised.value)
     assert "second-half" not in str(raised.value)
     assert server.requests == []
