@@ -14,12 +14,21 @@ and a re-run calls it only for questions it has not answered. A cached output ke
 latency and tokens it was measured with and is marked as cached. One lock file per
 (fingerprint, question) makes pytest-xdist workers that need the same output wait for the
 one that is computing it instead of calling the system twice.
+
+A system that cannot be reached is given up on once per process: when a call fails with a
+connection-level error (``unreachable``), every later call to the same fingerprint in the
+process errors at once with the first error, instead of waiting out the same timeout on
+every row; cached outputs are still served, and other systems are still called. A call is
+never retried: the plugin cannot know whether a call is safe to repeat, and the system's
+own HTTP client is where retries belong.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -40,6 +49,62 @@ _FORMAT = 1  # bumped when the cache entry layout changes
 class LiveSystemError(Exception):
     """The system failed on a row or returned something that is not an output; the row
     errors with this message, and nothing is cached."""
+
+
+class LiveSystemUnreachable(LiveSystemError):
+    """The system could not be reached; it is not called again in this process."""
+
+    def __init__(self, message: str, cause: str) -> None:
+        super().__init__(message)
+        self.cause = cause  # the first error, as "Type: message"
+
+
+# OSError numbers that say the host or network cannot be reached; the ConnectionError
+# subclasses (refused, reset, aborted, broken pipe) carry their own numbers.
+_UNREACHABLE_ERRNOS = frozenset(
+    {errno.ENETUNREACH, errno.ENETDOWN, errno.EHOSTUNREACH, errno.EHOSTDOWN, errno.ETIMEDOUT}
+)
+_CHAIN_LIMIT = 16  # exceptions followed through __cause__ / __context__ / URLError.reason
+
+
+def unreachable(error: BaseException) -> bool:
+    """Whether ``error`` says the system cannot be reached at all, rather than that it
+    failed on this one question.
+
+    It does when it, or an exception it was raised from (``__cause__``, or
+    ``__context__`` unless suppressed, or a ``urllib.error.URLError``'s ``reason``), is a
+    ``ConnectionError`` (refused, reset, aborted, broken pipe; http.client's
+    ``RemoteDisconnected`` is one), a ``TimeoutError`` (``socket.timeout`` is one), a
+    ``socket.gaierror`` (the host name does not resolve) or an ``OSError`` whose number
+    says the network or host is unreachable. Following the chain catches the wrappers of
+    requests, httpx and urllib. Anything else (a ``ValueError`` from the system's code, an
+    HTTP error status, a missing file) is a failure of that question only.
+    """
+    seen: set[int] = set()
+    pending: list[BaseException] = [error]
+    while pending and len(seen) < _CHAIN_LIMIT:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, ConnectionError | TimeoutError | socket.gaierror):
+            return True
+        if isinstance(current, OSError) and current.errno in _UNREACHABLE_ERRNOS:
+            return True
+        reason = getattr(current, "reason", None)  # urllib.error.URLError wraps its cause
+        if isinstance(reason, BaseException):
+            pending.append(reason)
+        if current.__cause__ is not None:
+            pending.append(current.__cause__)
+        elif current.__context__ is not None and not current.__suppress_context__:
+            pending.append(current.__context__)
+    return False
+
+
+def describe_error(error: BaseException) -> str:
+    """``Type: message``, or the type alone for an exception without a message."""
+    detail = str(error)
+    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
 def _canonical(value: Any) -> str:
@@ -165,6 +230,8 @@ class OutputCache:
         self.run_id = run_id
         self.refresh = refresh
         self._memo: dict[tuple[str, str, int], LiveOutput] = {}
+        # Fingerprints this process could not reach, with the first error: not called again.
+        self._unreachable: dict[str, str] = {}
 
     def _path(self, fingerprint: str, question: str, repeat: int) -> Path:
         digest = hashlib.sha256(question.encode()).hexdigest()
@@ -200,11 +267,27 @@ class OutputCache:
             with FileLock(str(path) + ".lock"):
                 found = self._read(path, system, question)  # another process may have won
                 if found is None:
-                    fields = call_system(system, question)
+                    fields = self._call(system, question)
                     self._write(path, system, question, repeat, fields)
                     found = LiveOutput(fields, system.name, system.fingerprint, cached=False)
         self._memo[key] = found
         return found
+
+    def _call(self, system: LiveSystem, question: str) -> dict[str, Any]:
+        """Call the system, unless it could not be reached earlier in this process; a
+        call that finds it unreachable is the last one."""
+        cause = self._unreachable.get(system.fingerprint)
+        if cause is not None:
+            raise LiveSystemUnreachable(
+                f"not called: system {system.name!r} could not be reached earlier in this "
+                f"run: {cause}",
+                cause,
+            )
+        try:
+            return call_system(system, question)
+        except LiveSystemUnreachable as error:
+            self._unreachable[system.fingerprint] = error.cause
+            raise
 
     def _write(
         self, path: Path, system: LiveSystem, question: str, repeat: int, fields: Any
@@ -223,14 +306,19 @@ class OutputCache:
 
 
 def call_system(system: LiveSystem, question: str) -> dict[str, Any]:
-    """Call the system once; its output, with ``latency_ms`` measured if it gave none."""
+    """Call the system once; its output, with ``latency_ms`` measured if it gave none.
+    ``LiveSystemUnreachable`` when the error it raised says it cannot be reached."""
     started = time.perf_counter()
     try:
         output = system.call(question)
     except Exception as error:
-        raise LiveSystemError(
-            f"system {system.name!r} raised {type(error).__name__}: {error}"
-        ) from error
+        raised = f"system {system.name!r} raised {describe_error(error)}"
+        if unreachable(error):
+            raise LiveSystemUnreachable(
+                f"{raised}; it cannot be reached, so it is not called again in this run",
+                describe_error(error),
+            ) from error
+        raise LiveSystemError(raised) from error
     elapsed = (time.perf_counter() - started) * 1000.0
     fields = check_output(output, system.name)
     fields.setdefault("latency_ms", round(elapsed, 3))

@@ -17,13 +17,24 @@ how the tests count calls across processes. Expected values by hand:
 
 from __future__ import annotations
 
+import errno
+import http.client
 import json
+import socket
+import urllib.error
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_ragmetrics import LiveSystem
+from pytest_ragmetrics.live import (
+    LiveSystemError,
+    LiveSystemUnreachable,
+    OutputCache,
+    unreachable,
+)
 
 from conftest import Project, jsonl
 
@@ -201,11 +212,13 @@ def test_saved_outputs_are_a_dataset_that_scores_the_same(pytester: pytest.Pytes
         )
 
 
+# A ValueError on one question is that question's failure: the system is still called for
+# the others (a connection-level error would make it unreachable for the rest of the run).
 FAILING = SYSTEMS.replace(
     'def base(question):\n    log("base", question)\n',
     'def base(question):\n    log("base", question)\n'
     '    if question.startswith("Capital"):\n'
-    '        raise ConnectionError("retriever down")\n'
+    '        raise ValueError("no passage for this question")\n'
     '    if question.startswith("Colour"):\n'
     '        return {"answer": "blue", "tokens": 10, "sources": []}\n',
 )
@@ -220,7 +233,7 @@ def test_a_failing_system_errors_its_rows_and_caches_nothing(pytester: pytest.Py
     result.assert_outcomes(passed=9, errors=4, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*system 'base' raised ConnectionError: retriever down*",
+            "*system 'base' raised ValueError: no passage for this question",
             "*system 'base' returned unknown field(s) sources*",
         ]
     )
@@ -361,3 +374,144 @@ def test_ragmetrics_embed_names_the_run_model_for_fingerprints(pytester: pytest.
     project.run().assert_outcomes(passed=14)
     # A label only: naming the model loads nothing.
     assert (project.path / "model.txt").read_text() == model_label(PACKAGED_MODEL)
+
+
+# --- an unreachable system is given up on once per process ------------------------------
+
+
+REFUSED = "ConnectionRefusedError: [Errno 111] Connection refused"
+
+
+def _answer(question: str) -> dict[str, Any]:
+    return {"answer": f"an answer to {question}"}
+
+
+def _refusing(calls: list[str]) -> Any:
+    def call(question: str) -> dict[str, Any]:
+        calls.append(question)
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    return call
+
+
+def test_an_unreachable_system_is_called_once_then_errors_at_once(tmp_path: Path) -> None:
+    calls: list[str] = []
+    cache = OutputCache(tmp_path, "run")
+    down = LiveSystem("topk", _refusing(calls), "1", {"k": 4})
+    with pytest.raises(LiveSystemUnreachable) as first:
+        cache.output(down, "q1")
+    assert str(first.value) == (
+        f"system 'topk' raised {REFUSED}; it cannot be reached, so it is not called again "
+        "in this run"
+    )
+    for question in ("q2", "q3", "q1"):
+        with pytest.raises(LiveSystemUnreachable) as later:
+            cache.output(down, question)
+        assert str(later.value) == (
+            f"not called: system 'topk' could not be reached earlier in this run: {REFUSED}"
+        )
+    with pytest.raises(LiveSystemUnreachable):
+        cache.output(down, "q2", repeat=1)  # determinism's second call, too
+    assert calls == ["q1"]
+    assert list(tmp_path.rglob("*.json")) == []  # a failure is never cached
+    # Another system, or another fingerprint of the same one, is still called.
+    assert cache.output(LiveSystem("mmr", _answer), "q1").fields["answer"] == "an answer to q1"
+    with pytest.raises(LiveSystemUnreachable, match=r"^system 'topk' raised"):
+        cache.output(LiveSystem("topk", _refusing(calls), "2", {"k": 4}), "q1")
+    assert calls == ["q1", "q1"]
+
+
+def test_an_unreachable_system_still_has_its_cached_outputs_served(tmp_path: Path) -> None:
+    OutputCache(tmp_path, "earlier run").output(LiveSystem("topk", _answer), "q1")
+    calls: list[str] = []
+    cache = OutputCache(tmp_path, "this run")
+    down = LiveSystem("topk", _refusing(calls))  # the call is no part of the fingerprint
+    with pytest.raises(LiveSystemUnreachable):
+        cache.output(down, "q2")
+    served = cache.output(down, "q1")
+    assert (served.cached, served.fields["answer"]) == (True, "an answer to q1")
+    assert calls == ["q2"]
+
+
+def test_a_failure_on_one_question_leaves_the_system_reachable(tmp_path: Path) -> None:
+    def picky(question: str) -> dict[str, Any]:
+        if question == "q1":
+            raise ValueError("no passage for this question")
+        return _answer(question)
+
+    cache = OutputCache(tmp_path, "run")
+    system = LiveSystem("topk", picky)
+    with pytest.raises(LiveSystemError) as raised:
+        cache.output(system, "q1")
+    assert not isinstance(raised.value, LiveSystemUnreachable)
+    assert str(raised.value) == "system 'topk' raised ValueError: no passage for this question"
+    assert cache.output(system, "q2").fields["answer"] == "an answer to q2"
+
+
+def _raised_from(error: BaseException, cause: BaseException) -> BaseException:
+    """``error`` as ``raise error from cause`` leaves it (requests and httpx wrap so)."""
+    try:
+        raise error from cause
+    except BaseException as raised:
+        return raised
+
+
+def _raised_while_handling(
+    error: BaseException, context: BaseException, suppress: bool = False
+) -> BaseException:
+    """``error`` raised in an ``except`` block that handles ``context`` (``from None``
+    when ``suppress``)."""
+    try:
+        try:
+            raise context
+        except BaseException:
+            if suppress:
+                raise error from None
+            raise error  # noqa: B904 - the implicit context is the point
+    except BaseException as raised:
+        return raised
+
+
+class WrappedConnectError(Exception):
+    """A client library's own connection error, not a subclass of the builtin ones."""
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ConnectionRefusedError(111, "Connection refused"),
+        ConnectionResetError(104, "Connection reset by peer"),
+        http.client.RemoteDisconnected("Remote end closed connection without response"),
+        TimeoutError("timed out"),
+        socket.gaierror(-2, "Name or service not known"),
+        OSError(errno.ENETUNREACH, "Network is unreachable"),
+        OSError(errno.EHOSTUNREACH, "No route to host"),
+        urllib.error.URLError(ConnectionRefusedError(111, "Connection refused")),
+        _raised_from(WrappedConnectError("connect failed"), ConnectionRefusedError(111, "x")),
+        _raised_while_handling(RuntimeError("backend down"), TimeoutError("timed out")),
+    ],
+    ids=repr,
+)
+def test_connection_level_errors_make_a_system_unreachable(error: BaseException) -> None:
+    assert unreachable(error)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ValueError("no passage for this question"),
+        KeyError("answer"),
+        RuntimeError("the model refused"),
+        FileNotFoundError(errno.ENOENT, "No such file or directory", "index.faiss"),
+        OSError(errno.EACCES, "Permission denied"),
+        urllib.error.HTTPError("http://127.0.0.1/", 500, "Internal Server Error", Message(), None),
+        http.client.BadStatusLine("garbage"),
+        _raised_from(ValueError("bad question"), KeyError("q")),
+        # `raise ... from None` while handling a connection error: the system's code says
+        # the connection error is not the story, as Python's traceback then does.
+        _raised_while_handling(ValueError("bad question"), ConnectionResetError(), True),
+    ],
+    ids=repr,
+)
+def test_other_errors_fail_one_question_only(error: BaseException) -> None:
+    assert not unreachable(error)
