@@ -74,6 +74,7 @@ from pytest_ragmetrics.state import (
     embedding_store,
     live_cache,
     llm_judge,
+    located,
     row_param,
     run_state,
 )
@@ -257,7 +258,7 @@ class MetricFixture:
         except RowError as error:
             if isinstance(error, JudgeRowError):  # keep what the failed judge call cost
                 self.recorder.record({}, {}, None, error.details)
-            self.recorder.fail(str(error))
+            self.recorder.fail(located(row, str(error)))
             raise
         primary = measured.primary or self.primary
         self.recorder.record(
@@ -399,7 +400,7 @@ def row(request: pytest.FixtureRequest) -> Row:
     try:
         return _answer_live(request, param, recorder)
     except LiveSystemError as error:
-        recorder.fail(f"{param.row.where()}: {error}")
+        recorder.fail(located(param.row, str(error)))
         raise
 
 

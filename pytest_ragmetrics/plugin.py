@@ -44,9 +44,11 @@ from pytest_ragmetrics.project import (
 )
 from pytest_ragmetrics.report import json_document, terminal_lines
 from pytest_ragmetrics.state import (
+    ERRORED_ATTR,
     STATE_KEY,
     Options,
     RunState,
+    call_failure,
     dataset_report_payload,
     embedding_store,
     eval_of,
@@ -54,6 +56,7 @@ from pytest_ragmetrics.state import (
     row_report_payload,
     rows_param,
     run_state,
+    wants_traceback,
 )
 from pytest_ragmetrics.summary import EvalInfo
 
@@ -321,8 +324,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Attach what a row test or dataset-level test recorded to its final report (the
-    running process)."""
+    """Attach what a row test or dataset-level test recorded to its final report; a
+    failed live-system or judge call errors with one line (the running process)."""
     report = yield
     last = call.when == "call" or (call.when == "setup" and report.outcome != "passed")
     if not last:
@@ -330,10 +333,26 @@ def pytest_runtest_makereport(
     param = row_param(item)
     if param is not None:
         report.ragmetrics = row_report_payload(item, param, call, report)  # type: ignore[attr-defined]
+        failure = call_failure(param, call) if report.failed else None
+        if failure is not None:
+            setattr(report, ERRORED_ATTR, True)  # an attribute: it travels from xdist workers
+            if not wants_traceback(item.config):
+                report.longrepr = failure
     rows = rows_param(item)
     if rows is not None:
         report.ragmetrics = dataset_report_payload(item, rows, call, report)  # type: ignore[attr-defined]
     return report
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(
+    report: pytest.CollectReport | pytest.TestReport, config: pytest.Config
+) -> tuple[str, str, str] | None:
+    """A row whose live-system or judge call failed is an ERROR, in the call phase too
+    (the process that reports: the controller under xdist)."""
+    if report.when == "call" and report.failed and getattr(report, ERRORED_ATTR, False):
+        return "error", "E", "ERROR"
+    return None
 
 
 class ControllerHooks:

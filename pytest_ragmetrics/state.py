@@ -13,11 +13,11 @@ from pytest_ragmetrics.baseline import input_digest
 from pytest_ragmetrics.cache import EmbeddingCache
 from pytest_ragmetrics.citations import find_citations
 from pytest_ragmetrics.config import Settings, Thresholds
-from pytest_ragmetrics.dataset import Dataset, LoadedRow, Problem, Row
+from pytest_ragmetrics.dataset import Dataset, LoadedRow, Problem, Row, RowError
 from pytest_ragmetrics.embeddings import Embedder, embedder_for
 from pytest_ragmetrics.gates import GateResult
 from pytest_ragmetrics.judged import JudgeNotConfigured
-from pytest_ragmetrics.live import OutputCache
+from pytest_ragmetrics.live import LiveSystemError, OutputCache
 from pytest_ragmetrics.llm import LlmJudge
 from pytest_ragmetrics.prepare import EmbeddingStore, PrepareStats
 from pytest_ragmetrics.project import Project
@@ -253,6 +253,35 @@ def _row_error(
         return None
     message = str(excinfo.value).splitlines()[0] if str(excinfo.value) else ""
     return f"{param.row.where()}: {call.when} raised {excinfo.typename}: {message}"
+
+
+def located(row: Row, message: str) -> str:
+    """``message`` starting with the row's ``file:line``, which it gets unless it has it."""
+    where = row.where()
+    return message if message.startswith(where) else f"{where}: {message}"
+
+
+# What the plugin itself failed to get for a row: a live system's output, a judge's
+# verdict (JudgeRowError, JudgeNotConfigured), a field a metric needs.
+CALL_FAILURES = (LiveSystemError, RowError)
+# Set on such a report: it is an error, even in the call phase (pytest_report_teststatus).
+ERRORED_ATTR = "ragmetrics_errored"
+
+
+def call_failure(param: RowParam, call: pytest.CallInfo[None]) -> str | None:
+    """The line a row test's error is reported with when what failed is one of
+    ``CALL_FAILURES``: ``file:line: what: why``, the row's error in the reports; None for
+    anything else (a failed assert is the test's verdict, another exception a bug)."""
+    excinfo = call.excinfo
+    if excinfo is None or not excinfo.errisinstance(CALL_FAILURES):
+        return None
+    return located(param.row, str(excinfo.value))
+
+
+def wants_traceback(config: pytest.Config) -> bool:
+    """Whether the run asked for full tracebacks (``--tb=long`` or ``-vv``): a failed
+    call is then reported with pytest's traceback instead of its one line."""
+    return bool(config.option.tbstyle == "long" or config.option.verbose >= 2)
 
 
 def _test_name(item: pytest.Item) -> str:

@@ -25,6 +25,7 @@ import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -210,8 +211,9 @@ def test_an_unparseable_verdict_errors_its_row_and_counts_in_error_rate(
         # bypass the cache, are asked again.
         assert len(server.requests) == asked + 4
     # q2 stops at its first verdict: 6 + 1 + 6 verdicts, one unparseable (test_again's
-    # q2 reads the same cached reply, the same record).
-    result.assert_outcomes(passed=7, failed=4)
+    # q2 reads the same cached reply, the same record). Its two tests error; the two gates
+    # fail.
+    result.assert_outcomes(passed=7, errors=2, failed=2)
     result.stdout.fnmatch_lines(["*faithfulness_judge*The answer looks fine to me.*"])
     metrics = document["evals"][0]["metrics"]
     assert metrics["judge"]["verdicts"] == 13
@@ -230,7 +232,7 @@ def test_an_unreachable_judge_fails_fast_with_one_message(
     url = f"http://127.0.0.1:{unused_port()}/v1"
     project = _project(pytester, mode, _judge_table(url, timeout=30))
     result, document = project.run_json()
-    result.assert_outcomes(passed=3, failed=6)
+    result.assert_outcomes(passed=3, errors=6)
     # Every judged row errors with the same one message (no per-row timeout).
     (message,) = set(re.findall(r"LLM judge unreachable at [^;]*", result.stdout.str()))
     assert message.startswith(f"LLM judge unreachable at {url}: cannot connect: Connection")
@@ -247,8 +249,10 @@ def test_an_unreachable_judge_fails_fast_with_one_message(
 def test_a_judge_metric_without_a_judge_table_names_the_fix(pytester: pytest.Pytester) -> None:
     project = _project(pytester, "no-xdist", "")
     result = project.run()
-    result.assert_outcomes(passed=3, failed=6)
-    result.stdout.fnmatch_lines(["*needs an endpoint: add a [[]judge[]] table*"])
+    result.assert_outcomes(passed=3, errors=6)
+    result.stdout.fnmatch_lines(
+        ["data/rows.jsonl:1: an LLM-judge metric needs an endpoint: add a [[]judge[]] table*"]
+    )
 
 
 def test_the_key_stays_out_of_tracebacks_and_junit_xml(
@@ -264,12 +268,109 @@ def test_the_key_stays_out_of_tracebacks_and_junit_xml(
     with ChatServer(default=echo) as server:
         project = _project(pytester, "no-xdist", _judge_table(server.url))
         result, document = project.run_json("-l", "--junitxml=junit.xml", "--tb=long")
-    result.assert_outcomes(passed=3, failed=6)
+    result.assert_outcomes(passed=3, errors=6)
     result.stdout.fnmatch_lines(["*HTTP 503: Bearer [*][*][*]"])
     assert SECRET not in result.stdout.str()
     assert SECRET not in result.stderr.str()
     assert SECRET not in json.dumps(document)
     assert _files_mention(project.path, SECRET) == []
+
+
+# A traceback's mark: a frame's file:line (judged.py:144, test_judged.py:9, ...).
+FRAME = re.compile(r"Traceback|\w\.py:\d+")
+
+
+def _section(result: pytest.RunResult, title: str) -> list[str]:
+    """The lines of the terminal's ``=== title ===`` section, without its title (nor the
+    ``- generated xml file -`` line that may follow it)."""
+    lines = result.outlines
+    start = next(i for i, line in enumerate(lines) if re.fullmatch(f"=+ {title} =+", line))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(("==", "- ")))
+    return lines[start + 1 : end]
+
+
+def test_a_failed_judge_call_errors_its_row_in_one_line(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGMETRICS_TEST_JUDGE_KEY", SECRET)
+    url = f"http://127.0.0.1:{unused_port()}/v1"
+    project = _project(pytester, "no-xdist", _judge_table(url))
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--ragmetrics-json", "report.json", "--junitxml", "junit.xml"
+    )
+    # The judged rows error, as the README says, in the call phase too; f1's rows pass.
+    assert result.parseoutcomes() == {"passed": 3, "errors": 6}
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    errors = _section(result, "ERRORS")
+    assert len(errors) == 2 * 6  # pytest's header and one line per errored test
+    headers, messages = errors[0::2], errors[1::2]
+    assert all(
+        re.fullmatch(r"_+ ERROR at call of test_(judged|again)\[q\d\] _+", h) for h in headers
+    )
+    reason = (
+        f"faithfulness_judge: LLM judge unreachable at {url}: cannot connect: "
+        "ConnectionRefusedError: [Errno 111] Connection refused; no further judge calls are "
+        "made in this run"
+    )
+    assert sorted(messages) == sorted(f"data/rows.jsonl:{n}: {reason}" for n in (1, 2, 3) * 2)
+    summary = _section(result, "short test summary info")
+    assert len(summary) == 6
+    assert all(line.startswith("ERROR test_judged.py::test_") for line in summary)
+    assert FRAME.search(result.stdout.str()) is None
+    # The JSON report's row errors are the same lines.
+    document = json.loads((project.path / "report.json").read_text(encoding="utf-8"))
+    assert [row["errors"] for row in document["evals"][0]["rows"]] == [
+        [f"data/rows.jsonl:{n}: {reason}"] for n in (1, 2, 3)
+    ]
+    # JUnit XML files a call-phase report under <failure> whatever the terminal calls it;
+    # its message is the same line, without a traceback.
+    junit = (project.path / "junit.xml").read_text(encoding="utf-8")
+    reported = [e.get("message") for e in ElementTree.fromstring(junit).iter("failure")]
+    assert sorted(reported) == sorted(messages)
+    assert FRAME.search(junit) is None
+
+
+@pytest.mark.parametrize("option", ["--tb=long", "-vv"])
+def test_a_failed_judge_calls_traceback_is_shown_on_request(
+    pytester: pytest.Pytester, option: str
+) -> None:
+    _project(pytester, "no-xdist", _judge_table(f"http://127.0.0.1:{unused_port()}/v1"))
+    result = pytester.runpytest("-p", "no:cacheprovider", option)
+    assert result.parseoutcomes() == {"passed": 3, "errors": 6}
+    assert re.search(r"pytest_ragmetrics/judged\.py:\d+: JudgeRowError", result.stdout.str())
+
+
+PASTED = "gsk_" + "Q7wX2mB9vK4tR8nJ3cY6hL1pZ5sD0fG2aE7uW9iO4kM8bN3x"
+
+
+@pytest.mark.parametrize("options", [(), ("-l", "--tb=long")])
+def test_a_key_pasted_as_api_key_env_is_echoed_nowhere(
+    pytester: pytest.Pytester, options: tuple[str, ...]
+) -> None:
+    url = f"http://127.0.0.1:{unused_port()}/v1"  # nothing is sent: the key is not set
+    project = _project(pytester, "no-xdist", _judge_table(url, api_key_env=PASTED))
+    reports = {
+        "--ragmetrics-json": "report.json",
+        "--ragmetrics-html": "report.html",
+        "--ragmetrics-md": "report.md",
+        "--junitxml": "junit.xml",
+    }
+    arguments = [part for option, path in reports.items() for part in (option, path)]
+    result = pytester.runpytest("-p", "no:cacheprovider", *arguments, *options)
+    assert result.parseoutcomes() == {"passed": 3, "errors": 6}
+    result.stdout.fnmatch_lines(
+        [
+            "*data/rows.jsonl:1: faithfulness_judge: the variable named by [[]judge[]] "
+            "api_key_env is not set; the name looks like an API key rather than a variable "
+            "name*"
+        ]
+    )
+    assert PASTED not in result.stdout.str()
+    assert PASTED not in result.stderr.str()
+    for path in reports.values():
+        assert PASTED not in (project.path / path).read_text(encoding="utf-8")
+    written = [p for p in _files_mention(project.path, PASTED) if Path(p).name != "thresholds.toml"]
+    assert written == []
 
 
 @pytest.mark.parametrize(("entailed", "expected"), [(True, 100.0), (False, 0.0)])

@@ -20,11 +20,13 @@ from __future__ import annotations
 import errno
 import http.client
 import json
+import re
 import socket
 import urllib.error
 from email.message import Message
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -36,6 +38,7 @@ from pytest_ragmetrics.live import (
     unreachable,
 )
 
+from chat_server import unused_port
 from conftest import Project, jsonl
 
 QUESTIONS = [
@@ -515,3 +518,107 @@ def test_connection_level_errors_make_a_system_unreachable(error: BaseException)
 )
 def test_other_errors_fail_one_question_only(error: BaseException) -> None:
     assert not unreachable(error)
+
+
+# --- how an unreachable system's rows are reported ----------------------------------------
+
+# base calls a port nothing listens on (urllib, as a system over HTTP would); cand answers.
+DOWN = SYSTEMS.replace("import os\n", "import os\nimport urllib.request\n", 1).replace(
+    'def base(question):\n    log("base", question)\n',
+    "def base(question):\n"
+    '    log("base", os.environ.get("PYTEST_XDIST_WORKER", "main"))\n'
+    '    urllib.request.urlopen("http://127.0.0.1:PORT/answer", timeout=5)\n',
+)
+REFUSED_URL = "URLError: <urlopen error [Errno 111] Connection refused>"
+FIRST = f"system 'base' raised {REFUSED_URL}; it cannot be reached, so it is not called again"
+LATER = f"not called: system 'base' could not be reached earlier in this run: {REFUSED_URL}"
+# A traceback's mark: a frame's file:line (live.py:339, urllib/request.py:1348, ...).
+FRAME = re.compile(r"Traceback|\w\.py:\d+")
+
+
+def _down_project(pytester: pytest.Pytester, mode: str) -> Project:
+    project = _project(pytester, mode, DOWN.replace("PORT", str(unused_port())))
+    project.write("thresholds.toml", "")
+    # Not test_live.py: a run in this process would find this module under that name.
+    (project.path / "test_live.py").rename(project.path / "test_down.py")
+    return project
+
+
+def section(result: pytest.RunResult, title: str) -> list[str]:
+    """The lines of the terminal's ``=== title ===`` section, without its title (nor the
+    ``- generated xml file -`` line that may follow it)."""
+    lines = result.outlines
+    start = next(i for i, line in enumerate(lines) if re.fullmatch(f"=+ {title} =+", line))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(("==", "- ")))
+    return lines[start + 1 : end]
+
+
+def test_an_unreachable_system_errors_each_row_in_one_line(pytester: pytest.Pytester) -> None:
+    project = _down_project(pytester, "no-xdist")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--ragmetrics-json", "report.json", "--junitxml", "junit.xml"
+    )
+    assert result.parseoutcomes() == {"passed": 6, "errors": 6}  # base's 3 rows x 2 tests
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    # Called once, by the first row; the other five rows errored without a call.
+    calls = _calls(project)
+    assert len([line for line in calls if line.startswith("base\t")]) == 1
+    assert [line for line in calls if line.startswith("cand\t")] == sorted(
+        f"cand\t{q['question']}" for q in QUESTIONS
+    )
+    # Each error: pytest's header line and one line naming the row, system and error.
+    errors = section(result, "ERRORS")
+    assert len(errors) == 2 * 6
+    messages = sorted(errors[1::2])
+    assert all(line.startswith("data/questions.jsonl:") for line in messages)
+    assert sorted(line.split(": ", 1)[1] for line in messages) == sorted(
+        [f"{FIRST} in this run"] + [LATER] * 5
+    )
+    summary = section(result, "short test summary info")
+    assert len(summary) == 6
+    assert all(line.startswith("ERROR test_down.py::test_") for line in summary)
+    assert FRAME.search(result.stdout.str()) is None
+    # The reports say the same: the JSON rows' errors (each distinct message of a row once)
+    # and JUnit XML's <error> elements.
+    document = json.loads((project.path / "report.json").read_text(encoding="utf-8"))
+    base = _entry(document, "test_down.py[base]")
+    assert base["metrics"]["errors"]["sum"] == 3
+    assert sorted(error for row in base["rows"] for error in row["errors"]) == sorted({*messages})
+    junit = (project.path / "junit.xml").read_text(encoding="utf-8")
+    reported = [e.get("message") for e in ElementTree.fromstring(junit).iter("error")]
+    assert sorted(reported) == [f'failed on setup with "{line}"' for line in messages]
+    assert FRAME.search(junit) is None
+
+
+@pytest.mark.parametrize("option", ["--tb=long", "-vv"])
+def test_the_full_traceback_is_shown_on_request(pytester: pytest.Pytester, option: str) -> None:
+    _down_project(pytester, "no-xdist")
+    result = pytester.runpytest("-p", "no:cacheprovider", option)
+    assert result.parseoutcomes() == {"passed": 6, "errors": 6}
+    output = result.stdout.str()
+    assert re.search(r"pytest_ragmetrics/live\.py:\d+: LiveSystemUnreachable", output)
+    assert "ConnectionRefusedError: [Errno 111] Connection refused" in output
+
+
+def test_each_xdist_worker_finds_out_once(pytester: pytest.Pytester) -> None:
+    project = _down_project(pytester, "n2")
+    questions = [{"id": f"q{n}", "question": f"Question {n}?", "gold": "x"} for n in range(8)]
+    project.write("data/questions.jsonl", jsonl(questions))
+    project.write(
+        "test_down.py",
+        "import pytest\n\n"
+        'pytestmark = pytest.mark.ragmetrics(dataset="data/questions.jsonl", systems=["base"])\n'
+        "\n\ndef test_correct(row, f1):\n    f1(row)\n",
+    )
+    result = project.run()
+    result.assert_outcomes(errors=8)
+    workers = [line.split("\t")[1] for line in _calls(project)]
+    # At most one call per worker: every worker that ran a row called once, then gave up.
+    assert len(workers) == len(set(workers)) <= 2
+    assert set(workers) <= {"gw0", "gw1"}
+    errors = section(result, "ERRORS")
+    assert len(errors) == 3 * 8  # xdist adds a "[gw0] linux -- Python ..." line to each
+    messages = errors[2::3]
+    assert all(line.startswith("data/questions.jsonl:") for line in messages)
+    assert sum(FIRST in line for line in messages) == len(workers)
+    assert sum(LATER in line for line in messages) == 8 - len(workers)

@@ -67,7 +67,7 @@ def test_a_row_without_answers_found_errors_naming_the_field(make_project: Any) 
     }
     project.write("data/asqa.jsonl", jsonl([row]))
     result = project.run()
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)  # bad data is an error of the row, not a verdict
     result.stdout.fnmatch_lines(["*asqa.jsonl:1*field 'contexts': item 0 needs 'answers_found'*"])
 
 
