@@ -340,6 +340,31 @@ def test_a_failed_judge_calls_traceback_is_shown_on_request(
     assert re.search(r"pytest_ragmetrics/judged\.py:\d+: JudgeRowError", result.stdout.str())
 
 
+def test_a_failed_assert_on_a_judge_score_stays_a_failure(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGMETRICS_TEST_JUDGE_KEY", SECRET)
+    with ChatServer(default=Judge()) as server:
+        project = _project(pytester, "no-xdist", _judge_table(server.url))
+        project.write(
+            "test_judged.py",
+            'import pytest\npytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")\n\n'
+            "def test_strict(row, faithfulness_judge):\n"
+            "    assert faithfulness_judge(row) >= 0.9\n",
+        )
+        result = pytester.runpytest("-p", "no:cacheprovider")
+    # q2 (0.5) and q3 (0.0) fail the test's own verdict, with pytest's assertion report.
+    assert result.parseoutcomes() == {"passed": 1, "failed": 2}
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_strict[[]q2[]] _*",
+            ">*assert faithfulness_judge(row) >= 0.9",
+            "E*assert faithfulness_judge=0.5 (row 'q2': LLM judge scripted at * scored 0.5*",
+            "test_judged.py:5: AssertionError",
+        ]
+    )
+
+
 PASTED = "gsk_" + "Q7wX2mB9vK4tR8nJ3cY6hL1pZ5sD0fG2aE7uW9iO4kM8bN3x"
 
 
