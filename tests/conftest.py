@@ -117,12 +117,29 @@ def project(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> Projec
 
 @pytest.fixture(scope="session")
 def inprocess_modules() -> None:
-    """Import what an in-process run imports lazily before ``pytester`` snapshots
-    ``sys.modules``. Otherwise every test's run imports it anew: torch a second copy into
-    the same process, hypothesis (its plugin's terminal summary) 2 s a run."""
+    """Import what an in-process run imports lazily, once per test process."""
     import hypothesis  # noqa: F401
     import matplotlib.pyplot  # noqa: F401
     import sentence_transformers  # noqa: F401
+
+
+@pytest.fixture
+def pytester(
+    inprocess_modules: None, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> pytest.Pytester:
+    """pytest's ``pytester``, created after the heavy modules are imported.
+
+    ``pytester`` snapshots ``sys.modules`` when it is created and restores it afterwards,
+    dropping what an in-process run imported. Torch cannot be imported twice into one
+    process (the second import crashes it), and hypothesis costs 2 s a run, so they are
+    imported before the snapshot is taken.
+
+    An xdist worker imports the plugin before pytest's assertion rewriter is installed,
+    so every run inside it would warn that the plugin "cannot be rewritten": an artifact
+    of testing in one process, not of the plugin, kept out of the runs' output.
+    """
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-W ignore::pytest.PytestAssertRewriteWarning")
+    return pytester
 
 
 @pytest.fixture

@@ -14,8 +14,6 @@ from pytest_ragmetrics.cache import CACHE_DIR_ENV
 
 from conftest import jsonl
 
-pytestmark = pytest.mark.usefixtures("inprocess_modules")
-
 FACTS = [
     ("The Eiffel Tower is in Paris.", "Paris"),
     ("The Colosseum is in Rome.", "Rome"),

@@ -9,8 +9,6 @@ import pytest
 
 from conftest import jsonl
 
-pytestmark = pytest.mark.usefixtures("inprocess_modules")
-
 # Help-desk answers that cite their sources as [wifi-1]; r2 says it does not know and
 # still cites one, which idk_citation exists to catch.
 ROWS = [

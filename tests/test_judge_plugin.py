@@ -299,7 +299,7 @@ def test_a_failed_judge_call_errors_its_row_in_one_line(
         "-p", "no:cacheprovider", "--ragmetrics-json", "report.json", "--junitxml", "junit.xml"
     )
     # The judged rows error, as the README says, in the call phase too; f1's rows pass.
-    assert result.parseoutcomes() == {"passed": 3, "errors": 6}
+    result.assert_outcomes(passed=3, errors=6)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     errors = _section(result, "ERRORS")
     assert len(errors) == 2 * 6  # pytest's header and one line per errored test
@@ -336,7 +336,7 @@ def test_a_failed_judge_calls_traceback_is_shown_on_request(
 ) -> None:
     _project(pytester, "no-xdist", _judge_table(f"http://127.0.0.1:{unused_port()}/v1"))
     result = pytester.runpytest("-p", "no:cacheprovider", option)
-    assert result.parseoutcomes() == {"passed": 3, "errors": 6}
+    result.assert_outcomes(passed=3, errors=6)
     assert re.search(r"pytest_ragmetrics/judged\.py:\d+: JudgeRowError", result.stdout.str())
 
 
@@ -354,7 +354,7 @@ def test_a_failed_assert_on_a_judge_score_stays_a_failure(
         )
         result = pytester.runpytest("-p", "no:cacheprovider")
     # q2 (0.5) and q3 (0.0) fail the test's own verdict, with pytest's assertion report.
-    assert result.parseoutcomes() == {"passed": 1, "failed": 2}
+    result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(
         [
             "*_ test_strict[[]q2[]] _*",
@@ -382,7 +382,7 @@ def test_a_key_pasted_as_api_key_env_is_echoed_nowhere(
     }
     arguments = [part for option, path in reports.items() for part in (option, path)]
     result = pytester.runpytest("-p", "no:cacheprovider", *arguments, *options)
-    assert result.parseoutcomes() == {"passed": 3, "errors": 6}
+    result.assert_outcomes(passed=3, errors=6)
     result.stdout.fnmatch_lines(
         [
             "*data/rows.jsonl:1: faithfulness_judge: the variable named by [[]judge[]] "

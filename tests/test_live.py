@@ -558,7 +558,7 @@ def test_an_unreachable_system_errors_each_row_in_one_line(pytester: pytest.Pyte
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "--ragmetrics-json", "report.json", "--junitxml", "junit.xml"
     )
-    assert result.parseoutcomes() == {"passed": 6, "errors": 6}  # base's 3 rows x 2 tests
+    result.assert_outcomes(passed=6, errors=6)  # base's 3 rows x 2 tests
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     # Called once, by the first row; the other five rows errored without a call.
     calls = _calls(project)
@@ -594,7 +594,7 @@ def test_an_unreachable_system_errors_each_row_in_one_line(pytester: pytest.Pyte
 def test_the_full_traceback_is_shown_on_request(pytester: pytest.Pytester, option: str) -> None:
     _down_project(pytester, "no-xdist")
     result = pytester.runpytest("-p", "no:cacheprovider", option)
-    assert result.parseoutcomes() == {"passed": 6, "errors": 6}
+    result.assert_outcomes(passed=6, errors=6)
     output = result.stdout.str()
     assert re.search(r"pytest_ragmetrics/live\.py:\d+: LiveSystemUnreachable", output)
     assert "ConnectionRefusedError: [Errno 111] Connection refused" in output

@@ -14,8 +14,6 @@ from pytest_ragmetrics.project import ProjectError, locate_project
 
 from conftest import ROWS, jsonl
 
-pytestmark = pytest.mark.usefixtures("inprocess_modules")
-
 EVAL = """
 import pytest
 
