@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_ragmetrics.config import Gate
-from pytest_ragmetrics.registry import VS_BASELINE
+from pytest_ragmetrics.registry import VS_BASELINE, per_row
 from pytest_ragmetrics.stored import (
     BASELINE_METRIC,
     BaselineState,
@@ -111,12 +111,11 @@ def _against_stored(
     pairing, notes = state.pairing, [state.note] if state.note else []
     stored = baseline.value(gate.metric, gate.stat)
     if pairing is not None and not pairing.exact:
-        if gate.metric in pairing.current:
-            value_shared = _stat(pairing.current, gate)
-            value, stored = (
-                (value if value_shared is None else value_shared),
-                _stat(pairing.stored, gate),
-            )
+        if per_row(gate.metric):
+            on_shared = _stat(pairing.current, gate)
+            if on_shared is None:
+                return None, f"no row this run shares with {state.path} recorded {gate.metric}"
+            value, stored = on_shared, _stat(pairing.stored, gate)
             notes.append(f"on the rows both share: {pairing.describe()}")
         else:
             notes.append(

@@ -262,3 +262,12 @@ def split_aggregate(name: str) -> tuple[str, str]:
             f"unknown statistic {stat!r} for {metric}; use one of {', '.join(info.stats)}"
         )
     return metric, stat
+
+
+def per_row(metric: str) -> bool:
+    """True for a metric aggregated from per-row values (one a user's code records
+    included); False for a dataset-level one, whose statistics come as they are."""
+    try:
+        return metric_info(metric).dataset is None
+    except UnknownAggregate:
+        return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,15 @@ PASSING_GATES = """
 """
 
 MODES = {"no-xdist": ["-p", "no:xdist"], "n0": ["-n", "0"], "n2": ["-n", "2"]}
+
+
+def terminal_section(result: pytest.RunResult, title: str) -> list[str]:
+    """The lines of the terminal's ``=== title ===`` section, without its title (nor the
+    ``- generated xml file -`` line that may follow it)."""
+    lines = result.outlines
+    start = next(i for i, line in enumerate(lines) if re.fullmatch(f"=+ {title} =+", line))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(("==", "- ")))
+    return lines[start + 1 : end]
 
 
 def jsonl(rows: list[dict[str, Any]]) -> str:

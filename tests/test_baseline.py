@@ -330,3 +330,11 @@ def test_counts_in_the_message() -> None:
     assert result.status == "failed"
     assert (result.value, result.bound) == (0.4, 0.5)
     assert "rows      1 with a value of 2 run (0 errored; dataset has 4)" in result.message
+
+
+def test_a_metric_no_shared_row_recorded_cannot_be_compared(tmp_path: Path) -> None:
+    after = {"a": ("da", {"tokens": 100.0}), "e": ("de", {"tokens": 50.0, "f1": 1.0})}
+    state, current = _pair(tmp_path, after)
+    result = evaluate_gate(current, gate("f1.mean", ">= baseline"), state, None)
+    assert result.status == "failed"
+    assert "no row this run shares with b.json recorded f1" in result.message

@@ -32,7 +32,7 @@ import pytest
 from pytest_ragmetrics.judged import merge_judge_details
 
 from chat_server import ChatServer, Raw, Received, completion, unused_port
-from conftest import Project, jsonl
+from conftest import Project, jsonl, terminal_section
 
 SECRET = "sk-test-never-shown-3f9a"
 QUESTIONS = {"q1": "Where is the Eiffel Tower?", "q2": "Who wrote Hamlet?", "q3": "Why?"}
@@ -280,15 +280,6 @@ def test_the_key_stays_out_of_tracebacks_and_junit_xml(
 FRAME = re.compile(r"Traceback|\w\.py:\d+")
 
 
-def _section(result: pytest.RunResult, title: str) -> list[str]:
-    """The lines of the terminal's ``=== title ===`` section, without its title (nor the
-    ``- generated xml file -`` line that may follow it)."""
-    lines = result.outlines
-    start = next(i for i, line in enumerate(lines) if re.fullmatch(f"=+ {title} =+", line))
-    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(("==", "- ")))
-    return lines[start + 1 : end]
-
-
 def test_a_failed_judge_call_errors_its_row_in_one_line(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -301,7 +292,7 @@ def test_a_failed_judge_call_errors_its_row_in_one_line(
     # The judged rows error, as the README says, in the call phase too; f1's rows pass.
     result.assert_outcomes(passed=3, errors=6)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    errors = _section(result, "ERRORS")
+    errors = terminal_section(result, "ERRORS")
     assert len(errors) == 2 * 6  # pytest's header and one line per errored test
     headers, messages = errors[0::2], errors[1::2]
     assert all(
@@ -313,7 +304,7 @@ def test_a_failed_judge_call_errors_its_row_in_one_line(
         "made in this run"
     )
     assert sorted(messages) == sorted(f"data/rows.jsonl:{n}: {reason}" for n in (1, 2, 3) * 2)
-    summary = _section(result, "short test summary info")
+    summary = terminal_section(result, "short test summary info")
     assert len(summary) == 6
     assert all(line.startswith("ERROR test_judged.py::test_") for line in summary)
     assert FRAME.search(result.stdout.str()) is None

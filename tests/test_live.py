@@ -39,7 +39,7 @@ from pytest_ragmetrics.live import (
 )
 
 from chat_server import unused_port
-from conftest import Project, jsonl
+from conftest import Project, jsonl, terminal_section
 
 QUESTIONS = [
     {"id": "q1", "question": "What is 2 + 2?", "gold": "4"},
@@ -544,15 +544,6 @@ def _down_project(pytester: pytest.Pytester, mode: str) -> Project:
     return project
 
 
-def section(result: pytest.RunResult, title: str) -> list[str]:
-    """The lines of the terminal's ``=== title ===`` section, without its title (nor the
-    ``- generated xml file -`` line that may follow it)."""
-    lines = result.outlines
-    start = next(i for i, line in enumerate(lines) if re.fullmatch(f"=+ {title} =+", line))
-    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(("==", "- ")))
-    return lines[start + 1 : end]
-
-
 def test_an_unreachable_system_errors_each_row_in_one_line(pytester: pytest.Pytester) -> None:
     project = _down_project(pytester, "no-xdist")
     result = pytester.runpytest(
@@ -567,14 +558,14 @@ def test_an_unreachable_system_errors_each_row_in_one_line(pytester: pytest.Pyte
         f"cand\t{q['question']}" for q in QUESTIONS
     )
     # Each error: pytest's header line and one line naming the row, system and error.
-    errors = section(result, "ERRORS")
+    errors = terminal_section(result, "ERRORS")
     assert len(errors) == 2 * 6
     messages = sorted(errors[1::2])
     assert all(line.startswith("data/questions.jsonl:") for line in messages)
     assert sorted(line.split(": ", 1)[1] for line in messages) == sorted(
         [f"{FIRST} in this run"] + [LATER] * 5
     )
-    summary = section(result, "short test summary info")
+    summary = terminal_section(result, "short test summary info")
     assert len(summary) == 6
     assert all(line.startswith("ERROR test_down.py::test_") for line in summary)
     assert FRAME.search(result.stdout.str()) is None
@@ -616,7 +607,7 @@ def test_each_xdist_worker_finds_out_once(pytester: pytest.Pytester) -> None:
     # At most one call per worker: every worker that ran a row called once, then gave up.
     assert len(workers) == len(set(workers)) <= 2
     assert set(workers) <= {"gw0", "gw1"}
-    errors = section(result, "ERRORS")
+    errors = terminal_section(result, "ERRORS")
     assert len(errors) == 3 * 8  # xdist adds a "[gw0] linux -- Python ..." line to each
     messages = errors[2::3]
     assert all(line.startswith("data/questions.jsonl:") for line in messages)
