@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +254,69 @@ def test_no_baseline_yet_fails_saying_that_storing_one_accepts_this_run(
             "pytest test_eval.py --ragmetrics-update-baseline",
         ]
     )
+
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def _thresholds_of(eval_name: str) -> str:
+    """The project's thresholds.toml with the gate tables of one eval only (the others'
+    modules are not in the test's project, which would be a usage error)."""
+    document = tomllib.loads((REPOSITORY / "thresholds.toml").read_text())
+    tables = {
+        "settings": document["settings"],
+        "gates": {k: v for k, v in document["gates"].items() if not isinstance(v, dict)},
+        f'gates."{eval_name}"': document["gates"][eval_name],
+    }
+    return "".join(
+        f"[{table}]\n" + "".join(f"{json.dumps(k)} = {json.dumps(v)}\n" for k, v in body.items())
+        for table, body in tables.items()
+    )
+
+
+def test_the_bundled_grounding_eval_catches_a_changed_log(pytester: pytest.Pytester) -> None:
+    """The example eval, its committed baseline and the project's thresholds.toml, run on a
+    log of the same questions whose prompts are half as long again, a quarter of which
+    cite a document they were not given, and whose last three rows are gone."""
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "test_grounding.py").write_bytes(
+        (REPOSITORY / "evals" / "test_grounding.py").read_bytes()
+    )
+    (pytester.path / "thresholds.toml").write_text(_thresholds_of("evals/test_grounding.py"))
+    baseline = pytester.path / "evals" / "__baselines__" / "test_grounding.json"
+    baseline.parent.mkdir()
+    baseline.write_bytes((REPOSITORY / "evals/__baselines__/test_grounding.json").read_bytes())
+    rows = [
+        json.loads(line)
+        for line in (REPOSITORY / "evals/data/grounded.jsonl").read_text().splitlines()
+    ]
+    changed = []
+    for i, row in enumerate(rows[:-3]):
+        row["tokens"] = [  # the bundled rows log each call: retrieve, then generate
+            {**call, "prompt_tokens": call["prompt_tokens"] * 3 // 2} for call in row["tokens"]
+        ]
+        if i % 4 == 0:
+            row["answer"] = row["answer"].replace("[CIT:", "[CIT:gone-")
+        changed.append(row)
+    (pytester.path / "evals" / "data").mkdir()
+    (pytester.path / "evals" / "data" / "grounded.jsonl").write_text(jsonl(changed))
+    result = pytester.runpytest("evals", "--ragmetrics-json=r.json")
+    assert result.ret == 1
+    (entry,) = json.loads((pytester.path / "r.json").read_text())["evals"]
+    gates = {gate["name"]: gate for gate in entry["gates"]}
+    assert gates["tokens.mean"]["status"] == gates["overlap.mean"]["status"] == "failed"
+    stored = json.loads(baseline.read_text())["rows"]
+    dropped = {row["id"] for i, row in enumerate(rows[:-3]) if i % 4 == 0}
+    for gate in ("tokens.mean", "overlap.mean"):
+        regressed = {change["id"] for change in gates[gate]["regressed"]}
+        assert regressed, gate
+        assert all(
+            change["after"] > 1.2 * change["before"]
+            if gate == "tokens.mean"
+            else change["after"] < change["before"]
+            for change in gates[gate]["regressed"]
+        )
+        assert all(row_id in stored for row_id in regressed)
+    # only answers that lost their citations can have lost support
+    assert {change["id"] for change in gates["overlap.mean"]["regressed"]} <= dropped
+    assert entry["baseline"]["removed_ids"] == [row["id"] for row in rows[-3:]]
