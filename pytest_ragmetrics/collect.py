@@ -250,6 +250,7 @@ def _infos(
             f"{dataset.display} ({named})",
             pytrace=False,
         )
+    base = replace(base, systems=tuple(systems))
     if not systems or (len(systems) == 1 and spec.compare_to is None):
         return {None: base}
     counts = Counter(loaded.row.system for loaded in dataset.rows)

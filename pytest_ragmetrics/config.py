@@ -341,6 +341,14 @@ def _judge(path: Path, table: Any) -> JudgeConfig | None:
         raise _error(path, f"[judge] {error.key}", error.message) from None
 
 
+def _bad_byte(error: UnicodeDecodeError) -> str:
+    """Where the first byte that is not UTF-8 is, as an editor shows it."""
+    content, start = bytes(error.object), error.start
+    line = content.count(b"\n", 0, start) + 1
+    column = start - content.rfind(b"\n", 0, start)
+    return f"byte 0x{content[start]:02x} at line {line}, column {column}; save the file as UTF-8"
+
+
 def load_thresholds(path: Path) -> Thresholds:
     """Read thresholds.toml; ``ThresholdsError`` on any problem, naming file and key."""
     try:
@@ -349,7 +357,7 @@ def load_thresholds(path: Path) -> Thresholds:
     except OSError as error:
         raise ThresholdsError(f"{path}: cannot read: {error.strerror}") from error
     except UnicodeDecodeError as error:
-        raise ThresholdsError(f"{path}: not UTF-8 text ({error})") from None
+        raise ThresholdsError(f"{path}: not UTF-8 text: {_bad_byte(error)}") from None
     except tomllib.TOMLDecodeError as error:
         raise ThresholdsError(f"{path}: not valid TOML: {error}") from error
     except RecursionError:

@@ -9,8 +9,7 @@ regression goes through. These mistakes are usage errors (exit code 4), not note
 * a ``[gates."<eval>"]`` table names no eval that ran, and the run did not select a subset
   of the evals (a module path that does not exist is always an error; a table of an
   existing module that this run did not select is a note);
-* a ``[gates."<eval>[<system>]"]`` table names a system that eval does not have (unless
-  the run selected a subset, which may have left that system out).
+* a ``[gates."<eval>[<system>]"]`` table names a system that eval's dataset does not have.
 """
 
 from __future__ import annotations
@@ -74,16 +73,13 @@ def check_configuration(
     --lf, or test paths on the command line), so a table of a custom-named eval that did
     not run may be for one that was not selected.
     """
-    infos = list(infos)
+    infos = list({info.label: info for info in infos}.values())  # one per eval and system
     findings = Findings()
     if thresholds.path is None:
         findings.errors += _without_thresholds(infos, root)
         return findings
-    systems: dict[str, set[str]] = {}
-    for info in infos:
-        systems.setdefault(info.name, set())
-        if info.system is not None:
-            systems[info.name].add(info.system)
+    systems = {info.name: info.systems for info in infos}  # every system of each dataset
+    plain = {info.name for info in infos if info.system is None}
     labels = {info.label for info in infos}
     unselected: list[str] = []
     for name in thresholds.overrides:
@@ -91,10 +87,16 @@ def check_configuration(
             continue
         table = f'{thresholds.path}: [gates."{name}"]'
         base, system = _split_label(name)
-        if system is not None and base in systems and narrowed:
-            findings.notes.append(f"{table}: no system of that name was selected in this run")
+        if system is not None and base in plain:
+            findings.errors.append(
+                f"{table} names system {system!r}, but {base} runs as one eval (its rows name "
+                f'at most one system and nothing is compared): use [gates."{base}"]'
+            )
         elif system is not None and base in systems:
-            known = ", ".join(sorted(systems[base])) or "none (its rows name no system)"
+            if system in systems[base]:
+                unselected.append(name)  # a system this run left out (-k)
+                continue
+            known = ", ".join(systems[base]) or "none (its rows name no system)"
             findings.errors.append(
                 f"{table} names system {system!r}, which {base} does not have; its systems: {known}"
             )

@@ -240,7 +240,7 @@ def _contexts(value: Any) -> str | None:
         if "rank" in ctx and not _is_exact_int(ctx["rank"]):
             return f"item {i}: 'rank' must be an integer within ±2**53, got {_shown(ctx['rank'])}"
         if "score" in ctx and not _is_number(ctx["score"]):
-            return f"item {i}: 'score' must be a finite number, got {_shown(ctx['score'])}"
+            return f"item {i}: 'score' must be a finite number, got {_not_a_float(ctx['score'])}"
     return None
 
 
@@ -253,7 +253,7 @@ def _relevant(value: Any) -> str | None:
     for doc_id, grade in value.items():
         if not _is_number(grade):
             grade_of = f"the grade of {_shown(doc_id)}"
-            return f"{expected}: {grade_of} must be a finite number, got {_shown(grade)}"
+            return f"{expected}: {grade_of} must be a finite number, got {_not_a_float(grade)}"
     return None
 
 
@@ -283,10 +283,17 @@ def _tokens(value: Any) -> str | None:
     return f"expected an int, {{prompt, completion}} or a list of calls, got {_kind(value)}"
 
 
+def _not_a_float(value: Any) -> str:
+    """Why a number is refused: an integer too large for any float says so."""
+    if _is_int(value) and not _is_number(value):
+        return f"an integer of {len(str(abs(value)))} digits, too large for a float"
+    return _shown(value)
+
+
 def _latency(value: Any) -> str | None:
     if _is_number(value) and value >= 0:
         return None
-    return f"expected a finite number of milliseconds >= 0, got {_shown(value)}"
+    return f"expected a finite number of milliseconds >= 0, got {_not_a_float(value)}"
 
 
 def _object(value: Any) -> str | None:

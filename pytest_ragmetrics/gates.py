@@ -46,6 +46,7 @@ class GateResult:
     bound: float | None = None
     baseline: float | None = None
     regressed: tuple[RowChange, ...] = ()
+    notes: tuple[str, ...] = ()  # how the baseline's rows were paired with this run's
 
     @property
     def passed(self) -> bool | None:
@@ -256,7 +257,8 @@ def _verdict(
     lines.append(_rows_line(summary, gate.metric))
     status: Status = "passed" if holds else "failed"
     message = "\n".join(lines)
-    return GateResult(label, name, rule, status, message, value, bound, baseline, regressed)
+    notes = comparison.notes if comparison is not None else ()
+    return GateResult(label, name, rule, status, message, value, bound, baseline, regressed, notes)
 
 
 def evaluate_gates(

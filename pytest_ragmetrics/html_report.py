@@ -319,16 +319,33 @@ def _main_table(entries: Sequence[Entry]) -> _Html:
     return _table(["System", "N", "Errors", *(c.heading for c in columns)], rows, "main num")
 
 
-def _gates_table(entries: Sequence[Entry]) -> str:
-    gates = [(entry, gate) for entry in entries for gate in entry.get("gates") or ()]
+def _gate_message(gate: Mapping[str, Any], anchors: Mapping[str, str]) -> _Html:
+    """The gate's verdict line; for a gate that did not pass, the rows that regressed
+    (linked to their drill-down) and the whole message, collapsed."""
+    lines = str(gate.get("message") or "").splitlines()
+    parts = [_e(lines[0]) if lines else ""]
+    regressed = [change.get("id") for change in gate.get("regressed") or ()]
+    if regressed:
+        parts.append(f"<br>regressed {_links(regressed, anchors)}")
+    if gate.get("status") != "passed" and len(lines) > 1:
+        parts.append(f"<details><summary>details</summary><pre>{_e(chr(10).join(lines))}</pre>")
+        parts.append("</details>")
+    return _Html("".join(parts))
+
+
+def _gates_table(entries: Sequence[Entry], anchors: Sequence[Mapping[str, str]]) -> str:
+    gates = [
+        (entry, ids, gate)
+        for entry, ids in zip(entries, anchors, strict=True)
+        for gate in entry.get("gates") or ()
+    ]
     if not gates:
         return '<p class="note">No gates are configured for this eval.</p>'
-    gates.sort(key=lambda pair: _GATE_ORDER.get(pair[1].get("status"), 1))
+    gates.sort(key=lambda found: _GATE_ORDER.get(found[2].get("status"), 1))
     rows = []
-    for entry, gate in gates:
+    for entry, ids, gate in gates:
         status = str(gate.get("status"))
         css = status if status in _GATE_ORDER else "skipped"
-        message = str(gate.get("message") or "").splitlines()
         rows.append(
             [
                 _Html(f'<span class="status {css}">{_e(status)}</span>'),
@@ -336,7 +353,7 @@ def _gates_table(entries: Sequence[Entry]) -> str:
                 str(gate.get("name")),
                 str(gate.get("rule")),
                 *(_fmt(gate.get(key)) for key in ("value", "bound", "baseline")),
-                message[0] if message else "",
+                _gate_message(gate, ids),
             ]
         )
     headings = ["Status", "System", "Gate", "Rule", "Value", "Bound", "Baseline", "Message"]
@@ -548,7 +565,7 @@ def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
         _main_table(entries),
         f'<p class="note">{NOT_COMPUTED} = not computed by this eval</p>',
         "<h3>Gates</h3>",
-        _gates_table(entries),
+        _gates_table(entries, anchors),
         "<h3>Plots</h3>",
         _pareto(index, entries),
         _bars(index, entries),

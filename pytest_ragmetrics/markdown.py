@@ -19,6 +19,7 @@ from pytest_ragmetrics.report import (
     more_metric_lines,
     stored_baseline_lines,
 )
+from pytest_ragmetrics.stored import listing
 from pytest_ragmetrics.summary import EvalSummary
 
 _STATUS = {"passed": "pass", "failed": "**FAIL**", "skipped": "skip"}
@@ -50,6 +51,18 @@ def _metric_table(summaries: Sequence[EvalSummary], columns: Sequence[Column]) -
     return table(["Eval", "N", *(c.heading for c in columns)], rows)
 
 
+def _why(result: GateResult) -> str:
+    """Why a gate did not pass: its verdict line, how the rows paired with the baseline,
+    and the rows that regressed on their own."""
+    if result.status == "passed":
+        return ""
+    parts = [result.message.splitlines()[0], *result.notes]
+    if result.regressed:
+        ids = [change.id for change in result.regressed]
+        parts.append(f"regressed ({len(ids)}): {listing(ids)}")
+    return cell(" · ".join(parts))
+
+
 def _gate_section(results: Sequence[GateResult]) -> list[str]:
     if not results:
         return ["No gates are configured for these evals."]
@@ -62,19 +75,18 @@ def _gate_section(results: Sequence[GateResult]) -> list[str]:
             _STATUS[r.status],
             cell(r.nodeid),
             cell(r.rule),
-            NOT_COMPUTED if r.value is None else f"{r.value:g}",
-            NOT_COMPUTED if r.baseline is None else f"{r.baseline:g}",
-            cell(r.message.splitlines()[0]) if r.status != "passed" else "",
+            *(NOT_COMPUTED if n is None else f"{n:g}" for n in (r.value, r.bound, r.baseline)),
+            _why(r),
         ]
         for r in sorted(results, key=lambda r: (r.status == "passed", r.status == "skipped"))
     ]
-    headings = ["Status", "Gate", "Rule", "Value", "Baseline", "Why"]
+    headings = ["Status", "Gate", "Rule", "Value", "Bound", "Baseline", "Why"]
     return [
         *lines,
         "",
         "<details><summary>All gates</summary>",
         "",
-        *table(headings, rows, numeric=(3, 4)),
+        *table(headings, rows, numeric=(3, 4, 5)),
         "",
         "</details>",
     ]

@@ -81,8 +81,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         type=int,
         default=None,
-        help="run only the first N rows of each dataset; gates are then skipped "
-        "(default: all rows)",
+        help="run only the first N rows of each dataset (of each system of a dataset of "
+        "systems); gates are then skipped (default: all rows)",
     )
     group.addoption(
         "--ragmetrics-json",
@@ -108,7 +108,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--ragmetrics-update-baseline",
         action="store_true",
         default=False,
-        help="store this run's aggregates as each eval's baseline (default: off)",
+        help="store this run's aggregates and row values as each eval's baseline; this "
+        "accepts them as the reference (default: off)",
     )
     group.addoption(
         "--ragmetrics-force-gates",

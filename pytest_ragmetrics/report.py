@@ -226,6 +226,8 @@ def stored_baseline_lines(summaries: Sequence[EvalSummary]) -> list[str]:
         if found is not None:
             for title, ids in found.kinds():
                 lines += _wrapped(list(ids) or ["none"], f"    {title} ({len(ids)}): ", "      ")
+        else:
+            lines.append(f"    no transformations: {pairing.transformations_note}")
     if quiet:
         lines.append(f"  {quiet} other eval(s): every stored row paired, none changed state")
     return ["Stored baselines (rows paired by id):", *lines] if lines else []

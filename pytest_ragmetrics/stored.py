@@ -103,7 +103,11 @@ class Pairing:
     def as_dict(self) -> dict[str, Any]:
         """The ``baseline`` entry of an eval in the JSON report."""
         document: dict[str, Any] = {
-            **self.statistics(),
+            "coverage": self.coverage,
+            "shared": len(self.shared),
+            "added": len(self.added),
+            "removed": len(self.removed),
+            "changed": len(self.changed),
             "stored_rows": self.stored_rows,
             "added_ids": list(self.added),
             "removed_ids": list(self.removed),

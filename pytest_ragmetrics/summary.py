@@ -53,6 +53,7 @@ class EvalInfo:
     rerun: str | None = None
     rerun_sha256: str | None = None
     test_path: str = ""  # the module's path in pytest's node ids (relative to its rootdir)
+    systems: tuple[str, ...] = ()  # every system of the dataset (or live eval), in order
 
     @property
     def label(self) -> str:
@@ -77,6 +78,7 @@ class EvalInfo:
             "rerun": self.rerun,
             "rerun_sha256": self.rerun_sha256,
             "test_path": self.test_path,
+            "systems": list(self.systems),
         }
 
     @classmethod
@@ -93,6 +95,7 @@ class EvalInfo:
             payload.get("rerun"),
             payload.get("rerun_sha256"),
             payload.get("test_path", ""),
+            tuple(payload.get("systems", ())),
         )
 
 

@@ -125,6 +125,14 @@ def test_a_changed_log_is_compared_and_names_the_rows_that_regressed(
         ]
     )
     assert entry["baseline"]["coverage"] == 1.0
+    # the reports a CI reviewer opens name the rows too
+    markdown = (project.path / "r.md").read_text()
+    assert "regressed (3): q0, q1, q2" in markdown
+    assert "| **FAIL** | test\\_eval.py::gate::overlap.mean | \\>= baseline | 0.625 | 1 | 1 |" in (
+        markdown
+    )
+    html = (project.path / "r.html").read_text()
+    assert 'regressed (3) <a href="#row-0-0-0">q0</a>' in html
 
 
 def test_removed_rows_are_listed_and_the_rest_is_compared(project: pytest.Pytester) -> None:
@@ -132,7 +140,8 @@ def test_removed_rows_are_listed_and_the_rest_is_compared(project: pytest.Pytest
     result, entry = _report(project)
     assert result.ret == 0
     stored = entry["baseline"]
-    assert (stored["status"], stored["shared"], stored["coverage"]) == ("paired", 5.0, 5 / 8)
+    assert (stored["status"], stored["shared"], stored["coverage"]) == ("paired", 5, 5 / 8)
+    assert all(isinstance(stored[count], int) for count in ("shared", "added", "removed"))
     assert stored["removed_ids"] == ["q5", "q6", "q7"]
     assert (stored["added_ids"], stored["changed_ids"]) == ([], [])
     gates = {gate["name"]: gate for gate in entry["gates"]}
@@ -167,7 +176,7 @@ def test_a_row_whose_question_changed_is_not_paired(project: pytest.Pytester) ->
     (project.path / "rows.jsonl").write_text(jsonl(rows))
     _, entry = _report(project)
     stored = entry["baseline"]
-    assert (stored["changed_ids"], stored["added_ids"], stored["shared"]) == (["q4"], ["q8"], 7.0)
+    assert (stored["changed_ids"], stored["added_ids"], stored["shared"]) == (["q4"], ["q8"], 7)
 
 
 def test_changed_metric_settings_refuse_the_comparison(project: pytest.Pytester) -> None:
@@ -300,7 +309,8 @@ def test_the_bundled_grounding_eval_catches_a_changed_log(pytester: pytest.Pytes
         changed.append(row)
     (pytester.path / "evals" / "data").mkdir()
     (pytester.path / "evals" / "data" / "grounded.jsonl").write_text(jsonl(changed))
-    result = pytester.runpytest("evals", "--ragmetrics-json=r.json")
+    # importlib: the copied module's name is that of tests/test_grounding.py
+    result = pytester.runpytest("evals", "--import-mode=importlib", "--ragmetrics-json=r.json")
     assert result.ret == 1
     (entry,) = json.loads((pytester.path / "r.json").read_text())["evals"]
     gates = {gate["name"]: gate for gate in entry["gates"]}

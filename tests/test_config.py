@@ -126,7 +126,10 @@ def test_a_citation_pattern_is_a_setting_of_the_signature(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("content", "fragment"),
     [
-        (b'[gates]\n"f1.mean" = ">= 0.5"  # caf\xe9\n', "not UTF-8 text"),
+        (
+            b'[gates]\n"f1.mean" = ">= 0.5"  # caf\xe9\n',
+            "not UTF-8 text: byte 0xe9 at line 2, column 28; save the file as UTF-8",
+        ),
         (b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "not valid TOML: nested too deeply"),
         (b'[gates]\n"f1.mean" = ">= 1e999"\n', "1e999 is not a finite number"),
         (b"[settings]\ntau_sim = nan\n", "[settings] tau_sim: expected a number in (0, 1]"),

@@ -60,11 +60,11 @@ def test_markdown_summary_golden() -> None:
         "",
         "<details><summary>All gates</summary>",
         "",
-        "| Status | Gate | Rule | Value | Baseline | Why |",
-        "| --- | --- | --- | ---: | ---: | --- |",
-        "| **FAIL** | evals/test\\_a.py::gate::tokens.mean | \\<= 1.2x baseline | 200 | 100 "
-        "| too many |",
-        "| pass | evals/test\\_a.py::gate::f1.mean | \\>= 0.5 | 0.75 | — |  |",
+        "| Status | Gate | Rule | Value | Bound | Baseline | Why |",
+        "| --- | --- | --- | ---: | ---: | ---: | --- |",
+        "| **FAIL** | evals/test\\_a.py::gate::tokens.mean | \\<= 1.2x baseline | 200 | 120 "
+        "| 100 | too many |",
+        "| pass | evals/test\\_a.py::gate::f1.mean | \\>= 0.5 | 0.75 | 0.5 | — |  |",
         "",
         "</details>",
     ]

@@ -181,13 +181,14 @@ def test_comparing_systems_without_a_thresholds_file_is_a_usage_error(
     result = pytester.runpytest("evals")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*evals/test_eval.py[[]new[]] compares systems*"])
+    assert sum("compares systems" in line for line in result.stderr.lines) == 1  # once
 
 
 @pytest.mark.parametrize(
     ("table", "message"),
     [
         ("evals/test_evl.py", "*names no eval: there is no */evals/test_evl.py*"),
-        ("evals/test_eval.py[nope]", "*names system 'nope', which evals/test_eval.py does not*"),
+        ("evals/test_eval.py[nope]", "*names system 'nope', but evals/test_eval.py runs as one*"),
         ("my-eval", '*[[]gates."my-eval"[]] names no eval that ran*'),
     ],
 )
@@ -198,6 +199,19 @@ def test_a_gate_table_that_names_no_eval_is_a_usage_error(
     result = pytester.runpytest()  # no test path: the whole project
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_a_table_naming_a_system_the_dataset_lacks_is_an_error_on_any_selection(
+    pytester: pytest.Pytester,
+) -> None:
+    _project(pytester.path, THRESHOLDS + '\n[gates."evals/test_eval.py[nwe]"]\n')
+    (pytester.path / "evals" / "data" / "rows.jsonl").write_text(jsonl(SYSTEMS))
+    for selection in (["evals"], ["evals", "-k", "new"]):
+        result = pytester.runpytest(*selection)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(
+            ["*names system 'nwe', which evals/test_eval.py does not have; its systems: base, new"]
+        )
 
 
 def test_tables_of_evals_this_run_did_not_select_are_a_note(pytester: pytest.Pytester) -> None:
