@@ -83,7 +83,7 @@ from typing import Any
 
 from benchinfo import load_average, machine_info
 
-from pytest_ragmetrics.embeddings import packaged_model_dir
+from pytest_ragmetrics.embeddings.model import packaged_model_dir
 from pytest_ragmetrics.metrics.grounding import claims, overlap_texts
 
 CONTEXTS_PER_ROW = 5

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_ragmetrics.live import LiveSystem, LiveSystemError
+from pytest_ragmetrics.live.system import LiveSystem, LiveSystemError
 
 __version__ = "0.1.0"
 __all__ = ["LiveSystem", "LiveSystemError", "__version__"]

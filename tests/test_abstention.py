@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragmetrics.idk import IdkMatcher
 from pytest_ragmetrics.metrics import abstention, idk_citation
+from pytest_ragmetrics.text.idk import IdkMatcher
 
 MATCHER = IdkMatcher()
 

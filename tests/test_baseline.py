@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragmetrics.baseline import (
+from pytest_ragmetrics.config.rules import parse_rule
+from pytest_ragmetrics.config.thresholds import Gate
+from pytest_ragmetrics.files import write_atomic
+from pytest_ragmetrics.gates.evaluate import evaluate_gate
+from pytest_ragmetrics.gates.stored import pair_rows, regressed_rows
+from pytest_ragmetrics.results.baseline import (
     BaselineError,
     StoredRow,
     baseline_path,
@@ -18,12 +23,14 @@ from pytest_ragmetrics.baseline import (
     render_baseline,
     signature_differences,
 )
-from pytest_ragmetrics.config import Gate
-from pytest_ragmetrics.files import write_atomic
-from pytest_ragmetrics.gates import evaluate_gate
-from pytest_ragmetrics.rules import parse_rule
-from pytest_ragmetrics.stored import BaselineState, Pairing, pair_rows, regressed_rows
-from pytest_ragmetrics.summary import EvalInfo, EvalSummary, RowResult, row_payload, summarize
+from pytest_ragmetrics.results.pairing import BaselineState, Pairing
+from pytest_ragmetrics.results.summary import (
+    EvalInfo,
+    EvalSummary,
+    RowResult,
+    row_payload,
+    summarize,
+)
 
 
 def test_paths_sit_beside_the_eval_module(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.cache import CACHE_DIR_ENV
+from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV
 
 from conftest import jsonl
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_ragmetrics import cache as cache_module
-from pytest_ragmetrics.cache import DB_NAME, CacheWarning, EmbeddingCache, entry_key
-from pytest_ragmetrics.embeddings import Vectors, model_fingerprint
-from pytest_ragmetrics.prepare import ENCODE_CHUNK, EmbeddingStore, PrepareStats
+from pytest_ragmetrics.embeddings import cache as cache_module
+from pytest_ragmetrics.embeddings.cache import DB_NAME, CacheWarning, EmbeddingCache, entry_key
+from pytest_ragmetrics.embeddings.model import Vectors, model_fingerprint
+from pytest_ragmetrics.embeddings.prepare import ENCODE_CHUNK, EmbeddingStore, PrepareStats
 
 
 def vector(text: str) -> Vectors:

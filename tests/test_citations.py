@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.citations import (
+from pytest_ragmetrics.text.citations import (
     CitationFormat,
     CitationPatternError,
     CitationSyntax,
@@ -16,7 +16,7 @@ from pytest_ragmetrics.citations import (
     marker_pattern,
     strip_citations,
 )
-from pytest_ragmetrics.sentences import split_sentences
+from pytest_ragmetrics.text.sentences import split_sentences
 
 CTX = ["doc-a", "doc.v2", "doc c"]
 

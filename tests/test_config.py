@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragmetrics.citations import CitationSyntax
-from pytest_ragmetrics.config import Settings, ThresholdsError, load_thresholds
-from pytest_ragmetrics.idk import DEFAULT_IDK_PATTERNS
+from pytest_ragmetrics.config.thresholds import Settings, ThresholdsError, load_thresholds
+from pytest_ragmetrics.text.citations import CitationSyntax
+from pytest_ragmetrics.text.idk import DEFAULT_IDK_PATTERNS
 
 
 def load(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]

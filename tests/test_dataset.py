@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragmetrics.dataset import MAX_DEPTH, DatasetError, load_dataset
+from pytest_ragmetrics.data.dataset import MAX_DEPTH, DatasetError, load_dataset
 from pytest_ragmetrics.paths import resolved
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_ragmetrics.embeddings import (
+from pytest_ragmetrics.embeddings.model import (
     PACKAGED_MODEL,
     EmbeddingModelError,
     SentenceTransformerEmbedder,

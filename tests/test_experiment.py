@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.config import Settings
-from pytest_ragmetrics.dataset import Row, RowError
-from pytest_ragmetrics.experiment import (
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.data.dataset import Row, RowError
+from pytest_ragmetrics.metrics.base import MetricContext
+from pytest_ragmetrics.metrics.experiment import (
     cited_texts,
     measure_anchor_coverage,
     measure_determinism,
@@ -19,7 +20,6 @@ from pytest_ragmetrics.experiment import (
     measure_rounds,
     measure_wrong_on_answerable,
 )
-from pytest_ragmetrics.measured import MetricContext
 
 
 def _row(**data: Any) -> Row:

@@ -12,8 +12,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.config import Thresholds, ThresholdsError, load_thresholds
-from pytest_ragmetrics.rules import Rule, RuleError, parse_rule
+from pytest_ragmetrics.config.rules import Rule, RuleError, parse_rule
+from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
 
 FUZZ = settings(
     max_examples=300,

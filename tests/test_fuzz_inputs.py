@@ -17,7 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.citations import (
+from pytest_ragmetrics.data.dataset import (
+    MAX_DEPTH,
+    VALIDATORS,
+    Dataset,
+    DatasetError,
+    load_dataset,
+)
+from pytest_ragmetrics.text.citations import (
     CITATION_FORMATS,
     CitationFormat,
     CitationSyntax,
@@ -25,8 +32,7 @@ from pytest_ragmetrics.citations import (
     marker_pattern,
     strip_citations,
 )
-from pytest_ragmetrics.dataset import MAX_DEPTH, VALIDATORS, Dataset, DatasetError, load_dataset
-from pytest_ragmetrics.sentences import split_sentences
+from pytest_ragmetrics.text.sentences import split_sentences
 
 FUZZ = settings(
     max_examples=150,

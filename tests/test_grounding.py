@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.embeddings import Vectors
+from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics import cosine, faithfulness, overlap, similarity_to_gold
 from pytest_ragmetrics.metrics.grounding import claims, overlap_texts
 

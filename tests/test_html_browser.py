@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from pytest_ragmetrics.html_report import render_html
+from pytest_ragmetrics.reports.html import render_html
 
 from test_html_report import plant, rename_system, study_document
 

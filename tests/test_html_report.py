@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.html_report import CSP, pareto_optimal, render_html
+from pytest_ragmetrics.reports.html import CSP, pareto_optimal, render_html
 
 STUDY = "evals/test_study.py"
 SINGLE = "evals/test_single.py"
@@ -528,7 +528,7 @@ def test_breakdowns_and_all_aggregates(page: str) -> None:
 
 def test_importing_the_module_does_not_import_matplotlib() -> None:
     code = (
-        "import sys, pytest_ragmetrics.html_report\n"
+        "import sys, pytest_ragmetrics.reports.html\n"
         "assert 'matplotlib' not in sys.modules, 'matplotlib imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

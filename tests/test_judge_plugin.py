@@ -29,7 +29,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from pytest_ragmetrics.judged import merge_judge_details
+from pytest_ragmetrics.metrics.judge import merge_judge_details
 
 from chat_server import ChatServer, Raw, Received, completion, unused_port
 from conftest import Project, jsonl, terminal_section

@@ -31,7 +31,7 @@ from xml.etree import ElementTree
 import pytest
 
 from pytest_ragmetrics import LiveSystem
-from pytest_ragmetrics.live import (
+from pytest_ragmetrics.live.system import (
     LiveSystemError,
     LiveSystemUnreachable,
     OutputCache,
@@ -366,7 +366,7 @@ def test_an_unwritable_save_outputs_path_stops_the_run_at_once(pytester: pytest.
 
 
 def test_ragmetrics_embed_names_the_run_model_for_fingerprints(pytester: pytest.Pytester) -> None:
-    from pytest_ragmetrics.embeddings import PACKAGED_MODEL, model_label
+    from pytest_ragmetrics.embeddings.model import PACKAGED_MODEL, model_label
 
     systems = SYSTEMS.replace(
         "def ragmetrics_system():",

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.llm import (
+from pytest_ragmetrics.judge.client import (
     PLACEHOLDERS,
     PROMPT_NAMES,
     SYSTEM_MESSAGE,

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.config import Settings
-from pytest_ragmetrics.gates import GateResult
-from pytest_ragmetrics.markdown import cell, markdown_summary
-from pytest_ragmetrics.summary import EvalInfo, row_payload, summarize
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.gates.evaluate import GateResult
+from pytest_ragmetrics.reports.markdown import cell, markdown_summary
+from pytest_ragmetrics.results.summary import EvalInfo, row_payload, summarize
 
 from conftest import Project
 

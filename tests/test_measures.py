@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.config import Settings
-from pytest_ragmetrics.dataset import Row, RowError
-from pytest_ragmetrics.measured import MetricContext
-from pytest_ragmetrics.measures import ranking, retrieval_measure
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.data.dataset import Row, RowError
+from pytest_ragmetrics.metrics.base import MetricContext
+from pytest_ragmetrics.metrics.measures import ranking, retrieval_measure
 from pytest_ragmetrics.metrics.retrieval import retrieval_consistency
 
 
@@ -73,7 +73,7 @@ def test_retrieval_consistency_by_hand() -> None:
 
 
 def test_answer_groups_are_flattened_into_aliases() -> None:
-    from pytest_ragmetrics.measured import golds
+    from pytest_ragmetrics.metrics.base import golds
 
     row = _row(gold=[["Daei", "Ali Daei"], ["Bican"]])
     assert golds(row, "f1") == ["Daei", "Ali Daei", "Bican"]

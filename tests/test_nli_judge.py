@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragmetrics.embeddings import packaged_model_dir
-from pytest_ragmetrics.judges import NliJudge, NliModelError
+from pytest_ragmetrics.embeddings.model import packaged_model_dir
+from pytest_ragmetrics.metrics.trust.judges import NliJudge, NliModelError
 
 LABELS = {0: "contradiction", 1: "entailment", 2: "neutral"}
 

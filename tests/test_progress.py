@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pytest_ragmetrics.prepare import PrepareStats
-from pytest_ragmetrics.progress import LineProgress
+from pytest_ragmetrics.embeddings.prepare import PrepareStats
+from pytest_ragmetrics.embeddings.progress import LineProgress
 
 
 def run(tty: bool) -> str:

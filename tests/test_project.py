@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.project import ProjectError, locate_project
+from pytest_ragmetrics.config.project import ProjectError, locate_project
 
 from conftest import ROWS, jsonl
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.metrics.refusal import (
+from pytest_ragmetrics.metrics.trust.refusal import (
     DEFAULT_REFUSAL_FLAG,
     DEFAULT_REFUSAL_THRESHOLD,
     RefusalVerdict,

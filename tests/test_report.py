@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pytest_ragmetrics.config import Settings
-from pytest_ragmetrics.gates import GateResult
-from pytest_ragmetrics.report import render_table, terminal_lines
-from pytest_ragmetrics.summary import EvalInfo, row_payload, summarize
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.gates.evaluate import GateResult
+from pytest_ragmetrics.reports.terminal import render_table, terminal_lines
+from pytest_ragmetrics.results.summary import EvalInfo, row_payload, summarize
 
 INFO = EvalInfo("evals/test_a.py", "evals/test_a.py", "evals/data/a.jsonl", "0" * 64, 2)
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.rules import RuleError, parse_rule
+from pytest_ragmetrics.config.rules import RuleError, parse_rule
 
 
 @pytest.mark.parametrize(

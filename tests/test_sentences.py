@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragmetrics.sentences import split_sentences
+from pytest_ragmetrics.text.sentences import split_sentences
 
 
 def texts(answer: str) -> list[str]:

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.citations import strip_citations
 from pytest_ragmetrics.metrics.short import ShortAnswer, finalize
+from pytest_ragmetrics.text.citations import strip_citations
 
 RULES = {"abstain", "average", "total", "number", "year", "date", "title", "entity", "whole"}
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.stats import aggregate
-from pytest_ragmetrics.summary import EvalInfo, row_payload, summarize
+from pytest_ragmetrics.results.stats import aggregate
+from pytest_ragmetrics.results.summary import EvalInfo, row_payload, summarize
 
 INFO = EvalInfo("evals/test_x.py", "evals/test_x.py", "evals/data/x.jsonl", "0" * 64, 4)
 

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.config import ThresholdsError, load_thresholds
-from pytest_ragmetrics.corpus import JUDGE_PIPELINE_COUNTS
+from pytest_ragmetrics.config.thresholds import ThresholdsError, load_thresholds
 from pytest_ragmetrics.metrics.classification import Confusion
-from pytest_ragmetrics.registry import UnknownAggregate, metric_info, split_aggregate
-from pytest_ragmetrics.report import more_metric_lines
-from pytest_ragmetrics.summary import EvalInfo, dataset_payload, row_payload, summarize
+from pytest_ragmetrics.metrics.corpus import JUDGE_PIPELINE_COUNTS
+from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info, split_aggregate
+from pytest_ragmetrics.reports.terminal import more_metric_lines
+from pytest_ragmetrics.results.summary import EvalInfo, dataset_payload, row_payload, summarize
 
 INFO = EvalInfo("evals/test_x.py", "evals/test_x.py", "evals/data/x.jsonl", "0" * 64, 3)
 

@@ -26,8 +26,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.judges import EmbeddingJudge, MissingVerdict, TableJudge, load_table_judge
-from pytest_ragmetrics.trust import (
+from pytest_ragmetrics.metrics.trust.judges import (
+    EmbeddingJudge,
+    MissingVerdict,
+    TableJudge,
+    load_table_judge,
+)
+from pytest_ragmetrics.metrics.trust.suite import (
     TRUST_KEYS,
     TrustInputError,
     TrustWarning,

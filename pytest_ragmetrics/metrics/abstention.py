@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_ragmetrics.citations import CitationFormat, find_citations
-from pytest_ragmetrics.idk import IdkMatcher, all_idk, idk_sentences, telemetry_abstains
-from pytest_ragmetrics.sentences import split_sentences
+from pytest_ragmetrics.text.citations import CitationFormat, find_citations
+from pytest_ragmetrics.text.idk import IdkMatcher, all_idk, idk_sentences, telemetry_abstains
+from pytest_ragmetrics.text.sentences import split_sentences
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@
   LLM call of the query. Calls without a stage are grouped under ``UNSTAGED``.
 
 The total is prompt + completion summed over every call. Validation happens when the
-dataset is loaded (see ``pytest_ragmetrics.dataset``); these functions assume valid shapes.
+dataset is loaded (see ``pytest_ragmetrics.data.dataset``); these functions assume valid shapes.
 """
 
 from __future__ import annotations

@@ -26,10 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from pytest_ragmetrics.citations import Citation, CitationFormat, find_citations, strip_citations
-from pytest_ragmetrics.embeddings import Vectors
-from pytest_ragmetrics.idk import IdkMatcher
-from pytest_ragmetrics.sentences import split_sentences
+from pytest_ragmetrics.embeddings.model import Vectors
+from pytest_ragmetrics.text.citations import (
+    Citation,
+    CitationFormat,
+    find_citations,
+    strip_citations,
+)
+from pytest_ragmetrics.text.idk import IdkMatcher
+from pytest_ragmetrics.text.sentences import split_sentences
 
 Embed = Callable[[Sequence[str]], Vectors]
 Contexts = Sequence[Mapping[str, Any]]

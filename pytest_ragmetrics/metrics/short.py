@@ -63,7 +63,6 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_ragmetrics.citations import CitationFormat, strip_citations
 from pytest_ragmetrics.metrics.abstention import abstention
 from pytest_ragmetrics.metrics.anchors import (
     NUMBER_CORE,
@@ -73,6 +72,7 @@ from pytest_ragmetrics.metrics.anchors import (
     quoted_titles,
     words,
 )
+from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The run's configuration: thresholds.toml, gate rules, where the project is."""

@@ -1,0 +1,369 @@
+r"""thresholds.toml: the run's settings and gates, parsed once at configure time.
+
+Shape::
+
+    [settings]                       # optional; every key is documented in the README
+    citation_format = "auto"         # "auto" | "cit" | "numeric"
+    citation_pattern = '\[([\w-]+)\]'  # a project's own marker: one group, the doc id
+    idk_patterns = ["..."]           # replaces the default IDK phrases
+    extra_idk_patterns = ["..."]     # added to them
+    row_errors = "error"             # "error" | "skip": how a bad row is reported
+    tau_sim = 0.65                   # cosine a cited sentence needs to count as supported
+    embedding_model = "all-MiniLM-L6-v2"  # the packaged model, or a model directory
+    rouge_use_stemmer = false        # Porter-stem English tokens before ROUGE
+    refusal_flag = "I apologize, but I couldn't find an answer"  # Trust-Score refusal
+    refusal_threshold = 85           # fuzzy partial ratio above which an output refuses
+    trust_judge = "embedding"        # "table:verdicts.jsonl", "nli:<model directory>", "llm"
+    trust_judge_tau = 0.65           # cosine the embedding judge needs to entail
+
+    [judge]                          # optional: an OpenAI-compatible LLM judge
+    base_url = "http://127.0.0.1:8000/v1"
+    model = "qwen2.5-7b-instruct"
+    api_key_env = "JUDGE_API_KEY"    # the variable's name; the key itself never goes here
+
+    [gates]                          # every eval
+    "f1.mean" = ">= baseline - 0.01"
+
+    [gates."evals/test_answers.py"]  # one eval: adds or replaces gates;
+    "latency_ms.p50" = false         # false switches a default gate off for it
+
+    [gates."evals/test_study.py[baseline]"]  # one system of an eval of several systems
+    "idk_on_answerable.sum" = false
+
+Any mistake is a ``ThresholdsError`` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_ragmetrics.config.rules import Rule, RuleError, parse_rule
+from pytest_ragmetrics.embeddings.model import PACKAGED_MODEL, model_label
+from pytest_ragmetrics.judge.client import JudgeConfig, JudgeConfigError, judge_config
+from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
+from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
+from pytest_ragmetrics.metrics.trust.judges import (
+    DEFAULT_ENTAILMENT_TAU,
+    LLM_TRUST_JUDGE,
+    load_table_judge,
+)
+from pytest_ragmetrics.metrics.trust.refusal import (
+    DEFAULT_REFUSAL_FLAG,
+    DEFAULT_REFUSAL_THRESHOLD,
+    trust_normalize,
+)
+from pytest_ragmetrics.text.citations import (
+    CITATION_FORMATS,
+    BuiltinFormat,
+    CitationFormat,
+    CitationPatternError,
+    CitationSyntax,
+)
+from pytest_ragmetrics.text.idk import DEFAULT_IDK_PATTERNS, IdkMatcher
+
+ROW_ERROR_MODES = ("error", "skip")
+DEFAULT_TRUST_JUDGE = "embedding"
+# Trust-Score settings enter the signature only when changed, so baselines stored before
+# they existed stay comparable.
+_TRUST_DEFAULTS: dict[str, Any] = {
+    "refusal_flag": DEFAULT_REFUSAL_FLAG,
+    "refusal_threshold": float(DEFAULT_REFUSAL_THRESHOLD),
+    "trust_judge": DEFAULT_TRUST_JUDGE,
+    "trust_judge_tau": DEFAULT_ENTAILMENT_TAU,
+}
+# Bumped when a metric's definition changes, so stored baselines are refused, not compared.
+METRICS_VERSION = 1
+
+
+class ThresholdsError(Exception):
+    """thresholds.toml is malformed; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Metric settings shared by every eval of the run."""
+
+    citation_format: BuiltinFormat = "auto"
+    idk_patterns: tuple[str, ...] = DEFAULT_IDK_PATTERNS
+    row_errors: str = "error"
+    tau_sim: float = DEFAULT_TAU_SIM
+    embedding_model: str = PACKAGED_MODEL
+    rouge_use_stemmer: bool = False
+    refusal_flag: str = DEFAULT_REFUSAL_FLAG
+    refusal_threshold: float = DEFAULT_REFUSAL_THRESHOLD
+    trust_judge: str = DEFAULT_TRUST_JUDGE
+    trust_judge_tau: float = DEFAULT_ENTAILMENT_TAU
+    citation_pattern: str | None = None  # a project's own citation marker (one group)
+    # Where a relative ``embedding_model`` directory is resolved from (thresholds.toml's
+    # directory); not part of the signature, which names the model as it was written.
+    base_dir: Path | None = None
+
+    @functools.cached_property
+    def idk_matcher(self) -> IdkMatcher:
+        return IdkMatcher(self.idk_patterns)
+
+    @functools.cached_property
+    def citations(self) -> CitationFormat:
+        """The markers answers are read for: the format, with the project's own pattern."""
+        if self.citation_pattern is None:
+            return self.citation_format
+        return CitationSyntax(self.citation_format, self.citation_pattern)
+
+    def signature(self) -> dict[str, Any]:
+        """The settings that change metric values: stored with a baseline and compared."""
+        signature: dict[str, Any] = {
+            "citation_format": self.citation_format,
+            "idk_patterns": list(self.idk_patterns),
+            "metrics_version": METRICS_VERSION,
+            "tau_sim": self.tau_sim,
+            "embedding_model": model_label(self.embedding_model),
+        }
+        # Settings added after the first release appear only when they are not at their
+        # default, so baselines stored before they existed stay comparable.
+        if self.rouge_use_stemmer:
+            signature["rouge_use_stemmer"] = True
+        if self.citation_pattern is not None:
+            signature["citation_pattern"] = self.citation_pattern
+        for name, default in _TRUST_DEFAULTS.items():
+            if getattr(self, name) != default:
+                signature[name] = getattr(self, name)
+        return signature
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One gate: an aggregate (``metric.stat``) and the rule it must satisfy."""
+
+    name: str
+    metric: str
+    stat: str
+    rule: Rule
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Parsed thresholds.toml: settings, default gates and per-eval overrides."""
+
+    path: Path | None = None
+    settings: Settings = field(default_factory=Settings)
+    gates: Mapping[str, Gate] = field(default_factory=dict)
+    overrides: Mapping[str, Mapping[str, Gate | None]] = field(default_factory=dict)
+    judge: JudgeConfig | None = None  # [judge]: the LLM judge's endpoint
+
+    def gates_for(self, eval_name: str, system: str | None = None) -> list[Gate]:
+        """The gates of one eval: the defaults, then its own table's changes, then (for one
+        system of several) the changes of its ``"<eval>[<system>]"`` table, in order."""
+        merged: dict[str, Gate | None] = dict(self.gates)
+        merged.update(self.overrides.get(eval_name, {}))
+        if system is not None:
+            merged.update(self.overrides.get(f"{eval_name}[{system}]", {}))
+        return [gate for gate in merged.values() if gate is not None]
+
+
+def _error(path: Path, where: str, message: str) -> ThresholdsError:
+    return ThresholdsError(f"{path}: {where}: {message}")
+
+
+def _string_list(path: Path, key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise _error(path, f"[settings] {key}", "expected a list of non-empty strings")
+    return tuple(value)
+
+
+def _settings(path: Path, table: Any) -> Settings:
+    if not isinstance(table, dict):
+        raise _error(path, "[settings]", "expected a table")
+    known = {
+        "citation_format",
+        "citation_pattern",
+        "idk_patterns",
+        "extra_idk_patterns",
+        "row_errors",
+        "tau_sim",
+        "embedding_model",
+        "rouge_use_stemmer",
+        *_TRUST_DEFAULTS,
+    }
+    for key in table:
+        if key not in known:
+            raise _error(
+                path, f"[settings] {key}", f"unknown setting; known: {', '.join(sorted(known))}"
+            )
+    citation_format = table.get("citation_format", "auto")
+    if citation_format not in CITATION_FORMATS:
+        raise _error(
+            path, "[settings] citation_format", f"expected one of {', '.join(CITATION_FORMATS)}"
+        )
+    pattern = table.get("citation_pattern")
+    if pattern is not None:
+        if not isinstance(pattern, str):
+            raise _error(path, "[settings] citation_pattern", "expected a regular expression")
+        try:
+            CitationSyntax(citation_format, pattern)
+        except CitationPatternError as error:
+            raise _error(path, "[settings] citation_pattern", str(error)) from None
+    row_errors = table.get("row_errors", "error")
+    if row_errors not in ROW_ERROR_MODES:
+        raise _error(path, "[settings] row_errors", f"expected one of {', '.join(ROW_ERROR_MODES)}")
+    patterns = DEFAULT_IDK_PATTERNS
+    if "idk_patterns" in table:
+        patterns = _string_list(path, "idk_patterns", table["idk_patterns"])
+        if not patterns:
+            raise _error(path, "[settings] idk_patterns", "the list is empty")
+    if "extra_idk_patterns" in table:
+        patterns = patterns + _string_list(path, "extra_idk_patterns", table["extra_idk_patterns"])
+    tau_sim = table.get("tau_sim", DEFAULT_TAU_SIM)
+    if isinstance(tau_sim, bool) or not isinstance(tau_sim, int | float) or not 0 < tau_sim <= 1:
+        raise _error(path, "[settings] tau_sim", "expected a number in (0, 1]; 0.6-0.7 is sane")
+    model = table.get("embedding_model", PACKAGED_MODEL)
+    if not isinstance(model, str) or not model.strip():
+        raise _error(
+            path,
+            "[settings] embedding_model",
+            f'expected "{PACKAGED_MODEL}" or the path of a sentence-transformers model directory',
+        )
+    stemmer = table.get("rouge_use_stemmer", False)
+    if not isinstance(stemmer, bool):
+        raise _error(path, "[settings] rouge_use_stemmer", "expected true or false")
+    return Settings(
+        citation_format,
+        patterns,
+        row_errors,
+        float(tau_sim),
+        model,
+        rouge_use_stemmer=stemmer,
+        citation_pattern=pattern,
+        base_dir=path.parent,
+        **_trust_settings(path, table),
+    )
+
+
+def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
+    """The Trust-Score settings of ``[settings]``, checked."""
+    flag = table.get("refusal_flag", DEFAULT_REFUSAL_FLAG)
+    if not isinstance(flag, str) or not trust_normalize(flag):
+        raise _error(
+            path,
+            "[settings] refusal_flag",
+            "expected the refusal sentence (words that survive normalisation)",
+        )
+    threshold = table.get("refusal_threshold", DEFAULT_REFUSAL_THRESHOLD)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise _error(path, "[settings] refusal_threshold", "expected a number in [0, 100)")
+    if not 0 <= threshold < 100:
+        raise _error(path, "[settings] refusal_threshold", "expected a number in [0, 100)")
+    judge = table.get("trust_judge", DEFAULT_TRUST_JUDGE)
+    kind, _, where = judge.partition(":") if isinstance(judge, str) else ("", "", "")
+    plain = judge in (DEFAULT_TRUST_JUDGE, LLM_TRUST_JUDGE)
+    if not (plain or (kind in ("table", "nli") and where.strip())):
+        raise _error(
+            path,
+            "[settings] trust_judge",
+            'expected "embedding", "table:<verdicts.jsonl>", "nli:<model directory>" or '
+            '"llm" (the [judge] endpoint)',
+        )
+    if kind == "table":
+        if not (path.parent / where).is_file():
+            raise _error(path, "[settings] trust_judge", f"no verdict file {where!r}")
+        try:
+            load_table_judge((path.parent / where).resolve())
+        except ValueError as error:
+            raise _error(path, "[settings] trust_judge", str(error)) from None
+    if kind == "nli" and not (path.parent / where / "config.json").is_file():
+        raise _error(
+            path, "[settings] trust_judge", f"{where!r} is not a model directory (no config.json)"
+        )
+    tau = table.get("trust_judge_tau", DEFAULT_ENTAILMENT_TAU)
+    if isinstance(tau, bool) or not isinstance(tau, int | float) or not 0 < tau <= 1:
+        raise _error(path, "[settings] trust_judge_tau", "expected a number in (0, 1]")
+    return {
+        "refusal_flag": flag,
+        "refusal_threshold": float(threshold),
+        "trust_judge": judge,
+        "trust_judge_tau": float(tau),
+    }
+
+
+def _gate(path: Path, where: str, name: str, value: Any) -> Gate | None:
+    if value is False:
+        return None
+    if not isinstance(value, str):
+        raise _error(path, where, 'expected a rule string such as ">= 0.5", or false')
+    try:
+        metric, stat = split_aggregate(name)
+        rule = parse_rule(value)
+    except (UnknownAggregate, RuleError) as error:
+        raise _error(path, where, str(error)) from None
+    return Gate(name, metric, stat, rule)
+
+
+def parse_thresholds(path: Path, document: Mapping[str, Any]) -> Thresholds:
+    """Build ``Thresholds`` from a parsed TOML document read from ``path``."""
+    for key in document:
+        if key not in ("settings", "gates", "judge"):
+            raise _error(
+                path, f"[{key}]", "unknown table; expected [settings], [judge] and [gates]"
+            )
+    settings = _settings(path, document.get("settings", {}))
+    judge = _judge(path, document.get("judge"))
+    if settings.trust_judge == LLM_TRUST_JUDGE and judge is None:
+        raise _error(path, "[settings] trust_judge", '"llm" needs a [judge] table')
+    gates_table = document.get("gates", {})
+    if not isinstance(gates_table, dict):
+        raise _error(path, "[gates]", "expected a table")
+    gates: dict[str, Gate] = {}
+    overrides: dict[str, dict[str, Gate | None]] = {}
+    for key, value in gates_table.items():
+        if isinstance(value, dict):
+            overrides[key] = {
+                name: _gate(path, f'[gates."{key}"] {name!r}', name, rule)
+                for name, rule in value.items()
+            }
+            continue
+        gate = _gate(path, f"[gates] {key!r}", key, value)
+        if gate is None:
+            raise _error(
+                path, f"[gates] {key!r}", "false only switches a gate off in an eval's table"
+            )
+        gates[key] = gate
+    return Thresholds(path, settings, gates, overrides, judge)
+
+
+def _judge(path: Path, table: Any) -> JudgeConfig | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise _error(path, "[judge]", "expected a table")
+    try:
+        return judge_config(table, path.parent)
+    except JudgeConfigError as error:
+        raise _error(path, f"[judge] {error.key}", error.message) from None
+
+
+def _bad_byte(error: UnicodeDecodeError) -> str:
+    """Where the first byte that is not UTF-8 is, as an editor shows it."""
+    content, start = bytes(error.object), error.start
+    line = content.count(b"\n", 0, start) + 1
+    column = start - content.rfind(b"\n", 0, start)
+    return f"byte 0x{content[start]:02x} at line {line}, column {column}; save the file as UTF-8"
+
+
+def load_thresholds(path: Path) -> Thresholds:
+    """Read thresholds.toml; ``ThresholdsError`` on any problem, naming file and key."""
+    try:
+        with path.open("rb") as handle:
+            document = tomllib.load(handle)
+    except OSError as error:
+        raise ThresholdsError(f"{path}: cannot read: {error.strerror}") from error
+    except UnicodeDecodeError as error:
+        raise ThresholdsError(f"{path}: not UTF-8 text: {_bad_byte(error)}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ThresholdsError(f"{path}: not valid TOML: {error}") from error
+    except RecursionError:
+        raise ThresholdsError(f"{path}: not valid TOML: nested too deeply") from None
+    return parse_thresholds(path, document)

@@ -1,0 +1,1 @@
+"""Datasets: loading and validating rows."""

@@ -1,0 +1,1 @@
+"""Sentence embeddings: the model, the persistent cache, preparing texts up front."""

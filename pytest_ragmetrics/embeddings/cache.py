@@ -1,0 +1,206 @@
+"""The persistent, content-addressed embedding cache.
+
+One SQLite file, ``embeddings.sqlite3``, in the cache directory (default
+``.ragmetrics_cache/`` at the rootdir). An entry's key is ``sha256(model identity, text)``;
+its value is the float32 vector with its length and a checksum. Properties users rely on:
+
+* **Safe with several writers.** SQLite serialises writes across processes (pytest-xdist
+  workers); ``prepare_lock`` additionally lets one process encode while the others wait,
+  so a text is never encoded twice in a run.
+* **Never trusts a bad entry.** A vector whose length or checksum does not match is a
+  miss and is recomputed. A file that is not a readable database is moved aside (with a
+  warning) and a fresh one is started; the run goes on.
+* **Keyed by content.** A different model (or different weights under the same path) or
+  different text is a different key; nothing is ever invalidated by hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+import time
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+import numpy as np
+from filelock import FileLock
+
+from pytest_ragmetrics.embeddings.model import Vectors, file_sha256
+
+CACHE_DIR_NAME = ".ragmetrics_cache"
+CACHE_DIR_ENV = "RAGMETRICS_CACHE_DIR"
+DB_NAME = "embeddings.sqlite3"
+SCHEMA_VERSION = 1
+_CHUNK = 500  # keys per SELECT, well under SQLite's bound-parameter limit
+_BUSY_TIMEOUT_MS = 600_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors (
+    key BLOB PRIMARY KEY, dim INTEGER NOT NULL, checksum BLOB NOT NULL, vector BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS file_digests (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL
+);
+"""
+
+
+class CacheWarning(UserWarning):
+    """The embedding cache was unreadable and has been started afresh."""
+
+
+def entry_key(model_identity: str, text: str) -> bytes:
+    """The content address of one text's vector under one model."""
+    return hashlib.sha256(f"{model_identity}\0{text}".encode()).digest()
+
+
+def _checksum(blob: bytes) -> bytes:
+    return hashlib.blake2b(blob, digest_size=8).digest()
+
+
+def _mark_cache_dir(directory: Path) -> None:
+    """Keep the cache out of version control and backups, as pytest does for its own."""
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# Created by pytest-ragmetrics automatically.\n*\n", encoding="utf-8")
+    tag = directory / "CACHEDIR.TAG"
+    if not tag.exists():
+        tag.write_text(
+            "Signature: 8a477f597d28d172789f06886806bc55\n"
+            "# This file is a cache directory tag created by pytest-ragmetrics.\n",
+            encoding="utf-8",
+        )
+
+
+class EmbeddingCache:
+    """Vectors by (model identity, text), in ``directory/embeddings.sqlite3``."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.path = directory / DB_NAME
+        self._connection: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._connection is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            _mark_cache_dir(self.directory)
+            self._connection = self._open()
+        return self._connection
+
+    def _open(self) -> sqlite3.Connection:
+        for attempt in range(2):
+            connection = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000)
+            try:
+                connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+                connection.execute("PRAGMA journal_mode = WAL")
+                version = connection.execute("PRAGMA user_version").fetchone()[0]
+                if version not in (0, SCHEMA_VERSION):
+                    raise sqlite3.DatabaseError(f"unknown cache schema version {version}")
+                with connection:
+                    connection.executescript(_SCHEMA)
+                    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                return connection
+            except sqlite3.DatabaseError as error:
+                connection.close()
+                if attempt:
+                    raise
+                self._quarantine(error)
+        raise AssertionError("unreachable")
+
+    def _quarantine(self, error: Exception) -> None:
+        """Move an unreadable database aside so the run can start a fresh one."""
+        aside = self.path.with_name(f"{DB_NAME}.corrupt-{time.time_ns()}")
+        for suffix in ("", "-wal", "-shm"):
+            source = Path(f"{self.path}{suffix}")
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(source, Path(f"{aside}{suffix}"))
+        warnings.warn(
+            CacheWarning(
+                f"embedding cache {self.path} was unreadable ({error}); "
+                f"moved it to {aside.name} and started a new one"
+            ),
+            stacklevel=2,
+        )
+
+    def _recovering(self, operation: str, error: sqlite3.DatabaseError) -> sqlite3.Connection:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        self._quarantine(sqlite3.DatabaseError(f"{operation}: {error}"))
+        return self._connect()
+
+    def get_many(self, model_identity: str, texts: Iterable[str]) -> dict[str, Vectors]:
+        """The cached vectors of ``texts`` that are present and intact."""
+        keyed = {entry_key(model_identity, text): text for text in texts}
+        try:
+            return self._select(self._connect(), keyed)
+        except sqlite3.DatabaseError as error:
+            self._recovering("read", error)
+            return {}
+
+    def _select(
+        self, connection: sqlite3.Connection, keyed: Mapping[bytes, str]
+    ) -> dict[str, Vectors]:
+        found: dict[str, Vectors] = {}
+        keys = list(keyed)
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = connection.execute(
+                f"SELECT key, dim, checksum, vector FROM vectors WHERE key IN ({marks})", chunk
+            )
+            for key, dim, checksum, blob in rows:
+                if len(blob) != 4 * dim or _checksum(blob) != checksum:
+                    continue  # truncated or corrupted: a miss, recomputed and overwritten
+                found[keyed[key]] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, model_identity: str, vectors: Mapping[str, Vectors]) -> None:
+        """Store vectors (replacing any entry under the same key) in one transaction."""
+        rows = []
+        for text, vector in vectors.items():
+            blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+            rows.append((entry_key(model_identity, text), len(blob) // 4, _checksum(blob), blob))
+        statement = "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)"
+        try:
+            connection = self._connect()
+            with connection:
+                connection.executemany(statement, rows)
+        except sqlite3.DatabaseError as error:
+            connection = self._recovering("write", error)
+            with connection:
+                connection.executemany(statement, rows)
+
+    def file_digest(self, path: Path, stat: os.stat_result) -> str:
+        """The sha256 of a file, memoised by path, size and modification time."""
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        try:
+            connection = self._connect()
+            row = connection.execute(
+                "SELECT sha256 FROM file_digests WHERE path = ? AND size = ? AND mtime_ns = ?",
+                key,
+            ).fetchone()
+        except sqlite3.DatabaseError as error:
+            connection, row = self._recovering("read", error), None
+        if row is not None:
+            return str(row[0])
+        digest = file_sha256(path)
+        with connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO file_digests VALUES (?, ?, ?, ?)", (*key, digest)
+            )
+        return digest
+
+    @contextlib.contextmanager
+    def prepare_lock(self) -> Iterator[None]:
+        """Held while one process looks up and encodes, so others wait and then hit."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with FileLock(self.directory / "prepare.lock"):
+            yield
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None

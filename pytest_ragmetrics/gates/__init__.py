@@ -1,0 +1,1 @@
+"""Gates: evaluating rules against aggregates and stored baselines."""

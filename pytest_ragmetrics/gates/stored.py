@@ -1,0 +1,104 @@
+"""Pairing a run's rows with its stored baseline's by id (see
+``pytest_ragmetrics.results.pairing`` for the rules), and the rows that regressed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from pytest_ragmetrics.config.thresholds import Gate
+from pytest_ragmetrics.results.baseline import Baseline, StoredRow
+from pytest_ragmetrics.results.compare import (
+    TRANSFORMATION_METRICS,
+    missing_metrics,
+    row_state,
+    transitions,
+)
+from pytest_ragmetrics.results.pairing import Pairing
+from pytest_ragmetrics.results.summary import EvalSummary, RowResult, aggregate_rows
+from pytest_ragmetrics.results.transformations import Transformations
+
+
+def _as_result(row_id: str, row: StoredRow) -> RowResult:
+    return RowResult(
+        row_id,
+        0,
+        dict(row.values),
+        {name: dict(parts) for name, parts in row.breakdowns.items()},
+    )
+
+
+def _stored_transformations(
+    summary: EvalSummary, baseline_rows: Mapping[str, StoredRow], shared: Sequence[str]
+) -> tuple[Transformations | None, str | None]:
+    missing = missing_metrics(summary.metrics)
+    if missing:
+        return None, (
+            f"transformations need {', '.join(TRANSFORMATION_METRICS)} recorded; "
+            f"missing: {', '.join(missing)}"
+        )
+    before = {row_id: baseline_rows[row_id].state for row_id in shared}
+    if not any(before.values()):
+        return (
+            None,
+            "the stored rows have no states (the baseline recorded no abstain, f1, overlap)",
+        )
+    current = {row.id: row for row in summary.rows}
+    return transitions(before, [(row_id, row_state(current[row_id])) for row_id in shared]), None
+
+
+def pair_rows(summary: EvalSummary, baseline: Baseline) -> Pairing | None:
+    """Pair ``summary``'s rows with ``baseline``'s; ``None`` when the file has no rows."""
+    if baseline.rows is None:
+        return None
+    stored = baseline.rows
+    current = {row.id: row for row in summary.rows}
+    both = sorted(set(current) & set(stored))
+    shared = tuple(i for i in both if current[i].inputs == stored[i].inputs)
+    changed = tuple(i for i in both if current[i].inputs != stored[i].inputs)
+    added = tuple(sorted(set(current) - set(stored)))
+    removed = tuple(sorted(set(stored) - set(current)))
+    pairing = Pairing(
+        len(stored), shared, added, removed, changed, summary.metrics, baseline.metrics
+    )
+    if not pairing.exact:
+        kept = set(shared)
+        ours, _ = aggregate_rows([row for row in summary.rows if row.id in kept])
+        theirs, _ = aggregate_rows([_as_result(i, stored[i]) for i in shared])
+        pairing = replace(pairing, current=ours, stored=theirs)
+    found, note = _stored_transformations(summary, stored, shared)
+    return replace(pairing, transformations=found, transformations_note=note)
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """A row whose value breaks the gate's rule against its own earlier value."""
+
+    id: str
+    before: float
+    after: float
+
+    def describe(self) -> str:
+        return f"{self.id} {self.before:g} → {self.after:g}"
+
+
+def regressed_rows(
+    gate: Gate,
+    rows: Sequence[RowResult],
+    earlier: Mapping[str, Mapping[str, float]],
+) -> tuple[RowChange, ...]:
+    """The rows whose ``gate.metric`` value breaks the gate's rule when the rule is applied
+    to the row alone, against the same row's value in ``earlier`` (row id → values): for
+    ``tokens.mean <= 1.2x baseline``, the rows that grew by more than 20%. An offset is a
+    share of a total for ``sum``, not of one row, so a total's rule is applied without it;
+    ``count`` has no per-row reading."""
+    if gate.stat == "count":
+        return ()
+    rule = replace(gate.rule, offset=0.0) if gate.stat == "sum" else gate.rule
+    changes = []
+    for row in rows:
+        after = row.values.get(gate.metric)
+        before = earlier.get(row.id, {}).get(gate.metric)
+        if after is not None and before is not None and not rule.holds(after, before):
+            changes.append(RowChange(row.id, before, after))
+    return tuple(changes)

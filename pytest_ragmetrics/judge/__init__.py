@@ -1,0 +1,1 @@
+"""The LLM judge: configuration, prompts, the client and its verdict cache."""

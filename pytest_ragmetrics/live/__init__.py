@@ -1,0 +1,1 @@
+"""A live system under test: calling it per row and caching its outputs."""

@@ -1,0 +1,284 @@
+"""The LLM-judge metrics (METRICS.md §4 Tier 2/3 and judge quality, §5) on one row, and
+the judge's accounting over an eval.
+
+``faithfulness_judge`` (0-1, the answer against its contexts), ``answer_relevance`` (0-1,
+the answer against the question), ``answer_correctness`` (1-5, against the gold answer)
+and ``e2e_score`` (0-1, overall usefulness against the gold answer) are one verdict each
+from the ``[judge]`` endpoint (``pytest_ragmetrics.judge.client``). ``consistency_score`` judges
+the same item twice more, each time anew (never from the first verdict's cache entry),
+and scores 1 when the two scores differ by at most 0.5.
+
+Every verdict a row asked for is tallied in the row's ``judge`` detail, failed ones
+included, so the eval's ``judge`` statistics (``error_rate``, ``avg_latency_ms``, tokens)
+count every row, errored or not. A verdict that cannot be had (the call failed after its
+retries, the endpoint is unreachable, the reply is not a verdict) makes the row error;
+it is never turned into a score. Judge tokens and latency are the judge's own: they never
+enter the row's ``tokens`` or ``latency_ms``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pytest_ragmetrics.data.dataset import Row, RowError
+from pytest_ragmetrics.judge.client import (
+    PROMPT_NAMES,
+    Call,
+    JudgeConfig,
+    JudgeError,
+    LlmJudge,
+    UnparseableVerdict,
+    load_prompt,
+)
+from pytest_ragmetrics.metrics.base import Measured, MetricContext, golds
+
+JUDGE_METRICS = ("faithfulness_judge", "answer_relevance", "answer_correctness", "e2e_score")
+CONSISTENCY = "consistency_score"
+CONSISTENCY_DELTA = 0.5  # |s1 - s2| <= delta counts as consistent (METRICS.md §4)
+TRUST_ENTAILMENT = "trust_entailment"  # the tally of the Trust-Score judge's verdicts
+# What each metric's prompt is filled with.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "faithfulness_judge": ("question", "answer", "contexts"),
+    "answer_relevance": ("question", "answer"),
+    "answer_correctness": ("question", "answer", "gold"),
+    "e2e_score": ("question", "answer", "gold"),
+}
+
+
+class JudgeRowError(RowError):
+    """The row could not be judged; ``details`` keeps what the attempt cost."""
+
+    def __init__(self, message: str, details: Mapping[str, Any]) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+class JudgeNotConfigured(RowError):
+    """A judge metric ran without a ``[judge]`` table in thresholds.toml."""
+
+
+def needs(metric: str) -> tuple[str, ...]:
+    """The row fields a judge metric fills its prompt with."""
+    return _NEEDS[metric]
+
+
+@dataclass
+class Tally:
+    """The verdicts one row asked one metric for, and what they cost.
+
+    ``replies`` are verdicts that got an answer from the endpoint (parsed or not); their
+    latency and tokens are summed (a cached reply keeps what it was measured with).
+    ``requests`` counts the HTTP requests sent in this run, retries included.
+    """
+
+    verdicts: int = 0
+    cached: int = 0
+    requests: int = 0
+    replies: int = 0
+    unparseable: int = 0
+    failed: int = 0
+    latency_ms: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, call: Call | None, error: JudgeError | None = None) -> None:
+        self.verdicts += 1
+        if isinstance(error, UnparseableVerdict):
+            self.unparseable += 1
+        elif error is not None:
+            self.failed += 1
+        if call is None:
+            return
+        self.requests += call.attempts
+        self.cached += call.cached
+        if error is None or isinstance(error, UnparseableVerdict):
+            self.replies += 1
+            self.latency_ms += call.latency_ms
+            self.prompt_tokens += call.prompt_tokens
+            self.completion_tokens += call.completion_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _contexts(row: Row, metric: str) -> str:
+    contexts = row.require("contexts", metric)
+    blocks = []
+    for context in contexts:
+        title = f"Title: {context['title']}\n" if context.get("title") else ""
+        blocks.append(f"[{context['doc_id']}] {title}{context['text']}")
+    return "\n\n".join(blocks)
+
+
+def prompt_fields(row: Row, metric: str) -> dict[str, str]:
+    """The prompt's fields from the row: contexts as ``[doc_id] Title: T`` blocks (so the
+    answer's citations can be followed), gold aliases joined by " | "."""
+    fields: dict[str, str] = {}
+    for name in _NEEDS[metric]:
+        if name == "contexts":
+            fields[name] = _contexts(row, metric)
+        elif name == "gold":
+            fields[name] = " | ".join(golds(row, metric))
+        else:
+            value = row.require(name, metric)
+            if not isinstance(value, str):
+                raise RowError(f"{row.where(name)}: {metric} needs a string")
+            fields[name] = value
+    return fields
+
+
+def _judge_once(
+    judge: LlmJudge, row: Row, metric: str, key: str, fields: Mapping[str, str], repeat: int
+) -> tuple[float, str, Tally]:
+    tally = Tally()
+    try:
+        verdict = judge.judge(metric, fields, repeat=repeat)
+    except JudgeError as error:
+        tally.add(error.call, error)
+        # from None: the judge's frames stay out of the traceback (pytest -l shows locals).
+        raise JudgeRowError(
+            f"{row.where()}: {key}: {error}", {"judge": {key: tally.as_dict()}}
+        ) from None
+    tally.add(verdict.call)
+    return verdict.score, verdict.reason, tally
+
+
+def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
+    """The computation behind one judge metric fixture."""
+
+    def measure(row: Row, ctx: MetricContext) -> Measured:
+        judge = ctx.judge()
+        score, reason, tally = _judge_once(
+            judge, row, metric, metric, prompt_fields(row, metric), 0
+        )
+        cached = " (cached verdict)" if tally.cached else ""
+        details = {"judge": {metric: {**tally.as_dict(), "score": score, "reason": reason}}}
+        evidence = f"{judge.label} scored {score:g}{cached}: {reason or 'no reason given'}"
+        return Measured({metric: score}, evidence, details=details)
+
+    return measure
+
+
+def measure_consistency(
+    row: Row, ctx: MetricContext, metric: str = "faithfulness_judge"
+) -> Measured:
+    """Judge the row's ``metric`` item twice anew; 1 when the scores differ by <= 0.5."""
+    if metric not in JUDGE_METRICS:
+        raise TypeError(
+            f"consistency_score(row, metric=...) takes one of {', '.join(JUDGE_METRICS)}; "
+            f"got {metric!r}"
+        )
+    judge = ctx.judge()
+    fields = prompt_fields(row, metric)
+    first, _, tally = _judge_once(judge, row, metric, CONSISTENCY, fields, 1)
+    try:
+        second, _, again = _judge_once(judge, row, metric, CONSISTENCY, fields, 2)
+    except JudgeRowError as error:
+        spent = Tally(**error.details["judge"][CONSISTENCY])
+        error.details = {"judge": {CONSISTENCY: _sum([tally, spent]).as_dict()}}
+        raise
+    total = _sum([tally, again])
+    consistent = abs(first - second) <= CONSISTENCY_DELTA
+    details = {
+        "judge": {CONSISTENCY: {**total.as_dict(), "metric": metric, "scores": [first, second]}}
+    }
+    verdict = "within" if consistent else "more than"
+    evidence = (
+        f"{metric} judged twice anew: {first:g} and {second:g}, {verdict} "
+        f"{CONSISTENCY_DELTA:g} apart"
+    )
+    return Measured({CONSISTENCY: 1.0 if consistent else 0.0}, evidence, details=details)
+
+
+class TalliedEntailment:
+    """The LLM judge as the Trust-Score entailment judge, ``(premise, hypothesis) ->
+    bool``, tallying every verdict for the row's ``judge`` detail."""
+
+    def __init__(self, judge: LlmJudge, row: Row) -> None:
+        self.judge = judge
+        self.row = row
+        self.tally = Tally()
+
+    def details(self) -> dict[str, Any]:
+        return {"judge": {TRUST_ENTAILMENT: self.tally.as_dict()}} if self.tally.verdicts else {}
+
+    def __call__(self, premise: str, hypothesis: str) -> bool:
+        fields = {"premise": premise, "hypothesis": hypothesis}
+        try:
+            verdict = self.judge.judge("entailment", fields)
+        except JudgeError as error:
+            self.tally.add(error.call, error)
+            raise JudgeRowError(
+                f"{self.row.where()}: trust entailment: {error}", self.details()
+            ) from None
+        self.tally.add(verdict.call)
+        return verdict.score == 1.0
+
+
+def _sum(tallies: list[Tally]) -> Tally:
+    total = Tally()
+    for tally in tallies:
+        for name, value in tally.as_dict().items():
+            setattr(total, name, getattr(total, name) + value)
+    return total
+
+
+def merge_judge_details(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge two tests' ``judge`` details of one row, per metric, the same whichever
+    reported first: a record of verdicts asked of the endpoint wins over one served from
+    the cache; two records that both asked (the consistency judgments, which bypass the
+    cache) are both counted."""
+    merged = dict(old)
+    for key, record in new.items():
+        if key not in merged:
+            merged[key] = record
+            continue
+        first, second = sorted((merged[key], record), key=lambda r: json.dumps(r, sort_keys=True))
+        if first["cached"] or second["cached"]:
+            merged[key] = min(first, second, key=lambda r: bool(r["cached"]))
+        else:
+            total = _sum([Tally(**_tally(first)), Tally(**_tally(second))])
+            merged[key] = {**first, **total.as_dict()}
+    return merged
+
+
+def _tally(record: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: record[name] for name in Tally.__dataclass_fields__}
+
+
+def judge_statistics(records: list[Mapping[str, Any]]) -> dict[str, float]:
+    """The eval's ``judge`` statistics from every row's tallies (errored rows included).
+
+    ``error_rate`` = (unparseable + failed) / verdicts asked for; ``avg_latency_ms`` is
+    the mean latency of the verdicts that got a reply.
+    """
+    fields = Tally.__dataclass_fields__
+    total = {name: math.fsum(r.get(name, 0) for r in records) for name in fields}
+    statistics = {
+        "verdicts": total["verdicts"],
+        "cached": total["cached"],
+        "requests": total["requests"],
+        "unparseable": total["unparseable"],
+        "failed": total["failed"],
+        "error_rate": (total["unparseable"] + total["failed"]) / total["verdicts"],
+        "prompt_tokens": total["prompt_tokens"],
+        "completion_tokens": total["completion_tokens"],
+        "tokens": total["prompt_tokens"] + total["completion_tokens"],
+    }
+    if total["replies"]:
+        statistics["avg_latency_ms"] = total["latency_ms"] / total["replies"]
+    return statistics
+
+
+def judge_signature(config: JudgeConfig) -> dict[str, str]:
+    """What makes judge scores comparable with a stored baseline: the model and the
+    prompts (not the endpoint's address, which differs between machines)."""
+    prompts = hashlib.sha256()
+    for name in PROMPT_NAMES:
+        prompts.update(load_prompt(name, config.prompts).encode())
+    return {"model": config.model, "prompts_sha256": prompts.hexdigest()[:16]}

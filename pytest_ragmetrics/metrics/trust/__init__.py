@@ -1,0 +1,1 @@
+"""The Trust-Score suite: refusal detection, entailment judges, the suite's numbers."""

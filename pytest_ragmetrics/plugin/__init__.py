@@ -1,0 +1,1 @@
+"""The pytest layer: the only code that imports pytest."""

@@ -1,0 +1,374 @@
+"""Collection: a test that takes ``row`` and carries the ragmetrics marker runs per row;
+one that takes ``rows`` runs once over all of them (a dataset-level test).
+
+Rows are parametrized in file order with the row ids as test ids, from a dataset loaded
+once per run and process, so every pytest-xdist worker collects the same items in the
+same order. Rows are validated here, against the fields that the test's metric
+fixtures need, so a bad row is known before anything runs and errors alone.
+
+A dataset whose rows name their ``system`` is one eval per system (test ids
+``<system>/<id>``); the marker's ``compare_to`` names the reference system, and ``rerun``
+a second output file of the same rows for the ``determinism`` metric.
+
+A marker that names ``systems`` makes a live eval: the dataset holds questions, and each
+named system (a ``LiveSystem`` from the ``ragmetrics_system`` fixture) is called per row
+when the row's test sets up (``pytest_ragmetrics.live.system``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics.data.dataset import (
+    Dataset,
+    DatasetError,
+    LoadedRow,
+    Problem,
+    Row,
+    load_dataset,
+)
+from pytest_ragmetrics.live.system import OUTPUT_FIELDS
+from pytest_ragmetrics.paths import display_path, resolved
+from pytest_ragmetrics.plugin.fixtures import DETERMINISM, missing_fields
+from pytest_ragmetrics.plugin.state import RowParam, RowsParam, RunState
+from pytest_ragmetrics.results.summary import EvalInfo
+
+MARKER = "ragmetrics"
+MARKER_HELP = (
+    "ragmetrics(dataset, name=None, format=None, compare_to=None, rerun=None, systems=None): "
+    "run the test "
+    "once per row of `dataset` (a .jsonl or .csv path relative to the test file) when it "
+    "takes `row`, or once over all rows when it takes `rows`; `name` names the eval "
+    "(default: the module path), `format` overrides the file extension, `compare_to` names "
+    "the system that `baseline` in gate rules means, `rerun` is a second output file of the "
+    "same rows for `determinism`, `systems` names the live systems (from the "
+    "`ragmetrics_system` fixture) that answer the dataset's questions"
+)
+MARKER_ARGS = ("dataset", "name", "format", "compare_to", "rerun", "systems")
+ROWS_ID = "all-rows"
+
+
+@dataclass(frozen=True)
+class MarkerSpec:
+    """The arguments of a ``@pytest.mark.ragmetrics(...)`` marker."""
+
+    dataset: str
+    name: str | None = None
+    format: str | None = None
+    compare_to: str | None = None
+    rerun: str | None = None
+    systems: tuple[str, ...] | None = None
+
+
+def _systems(value: Any, where: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    names = [value] if isinstance(value, str) else value
+    if (
+        not isinstance(names, list | tuple)
+        or not names
+        or not all(isinstance(n, str) and n.strip() for n in names)
+    ):
+        pytest.fail(
+            f"{where}: ragmetrics marker systems must name the live systems, e.g. "
+            'systems=["topk", "mmr"]',
+            pytrace=False,
+        )
+    if len(set(names)) != len(names):
+        pytest.fail(f"{where}: ragmetrics marker systems names a system twice", pytrace=False)
+    return tuple(names)
+
+
+def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
+    """Read the marker's arguments; a usage mistake fails the module's collection."""
+    kwargs: dict[str, Any] = dict(marker.kwargs)
+    if marker.args:
+        if len(marker.args) > 1 or "dataset" in kwargs:
+            pytest.fail(f"{where}: ragmetrics marker takes one dataset path", pytrace=False)
+        kwargs["dataset"] = marker.args[0]
+    unknown = sorted(set(kwargs) - set(MARKER_ARGS))
+    if unknown:
+        pytest.fail(
+            f"{where}: unknown ragmetrics marker argument(s) {', '.join(unknown)}; "
+            f"expected {', '.join(MARKER_ARGS)}",
+            pytrace=False,
+        )
+    if not isinstance(kwargs.get("dataset"), str | Path):
+        pytest.fail(f'{where}: ragmetrics marker needs dataset="path/to/rows.jsonl"', pytrace=False)
+    for key in ("name", "compare_to"):
+        value = kwargs.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            pytest.fail(
+                f"{where}: ragmetrics marker {key} must be a non-empty string", pytrace=False
+            )
+    rerun = kwargs.get("rerun")
+    if rerun is not None and not isinstance(rerun, str | Path):
+        pytest.fail(f'{where}: ragmetrics marker needs rerun="path/to/rows.jsonl"', pytrace=False)
+    systems = _systems(kwargs.get("systems"), where)
+    if systems is not None and rerun is not None:
+        pytest.fail(
+            f"{where}: a live eval (systems=...) measures determinism by calling each system "
+            "twice; rerun= is for recorded outputs",
+            pytrace=False,
+        )
+    return MarkerSpec(
+        str(kwargs["dataset"]),
+        kwargs.get("name"),
+        kwargs.get("format"),
+        kwargs.get("compare_to"),
+        None if rerun is None else str(rerun),
+        systems,
+    )
+
+
+def _dataset(state: RunState, path: Path, fmt: str | None) -> Dataset:
+    key = (path, fmt)
+    if key not in state.datasets:
+        state.datasets[key] = load_dataset(path, display_path(path, state.project_root), fmt)
+    return state.datasets[key]
+
+
+Key = tuple[str | None, str]
+
+
+def _param(
+    info: EvalInfo,
+    loaded: LoadedRow,
+    fixture_names: list[str],
+    rerun: Mapping[Key, LoadedRow],
+    unpaired: list[Problem],
+    live: str | None = None,
+) -> RowParam:
+    parsed = not any(p.field.startswith("<") for p in loaded.problems)
+    if live is not None:
+        missing = _question_problems(loaded.row, fixture_names) if parsed else []
+        return RowParam(info, loaded, (*loaded.problems, *missing), live=live)
+    missing = [*unpaired, *missing_fields(loaded.row, fixture_names)] if parsed else []
+    again = rerun.get(_key(loaded.row))
+    if parsed and DETERMINISM in fixture_names:
+        missing += _rerun_problems(info, loaded.row, again)
+    return RowParam(info, loaded, (*loaded.problems, *missing), again.row if again else None)
+
+
+def _question_problems(row: Row, fixture_names: list[str]) -> list[Problem]:
+    """What is wrong with a row of a live eval's question set, before any system runs:
+    it needs a question, must leave the output fields to the system, and must have every
+    other field its metrics need."""
+    problems = [
+        Problem(name, "is produced by the live system; a question set must not carry it")
+        for name in OUTPUT_FIELDS
+        if name in row.data
+    ]
+    if not isinstance(row.question, str):
+        problems.append(Problem("question", "the live system needs the question, as a string"))
+    problems += [p for p in missing_fields(row, fixture_names) if p.field not in OUTPUT_FIELDS]
+    return problems
+
+
+def _key(row: Row) -> Key:
+    return (row.system, row.id)
+
+
+def _rerun_problems(info: EvalInfo, row: Row, again: LoadedRow | None) -> list[Problem]:
+    """Why ``determinism`` cannot compare this row with its second run."""
+    if info.rerun is None:
+        message = (
+            "determinism compares two runs: name the second output file in the marker, "
+            'ragmetrics(..., rerun="path/to/second_run.jsonl")'
+        )
+        return [Problem("rerun", message)]
+    of_system = f" of system {row.system!r}" if row.system is not None else ""
+    if again is None:
+        return [Problem("rerun", f"{info.rerun} has no row {row.id!r}{of_system}")]
+    if again.problems:
+        where = "; ".join(f"{again.row.where(p.field)}: {p.message}" for p in again.problems)
+        return [Problem("rerun", f"its second run is a bad row: {where}")]
+    return []
+
+
+def _pairing(compare_to: str | None, dataset: Dataset) -> Callable[[Row], list[Problem]]:
+    """With ``compare_to``, every system must answer the same questions: a row whose id the
+    reference system lacks, or a reference row that some system lacks, is a bad row, so
+    that means over different questions are never compared."""
+    ids: dict[str, set[str]] = {}
+    for loaded in dataset.rows:
+        if isinstance(loaded.row.system, str):
+            ids.setdefault(loaded.row.system, set()).add(loaded.row.id)
+
+    def problems(row: Row) -> list[Problem]:
+        system = row.system
+        if compare_to is None or not isinstance(system, str):
+            return []
+        if system != compare_to:
+            if row.id in ids[compare_to]:
+                return []
+            message = f"the reference system {compare_to!r} has no row {row.id!r}"
+        else:
+            lacking = [repr(s) for s in ids if s != compare_to and row.id not in ids[s]]
+            if not lacking:
+                return []
+            message = f"system(s) {', '.join(lacking)} have no row {row.id!r}"
+        return [Problem("id", f"{message}; compared systems must answer the same questions")]
+
+    return problems
+
+
+def _load(state: RunState, where: str, path: Path, fmt: str | None) -> Dataset:
+    problem: str | None = None
+    try:
+        dataset = _dataset(state, path, fmt)
+    except DatasetError as error:
+        problem = str(error)
+    if problem is not None:  # failed outside the except block: no chained traceback
+        pytest.fail(f"{where}: {problem}", pytrace=False)
+    if not dataset.rows:
+        pytest.fail(f"{where}: {dataset.display} has no rows", pytrace=False)
+    return dataset
+
+
+def _infos(
+    spec: MarkerSpec, base: EvalInfo, dataset: Dataset, where: str
+) -> dict[str | None, EvalInfo]:
+    """One ``EvalInfo`` per system of the dataset; one in all when rows name no system, or
+    all the same one and nothing is compared (a run's rows that log their system)."""
+    systems = dataset.systems
+    if spec.systems is not None:
+        if systems:
+            pytest.fail(
+                f"{where}: a live eval's dataset holds questions, but rows of "
+                f"{dataset.display} name the system(s) {', '.join(map(repr, systems))}",
+                pytrace=False,
+            )
+        systems = spec.systems
+    if spec.compare_to is not None and spec.compare_to not in systems:
+        named = (
+            f"its systems are {', '.join(map(repr, systems))}"
+            if systems
+            else "no row names a system"
+        )
+        pytest.fail(
+            f"{where}: compare_to={spec.compare_to!r} is not a system of "
+            f"{dataset.display} ({named})",
+            pytrace=False,
+        )
+    base = replace(base, systems=tuple(systems))
+    if not systems or (len(systems) == 1 and spec.compare_to is None):
+        return {None: base}
+    counts = Counter(loaded.row.system for loaded in dataset.rows)
+    return {
+        system: replace(
+            base,
+            dataset_rows=len(dataset.rows) if spec.systems else counts[system],
+            system=system,
+            system_index=index,
+            compare_to=spec.compare_to,
+        )
+        for index, system in enumerate(systems)
+    }
+
+
+def _limited(rows: tuple[LoadedRow, ...], limit: int | None) -> list[LoadedRow]:
+    """The first ``limit`` rows of each system (all rows without a limit)."""
+    if limit is None:
+        return list(rows)
+    seen: Counter[str | None] = Counter()
+    kept = []
+    for loaded in rows:
+        seen[loaded.row.system] += 1
+        if seen[loaded.row.system] <= limit:
+            kept.append(loaded)
+    return kept
+
+
+def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
+    """Parametrize ``row`` over the marker's dataset, or give ``rows`` all of it; leave
+    other tests alone."""
+    marker = metafunc.definition.get_closest_marker(MARKER)
+    takes_row, takes_rows = "row" in metafunc.fixturenames, "rows" in metafunc.fixturenames
+    if marker is None or not (takes_row or takes_rows):
+        return
+    where = metafunc.definition.nodeid
+    if takes_row and takes_rows:
+        pytest.fail(
+            f"{where}: a test takes either `row` (once per row) or `rows` (once over all "
+            "rows), not both",
+            pytrace=False,
+        )
+    spec = marker_spec(marker, where)
+    module_path = metafunc.definition.path
+    dataset_path = resolved(module_path.parent / spec.dataset)
+    dataset = _load(state, where, dataset_path, spec.format)
+    rerun = None
+    if spec.rerun is not None:
+        rerun = _load(
+            state, f"{where}: rerun", resolved(module_path.parent / spec.rerun), spec.format
+        )
+    module = display_path(module_path, state.project_root)
+    name = spec.name or module
+    first = state.eval_datasets.setdefault(name, dataset_path)
+    if first != dataset_path:
+        pytest.fail(
+            f"{where}: eval {name!r} already runs over {display_path(first, state.project_root)}; "
+            f"give each dataset its own eval with ragmetrics(..., name=...)",
+            pytrace=False,
+        )
+    state.eval_tests.setdefault(name, set()).add(metafunc.definition.nodeid)
+    base = EvalInfo(
+        name,
+        module,
+        dataset.display,
+        dataset.sha256,
+        len(dataset.rows),
+        rerun=rerun.display if rerun else None,
+        rerun_sha256=rerun.sha256 if rerun else None,
+        test_path=metafunc.definition.nodeid.split("::", 1)[0],
+    )
+    infos = _infos(spec, base, dataset, where)
+    rows = _limited(dataset.rows, state.options.limit)
+    if takes_rows:
+        if spec.systems is not None:
+            pytest.fail(
+                f"{where}: a dataset-level test (one that takes `rows`) runs over recorded "
+                "outputs; save the live outputs with --ragmetrics-save-outputs and give them "
+                "an eval of their own",
+                pytrace=False,
+            )
+        # A row that names no system in a dataset of systems goes to every system's test,
+        # which then errors on it (it is a bad row) instead of leaving it out.
+        sets = [
+            RowsParam(
+                info,
+                tuple(
+                    r for r in rows if info.system is None or r.row.system in (info.system, None)
+                ),
+            )
+            for info in infos.values()
+        ]
+        ids = [ROWS_ID if s.info.system is None else f"{s.info.system}/{ROWS_ID}" for s in sets]
+        metafunc.parametrize("rows", sets, ids=ids, indirect=True)
+        return
+    again = {_key(r.row): r for r in rerun.rows} if rerun else {}
+    names = list(metafunc.fixturenames)
+    pairing = _pairing(spec.compare_to, dataset)
+    live = spec.systems or ()
+    params = [
+        _param(
+            info,
+            loaded,
+            names,
+            again,
+            pairing(loaded.row),
+            (info.system or live[0]) if live else None,
+        )
+        for loaded in rows
+        # A row that names no system in a dataset of systems is a bad row of every system.
+        for info in ([infos[loaded.row.system]] if loaded.row.system in infos else infos.values())
+    ]
+    ids = [p.row.id if p.info.system is None else f"{p.info.system}/{p.row.id}" for p in params]
+    metafunc.parametrize("row", params, ids=ids, indirect=True)

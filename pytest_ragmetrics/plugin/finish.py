@@ -1,0 +1,332 @@
+"""The end of a run, on the controller: aggregate, update baselines, gate, report gates.
+
+Gates are reported as test results of their own (``<eval>::gate::<metric.stat>``): each
+goes through ``pytest_runtest_logreport`` as setup, call and teardown reports, so pytest
+counts, lists and exits on it exactly as on any test, and JUnit XML records it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.files import write_atomic
+from pytest_ragmetrics.gates.evaluate import GateResult, Reference, evaluate_gates
+from pytest_ragmetrics.gates.stored import pair_rows
+from pytest_ragmetrics.live.system import write_outputs
+from pytest_ragmetrics.metrics.corpus import CORPUS_STATS
+from pytest_ragmetrics.metrics.judge import judge_signature
+from pytest_ragmetrics.paths import display_path
+from pytest_ragmetrics.plugin.state import RunState
+from pytest_ragmetrics.results.baseline import (
+    BaselineError,
+    StoredRow,
+    baseline_path,
+    read_baseline,
+    render_baseline,
+    signature_differences,
+)
+from pytest_ragmetrics.results.compare import compare_systems, references, row_state
+from pytest_ragmetrics.results.pairing import BaselineState, accepting
+from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, summarize
+from pytest_ragmetrics.text.citations import describe_citations
+
+When = Literal["setup", "call", "teardown"]
+Outcome = Literal["passed", "failed", "skipped"]
+
+
+def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
+    """What makes this run's numbers comparable with a baseline's: the metric settings
+    (and the system and judge they are of), never the system's outputs."""
+    info = summary.info
+    signature: dict[str, Any] = dict(state.thresholds.settings.signature())
+    # Present only when used, so baselines of plain evals stay as they were.
+    if info.system is not None:
+        signature["system"] = info.system
+    judge = state.thresholds.judge
+    if judge is not None and "judge" in summary.metrics:  # scores of another judge differ
+        signature["judge"] = judge_signature(judge)
+    return signature
+
+
+def partial_reason(summary: EvalSummary, state: RunState, stopped: str | None) -> str | None:
+    """Why this eval's rows are not all there, or ``None`` for a complete run.
+
+    Complete means every test function of the eval ran every row of the dataset; a test
+    deselected with -k, a row skipped, a --ragmetrics-limit or an early stop all make the
+    run partial.
+    """
+    info = summary.info
+    of = f"{info.dataset} (system {info.system!r})" if info.system is not None else info.dataset
+    ran = f"{summary.n} of {info.dataset_rows} rows of {of} ran"
+    if stopped:
+        return f"the run stopped early ({stopped}); {ran}"
+    incomplete = summary.incomplete_tests()
+    if not incomplete:
+        return None
+    limit = state.options.limit
+    if limit is not None and limit < info.dataset_rows:
+        cause = f"--ragmetrics-limit {limit}"
+    else:
+        cause = "partial run (-k, -m, --lf, skips, ...)"
+    parts = [ran] if summary.n < info.dataset_rows else []
+    if len(summary.coverage) > 1 or not parts:
+        parts += [f"{test} ran {count}" for test, count in incomplete.items()]
+    if summary.skipped:
+        parts.append(f"{summary.skipped} row(s) skipped")
+    detail = "; ".join(parts)
+    return f"{cause}: {detail}; gates need every row (--ragmetrics-force-gates checks anyway)"
+
+
+def _update_command(summary: EvalSummary) -> str:
+    return f"pytest {summary.info.module} --ragmetrics-update-baseline"
+
+
+def _path(summary: EvalSummary, state: RunState) -> Path:
+    info = summary.info
+    return baseline_path(state.project_root, info.module, info.name, info.system)
+
+
+def _accepting(command: str) -> str:
+    return (
+        f"store this run's values as the baseline (this accepts them as the reference): {command}"
+    )
+
+
+def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
+    path = _path(summary, state)
+    shown = display_path(path, state.project_root)
+    command = _update_command(summary)
+    try:
+        baseline = read_baseline(path)
+    except BaselineError as error:
+        problem = f"{error}\nrepair the file from version control, or {accepting(command)}"
+        return BaselineState(shown, problem=problem, update_command=command)
+    if baseline is None:
+        return BaselineState(shown, update_command=command)
+    differences = signature_differences(
+        baseline.settings_signature(), current_signature(summary, state)
+    )
+    if differences:
+        problem = (
+            f"the baseline {shown} was made with other metric settings, so it is not "
+            "compared:\n  "
+            + "\n  ".join(differences)
+            + "\nrestore the settings; or, if the new settings are meant to stay, "
+            + accepting(command)
+        )
+        return BaselineState(shown, baseline, problem, command)
+    pairing = pair_rows(summary, baseline)
+    note = None
+    if pairing is None:
+        note = (
+            f"the baseline {shown} is of schema {baseline.schema_version}: it holds "
+            "aggregates only, so rows are not paired by id; to pair them, " + accepting(command)
+        )
+    return BaselineState(shown, baseline, update_command=command, pairing=pairing, note=note)
+
+
+def stored_rows(summary: EvalSummary) -> dict[str, StoredRow]:
+    """Each row as a baseline stores it: values, sufficient statistics, state."""
+    kept = {breakdown for breakdown, _ in CORPUS_STATS.values()}
+    return {
+        row.id: StoredRow(
+            row.inputs,
+            dict(row.values),
+            {name: parts for name, parts in row.breakdowns.items() if name in kept},
+            row_state(row),
+        )
+        for row in summary.rows
+    }
+
+
+def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None) -> None:
+    path = _path(summary, state)
+    refuse = partial or (f"{summary.errors} row(s) errored" if summary.errors else None)
+    if refuse and not state.options.force_gates:
+        state.notes.append(f"baseline of {summary.info.label} NOT updated: {refuse}")
+        return
+    # Per-row metrics with no value have nothing to store; dataset-level ones have no count.
+    metrics = {name: stats for name, stats in summary.metrics.items() if stats.get("count", 1)}
+    text = render_baseline(
+        summary.info.label,
+        current_signature(summary, state),
+        summary.rows_used,
+        metrics,
+        stored_rows(summary),
+        summary.info.dataset,
+    )
+    write_atomic(path, text)
+    shown = display_path(path, state.project_root)
+    state.notes.append(f"baseline of {summary.info.label} written to {shown}")
+
+
+def citation_warning(summary: EvalSummary, settings: Settings) -> str | None:
+    """A warning when the eval read citations, its rows carry contexts, and no answer holds
+    a marker the plugin recognises: answers citing in another format score as uncited."""
+    census = [row.citations for row in summary.rows if row.citations is not None]
+    with_contexts = sum(1 for counts in census if counts["contexts"])
+    if not with_contexts or any(counts["markers"] for counts in census):
+        return None
+    return (
+        f"no answer of {summary.info.label} holds a citation marker the plugin reads "
+        f"({describe_citations(settings.citations)}), though {with_contexts} of its "
+        "rows carry contexts: every sentence counts as uncited, so overlap, faithfulness "
+        "and idk_citation say nothing; if the answers cite another way, describe it with "
+        "citation_pattern in [settings]"
+    )
+
+
+def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
+    """Aggregate the payloads, compare systems, update baselines if asked, and evaluate
+    every gate."""
+    state.summaries = compare_systems(summarize(state.payloads))
+    state.notes += live_notes(state.summaries)
+    if state.options.save_outputs is not None:
+        state.notes.append(save_outputs(state.options.save_outputs, state.summaries, state))
+    partials = {s.info.label: partial_reason(s, state, stopped) for s in state.summaries}
+    reference_of = references(state.summaries)
+    results: list[GateResult] = []
+    summaries = []
+    for summary in state.summaries:
+        info = summary.info
+        partial = partials[info.label]
+        if state.options.update_baseline:
+            _update_baseline(summary, state, partial)
+        skip = None if state.options.force_gates else partial
+        reference = _reference(info, reference_of.get(info.name), partials, state)
+        gates = state.thresholds.gates_for(info.name, info.system)
+        stored = _load_state(summary, state)
+        results += evaluate_gates(summary, gates, stored, skip, reference)
+        warning = citation_warning(summary, state.thresholds.settings)
+        warnings = (warning,) if warning else ()
+        summaries.append(replace(summary, stored=stored, warnings=warnings))
+    state.summaries = summaries
+    state.gate_results = results
+    return results
+
+
+def live_notes(summaries: Sequence[EvalSummary]) -> list[str]:
+    """One line per live system: how many outputs were called and how many came from the
+    cache (with the latency and tokens they were measured with)."""
+    notes = []
+    for summary in summaries:
+        live = [row.details["live"] for row in summary.rows if "live" in row.details]
+        if not live:
+            continue
+        cached = sum(1 for entry in live if entry["cached"])
+        notes.append(
+            f"live system {live[0]['system']!r} of {summary.info.label} (fingerprint "
+            f"{live[0]['fingerprint']}): {len(live)} output(s), {len(live) - cached} called "
+            f"now, {cached} from the cache (keeping their measured latency and tokens)"
+        )
+    return notes
+
+
+def save_outputs(path: Path, summaries: Sequence[EvalSummary], state: RunState) -> str:
+    """Write the live rows' outputs as one dataset; the note that says what was written."""
+    shown = display_path(path, state.project_root)
+    live = [s for s in summaries if any(row.output for row in s.rows)]
+    evals = sorted({s.info.name for s in live})
+    if len(evals) > 1:
+        return (
+            f"--ragmetrics-save-outputs: not written; {len(evals)} live evals ran "
+            f"({', '.join(evals)}) and one file holds one dataset: run them one at a time"
+        )
+    rows = [row.output for s in live for row in s.rows if row.output is not None]
+    written = write_outputs(path, rows)
+    missing = [f"{s.info.label}: {row.id}" for s in live for row in s.rows if row.output is None]
+    note = f"--ragmetrics-save-outputs: {written} output(s) written to {shown}"
+    if missing:
+        note += f"; {len(missing)} row(s) have no output (they errored): {', '.join(missing)}"
+    partial = [s.info.label for s in live if s.n < s.info.dataset_rows]
+    if partial:
+        note += f"; partial run, not every question was answered ({', '.join(partial)})"
+    return note
+
+
+def _reference(
+    info: EvalInfo,
+    summary: EvalSummary | None,
+    partials: Mapping[str, str | None],
+    state: RunState,
+) -> Reference | None:
+    """The reference system a compared system's gates use, with why its numbers cannot be
+    compared: it did not run (``-k`` left it out), ran partially, or had errored rows (its
+    means are then over fewer rows); ``--ragmetrics-force-gates`` compares the last two."""
+    if not info.compared:
+        return None
+    name = repr(info.compare_to)
+    if summary is None:
+        return Reference(None, f"the reference system {name} did not run")
+    if state.options.force_gates:
+        return Reference(summary)
+    partial = partials[summary.info.label]
+    if partial:
+        return Reference(summary, f"the reference system {name} is partial: {partial}")
+    if summary.errors:
+        return Reference(
+            summary,
+            f"the reference system {name} had {summary.errors} errored row(s); fix them, or "
+            "compare anyway with --ragmetrics-force-gates",
+        )
+    return Reference(summary)
+
+
+def gate_location(result: GateResult, info: EvalInfo) -> tuple[str, None, str]:
+    """The report location of a gate: its module as pytest names it. Its domain, the
+    FAILURES heading, names the gate and the eval; it must not end the nodeid, or pytest's
+    verbose line would print "f1::mean"."""
+    return (info.test_path or info.module, None, f"gate {result.name} of {result.eval}")
+
+
+def gate_nodeid(result: GateResult, info: EvalInfo) -> str:
+    """The gate's test id for pytest: like ``result.nodeid``, with the module path as
+    pytest's own node ids have it (relative to pytest's rootdir), so pytest shows it
+    relative to the invocation directory like every other test."""
+    if info.name != info.module or not info.test_path:
+        return result.nodeid
+    system = f"[{info.system}]" if info.system is not None else ""
+    return f"{info.test_path}{system}::gate::{result.name}"
+
+
+def _reports(result: GateResult, info: EvalInfo) -> list[pytest.TestReport]:
+    location = gate_location(result, info)
+    nodeid = gate_nodeid(result, info)
+    now = time.time()
+
+    def report(when: When, outcome: Outcome, longrepr: Any = None) -> pytest.TestReport:
+        return pytest.TestReport(
+            nodeid, location, {}, outcome, longrepr, when, (), 0.0, now, now, []
+        )
+
+    if result.status == "skipped":
+        why = (location[0], None, f"gate skipped: {result.message}")
+        return [report("setup", "skipped", why), report("teardown", "passed")]
+    longrepr = None if result.status == "passed" else result.message
+    return [
+        report("setup", "passed"),
+        report("call", result.status, longrepr),
+        report("teardown", "passed"),
+    ]
+
+
+def send_gate_reports(
+    session: pytest.Session, results: Sequence[GateResult], infos: Mapping[str, EvalInfo]
+) -> None:
+    """Report each gate as a test result through pytest's own hooks; ``infos`` are the
+    evals by label."""
+    hook = session.config.hook
+    for result in results:
+        info = infos[result.eval]
+        nodeid, location = gate_nodeid(result, info), gate_location(result, info)
+        hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+        for report in _reports(result, info):
+            hook.pytest_runtest_logreport(report=report)
+        hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)

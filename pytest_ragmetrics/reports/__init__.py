@@ -1,0 +1,1 @@
+"""Rendering results: terminal, JSON, Markdown and HTML."""

@@ -1,0 +1,1 @@
+"""Per-eval results: merging rows into aggregates, statistics, comparing systems."""

@@ -1,0 +1,250 @@
+"""Stored baselines: one committed, reviewable JSON file per eval.
+
+The file sits beside the eval module, in ``__baselines__/<eval>.json`` (one file per
+system, ``<eval>[<system>].json``, for a dataset of several systems). It holds
+
+* ``metrics``: the accepted aggregates (``{metric: {stat: value}}``);
+* ``rows``: each row's recorded values keyed by row id, with a hash of the row's *inputs*
+  (``INPUT_FIELDS``: the question and its labels) and its transformation state, one row a
+  line, so a review sees which rows moved;
+* ``signature``: the metric settings that produced the numbers. It never covers the
+  system's outputs (answers, contexts, tokens, latency, telemetry): those are exactly what
+  changes between the baseline and a candidate, so a changed log is compared, and only
+  changed settings refuse the comparison.
+
+Files are written with sorted keys and a stable layout, through a temporary file and an
+atomic rename, by the controller only. Schema 1 files (aggregates only, with a signature
+that also hashed the dataset file) still load: their aggregates are compared, their rows
+cannot be paired.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 2
+BASELINE_DIR = "__baselines__"
+# A row's inputs: what was asked and what is known to be right. Everything else in a row is
+# the system's output, which a baseline is compared with, never keyed on.
+INPUT_FIELDS = ("question", "gold", "relevant", "answerable", "show_gold", "session_id", "turn")
+STATES = ("idk", "supported", "other")
+# Keys of a schema 1 signature that identified the system's outputs, not the settings.
+_OUTPUT_IDENTITY = ("dataset", "dataset_sha256", "rerun", "rerun_sha256")
+
+
+class BaselineError(Exception):
+    """A baseline file exists but cannot be used as one."""
+
+
+def input_digest(data: Mapping[str, Any]) -> str:
+    """16 hex digits identifying a row's inputs (``INPUT_FIELDS``), whatever it answered."""
+    inputs = {name: data[name] for name in INPUT_FIELDS if name in data}
+    text = json.dumps(inputs, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class StoredRow:
+    """One row of a stored baseline: its inputs' digest, values and sufficient statistics."""
+
+    inputs: str
+    values: Mapping[str, float]
+    breakdowns: Mapping[str, Mapping[str, float]]
+    state: str | None = None  # "idk", "supported" or "other" (pytest_ragmetrics.results.compare)
+
+    def as_dict(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"inputs": self.inputs, "values": dict(self.values)}
+        if self.breakdowns:
+            entry["breakdowns"] = {name: dict(parts) for name, parts in self.breakdowns.items()}
+        if self.state is not None:
+            entry["state"] = self.state
+        return entry
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A stored baseline: where it is, what produced it, its aggregates and rows.
+
+    ``rows`` is ``None`` for a schema 1 file, which stored aggregates only.
+    """
+
+    path: Path
+    signature: Mapping[str, Any]
+    n: int
+    metrics: Mapping[str, Mapping[str, float]]
+    rows: Mapping[str, StoredRow] | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    def value(self, metric: str, stat: str) -> float | None:
+        return self.metrics.get(metric, {}).get(stat)
+
+    def settings_signature(self) -> dict[str, Any]:
+        """The signature without a schema 1 file's hashes of the outputs."""
+        return {k: v for k, v in self.signature.items() if k not in _OUTPUT_IDENTITY}
+
+
+def baseline_path(root: Path, module: str, eval_name: str, system: str | None = None) -> Path:
+    """``<module dir>/__baselines__/<eval>.json``, or ``<eval>[<system>].json`` for one
+    system of several; names made safe as file names."""
+    module_path = Path(module)
+    stem = module_path.stem if eval_name == module else _safe(eval_name)
+    if system is not None:
+        stem += f"[{_safe(system)}]"
+    return root / module_path.parent / BASELINE_DIR / f"{stem}.json"
+
+
+def _safe(name: str) -> str:
+    """``name`` as a file name; one that had to change gets a hash of the original, so two
+    names never share a file ("a b" and "a/b")."""
+    safe = re.sub(r"[^\w.-]+", "_", name)
+    if safe == name:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{safe}-{digest}"
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+class _Invalid(Exception):
+    """A value of the document is not what the schema says; the message names it."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a baseline may hold")
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _Invalid(f"{where}: expected a number, got {json.dumps(value)[:40]}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise _Invalid(f"{where}: expected a finite number, got {value}")
+    return number
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Invalid(f"{where}: expected an object")
+    return value
+
+
+def _numbers(value: Any, where: str) -> dict[str, float]:
+    return {key: _number(item, f"{where}.{key}") for key, item in _object(value, where).items()}
+
+
+def _tables(value: Any, where: str) -> dict[str, dict[str, float]]:
+    return {key: _numbers(item, f"{where}.{key}") for key, item in _object(value, where).items()}
+
+
+def _row(value: Any, where: str) -> StoredRow:
+    entry = _object(value, where)
+    inputs = entry.get("inputs")
+    if not isinstance(inputs, str):
+        raise _Invalid(f"{where}.inputs: expected the digest of the row's inputs")
+    state = entry.get("state")
+    if state is not None and state not in STATES:
+        raise _Invalid(f"{where}.state: expected one of {', '.join(STATES)}")
+    values = _numbers(entry.get("values"), f"{where}.values")
+    breakdowns = _tables(entry.get("breakdowns", {}), f"{where}.breakdowns")
+    return StoredRow(inputs, values, breakdowns, state)
+
+
+def _parse(path: Path, document: Any) -> Baseline:
+    document = _object(document, "the document")
+    version = document.get("schema_version")
+    if version not in (1, SCHEMA_VERSION):
+        raise _Invalid(f"schema_version {version!r} is not 1 or {SCHEMA_VERSION}")
+    signature = _object(document.get("signature"), "signature")
+    n = document.get("n")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise _Invalid("n: expected a count of rows")
+    metrics = _tables(document.get("metrics"), "metrics")
+    rows = None
+    if version == SCHEMA_VERSION:
+        stored = _object(document.get("rows"), "rows")
+        rows = {row_id: _row(entry, f"rows[{row_id!r}]") for row_id, entry in stored.items()}
+    return Baseline(path, signature, n, metrics, rows, version)
+
+
+def read_baseline(path: Path) -> Baseline | None:
+    """The baseline stored at ``path``; ``None`` if there is none, ``BaselineError`` naming
+    the file and the faulty key if it cannot be used."""
+    try:
+        content = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise BaselineError(f"{path}: cannot read: {error.strerror}") from None
+    try:
+        document = json.loads(content.decode("utf-8"), parse_constant=_reject_constant)
+        return _parse(path, document)
+    except UnicodeDecodeError as error:
+        problem = f"not UTF-8 text ({error})"
+    except RecursionError:
+        problem = "not JSON: nested too deeply"
+    except ValueError as error:
+        problem = f"not JSON: {error}"
+    except _Invalid as error:
+        problem = str(error)
+    raise BaselineError(f"{path}: not a pytest-ragmetrics baseline: {problem}")
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
+
+
+def render_baseline(
+    eval_name: str,
+    signature: Mapping[str, Any],
+    n: int,
+    metrics: Mapping[str, Mapping[str, float]],
+    rows: Mapping[str, StoredRow],
+    dataset: str,
+) -> str:
+    """The file content: sorted keys, two-space indent, one row a line, final newline.
+    ``n`` is the rows the aggregates are over (a dataset-level eval stores no rows)."""
+    placeholder = "\x00rows\x00"
+    document = {
+        "dataset": dataset,  # where the rows came from, for the reader; not compared
+        "eval": eval_name,
+        "metrics": metrics,
+        "n": n,
+        "rows": placeholder,
+        "schema_version": SCHEMA_VERSION,
+        "signature": signature,
+    }
+    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
+    lines = [
+        f"    {_compact(row_id)}: {_compact(rows[row_id].as_dict())}" for row_id in sorted(rows)
+    ]
+    block = "{\n" + ",\n".join(lines) + "\n  }" if lines else "{}"
+    return text.replace(_compact(placeholder), block, 1) + "\n"
+
+
+def signature_differences(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    """One line per signature key whose value differs, e.g. ``tau_sim: stored 0.65, now 0.7``."""
+    differences = []
+    for key in sorted(set(stored) | set(current)):
+        before, after = stored.get(key), current.get(key)
+        if before != after:
+            differences.append(f"{key}: stored {_short(before)}, now {_short(after)}")
+    return differences
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,159 @@
+"""A run against its stored baseline: what was loaded, and the rows paired by id.
+
+A stored baseline is the reference a changed log is compared with, so rows are paired by
+id, the way the systems of one dataset are (``pytest_ragmetrics.results.compare``):
+
+* a row of this run and a stored row with the same id and the same inputs (the question
+  and its labels: ``baseline.INPUT_FIELDS``) are *shared*;
+* an id only this run has is *added*, one only the baseline has is *removed*, and one
+  whose inputs changed is *changed*: its question is not the one the baseline answered,
+  so it is compared with nothing;
+* ``coverage`` is shared rows ÷ stored rows, gated as ``baseline.coverage``.
+
+When every row is shared, gates compare this run's aggregates with the stored ones as
+they are. Otherwise a gate on a per-row metric compares both sides' aggregates over the
+shared rows only, recomputed from each side's row values (and summed sufficient statistics
+for corpus statistics), so an added or removed row never moves a mean by itself; a gate on
+a statistic that is not built from rows (a dataset-level metric, the Trust-Score suite,
+the judge's accounting) compares the whole of each side, and says so.
+
+The per-row view names the rows that regressed under a gate's own rule, and the
+transformations (``idk_to_supported``, ``regressions``) from the stored rows' states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_ragmetrics.results.baseline import Baseline
+from pytest_ragmetrics.results.transformations import Transformations
+
+BASELINE_METRIC = "baseline"  # baseline.coverage, .shared, .added, .removed, .changed
+SHOWN_IDS = 10  # row ids a message lists before "and N more"
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """This run's rows paired with a stored baseline's by id; see the module docstring."""
+
+    stored_rows: int
+    shared: tuple[str, ...]
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
+    current: Mapping[str, Mapping[str, float]]  # this run's aggregates over the shared rows
+    stored: Mapping[str, Mapping[str, float]]  # the baseline's aggregates over them
+    transformations: Transformations | None = None
+    transformations_note: str | None = None
+
+    @property
+    def exact(self) -> bool:
+        """True when both sides hold the same rows with the same inputs."""
+        return not (self.added or self.removed or self.changed)
+
+    @property
+    def coverage(self) -> float:
+        """Shared rows ÷ stored rows (1 for a baseline of no rows, nothing to cover)."""
+        return len(self.shared) / self.stored_rows if self.stored_rows else 1.0
+
+    def statistics(self) -> dict[str, float]:
+        """The gate-able ``baseline.*`` numbers."""
+        return {
+            "coverage": self.coverage,
+            "shared": float(len(self.shared)),
+            "added": float(len(self.added)),
+            "removed": float(len(self.removed)),
+            "changed": float(len(self.changed)),
+        }
+
+    def describe(self) -> str:
+        """``45 of 48 stored rows paired (coverage 0.938): 3 removed, 1 added``."""
+        text = f"{len(self.shared)} of {self.stored_rows} stored rows paired"
+        if self.exact:
+            return text
+        counts = [
+            f"{len(ids)} {word}"
+            for word, ids in (
+                ("removed", self.removed),
+                ("added", self.added),
+                ("with changed inputs", self.changed),
+            )
+            if ids
+        ]
+        return f"{text} (coverage {self.coverage:.3f}): {', '.join(counts)}"
+
+    def listed(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The unpaired ids as the reports title them."""
+        return [
+            ("removed (stored, not in this run)", self.removed),
+            ("added (not in the baseline)", self.added),
+            ("inputs changed (not compared)", self.changed),
+        ]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``baseline`` entry of an eval in the JSON report."""
+        document: dict[str, Any] = {
+            "coverage": self.coverage,
+            "shared": len(self.shared),
+            "added": len(self.added),
+            "removed": len(self.removed),
+            "changed": len(self.changed),
+            "stored_rows": self.stored_rows,
+            "added_ids": list(self.added),
+            "removed_ids": list(self.removed),
+            "changed_ids": list(self.changed),
+            "transformations": (
+                self.transformations.as_dict() if self.transformations is not None else None
+            ),
+        }
+        if self.transformations_note:
+            document["transformations_note"] = self.transformations_note
+        return document
+
+
+@dataclass(frozen=True)
+class BaselineState:
+    """The stored baseline of an eval as far as gates and reports are concerned: the file,
+    why it cannot be used (``problem``), and the pairing of its rows with this run's
+    (``None`` for a schema 1 file, which has no rows; ``note`` says so)."""
+
+    path: str
+    baseline: Baseline | None = None
+    problem: str | None = None
+    update_command: str = "pytest --ragmetrics-update-baseline"
+    pairing: Pairing | None = None
+    note: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``baseline`` entry of an eval in the JSON report."""
+        document: dict[str, Any] = {"path": self.path}
+        if self.problem:
+            document.update(status="not compared", problem=self.problem)
+        elif self.baseline is None:
+            document["status"] = "none stored"
+        elif self.pairing is None:
+            document.update(status="not paired", note=self.note)
+        else:
+            document.update(status="paired", **self.pairing.as_dict())
+        return document
+
+    @property
+    def missing(self) -> str:
+        """Why a gate needing the file cannot be checked when none is stored."""
+        return f"no baseline is stored at {self.path}\n{accepting(self.update_command)}"
+
+
+def accepting(command: str) -> str:
+    """The advice to store this run's values, saying what that means."""
+    return (
+        f"store this run's values as the baseline (this accepts them as the reference): {command}"
+    )
+
+
+def listing(ids: Sequence[str]) -> str:
+    """``a, b, c`` with at most ``SHOWN_IDS`` ids, then ``and N more``."""
+    shown = ", ".join(ids[:SHOWN_IDS])
+    more = len(ids) - SHOWN_IDS
+    return f"{shown} and {more} more" if more > 0 else shown

@@ -1,0 +1,417 @@
+"""Merging per-row records into per-eval aggregates (on the controller).
+
+Each row test sends one small JSON-like payload on its report (see ``row_payload``); a
+dataset-level test (one that takes ``rows``) sends the statistics it computed over all rows
+(``dataset_payload``). This module merges them: payloads of several tests over the same row
+are combined, rows are put back in dataset order, every metric is aggregated
+(``pytest_ragmetrics.results.stats``), corpus statistics are computed from summed per-row
+sufficient statistics (``pytest_ragmetrics.metrics.corpus``), and dataset-level statistics are added
+as they are. The result depends only on the set of payloads, not on the order they arrived
+in, so aggregates are bit-identical with and without pytest-xdist.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pytest_ragmetrics.metrics.corpus import CORPUS_STATS
+from pytest_ragmetrics.metrics.judge import CONSISTENCY, judge_statistics, merge_judge_details
+from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
+from pytest_ragmetrics.metrics.trust.suite import RowTrust, TrustWarning, aggregate_trust
+from pytest_ragmetrics.results.stats import aggregate
+
+if TYPE_CHECKING:
+    from pytest_ragmetrics.results.pairing import BaselineState
+    from pytest_ragmetrics.results.transformations import Transformations
+
+ERRORS_METRIC = "errors"
+
+
+@dataclass(frozen=True)
+class EvalInfo:
+    """What an eval runs over: its name, the module that defines it, and its dataset.
+
+    For a dataset of several systems (METRICS.md §3) there is one ``EvalInfo`` per system:
+    ``dataset_rows`` counts that system's rows, ``compare_to`` names the eval's reference
+    system (the marker's ``compare_to``), ``system_index`` is the system's place in the
+    dataset. ``rerun`` is the display path of the second run of the same rows
+    (``determinism``), if the marker names one.
+    """
+
+    name: str
+    module: str
+    dataset: str
+    dataset_sha256: str
+    dataset_rows: int
+    system: str | None = None
+    system_index: int = 0
+    compare_to: str | None = None
+    rerun: str | None = None
+    rerun_sha256: str | None = None
+    test_path: str = ""  # the module's path in pytest's node ids (relative to its rootdir)
+    systems: tuple[str, ...] = ()  # every system of the dataset (or live eval), in order
+
+    @property
+    def label(self) -> str:
+        """How reports and gate ids name it: ``evals/test_study.py[config_a]``."""
+        return self.name if self.system is None else f"{self.name}[{self.system}]"
+
+    @property
+    def compared(self) -> bool:
+        """True for a system that is compared with the eval's reference system."""
+        return self.compare_to is not None and self.system != self.compare_to
+
+    def as_payload(self) -> dict[str, Any]:
+        return {
+            "eval": self.name,
+            "module": self.module,
+            "dataset": self.dataset,
+            "dataset_sha256": self.dataset_sha256,
+            "dataset_rows": self.dataset_rows,
+            "system": self.system,
+            "system_index": self.system_index,
+            "compare_to": self.compare_to,
+            "rerun": self.rerun,
+            "rerun_sha256": self.rerun_sha256,
+            "test_path": self.test_path,
+            "systems": list(self.systems),
+        }
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> EvalInfo:
+        return cls(
+            payload["eval"],
+            payload["module"],
+            payload["dataset"],
+            payload["dataset_sha256"],
+            payload["dataset_rows"],
+            payload.get("system"),
+            payload.get("system_index", 0),
+            payload.get("compare_to"),
+            payload.get("rerun"),
+            payload.get("rerun_sha256"),
+            payload.get("test_path", ""),
+            tuple(payload.get("systems", ())),
+        )
+
+
+def row_payload(
+    info: EvalInfo,
+    row_id: str,
+    index: int,
+    values: Mapping[str, float],
+    breakdowns: Mapping[str, Mapping[str, float]],
+    error: str | None,
+    test: str = "test",
+    eval_tests: Iterable[str] = ("test",),
+    skipped: bool = False,
+    evidence: Mapping[str, str] | None = None,
+    details: Mapping[str, Any] | None = None,
+    fields: Mapping[str, Any] | None = None,
+    output: Mapping[str, Any] | None = None,
+    inputs: str = "",
+    citations: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """The record one row test sends to the controller: plain, small, JSON-able.
+
+    ``test`` is the test function that ran the row, ``eval_tests`` every test function of
+    the eval that the sending process collected (deselected ones included), so the
+    controller can tell a complete eval from a partial one. ``fields`` carries the row's
+    fields that the reports show (question, answer, gold, answerable); ``output``, a live
+    row's line for ``--ragmetrics-save-outputs`` (sent only with that option); ``inputs``,
+    the digest of the row's inputs that pairs it with a stored baseline's row
+    (``pytest_ragmetrics.results.baseline.input_digest``); ``citations``, for a row whose test
+    recorded a metric that reads citations, the markers its answer holds and its contexts.
+    """
+    return {
+        **info.as_payload(),
+        "row": row_id,
+        "inputs": inputs,
+        "fields": dict(fields or {}),
+        "index": index,
+        "values": dict(values),
+        "breakdowns": {name: dict(parts) for name, parts in breakdowns.items()},
+        "error": error,
+        "test": test,
+        "eval_tests": sorted(eval_tests),
+        "skipped": skipped,
+        "evidence": dict(evidence or {}),
+        "details": dict(details or {}),
+        "output": dict(output) if output is not None else None,
+        "citations": dict(citations) if citations is not None else None,
+    }
+
+
+def dataset_payload(
+    info: EvalInfo,
+    test: str,
+    eval_tests: Iterable[str],
+    rows: int,
+    values: Mapping[str, Mapping[str, float]],
+    details: Mapping[str, Any],
+    error: str | None,
+    skipped: bool,
+) -> dict[str, Any]:
+    """The record a dataset-level test (one that takes ``rows``) sends to the controller:
+    the statistics of each dataset-level metric it computed over ``rows`` rows."""
+    return {
+        **info.as_payload(),
+        "kind": "dataset",
+        "test": test,
+        "eval_tests": sorted(eval_tests),
+        "rows": rows,
+        "values": {name: dict(stats) for name, stats in values.items()},
+        "details": dict(details),
+        "error": error,
+        "skipped": skipped,
+    }
+
+
+def merge_details(details: dict[str, Any], new: Mapping[str, Any]) -> None:
+    """Add ``new`` row details to ``details``, the same whichever arrives first: the judge's
+    records merge per metric (``judged.merge_judge_details``), a live output counts as
+    called in this run if any test of the row called it, and any other detail is replaced.
+    Used within a test (several fixtures) and across the tests of a row."""
+    for name, detail in new.items():
+        if name == "judge" and name in details:
+            detail = merge_judge_details(details[name], detail)
+        elif name == "live" and name in details:
+            detail = {**detail, "cached": detail["cached"] and details[name]["cached"]}
+        details[name] = detail
+
+
+@dataclass
+class RowResult:
+    """Everything recorded for one row of an eval, over all the tests that ran it."""
+
+    id: str
+    index: int
+    values: dict[str, float] = field(default_factory=dict)
+    breakdowns: dict[str, dict[str, float]] = field(default_factory=dict)
+    evidence: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    tests: set[str] = field(default_factory=set)
+    fields: dict[str, Any] = field(default_factory=dict)  # question, answer, gold, answerable
+    output: dict[str, Any] | None = None  # a live row's saved line (--ragmetrics-save-outputs)
+    inputs: str = ""  # digest of the row's inputs (pytest_ragmetrics.results.baseline.input_digest)
+    citations: dict[str, int] | None = None  # markers and contexts, if citations were read
+
+    @property
+    def ran(self) -> bool:
+        """True when some test ran the row (a skip counts only if the row was bad)."""
+        return bool(self.tests)
+
+    def merge(self, payload: Mapping[str, Any]) -> None:
+        if not payload["skipped"] or payload["error"]:
+            self.tests.add(payload["test"])
+        self.inputs = payload.get("inputs") or self.inputs
+        if payload.get("citations") is not None:
+            self.citations = dict(payload["citations"])
+        for metric, value in payload["values"].items():
+            if metric in self.values and self.values[metric] != value:
+                self.errors.append(
+                    f"{metric} recorded twice with different values "
+                    f"({self.values[metric]!r} and {value!r})"
+                )
+                continue
+            self.values[metric] = value
+        for name, parts in payload["breakdowns"].items():
+            self.breakdowns.setdefault(name, {}).update(parts)
+        self.evidence.update(payload["evidence"])
+        merge_details(self.details, payload["details"])
+        self.fields.update(payload.get("fields", {}))
+        if payload.get("output") is not None:
+            self.output = dict(payload["output"])
+        if payload["error"] and payload["error"] not in self.errors:
+            self.errors.append(payload["error"])
+
+
+@dataclass(frozen=True)
+class EvalSummary:
+    """One eval's rows in dataset order and their aggregates."""
+
+    info: EvalInfo
+    rows: tuple[RowResult, ...]
+    metrics: dict[str, dict[str, float]]
+    breakdowns: dict[str, dict[str, dict[str, float]]]
+    coverage: dict[str, int] = field(default_factory=dict)
+    skipped: int = 0
+    # Dataset-level tests: what they found beyond the statistics, and how they failed.
+    dataset_details: dict[str, Any] = field(default_factory=dict)
+    dataset_errors: tuple[str, ...] = ()
+    # A system compared with the eval's reference system (pytest_ragmetrics.results.compare).
+    transformations: Transformations | None = None
+    transformations_note: str | None = None
+    # The stored baseline file and how this run's rows pair with it (set at the end).
+    stored: BaselineState | None = None
+    # What makes some numbers of the eval doubtful, for every report (set at the end).
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    @property
+    def rows_used(self) -> int:
+        """Rows that row tests ran, or for an eval of dataset-level tests only, the rows
+        those tests were computed over."""
+        return self.n or max(self.coverage.values(), default=0)
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for row in self.rows if row.errors) + len(self.dataset_errors)
+
+    def incomplete_tests(self) -> dict[str, int]:
+        """Test functions of the eval that ran fewer rows than the dataset has."""
+        rows = self.info.dataset_rows
+        return {test: ran for test, ran in self.coverage.items() if ran < rows}
+
+
+def _aggregate_breakdown(rows: Iterable[RowResult], name: str) -> dict[str, dict[str, float]]:
+    """Per part: ``sum`` and ``mean`` over the rows that have the breakdown at all.
+
+    A row without a part counts 0 for it, so the parts' means add up to the whole's.
+    """
+    having = [row.breakdowns[name] for row in rows if name in row.breakdowns]
+    parts = sorted({part for breakdown in having for part in breakdown})
+    result = {}
+    for part in parts:
+        total = math.fsum(breakdown.get(part, 0.0) for breakdown in having)
+        result[part] = {"sum": total, "mean": total / len(having)}
+    return result
+
+
+def _binary(metric: str) -> bool:
+    try:
+        return metric_info(metric).binary
+    except UnknownAggregate:
+        return False  # recorded by a user's own code: plain statistics
+
+
+def _add_corpus_stats(
+    metrics: dict[str, dict[str, float]], breakdowns: dict[str, dict[str, dict[str, float]]]
+) -> None:
+    """Statistics computed from summed per-row sufficient statistics (``bleu.corpus``)."""
+    for metric, (breakdown, reduce) in CORPUS_STATS.items():
+        if metric in metrics and breakdown in breakdowns:
+            sums = {part: stats["sum"] for part, stats in breakdowns[breakdown].items()}
+            metrics[metric].update(reduce(sums))
+
+
+def _add_trust(
+    metrics: dict[str, dict[str, float]], rows: Sequence[RowResult], details: dict[str, Any]
+) -> None:
+    """The Trust-Score numbers from the rows' recorded statistics, in dataset order (the
+    reference averages in row order), with the suite's warnings kept for the report."""
+    recorded = [row.details["trust"] for row in rows if "trust" in row.details]
+    if not recorded:
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TrustWarning)
+        metrics["trust"] = aggregate_trust([RowTrust.from_dict(stats) for stats in recorded])
+    messages = [str(w.message) for w in caught if issubclass(w.category, TrustWarning)]
+    if messages:
+        details["trust_warnings"] = messages
+
+
+def _add_judge(metrics: dict[str, dict[str, float]], rows: Sequence[RowResult]) -> None:
+    """The LLM judge's statistics over every verdict the rows asked for, errored rows
+    included; ``consistency_score`` is the rows' mean (METRICS.md §4, judge quality)."""
+    records = [record for row in rows for record in row.details.get("judge", {}).values()]
+    if not records:
+        return
+    metrics["judge"] = judge_statistics(records)
+    if CONSISTENCY in metrics:
+        metrics["judge"][CONSISTENCY] = metrics[CONSISTENCY]["mean"]
+
+
+def _merge_dataset_payloads(
+    payloads: list[Mapping[str, Any]],
+    metrics: dict[str, dict[str, float]],
+    coverage: dict[str, int],
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    details: dict[str, Any] = {}
+    errors: list[str] = []
+    for payload in sorted(payloads, key=lambda p: p["test"]):
+        if not payload["skipped"] or payload["error"]:
+            coverage[payload["test"]] = payload["rows"]
+        for name, stats in payload["values"].items():
+            if name in metrics and metrics[name] != stats:
+                errors.append(f"{payload['test']}: {name} computed twice with different values")
+                continue
+            metrics[name] = dict(stats)
+        details.update(payload["details"])
+        if payload["error"]:
+            errors.append(payload["error"])
+    return details, tuple(errors)
+
+
+def aggregate_rows(
+    rows: Sequence[RowResult],
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, dict[str, float]]]]:
+    """The aggregates of per-row values and breakdowns over ``rows``, with the corpus
+    statistics computed from their summed sufficient statistics."""
+    names = sorted({metric for row in rows for metric in row.values})
+    metrics = {}
+    for metric in names:
+        values = [row.values[metric] for row in rows if metric in row.values]
+        metrics[metric] = aggregate(values, binary=_binary(metric))
+    breakdown_names = sorted({name for row in rows for name in row.breakdowns})
+    breakdowns = {name: _aggregate_breakdown(rows, name) for name in breakdown_names}
+    _add_corpus_stats(metrics, breakdowns)
+    return metrics, breakdowns
+
+
+def _summarize_eval(
+    info: EvalInfo,
+    all_rows: list[RowResult],
+    tests: set[str],
+    dataset_payloads: list[Mapping[str, Any]],
+) -> EvalSummary:
+    rows = sorted((row for row in all_rows if row.ran), key=lambda row: row.index)
+    for row in rows:
+        row.errors.sort()  # arrival order differs between xdist runs
+        row.values[ERRORS_METRIC] = 1.0 if row.errors else 0.0
+    metrics, breakdowns = aggregate_rows(rows)
+    coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
+    details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
+    _add_trust(metrics, rows, details)
+    _add_judge(metrics, rows)
+    if dataset_payloads:  # a dataset-level test counts in `errors` like a row
+        ran = [p for p in dataset_payloads if not p["skipped"] or p["error"]]
+        flags = [row.values[ERRORS_METRIC] for row in rows]
+        flags += [1.0 if p["error"] else 0.0 for p in sorted(ran, key=lambda p: p["test"])]
+        metrics[ERRORS_METRIC] = aggregate(flags, binary=True)
+    skipped = len(all_rows) - len(rows)
+    return EvalSummary(info, tuple(rows), metrics, breakdowns, coverage, skipped, details, errors)
+
+
+def summarize(payloads: Iterable[Mapping[str, Any]]) -> list[EvalSummary]:
+    """Merge row payloads into one ``EvalSummary`` per eval and system, sorted by eval name
+    and then by the systems' order in the dataset."""
+    infos: dict[str, EvalInfo] = {}
+    rows: dict[str, dict[str, RowResult]] = {}
+    tests: dict[str, set[str]] = {}
+    datasets: dict[str, list[Mapping[str, Any]]] = {}
+    for payload in payloads:
+        info = EvalInfo.from_payload(payload)
+        info = infos.setdefault(info.label, info)
+        tests.setdefault(info.label, set()).update(payload["eval_tests"])
+        by_id = rows.setdefault(info.label, {})
+        if payload.get("kind") == "dataset":
+            datasets.setdefault(info.label, []).append(payload)
+            continue
+        row = by_id.setdefault(payload["row"], RowResult(payload["row"], payload["index"]))
+        row.merge(payload)
+    order = sorted(infos.values(), key=lambda info: (info.name, info.system_index))
+    return [
+        _summarize_eval(
+            info, list(rows[info.label].values()), tests[info.label], datasets.get(info.label, [])
+        )
+        for info in order
+    ]

@@ -1,0 +1,1 @@
+"""Text handling shared by the metrics: citations, sentences, IDK detection."""
