@@ -31,12 +31,8 @@ from xml.etree import ElementTree
 import pytest
 
 from pytest_ragmetrics import LiveSystem
-from pytest_ragmetrics.live.system import (
-    LiveSystemError,
-    LiveSystemUnreachable,
-    OutputCache,
-    unreachable,
-)
+from pytest_ragmetrics.live.cache import OutputCache
+from pytest_ragmetrics.live.system import LiveSystemError, LiveSystemUnreachable, unreachable
 
 from chat_server import unused_port
 from conftest import Project, jsonl, terminal_section
