@@ -121,6 +121,10 @@ def loads_finite(
 # -- a cache of JSON entries --------------------------------------------------------------
 
 
+class CacheEntryError(OSError):
+    """A cache entry exists but cannot be read."""
+
+
 class JsonEntryCache(Generic[T]):
     """JSON entries under ``directory``, one file per entry at a path the caller derives
     from a content address, each guarded by its own lock file (``<entry>.lock``).
@@ -130,9 +134,10 @@ class JsonEntryCache(Generic[T]):
     refuses (None: another format, another request, another run) is a miss. On a miss the
     entry's lock is taken and the entry read again, so of several processes needing the
     same entry one computes it and the others read it; the computed entry is then written
-    atomically (``render`` gives its exact text), replacing whatever was there. Any other
-    error reading an entry (permission denied, a directory in its place) is raised: it
-    would fail the write as well, after the value had been paid for.
+    atomically (``render`` gives its exact text), replacing whatever was there. An entry
+    that exists but cannot be read (no permission, a directory in its place) is a
+    ``CacheEntryError``: something other than a run of ours made it so, and replacing it
+    unasked would hide that.
     """
 
     def __init__(self, directory: Path, render: Callable[[Any], str]) -> None:
@@ -167,6 +172,11 @@ class JsonEntryCache(Generic[T]):
             return None
         except UnicodeDecodeError:
             return None  # not text: a damaged entry, overwritten by the fresh one
+        except OSError as error:
+            raise CacheEntryError(
+                f"{path}: cannot read this cache entry ({error.strerror or error}); "
+                "remove it, or give the cache directory back to the user running the tests"
+            ) from error
         try:
             entry = json.loads(text)
         except (ValueError, RecursionError):
