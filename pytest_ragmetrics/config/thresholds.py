@@ -44,7 +44,7 @@ from typing import Any
 
 from pytest_ragmetrics.config.rules import Rule, RuleError, parse_rule
 from pytest_ragmetrics.embeddings.model import PACKAGED_MODEL, model_label
-from pytest_ragmetrics.judge.client import JudgeConfig, JudgeConfigError, judge_config
+from pytest_ragmetrics.judge.config import JudgeConfig, JudgeConfigError, judge_config
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.metrics.trust.judges import (
