@@ -25,6 +25,7 @@ from pytest_ragmetrics.files import (
     resolve_setting,
 )
 from pytest_ragmetrics.live.cache import OutputCache
+from pytest_ragmetrics.metrics.trust.judges import judge_for
 from pytest_ragmetrics.results.baseline import input_digest
 
 
@@ -178,3 +179,13 @@ def test_a_settings_path_resolves_through_symlinks(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
     assert resolve_setting(tmp_path / "link", UsageError) == (tmp_path / "real").resolve()
+
+
+def test_a_trust_judge_table_in_a_symlink_loop_names_the_setting(tmp_path: Path) -> None:
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(ValueError, match="cannot resolve") as raised:
+        judge_for("table:a", tmp_path, lambda texts: None, 0.5)
+    assert (
+        str(raised.value) == f"trust_judge 'table:a': cannot resolve {tmp_path / 'a'}: symlink loop"
+    )
