@@ -37,7 +37,7 @@ from typing import Any, Generic, NoReturn, TypeVar
 
 from filelock import FileLock
 
-T = TypeVar("T")
+_Value = TypeVar("_Value")
 
 STALE_AFTER = 600.0  # seconds: no write of ours takes that long
 
@@ -125,7 +125,7 @@ class CacheEntryError(OSError):
     """A cache entry exists but cannot be read."""
 
 
-class JsonEntryCache(Generic[T]):
+class JsonEntryCache(Generic[_Value]):
     """JSON entries under ``directory``, one file per entry at a path the caller derives
     from a content address, each guarded by its own lock file (``<entry>.lock``).
 
@@ -147,9 +147,9 @@ class JsonEntryCache(Generic[T]):
     def fetch(
         self,
         relative: str,
-        accept: Callable[[Any], T | None],
-        compute: Callable[[], tuple[T, Any]],
-    ) -> T:
+        accept: Callable[[Any], _Value | None],
+        compute: Callable[[], tuple[_Value, Any]],
+    ) -> _Value:
         """The value held by entry ``relative`` (a path under ``directory``), or the value
         of ``compute()``, which returns it with the entry to store for it."""
         path = self.directory / relative
@@ -165,7 +165,7 @@ class JsonEntryCache(Generic[T]):
             write_atomic(path, self._render(entry))
             return value
 
-    def _read(self, path: Path, accept: Callable[[Any], T | None]) -> T | None:
+    def _read(self, path: Path, accept: Callable[[Any], _Value | None]) -> _Value | None:
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
