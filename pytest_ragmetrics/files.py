@@ -1,25 +1,43 @@
-"""Writing the files a run leaves behind: baselines, reports, caches.
+"""The files a run reads and leaves behind: baselines, reports, caches, settings paths.
 
-Every file is written through a temporary file in the same folder and an atomic rename,
-so a reader (or a run killed half-way) sees the old file or the new one, never half of
-one. A temporary file left by a run that was killed before its rename is removed by the
-next write of the same file once it is older than ``STALE_AFTER`` seconds. New files get
-the permissions an ordinary ``open`` would give them (0666 less the umask), not the
-private 0600 of a temporary file; a replaced file keeps its own.
+Every helper here is shared by several layers, so it imports nothing of the package.
 
-Text that cannot be encoded as UTF-8 (a lone surrogate that reached a report) is written
-with a backslash escape (``\\udc80``), which in a JSON string is the same character, so a
-report is never lost to one bad character.
+* **Atomic writes.** Every file is written through a temporary file in the same folder
+  and an atomic rename, so a reader (or a run killed half-way) sees the old file or the
+  new one, never half of one. A temporary file left by a run that was killed before its
+  rename is removed by the next write of the same file once it is older than
+  ``STALE_AFTER`` seconds. New files get the permissions an ordinary ``open`` would give
+  them (0666 less the umask), not the private 0600 of a temporary file; a replaced file
+  keeps its own. Text that cannot be encoded as UTF-8 (a lone surrogate that reached a
+  report) is written with a backslash escape (``\\udc80``), which in a JSON string is the
+  same character, so a report is never lost to one bad character.
+* **Canonical JSON and its digest**, for content addresses and fingerprints. Each caller
+  states its canonical form (ASCII-escaped or not, how many hex digits), because the
+  digests already stored in users' caches and baselines must not change.
+* **Strict JSON reading**: NaN, Infinity and -Infinity are refused, since JSON has no
+  such numbers and a mean over one would be silently poisoned.
+* **``JsonEntryCache``**: a directory of JSON entries, one file and one lock file per entry.
+* **Paths**: as users read them in messages, and settings paths resolved with a usage
+  error instead of a traceback.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
+import hashlib
+import json
 import os
 import stat
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Generic, NoReturn, TypeVar
+
+from filelock import FileLock
+
+_Value = TypeVar("_Value")
 
 STALE_AFTER = 600.0  # seconds: no write of ours takes that long
 
@@ -59,3 +77,148 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+# -- canonical JSON -----------------------------------------------------------------------
+
+
+def canonical_json(value: Any, *, ascii_only: bool) -> str:
+    """``value`` as compact JSON with sorted keys: equal values give equal text.
+
+    ``ascii_only`` escapes every non-ASCII character (``\\u00e9``); without it the text
+    keeps them as they are. The two forms hash differently, so each content address keeps
+    the form it was first written with.
+    """
+    return json.dumps(value, sort_keys=True, ensure_ascii=ascii_only, separators=(",", ":"))
+
+
+def json_digest(value: Any, *, ascii_only: bool, hex_digits: int = 64) -> str:
+    """The first ``hex_digits`` hex digits of the sha256 of ``canonical_json(value)``
+    encoded as UTF-8 (a lone surrogate in the value is a ``UnicodeEncodeError``)."""
+    text = canonical_json(value, ascii_only=ascii_only)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:hex_digits]
+
+
+# -- strict JSON reading ------------------------------------------------------------------
+
+
+def loads_finite(
+    text: str | bytes,
+    *,
+    refusal: str = "is not JSON",
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
+    """``json.loads`` that refuses NaN, Infinity and -Infinity (which Python's parser
+    accepts though JSON has no such numbers) with ``ValueError("<constant> <refusal>")``;
+    ``refusal`` words it for the file being read."""
+
+    def refuse(constant: str) -> NoReturn:
+        raise ValueError(f"{constant} {refusal}")
+
+    return json.loads(text, parse_constant=refuse, object_pairs_hook=object_pairs_hook)
+
+
+# -- a cache of JSON entries --------------------------------------------------------------
+
+
+class CacheEntryError(OSError):
+    """A cache entry exists but cannot be read."""
+
+
+class JsonEntryCache(Generic[_Value]):
+    """JSON entries under ``directory``, one file per entry at a path the caller derives
+    from a content address, each guarded by its own lock file (``<entry>.lock``).
+
+    ``fetch`` reads an entry and asks ``accept`` what it holds; a missing entry, or one
+    that is not UTF-8 JSON (torn by a killed run, or tampered with), or one ``accept``
+    refuses (None: another format, another request, another run) is a miss. On a miss the
+    entry's lock is taken and the entry read again, so of several processes needing the
+    same entry one computes it and the others read it; the computed entry is then written
+    atomically (``render`` gives its exact text), replacing whatever was there. An entry
+    that exists but cannot be read (no permission, a directory in its place) is a
+    ``CacheEntryError``: something other than a run of ours made it so, and replacing it
+    unasked would hide that.
+    """
+
+    def __init__(self, directory: Path, render: Callable[[Any], str]) -> None:
+        self.directory = directory
+        self._render = render
+
+    def fetch(
+        self,
+        relative: str,
+        accept: Callable[[Any], _Value | None],
+        compute: Callable[[], tuple[_Value, Any]],
+    ) -> _Value:
+        """The value held by entry ``relative`` (a path under ``directory``), or the value
+        of ``compute()``, which returns it with the entry to store for it."""
+        path = self.directory / relative
+        found = self._read(path, accept)
+        if found is not None:
+            return found
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(f"{path}.lock"):
+            found = self._read(path, accept)  # another process may have computed it
+            if found is not None:
+                return found
+            value, entry = compute()
+            write_atomic(path, self._render(entry))
+            return value
+
+    def _read(self, path: Path, accept: Callable[[Any], _Value | None]) -> _Value | None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except UnicodeDecodeError:
+            return None  # not text: a damaged entry, overwritten by the fresh one
+        except OSError as error:
+            raise CacheEntryError(
+                f"{path}: cannot read this cache entry ({error.strerror or error}); "
+                "remove it, or give the cache directory back to the user running the tests"
+            ) from error
+        try:
+            entry = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+        return accept(entry)
+
+
+# -- paths --------------------------------------------------------------------------------
+
+
+def display_path(path: Path, rootpath: Path) -> str:
+    """``path`` relative to the rootdir in POSIX form, or absolute when outside it."""
+    try:
+        return path.relative_to(rootpath).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def resolved(path: Path) -> Path:
+    """``path`` absolute, with symlinks resolved; only absolute when they cannot be (a
+    symlink loop), so that reading it then fails as plainly as reading a missing file."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):  # RuntimeError: a loop, before Python 3.13
+        return Path(os.path.abspath(path))
+
+
+def resolve_setting(path: Path, usage_error: Callable[[str], Exception]) -> Path:
+    """``path`` (a path a user gave in a setting) absolute with symlinks resolved, or
+    ``usage_error("cannot resolve <path>: <why>")`` raised when it cannot be (a symlink
+    loop, a NUL character), so the user reads which setting to fix, not a traceback."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError) as error:
+        raise usage_error(f"cannot resolve {path}: {_unresolvable(error)}") from None
+
+
+def _unresolvable(error: BaseException) -> str:
+    # Python before 3.13 raises RuntimeError("Symlink loop from ..."); later, OSError ELOOP.
+    looped = isinstance(error, RuntimeError) or getattr(error, "errno", None) == errno.ELOOP
+    if looped:
+        return "symlink loop"
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror.lower()
+    return str(error)

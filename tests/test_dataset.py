@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ragmetrics.data.dataset import MAX_DEPTH, DatasetError, load_dataset
-from pytest_ragmetrics.paths import resolved
+from pytest_ragmetrics.files import resolved
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

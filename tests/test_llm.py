@@ -16,22 +16,28 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.judge.client import (
+from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.judge.client import LlmJudge
+from pytest_ragmetrics.judge.config import (
+    JudgeConfig,
+    JudgeConfigError,
+    judge_config,
+    looks_like_key,
+)
+from pytest_ragmetrics.judge.prompts import (
     PLACEHOLDERS,
     PROMPT_NAMES,
     SYSTEM_MESSAGE,
-    Call,
-    JudgeCallFailed,
-    JudgeConfig,
-    JudgeConfigError,
-    JudgeUnreachable,
-    LlmJudge,
-    UnparseableVerdict,
-    judge_config,
     load_prompt,
-    looks_like_key,
     placeholder_problem,
 )
+from pytest_ragmetrics.judge.verdicts import (
+    Call,
+    JudgeCallFailed,
+    JudgeUnreachable,
+    UnparseableVerdict,
+)
+from pytest_ragmetrics.metrics.judge import TalliedEntailment
 
 from chat_server import ChatServer, Drop, Raw, Received, Reply, Step, unused_port
 
@@ -173,15 +179,18 @@ def test_a_missing_reason_is_an_empty_one() -> None:
     assert (verdict.score, verdict.reason) == (3.0, "")
 
 
-def test_entails_returns_booleans() -> None:
+def test_the_entailment_judge_returns_booleans_and_tallies_each_verdict() -> None:
     script = [Reply('{"entailed": true, "reason": "yes"}'), Reply('{"entailed": false}')]
+    row = Row("r1", "rows.jsonl", 1, 0, {"answer": "Alpha scored."})
     with ChatServer(script) as server:
-        judge = judge_for(server.url)
-        assert judge.entails("Alpha scored first.", "Alpha scored.") is True
-        assert judge("Alpha scored first.", "Beta scored.") is False
+        entails = TalliedEntailment(judge_for(server.url), row)
+        assert entails("Alpha scored first.", "Alpha scored.") is True
+        assert entails("Alpha scored first.", "Beta scored.") is False
     prompts = [r.body["messages"][1]["content"] for r in server.requests]
     assert "Alpha scored first." in prompts[0]
     assert "Beta scored." in prompts[1]
+    tally = entails.details()["judge"]["trust_entailment"]
+    assert (tally["verdicts"], tally["requests"], tally["replies"], tally["failed"]) == (2, 2, 2, 0)
 
 
 # --- unparseable verdicts -----------------------------------------------------------------

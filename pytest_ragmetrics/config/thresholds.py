@@ -44,7 +44,8 @@ from typing import Any
 
 from pytest_ragmetrics.config.rules import Rule, RuleError, parse_rule
 from pytest_ragmetrics.embeddings.model import PACKAGED_MODEL, model_label
-from pytest_ragmetrics.judge.client import JudgeConfig, JudgeConfigError, judge_config
+from pytest_ragmetrics.files import resolve_setting
+from pytest_ragmetrics.judge.config import JudgeConfig, JudgeConfigError, judge_config
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.metrics.trust.judges import (
@@ -270,8 +271,11 @@ def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
     if kind == "table":
         if not (path.parent / where).is_file():
             raise _error(path, "[settings] trust_judge", f"no verdict file {where!r}")
+        table_path = resolve_setting(
+            path.parent / where, lambda problem: _error(path, "[settings] trust_judge", problem)
+        )
         try:
-            load_table_judge((path.parent / where).resolve())
+            load_table_judge(table_path)
         except ValueError as error:
             raise _error(path, "[settings] trust_judge", str(error)) from None
     if kind == "nli" and not (path.parent / where / "config.json").is_file():

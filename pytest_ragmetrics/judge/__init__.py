@@ -1,1 +1,1 @@
-"""The LLM judge: configuration, prompts, the client and its verdict cache."""
+"""The LLM judge: its configuration, prompts, HTTP client, verdicts and verdict cache."""

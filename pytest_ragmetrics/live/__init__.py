@@ -1,1 +1,1 @@
-"""A live system under test: calling it per row and caching its outputs."""
+"""A live system under test: calling it per row, caching its outputs, saving them."""

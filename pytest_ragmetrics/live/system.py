@@ -8,12 +8,9 @@ holds questions (id, question, gold, relevant, ...); the system adds the output 
 (``answer``, ``contexts``, ``retrieved``, ``tokens``, ``latency_ms``, ``telemetry``) and the
 row is scored by the same metric fixtures as a recorded one.
 
-Outputs are cached on disk by (system fingerprint, question): the fingerprint hashes the
-system's name, version and configuration, so changing any of them calls the system again,
-and a re-run calls it only for questions it has not answered. A cached output keeps the
-latency and tokens it was measured with and is marked as cached. One lock file per
-(fingerprint, question) makes pytest-xdist workers that need the same output wait for the
-one that is computing it instead of calling the system twice.
+The system's fingerprint hashes its name, version and configuration: the disk cache of
+its outputs (``pytest_ragmetrics.live.cache``) is keyed by it, so changing any of them
+calls the system again.
 
 A system that cannot be reached is given up on once per process: when a call fails with a
 connection-level error (``unreachable``), every later call to the same fingerprint in the
@@ -26,24 +23,17 @@ own HTTP client is where retries belong.
 from __future__ import annotations
 
 import errno
-import hashlib
-import json
 import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
-from pytest_ragmetrics.data.dataset import Row, validate_fields
-from pytest_ragmetrics.files import write_atomic
+from pytest_ragmetrics.data.dataset import validate_fields
+from pytest_ragmetrics.files import canonical_json, json_digest, loads_finite
 
 # The fields a live system produces; a question set must not carry them.
 OUTPUT_FIELDS = ("answer", "contexts", "retrieved", "tokens", "latency_ms", "telemetry")
-CACHE_SUBDIR = "live"
-_FORMAT = 1  # bumped when the cache entry layout changes
 
 
 class LiveSystemError(Exception):
@@ -107,10 +97,6 @@ def describe_error(error: BaseException) -> str:
     return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
 @dataclass(frozen=True)
 class LiveSystem:
     """A system under test.
@@ -133,7 +119,7 @@ class LiveSystem:
         if not callable(self.call):
             raise TypeError(f"LiveSystem {self.name!r}: call must be callable(question)")
         try:
-            _canonical({"version": self.version, "config": self.config})
+            canonical_json({"version": self.version, "config": self.config}, ascii_only=False)
         except (TypeError, ValueError) as error:
             raise TypeError(
                 f"LiveSystem {self.name!r}: version and config must be JSON-able ({error})"
@@ -143,7 +129,7 @@ class LiveSystem:
     def fingerprint(self) -> str:
         """16 hex digits identifying the system's name, version and configuration."""
         identity = {"name": self.name, "version": self.version, "config": self.config}
-        return hashlib.sha256(_canonical(identity).encode()).hexdigest()[:16]
+        return json_digest(identity, ascii_only=False, hex_digits=16)
 
 
 def systems_by_name(provided: Any, where: str) -> dict[str, LiveSystem]:
@@ -204,105 +190,14 @@ def check_output(output: Any, system: str) -> dict[str, Any]:
         raise LiveSystemError(f"system {system!r} returned a bad output: {detail}")
     try:
         # The cache and the saved outputs store JSON: check now, once, not at write time.
-        json.loads(_canonical(fields), parse_constant=_no_constant)
+        loads_finite(
+            canonical_json(fields, ascii_only=False), refusal="is not a number an output may hold"
+        )
     except (TypeError, ValueError) as error:
         raise LiveSystemError(
             f"system {system!r} returned an output that is not JSON-able: {error}"
         ) from None
     return fields
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number an output may hold")
-
-
-class OutputCache:
-    """Outputs on disk, one JSON file per (fingerprint, question).
-
-    ``directory`` is None for a run without a cache (``--ragmetrics-no-cache`` gives a
-    private one instead). ``run_id`` is shared by every process of a run: with
-    ``refresh``, entries written by an earlier run are ignored, while entries this run
-    wrote are reused, so two tests of one row still call the system once.
-    """
-
-    def __init__(self, directory: Path, run_id: str, refresh: bool = False) -> None:
-        self.directory = directory / CACHE_SUBDIR
-        self.run_id = run_id
-        self.refresh = refresh
-        self._memo: dict[tuple[str, str, int], LiveOutput] = {}
-        # Fingerprints this process could not reach, with the first error: not called again.
-        self._unreachable: dict[str, str] = {}
-
-    def _path(self, fingerprint: str, question: str, repeat: int) -> Path:
-        digest = hashlib.sha256(question.encode()).hexdigest()
-        again = f".repeat{repeat}" if repeat else ""
-        return self.directory / fingerprint / f"{digest}{again}.json"
-
-    def _read(self, path: Path, system: LiveSystem, question: str) -> LiveOutput | None:
-        try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError):
-            return None  # a torn or foreign file is a miss; it is overwritten below
-        if not isinstance(entry, dict) or entry.get("format") != _FORMAT:
-            return None
-        if entry.get("question") != question or not isinstance(entry.get("output"), dict):
-            return None
-        if self.refresh and entry.get("run") != self.run_id:
-            return None
-        return LiveOutput(entry["output"], system.name, system.fingerprint, cached=True)
-
-    def output(self, system: LiveSystem, question: str, repeat: int = 0) -> LiveOutput:
-        """The system's output for ``question``: from this process's memo, the disk cache,
-        or a call (under a lock, so concurrent processes call once). ``repeat=1`` is a
-        second, independent call (``determinism``), cached under its own entry."""
-        key = (system.fingerprint, question, repeat)
-        if key in self._memo:
-            return self._memo[key]
-        path = self._path(system.fingerprint, question, repeat)
-        found = self._read(path, system, question)
-        if found is None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(path) + ".lock"):
-                found = self._read(path, system, question)  # another process may have won
-                if found is None:
-                    fields = self._call(system, question)
-                    self._write(path, system, question, repeat, fields)
-                    found = LiveOutput(fields, system.name, system.fingerprint, cached=False)
-        self._memo[key] = found
-        return found
-
-    def _call(self, system: LiveSystem, question: str) -> dict[str, Any]:
-        """Call the system, unless it could not be reached earlier in this process; a
-        call that finds it unreachable is the last one."""
-        cause = self._unreachable.get(system.fingerprint)
-        if cause is not None:
-            raise LiveSystemUnreachable(
-                f"not called: system {system.name!r} could not be reached earlier in this "
-                f"run: {cause}",
-                cause,
-            )
-        try:
-            return call_system(system, question)
-        except LiveSystemUnreachable as error:
-            self._unreachable[system.fingerprint] = error.cause
-            raise
-
-    def _write(
-        self, path: Path, system: LiveSystem, question: str, repeat: int, fields: Any
-    ) -> None:
-        entry = {
-            "format": _FORMAT,
-            "system": system.name,
-            "version": system.version,
-            "config": system.config,
-            "question": question,
-            "repeat": repeat,
-            "run": self.run_id,
-            "output": fields,
-        }
-        write_atomic(path, _canonical(entry) + "\n")
 
 
 def call_system(system: LiveSystem, question: str) -> dict[str, Any]:
@@ -323,26 +218,3 @@ def call_system(system: LiveSystem, question: str) -> dict[str, Any]:
     fields = check_output(output, system.name)
     fields.setdefault("latency_ms", round(elapsed, 3))
     return fields
-
-
-def live_row(row: Row, output: LiveOutput) -> Row:
-    """The question row with the system's output fields added."""
-    return Row(row.id, row.source, row.line, row.index, {**row.data, **output.fields})
-
-
-def saved_row(row: Row, output: LiveOutput) -> dict[str, Any]:
-    """One line of ``--ragmetrics-save-outputs``: a recorded row another run can load."""
-    return {
-        "id": row.id,
-        "system": output.system,
-        "system_fingerprint": output.fingerprint,
-        **{k: v for k, v in row.data.items() if k not in ("id", "system")},
-        **output.fields,
-    }
-
-
-def write_outputs(path: Path, rows: Iterable[Mapping[str, Any]]) -> int:
-    """Write rows as JSON Lines, atomically; the number written."""
-    lines = [json.dumps(row, ensure_ascii=False) for row in rows]
-    write_atomic(path, "".join(line + "\n" for line in lines))
-    return len(lines)

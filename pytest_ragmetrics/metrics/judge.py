@@ -26,15 +26,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.judge.client import (
-    PROMPT_NAMES,
-    Call,
-    JudgeConfig,
-    JudgeError,
-    LlmJudge,
-    UnparseableVerdict,
-    load_prompt,
-)
+from pytest_ragmetrics.judge.client import LlmJudge
+from pytest_ragmetrics.judge.config import JudgeConfig
+from pytest_ragmetrics.judge.prompts import PROMPT_NAMES, load_prompt
+from pytest_ragmetrics.judge.verdicts import Call, JudgeError, UnparseableVerdict
 from pytest_ragmetrics.metrics.base import Measured, MetricContext, golds
 
 JUDGE_METRICS = ("faithfulness_judge", "answer_relevance", "answer_correctness", "e2e_score")
@@ -197,7 +192,11 @@ def measure_consistency(
 
 class TalliedEntailment:
     """The LLM judge as the Trust-Score entailment judge, ``(premise, hypothesis) ->
-    bool``, tallying every verdict for the row's ``judge`` detail."""
+    bool``, tallying every verdict for the row's ``judge`` detail.
+
+    The one place an ``entailment`` verdict becomes a boolean (``"entailed": true`` is a
+    score of 1.0); a verdict that cannot be had makes the row error, with what was spent.
+    """
 
     def __init__(self, judge: LlmJudge, row: Row) -> None:
         self.judge = judge

@@ -33,8 +33,8 @@ from pytest_ragmetrics.data.dataset import (
     Row,
     load_dataset,
 )
+from pytest_ragmetrics.files import display_path, resolved
 from pytest_ragmetrics.live.system import OUTPUT_FIELDS
-from pytest_ragmetrics.paths import display_path, resolved
 from pytest_ragmetrics.plugin.fixtures import DETERMINISM, missing_fields
 from pytest_ragmetrics.plugin.state import RowParam, RowsParam, RunState
 from pytest_ragmetrics.results.summary import EvalInfo

@@ -17,7 +17,8 @@ import pytest
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors, model_label
-from pytest_ragmetrics.live.system import LiveSystemError, live_row, saved_row, systems_by_name
+from pytest_ragmetrics.live.outputs import live_row, saved_row
+from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
 from pytest_ragmetrics.metrics import (
     Overlap,
     best_f1,

@@ -33,10 +33,9 @@ from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.embeddings.prepare import PrepareStats
 from pytest_ragmetrics.embeddings.progress import LineProgress
-from pytest_ragmetrics.files import write_atomic
+from pytest_ragmetrics.files import display_path, write_atomic
 from pytest_ragmetrics.gates.configcheck import check_configuration
 from pytest_ragmetrics.gates.evaluate import applies
-from pytest_ragmetrics.paths import display_path
 from pytest_ragmetrics.plugin.collect import MARKER_HELP, parametrize_rows
 from pytest_ragmetrics.plugin.finish import finish_run, send_gate_reports
 from pytest_ragmetrics.plugin.fixtures import session_texts

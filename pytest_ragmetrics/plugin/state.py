@@ -17,7 +17,8 @@ from pytest_ragmetrics.embeddings.model import Embedder, embedder_for
 from pytest_ragmetrics.embeddings.prepare import EmbeddingStore, PrepareStats
 from pytest_ragmetrics.gates.evaluate import GateResult
 from pytest_ragmetrics.judge.client import LlmJudge
-from pytest_ragmetrics.live.system import LiveSystemError, OutputCache
+from pytest_ragmetrics.live.cache import OutputCache
+from pytest_ragmetrics.live.system import LiveSystemError
 from pytest_ragmetrics.metrics.judge import JudgeNotConfigured
 from pytest_ragmetrics.results.baseline import input_digest
 from pytest_ragmetrics.results.summary import (

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_ragmetrics.files import json_digest, loads_finite
+
 SCHEMA_VERSION = 2
 BASELINE_DIR = "__baselines__"
 # A row's inputs: what was asked and what is known to be right. Everything else in a row is
@@ -46,8 +48,7 @@ class BaselineError(Exception):
 def input_digest(data: Mapping[str, Any]) -> str:
     """16 hex digits identifying a row's inputs (``INPUT_FIELDS``), whatever it answered."""
     inputs = {name: data[name] for name in INPUT_FIELDS if name in data}
-    text = json.dumps(inputs, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
+    return json_digest(inputs, ascii_only=True, hex_digits=16)
 
 
 @dataclass(frozen=True)
@@ -117,8 +118,7 @@ class _Invalid(Exception):
     """A value of the document is not what the schema says; the message names it."""
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number a baseline may hold")
+_NOT_A_NUMBER = "is not a number a baseline may hold"
 
 
 def _number(value: Any, where: str) -> float:
@@ -187,7 +187,7 @@ def read_baseline(path: Path) -> Baseline | None:
     except OSError as error:
         raise BaselineError(f"{path}: cannot read: {error.strerror}") from None
     try:
-        document = json.loads(content.decode("utf-8"), parse_constant=_reject_constant)
+        document = loads_finite(content.decode("utf-8"), refusal=_NOT_A_NUMBER)
         return _parse(path, document)
     except UnicodeDecodeError as error:
         problem = f"not UTF-8 text ({error})"

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from pytest_ragmetrics.files import resolve_setting
 from pytest_ragmetrics.metrics.grounding import Embed
 
 DEFAULT_ENTAILMENT_TAU = 0.65
@@ -167,8 +168,12 @@ def judge_for(setting: str, base_dir: Path | None, embed: Embed, tau: float) -> 
     """The judge a ``trust_judge`` setting names: ``"embedding"``, ``"table:<path>"`` or
     ``"nli:<directory>"`` (paths relative to thresholds.toml's directory)."""
     base = base_dir or Path.cwd()
+
+    def unusable(problem: str) -> ValueError:
+        return ValueError(f"trust_judge {setting!r}: {problem}")
+
     if setting.startswith("table:"):
-        return load_table_judge((base / setting[6:]).resolve())
+        return load_table_judge(resolve_setting(base / setting[6:], unusable))
     if setting.startswith("nli:"):
-        return load_nli_judge((base / setting[4:]).resolve())
+        return load_nli_judge(resolve_setting(base / setting[4:], unusable))
     return EmbeddingJudge(embed, tau)

@@ -1,0 +1,112 @@
+"""The disk cache of live systems' outputs: one JSON entry per (fingerprint, question).
+
+A re-run calls a system only for questions it has not answered: an output is cached by
+(system fingerprint, question), so changing the system's name, version or configuration
+calls it again. A cached output keeps the latency and tokens it was measured with and is
+marked as cached. One lock file per entry makes pytest-xdist workers that need the same
+output wait for the one that is computing it instead of calling the system twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from pytest_ragmetrics.files import JsonEntryCache, canonical_json
+from pytest_ragmetrics.live.system import (
+    LiveOutput,
+    LiveSystem,
+    LiveSystemUnreachable,
+    call_system,
+)
+
+CACHE_SUBDIR = "live"
+_FORMAT = 1  # bumped when the cache entry layout changes
+
+
+def _render(entry: Any) -> str:
+    return canonical_json(entry, ascii_only=False) + "\n"
+
+
+class OutputCache:
+    """Outputs on disk, one JSON file per (fingerprint, question).
+
+    ``directory`` is None for a run without a cache (``--ragmetrics-no-cache`` gives a
+    private one instead). ``run_id`` is shared by every process of a run: with
+    ``refresh``, entries written by an earlier run are ignored, while entries this run
+    wrote are reused, so two tests of one row still call the system once.
+    """
+
+    def __init__(self, directory: Path, run_id: str, refresh: bool = False) -> None:
+        self.directory = directory / CACHE_SUBDIR
+        self.run_id = run_id
+        self.refresh = refresh
+        self._entries: JsonEntryCache[LiveOutput] = JsonEntryCache(self.directory, _render)
+        self._memo: dict[tuple[str, str, int], LiveOutput] = {}
+        # Fingerprints this process could not reach, with the first error: not called again.
+        self._unreachable: dict[str, str] = {}
+
+    def output(self, system: LiveSystem, question: str, repeat: int = 0) -> LiveOutput:
+        """The system's output for ``question``: from this process's memo, the disk cache,
+        or a call (under the entry's lock, so concurrent processes call once).
+        ``repeat=1`` is a second, independent call (``determinism``), cached under its own
+        entry."""
+        key = (system.fingerprint, question, repeat)
+        if key not in self._memo:
+            self._memo[key] = self._entries.fetch(
+                _entry_name(system.fingerprint, question, repeat),
+                lambda entry: self._cached(entry, system, question),
+                lambda: self._called(system, question, repeat),
+            )
+        return self._memo[key]
+
+    def _cached(self, entry: Any, system: LiveSystem, question: str) -> LiveOutput | None:
+        """The output an entry holds; None for another format, question or run (a miss,
+        overwritten by the fresh output)."""
+        if not isinstance(entry, dict) or entry.get("format") != _FORMAT:
+            return None
+        if entry.get("question") != question or not isinstance(entry.get("output"), dict):
+            return None
+        if self.refresh and entry.get("run") != self.run_id:
+            return None
+        return LiveOutput(entry["output"], system.name, system.fingerprint, cached=True)
+
+    def _called(
+        self, system: LiveSystem, question: str, repeat: int
+    ) -> tuple[LiveOutput, dict[str, Any]]:
+        fields = self._call(system, question)
+        entry = {
+            "format": _FORMAT,
+            "system": system.name,
+            "version": system.version,
+            "config": system.config,
+            "question": question,
+            "repeat": repeat,
+            "run": self.run_id,
+            "output": fields,
+        }
+        return LiveOutput(fields, system.name, system.fingerprint, cached=False), entry
+
+    def _call(self, system: LiveSystem, question: str) -> dict[str, Any]:
+        """Call the system, unless it could not be reached earlier in this process; a
+        call that finds it unreachable is the last one."""
+        cause = self._unreachable.get(system.fingerprint)
+        if cause is not None:
+            raise LiveSystemUnreachable(
+                f"not called: system {system.name!r} could not be reached earlier in this "
+                f"run: {cause}",
+                cause,
+            )
+        try:
+            return call_system(system, question)
+        except LiveSystemUnreachable as error:
+            self._unreachable[system.fingerprint] = error.cause
+            raise
+
+
+def _entry_name(fingerprint: str, question: str, repeat: int) -> str:
+    """``<fingerprint>/<sha256 of the question>[.repeat<n>].json``."""
+    digest = hashlib.sha256(question.encode()).hexdigest()
+    again = f".repeat{repeat}" if repeat else ""
+    return f"{fingerprint}/{digest}{again}.json"
