@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_ragmetrics.metrics.grounding import Embed
+from pytest_ragmetrics.metrics.base import Embed
 
 DEFAULT_ENTAILMENT_TAU = 0.65
 # trust_judge = "llm": the [judge] endpoint (pytest_ragmetrics.metrics.judge)
