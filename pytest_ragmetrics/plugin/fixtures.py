@@ -3,7 +3,9 @@
 A metric fixture is a callable ``fixture(row) -> Score``. Calling it computes the metric
 with the pure functions of ``pytest_ragmetrics.metrics``, records the value for the
 eval's aggregate, and returns a ``Score``: a float that carries its evidence, so
-``assert idk_citation(row) == 0`` fails showing the sentence and the marker.
+``assert idk_citation(row) == 0`` fails showing the sentence and the marker. There is one
+per declaration of ``pytest_ragmetrics.metrics.catalog``, generated at the end of this
+module; nothing here lists the metrics.
 """
 
 from __future__ import annotations
