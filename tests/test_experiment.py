@@ -9,17 +9,13 @@ import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row, RowError
+from pytest_ragmetrics.metrics.abstention import measure_idk_on_answerable
+from pytest_ragmetrics.metrics.anchors import cited_texts, measure_anchor_coverage
+from pytest_ragmetrics.metrics.answer import measure_wrong_on_answerable
 from pytest_ragmetrics.metrics.base import MetricContext
-from pytest_ragmetrics.metrics.experiment import (
-    cited_texts,
-    measure_anchor_coverage,
-    measure_determinism,
-    measure_em_short,
-    measure_f1_short,
-    measure_idk_on_answerable,
-    measure_rounds,
-    measure_wrong_on_answerable,
-)
+from pytest_ragmetrics.metrics.cost import measure_rounds
+from pytest_ragmetrics.metrics.repeats import measure_determinism
+from pytest_ragmetrics.metrics.short import measure_em_short, measure_f1_short
 
 
 def _row(**data: Any) -> Row:

@@ -9,8 +9,7 @@ import pytest
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import MetricContext
-from pytest_ragmetrics.metrics.measures import ranking, retrieval_measure
-from pytest_ragmetrics.metrics.retrieval import retrieval_consistency
+from pytest_ragmetrics.metrics.retrieval import ranking, retrieval_consistency, retrieval_measure
 
 
 def _row(**data: Any) -> Row:

@@ -19,7 +19,6 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from pytest_ragmetrics.metrics import space
 from pytest_ragmetrics.metrics.space import (
     cache_hit_rate,
     chunk_utilization,
@@ -29,6 +28,7 @@ from pytest_ragmetrics.metrics.space import (
     nearest_neighbour_distances,
     topic_coverage,
 )
+from pytest_ragmetrics.metrics.space import geometry as space
 
 Matrix = npt.NDArray[np.float64]
 ROOT = Path(__file__).resolve().parents[1]

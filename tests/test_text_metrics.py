@@ -15,18 +15,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer, tokenizers  # type: ignore[import-untyped]
 
+from pytest_ragmetrics.metrics.repeats import response_exact_match_rate
+from pytest_ragmetrics.metrics.rouge_tokenizer import UnicodeTokenizer, tokenize
 from pytest_ragmetrics.metrics.text import (
     BleuStats,
     RougeScores,
     SentenceBleu,
-    UnicodeTokenizer,
     _rouge_scorer,
     corpus_bleu_from_stats,
-    response_exact_match_rate,
     rouge,
     sentence_bleu,
     sum_stats,
-    tokenize,
 )
 
 FAST = settings(max_examples=60, deadline=None)

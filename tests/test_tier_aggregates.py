@@ -10,8 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_ragmetrics.config.thresholds import ThresholdsError, load_thresholds
-from pytest_ragmetrics.metrics.classification import Confusion
-from pytest_ragmetrics.metrics.corpus import JUDGE_PIPELINE_COUNTS
+from pytest_ragmetrics.metrics.classification import JUDGE_PIPELINE_COUNTS, Confusion
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info, split_aggregate
 from pytest_ragmetrics.reports.terminal import more_metric_lines
 from pytest_ragmetrics.results.summary import EvalInfo, dataset_payload, row_payload, summarize

@@ -12,6 +12,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.metrics.base import (
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSettings,
+    MetricSpec,
+)
 from pytest_ragmetrics.text.citations import CitationFormat, find_citations
 from pytest_ragmetrics.text.idk import IdkMatcher, all_idk, idk_sentences, telemetry_abstains
 from pytest_ragmetrics.text.sentences import split_sentences
@@ -82,3 +90,77 @@ def idk_citation(
         if markers:
             cited.append(CitedIdk(sentence.text, phrase, markers))
     return IdkCitation(tuple(cited))
+
+
+# -- the metric fixtures ----------------------------------------------------------------
+
+
+def row_abstention(row: Row, metric: str, settings: MetricSettings) -> Abstention:
+    """Whether the row's answer abstains (its IDK sentences, or ``telemetry.action``)."""
+    return abstention(
+        row.require("answer", metric), row.telemetry, settings.idk_matcher, settings.citations
+    )
+
+
+def measure_abstain(row: Row, ctx: MetricContext) -> Measured:
+    result = row_abstention(row, "abstain", ctx.settings)
+    return Measured({"abstain": result.score}, result.reason)
+
+
+def measure_idk_citation(row: Row, ctx: MetricContext) -> Measured:
+    result = idk_citation(
+        row.require("answer", "idk_citation"),
+        row.context_ids,
+        ctx.settings.idk_matcher,
+        ctx.settings.citations,
+    )
+    if not result.cited:
+        return Measured({"idk_citation": 0.0}, "no IDK sentence carries a citation")
+    evidence = "; ".join(
+        f"IDK sentence {c.sentence!r} carries {', '.join(c.markers)}" for c in result.cited
+    )
+    return Measured({"idk_citation": 1.0}, evidence)
+
+
+def answerable(row: Row, metric: str) -> bool:
+    """The row's ``answerable`` flag (validated as a bool when the dataset loaded)."""
+    value: bool = row.require("answerable", metric)
+    return value
+
+
+def measure_idk_on_answerable(row: Row, ctx: MetricContext) -> Measured:
+    """1 when the question is answerable and the answer abstains; else 0."""
+    metric = "idk_on_answerable"
+    if not answerable(row, metric):
+        return Measured({metric: 0.0}, "not answerable: abstaining is right")
+    result = row_abstention(row, metric, ctx.settings)
+    if result.abstains:
+        return Measured({metric: 1.0}, f"answerable, yet abstains ({result.reason})")
+    return Measured({metric: 0.0}, "answerable and answered")
+
+
+SPECS = (
+    MetricSpec(
+        "abstain",
+        "1 when the answer abstains: every sentence is IDK (an empty answer too), or "
+        "telemetry.action is ABSTAIN; else 0.",
+        (MetricInfo("abstain", "the answer abstains (all sentences IDK)", binary=True),),
+        ("answer",),
+        measure_abstain,
+    ),
+    MetricSpec(
+        "idk_citation",
+        "1 when an IDK sentence carries a citation marker (valid or not), else 0; "
+        "by contract an IDK sentence cites nothing, so gate its sum at 0.",
+        (MetricInfo("idk_citation", "an IDK sentence carries a citation", binary=True),),
+        ("answer",),
+        measure_idk_citation,
+    ),
+    MetricSpec(
+        "idk_on_answerable",
+        "1 when the question is answerable and the answer abstains, else 0.",
+        (MetricInfo("idk_on_answerable", "answerable, yet the answer abstains", binary=True),),
+        ("answer", "answerable"),
+        measure_idk_on_answerable,
+    ),
+)

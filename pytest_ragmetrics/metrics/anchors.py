@@ -45,6 +45,10 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec
+from pytest_ragmetrics.text.citations import find_citations
+
 
 def _word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -261,3 +265,51 @@ def anchor_coverage(question: str, cited_texts: Sequence[str]) -> AnchorCoverage
     missing = tuple(name for name in names if name not in found_names)
     score = len(found) / len(anchors) if anchors else 1.0
     return AnchorCoverage(score, names, found_names, missing, len(cited_texts))
+
+
+# -- the metric fixture ------------------------------------------------------------------
+
+
+def cited_texts(row: Row, metric: str, ctx: MetricContext) -> list[str]:
+    """The texts of the contexts the answer cites (each once, in citation order)."""
+    answer, contexts = row.require("answer", metric), row.require("contexts", metric)
+    ids = [str(c["doc_id"]) for c in contexts]
+    texts: dict[int, str] = {}
+    for citation in find_citations(answer, ids, ctx.settings.citations):
+        if citation.doc_id is None:
+            continue
+        index = (
+            citation.target - 1 if isinstance(citation.target, int) else ids.index(citation.doc_id)
+        )
+        texts.setdefault(index, str(contexts[index]["text"]))
+    return list(texts.values())
+
+
+def measure_anchor_coverage(row: Row, ctx: MetricContext) -> Measured:
+    """The share of the question's anchors found in the contexts the answer cites."""
+    result = anchor_coverage(
+        row.require("question", "anchor_coverage"), cited_texts(row, "anchor_coverage", ctx)
+    )
+    details = {
+        "anchors": {
+            "found": list(result.found),
+            "missing": list(result.missing),
+        }
+    }
+    return Measured({"anchor_coverage": result.score}, result.evidence(), details=details)
+
+
+SPECS = (
+    MetricSpec(
+        "anchor_coverage",
+        "Share of the question's anchors (numbers, dates, quoted titles, capitalised names) "
+        "found in the contexts the answer cites, 0-1.",
+        (
+            MetricInfo(
+                "anchor_coverage", "share of the question's anchors found in the cited contexts"
+            ),
+        ),
+        ("question", "answer", "contexts"),
+        measure_anchor_coverage,
+    ),
+)

@@ -16,6 +16,17 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.metrics.abstention import answerable, row_abstention
+from pytest_ragmetrics.metrics.base import (
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSpec,
+    claim_text,
+    golds,
+)
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _ASCII_PUNCTUATION = frozenset(string.punctuation)
 
@@ -95,3 +106,74 @@ def token_f1(prediction: str, golds: str | Iterable[str]) -> float:
     Raises ``ValueError`` on an empty gold list.
     """
     return best_f1(prediction, golds).score
+
+
+# -- the metric fixtures ----------------------------------------------------------------
+
+
+def measure_em(row: Row, ctx: MetricContext) -> Measured:
+    answer, references = claim_text(row, "em", ctx.settings), golds(row, "em")
+    value = exact_match(answer, references)
+    verdict = "matches a gold" if value else f"matches none of {len(references)} gold(s)"
+    return Measured({"em": value}, f"answer {verdict} after normalisation")
+
+
+def measure_f1(row: Row, ctx: MetricContext) -> Measured:
+    match = best_f1(claim_text(row, "f1", ctx.settings), golds(row, "f1"))
+    evidence = (
+        f"best gold {match.gold!r}: {match.common} common token(s), "
+        f"precision {match.precision:.3g}, recall {match.recall:.3g}"
+    )
+    return Measured({"f1": match.score}, evidence)
+
+
+def measure_wrong_on_answerable(row: Row, ctx: MetricContext) -> Measured:
+    """1 when the question is answerable, the answer does not abstain and its F1 (on the
+    full answer) is 0; else 0."""
+    metric = "wrong_on_answerable"
+    if not answerable(row, metric):
+        return Measured({metric: 0.0}, "not answerable: cannot be wrong-on-answerable")
+    result = row_abstention(row, metric, ctx.settings)
+    if result.abstains:
+        return Measured({metric: 0.0}, f"abstains ({result.reason}); counted by idk_on_answerable")
+    references = golds(row, metric)
+    match = best_f1(claim_text(row, metric, ctx.settings), references)
+    if match.score > 0:
+        return Measured({metric: 0.0}, f"answered with F1 {match.score:.3g} > 0")
+    return Measured(
+        {metric: 1.0}, f"answerable, answered, F1 0 against all {len(references)} gold(s)"
+    )
+
+
+SPECS = (
+    MetricSpec(
+        "em",
+        "SQuAD exact match: 1 when the answer (citation markers stripped) equals any gold "
+        "alias after SQuAD normalisation, else 0.",
+        (MetricInfo("em", "exact match with any gold after SQuAD normalisation", binary=True),),
+        ("answer", "gold"),
+        measure_em,
+    ),
+    MetricSpec(
+        "f1",
+        "SQuAD token F1 of the answer (citation markers stripped) against the best gold "
+        "alias, 0-1.",
+        (MetricInfo("f1", "SQuAD token F1, max over golds"),),
+        ("answer", "gold"),
+        measure_f1,
+    ),
+    MetricSpec(
+        "wrong_on_answerable",
+        "1 when the question is answerable, the answer does not abstain and its F1 against "
+        "every gold is 0, else 0.",
+        (
+            MetricInfo(
+                "wrong_on_answerable",
+                "answerable, not abstained, F1 = 0 on the full answer",
+                binary=True,
+            ),
+        ),
+        ("answer", "gold", "answerable"),
+        measure_wrong_on_answerable,
+    ),
+)

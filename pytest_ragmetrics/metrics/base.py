@@ -1,20 +1,79 @@
-"""What a metric computation on one row takes and gives: the types shared by the metric
-fixtures of every tier, and the row readers they have in common."""
+"""What a metric is: the declaration every family module makes once per metric fixture
+(``MetricSpec``), what a computation on one row takes and gives (``MetricContext``,
+``Measured``), and the row readers the families have in common.
+
+Nothing here imports a family module, ``config`` or pytest: the families import this
+module, ``metrics.catalog`` collects their declarations, and the plugin and the registry
+are generated from the catalog.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row
-from pytest_ragmetrics.metrics.abstention import Abstention, abstention
-from pytest_ragmetrics.metrics.grounding import Embed
-from pytest_ragmetrics.text.citations import strip_citations
+from pytest_ragmetrics.embeddings.model import Vectors
+from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
+from pytest_ragmetrics.text.idk import IdkMatcher
 
 if TYPE_CHECKING:
     from pytest_ragmetrics.judge.client import LlmJudge
+
+STATS = ("mean", "sum", "count", "p50", "p95")
+RATE = "rate"  # = mean, offered for 0/1 metrics
+Cutoff = Literal["none", "optional", "required"]
+Embed = Callable[[Sequence[str]], Vectors]
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """A recorded metric: its name, what it means, and which statistics it has.
+
+    ``cutoff``: whether the name takes ``@k`` (``ndcg@10``). ``corpus``: statistics computed
+    from summed per-row sufficient statistics, besides the per-row ones (``bleu.corpus``).
+    ``dataset``: for a dataset-level metric (one value set per eval, not per row), its only
+    statistics.
+    """
+
+    name: str
+    description: str
+    binary: bool = False
+    cutoff: Cutoff = "none"
+    corpus: tuple[str, ...] = ()
+    dataset: tuple[str, ...] | None = None
+
+    @property
+    def stats(self) -> tuple[str, ...]:
+        if self.dataset is not None:
+            return self.dataset
+        return (*STATS, *((RATE,) if self.binary else ()), *self.corpus)
+
+
+class MetricSettings(Protocol):
+    """The run settings a metric computation reads (``config.thresholds.Settings`` has
+    them all; a test may pass any object that does)."""
+
+    @property
+    def tau_sim(self) -> float: ...
+    @property
+    def idk_matcher(self) -> IdkMatcher: ...
+    @property
+    def citations(self) -> CitationFormat: ...
+    @property
+    def rouge_use_stemmer(self) -> bool: ...
+    @property
+    def trust_judge(self) -> str: ...
+    @property
+    def trust_judge_tau(self) -> float: ...
+    @property
+    def refusal_flag(self) -> str: ...
+    @property
+    def refusal_threshold(self) -> float: ...
+    @property
+    def base_dir(self) -> Path | None: ...
 
 
 def _no_judge() -> LlmJudge:
@@ -44,7 +103,7 @@ class MetricContext:
     """What a metric computation may use besides the row: the settings and, for the
     embedding metrics, ``embed`` (texts -> vectors, prepared before the rows ran)."""
 
-    settings: Settings
+    settings: MetricSettings
     embed: Embed
     # Results shared by the fixtures of one test (faithfulness reuses overlap's).
     memo: dict[str, Any] = field(default_factory=dict)
@@ -54,9 +113,72 @@ class MetricContext:
     judge: Callable[[], LlmJudge] = _no_judge
 
 
+@dataclass(frozen=True)
+class DatasetMeasured:
+    """What a dataset-level metric produced over a set of rows: the result its fixture
+    returns, the statistics recorded for the eval's gates, and JSON-able details."""
+
+    result: Any
+    stats: Mapping[str, float]
+    details: Mapping[str, Any]
+
+
 # (row, context, **options) -> Measured; options are the fixture's keyword arguments.
 Compute = Callable[..., Measured]
-Texts = Callable[[Row, Settings], list[str]]
+Texts = Callable[[Row, MetricSettings], list[str]]
+# Summed per-row sufficient statistics -> the metric's corpus statistics.
+Reduce = Callable[[Mapping[str, float]], dict[str, float]]
+
+
+@dataclass(frozen=True)
+class CorpusReduction:
+    """How a metric's corpus statistics come from the rows (sacrebleu's corpus BLEU,
+    precision and recall from confusion counts): each row records its sufficient statistics
+    as the breakdown ``breakdown`` (summed over the rows like any breakdown, so the same
+    with and without pytest-xdist), and ``reduce`` turns the sums into the statistics named
+    in the metric's ``MetricInfo.corpus``."""
+
+    breakdown: str
+    reduce: Reduce
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric fixture, declared once in its family module next to its math.
+
+    ``fixture``: the fixture's name (``latency``); ``records``: every metric it records
+    (the first is the one it returns unless the computation names another, e.g.
+    ``ndcg@10``); ``requires``: the row fields it reads (a row lacking one errors before
+    the test runs); ``compute``: ``(row, ctx, **options) -> Measured``; ``texts``: the
+    texts an embedding metric will embed, listed before the rows run so the whole session
+    is embedded in one batch; ``options``: the keyword arguments the fixture takes;
+    ``corpus``: the reduction of its corpus statistics; ``doc``: what ``pytest --fixtures``
+    shows (definition, range, what it needs).
+    """
+
+    fixture: str
+    doc: str
+    records: tuple[MetricInfo, ...]
+    requires: tuple[str, ...]
+    compute: Compute
+    texts: Texts | None = None
+    options: tuple[str, ...] = ()
+    corpus: CorpusReduction | None = None
+
+    @property
+    def primary(self) -> str:
+        """The recorded metric the fixture returns by default."""
+        return self.records[0].name
+
+    @property
+    def docstring(self) -> str:
+        """The fixture's ``pytest --fixtures`` text: its definition, how to call it, and the
+        row fields it needs."""
+        options = "".join(f", {name}=..." for name in self.options)
+        return (
+            f"{self.doc}\n\nCall ``{self.fixture}(row{options})``: records and returns a Score; "
+            f"needs {', '.join(self.requires)}."
+        )
 
 
 def golds(row: Row, metric: str) -> list[str]:
@@ -68,14 +190,7 @@ def golds(row: Row, metric: str) -> list[str]:
     return [alias for item in gold for alias in ([item] if isinstance(item, str) else item)]
 
 
-def row_abstention(row: Row, metric: str, settings: Settings) -> Abstention:
-    """Whether the row's answer abstains (its IDK sentences, or ``telemetry.action``)."""
-    return abstention(
-        row.require("answer", metric), row.telemetry, settings.idk_matcher, settings.citations
-    )
-
-
-def claim_text(row: Row, metric: str, settings: Settings) -> str:
+def claim_text(row: Row, metric: str, settings: MetricSettings) -> str:
     """The answer without citation markers: what EM, F1, ROUGE and BLEU compare with the
     gold (which has none)."""
     return strip_citations(row.require("answer", metric), settings.citations)

@@ -18,6 +18,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.metrics.base import (
+    CorpusReduction,
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSpec,
+)
+
+JUDGE_PIPELINE_COUNTS = "judge_pipeline_counts"
+CONFUSION_STATS = ("accuracy", "precision", "recall", "f1", "tp", "fp", "fn", "tn")
+
 
 def _ratio(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else 0.0
@@ -82,3 +94,53 @@ class Confusion:
             "f1": self.f1,
         }
         return {**scores, **self.counts()}
+
+
+# -- the metric fixture ------------------------------------------------------------------
+
+_CELL_NAMES = {
+    "tp": "true positive",
+    "fp": "false positive",
+    "fn": "false negative",
+    "tn": "true negative",
+}
+
+
+def measure_judge_pipeline(row: Row, ctx: MetricContext) -> Measured:
+    metric = "judge_pipeline"
+    show, should = row.require("show", metric), row.require("show_gold", metric)
+    cell = Confusion.of(show, should)
+    name = next(n for n, count in cell.counts().items() if count)
+    evidence = (
+        f"{'shown' if show else 'not shown'}, {'should' if should else 'should not'} be "
+        f"({_CELL_NAMES[name]})"
+    )
+    return Measured(
+        {metric: float(show == should)}, evidence, {JUDGE_PIPELINE_COUNTS: cell.counts()}
+    )
+
+
+def confusion_stats(sums: Mapping[str, float]) -> dict[str, float]:
+    """``judge_pipeline.<stat>``: the confusion scores and counts from the summed cells."""
+    return Confusion.from_counts(sums).stats()
+
+
+SPECS = (
+    MetricSpec(
+        "judge_pipeline",
+        "1 when the row's show decision equals show_gold, else 0; the eval's "
+        "judge_pipeline.accuracy/precision/recall/f1 come from the summed confusion counts "
+        "(positive = show; 0 on a zero denominator).",
+        (
+            MetricInfo(
+                "judge_pipeline",
+                "the show decision equals show_gold (stats: confusion counts and scores)",
+                binary=True,
+                corpus=CONFUSION_STATS,
+            ),
+        ),
+        ("show", "show_gold"),
+        measure_judge_pipeline,
+        corpus=CorpusReduction(JUDGE_PIPELINE_COUNTS, confusion_stats),
+    ),
+)

@@ -16,7 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_ragmetrics.data.dataset import Row, RowError
+from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec
+
 UNSTAGED = "(unstaged)"
+NO_STOP_REASON = "(none)"
 
 
 @dataclass(frozen=True)
@@ -46,3 +50,82 @@ def token_usage(tokens: Any) -> TokenUsage:
         stage = str(call.get("stage") or UNSTAGED)
         by_stage[stage] = by_stage.get(stage, 0) + call_prompt + call_completion
     return TokenUsage(prompt + completion, prompt, completion, by_stage)
+
+
+# -- the metric fixtures ----------------------------------------------------------------
+
+
+def measure_tokens(row: Row, ctx: MetricContext) -> Measured:
+    usage = token_usage(row.require("tokens", "tokens"))
+    values = {"tokens": float(usage.total)}
+    if usage.prompt is not None and usage.completion is not None:
+        values["prompt_tokens"] = float(usage.prompt)
+        values["completion_tokens"] = float(usage.completion)
+    stages = ", ".join(f"{stage} {count}" for stage, count in usage.by_stage.items())
+    breakdown = {stage: float(count) for stage, count in usage.by_stage.items()}
+    return Measured(values, f"{usage.total} tokens ({stages})", {"tokens_by_stage": breakdown})
+
+
+def measure_latency(row: Row, ctx: MetricContext) -> Measured:
+    latency = float(row.require("latency_ms", "latency"))
+    return Measured({"latency_ms": latency}, f"{latency:g} ms end to end")
+
+
+def _telemetry(row: Row, metric: str) -> dict[str, Any]:
+    telemetry: dict[str, Any] = row.require("telemetry", metric)
+    return telemetry
+
+
+def measure_rounds(row: Row, ctx: MetricContext) -> Measured:
+    """``telemetry.rounds`` (an integer >= 1), ``multi_round`` (rounds > 1), and
+    ``telemetry.stop_reason`` as the ``stop_reason`` breakdown when the row has one."""
+    telemetry = _telemetry(row, "rounds")
+    if "rounds" not in telemetry:
+        raise RowError(f"{row.where('telemetry.rounds')}: required by rounds but missing")
+    rounds = telemetry["rounds"]
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
+        raise RowError(f"{row.where('telemetry.rounds')}: expected an integer >= 1, got {rounds!r}")
+    reason = telemetry.get("stop_reason")
+    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+        where = row.where("telemetry.stop_reason")
+        raise RowError(f"{where}: expected a non-empty string, got {reason!r}")
+    # A row without a reason counts as "(none)", so the shares are over every row.
+    breakdowns = {"stop_reason": {reason or NO_STOP_REASON: 1.0}}
+    values = {"rounds": float(rounds), "multi_round": 1.0 if rounds > 1 else 0.0}
+    stop = f", stopped by {reason}" if reason else ""
+    details = {"stop_reason": reason} if reason else {}
+    return Measured(values, f"{rounds} round(s){stop}", breakdowns, details)
+
+
+SPECS = (
+    MetricSpec(
+        "tokens",
+        "LLM tokens of the query: prompt + completion over every call (prompt_tokens and "
+        "completion_tokens too when the row splits them; the tokens_by_stage breakdown).",
+        (
+            MetricInfo("tokens", "prompt + completion tokens over every call of the query"),
+            MetricInfo("prompt_tokens", "prompt tokens over every call of the query"),
+            MetricInfo("completion_tokens", "completion tokens over every call of the query"),
+        ),
+        ("tokens",),
+        measure_tokens,
+    ),
+    MetricSpec(
+        "latency",
+        "End-to-end latency of the query in milliseconds, recorded as latency_ms.",
+        (MetricInfo("latency_ms", "end-to-end latency of the query, milliseconds"),),
+        ("latency_ms",),
+        measure_latency,
+    ),
+    MetricSpec(
+        "rounds",
+        "telemetry.rounds, the retrieve-generate rounds of the query (an integer >= 1); also "
+        "records multi_round (1 when rounds > 1) and the stop_reason breakdown.",
+        (
+            MetricInfo("rounds", "telemetry.rounds: retrieve-generate rounds of the query"),
+            MetricInfo("multi_round", "the query took more than one round", binary=True),
+        ),
+        ("telemetry",),
+        measure_rounds,
+    ),
+)

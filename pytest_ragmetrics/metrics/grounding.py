@@ -20,13 +20,25 @@ callable that maps texts to vectors (a prepared lookup in the plugin, a model he
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import Vectors
+from pytest_ragmetrics.metrics.abstention import row_abstention
+from pytest_ragmetrics.metrics.base import (
+    Compute,
+    Embed,
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSettings,
+    MetricSpec,
+    golds,
+)
 from pytest_ragmetrics.text.citations import (
     Citation,
     CitationFormat,
@@ -36,7 +48,6 @@ from pytest_ragmetrics.text.citations import (
 from pytest_ragmetrics.text.idk import IdkMatcher
 from pytest_ragmetrics.text.sentences import split_sentences
 
-Embed = Callable[[Sequence[str]], Vectors]
 Contexts = Sequence[Mapping[str, Any]]
 DEFAULT_TAU_SIM = 0.65
 
@@ -288,3 +299,134 @@ def similarity_to_gold(
     distances = np.linalg.norm(gold_vectors - answer_vector, axis=1)
     best = int(np.argmax(cosines))
     return GoldSimilarity(max(cosines), float(dots.max()), float(distances.min()), str(golds[best]))
+
+
+# -- the metric fixtures ----------------------------------------------------------------
+
+
+def _row_claims(row: Row, metric: str, settings: MetricSettings) -> list[Claim]:
+    return claims(
+        row.require("answer", metric),
+        row.require("contexts", metric),
+        settings.idk_matcher,
+        settings.citations,
+    )
+
+
+def texts_overlap(row: Row, settings: MetricSettings) -> list[str]:
+    return overlap_texts(_row_claims(row, "overlap", settings))
+
+
+def texts_faithfulness(row: Row, settings: MetricSettings) -> list[str]:
+    if row_abstention(row, "faithfulness", settings).abstains:
+        return []  # an abstaining answer's faithfulness needs no similarity
+    return overlap_texts(_row_claims(row, "faithfulness", settings))
+
+
+def _row_overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
+    settings = ctx.settings
+    answer, contexts = row.require("answer", metric), row.require("contexts", metric)
+    if "overlap" not in ctx.memo:
+        ctx.memo["overlap"] = overlap(
+            answer,
+            contexts,
+            ctx.embed,
+            settings.tau_sim,
+            settings.idk_matcher,
+            settings.citations,
+        )
+    result: Overlap = ctx.memo["overlap"]
+    return result
+
+
+def measure_overlap(row: Row, ctx: MetricContext) -> Measured:
+    result = _row_overlap(row, "overlap", ctx)
+    values = {"overlap": result.score}
+    if not result.abstains and not row_abstention(row, "overlap", ctx.settings).abstains:
+        values["overlap_answered"] = result.score
+    details = {"sentences": [verdict.as_dict() for verdict in result.sentences]}
+    return Measured(values, result.evidence(), details=details)
+
+
+def measure_faithfulness(row: Row, ctx: MetricContext) -> Measured:
+    abstaining = row_abstention(row, "faithfulness", ctx.settings)
+    if abstaining.abstains:
+        result = faithfulness(0.0, True, row.answerable)
+        return Measured({"faithfulness": result.score}, f"{result.reason} ({abstaining.reason})")
+    grounding = _row_overlap(row, "faithfulness", ctx)
+    result = faithfulness(grounding.score, False, row.answerable)
+    evidence = f"{result.reason}; overlap: {grounding.evidence()}"
+    return Measured({"faithfulness": result.score}, evidence)
+
+
+def texts_similarity(row: Row, settings: MetricSettings) -> list[str]:
+    answer = row.require("answer", "semantic_similarity")
+    return similarity_texts(answer, golds(row, "semantic_similarity"), settings.citations)
+
+
+def _similarity_measure(metric: str) -> Compute:
+    def measure(row: Row, ctx: MetricContext) -> Measured:
+        result = similarity_to_gold(
+            row.require("answer", metric),
+            golds(row, metric),
+            ctx.embed,
+            ctx.settings.citations,
+        )
+        return Measured({metric: getattr(result, metric)}, result.evidence(metric))
+
+    return measure
+
+
+def _similarity(name: str, doc: str, description: str) -> MetricSpec:
+    return MetricSpec(
+        name,
+        doc,
+        (MetricInfo(name, description),),
+        ("answer", "gold"),
+        _similarity_measure(name),
+        texts_similarity,
+    )
+
+
+SPECS = (
+    MetricSpec(
+        "overlap",
+        "Share of the answer's claim sentences supported by their one cited context "
+        "(cosine >= tau_sim), 0-1; 0 with no claim sentence. Also records overlap_answered "
+        "on rows that do not abstain.",
+        (
+            MetricInfo("overlap", "share of claim sentences supported by their one cited context"),
+            MetricInfo("overlap_answered", "overlap over the rows that do not abstain"),
+        ),
+        ("answer", "contexts"),
+        measure_overlap,
+        texts_overlap,
+    ),
+    MetricSpec(
+        "faithfulness",
+        "Embedding fallback for faithfulness, 0-1: 0.6 + 0.4 x overlap for an answer; for an "
+        "abstaining one 1.0 when the question is unanswerable, 0.0 when it is answerable "
+        "(or not known).",
+        (MetricInfo("faithfulness", "fallback: 0.6 + 0.4 x overlap, or the abstention rule"),),
+        ("answer", "contexts"),
+        measure_faithfulness,
+        texts_faithfulness,
+    ),
+    _similarity(
+        "semantic_similarity",
+        "Cosine of the answer's and the gold's embeddings (markers stripped), best gold, -1-1.",
+        "cosine of answer and gold embeddings, best gold",
+    ),
+    _similarity(
+        "dot_similarity",
+        "Dot product of the answer's and the gold's embeddings, best gold (equal to the "
+        "cosine for the normalised embeddings of the packaged model).",
+        "dot product of answer and gold embeddings, best gold",
+    ),
+    _similarity(
+        "euclidean_distance",
+        "Euclidean distance of the answer's and the gold's embeddings, nearest gold, 0-2 for "
+        "normalised embeddings; lower is closer.",
+        "distance of answer and gold embeddings, nearest gold",
+    ),
+)

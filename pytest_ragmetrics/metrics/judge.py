@@ -30,7 +30,7 @@ from pytest_ragmetrics.judge.client import LlmJudge
 from pytest_ragmetrics.judge.config import JudgeConfig
 from pytest_ragmetrics.judge.prompts import PROMPT_NAMES, load_prompt
 from pytest_ragmetrics.judge.verdicts import Call, JudgeError, UnparseableVerdict
-from pytest_ragmetrics.metrics.base import Measured, MetricContext, golds
+from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec, golds
 
 JUDGE_METRICS = ("faithfulness_judge", "answer_relevance", "answer_correctness", "e2e_score")
 CONSISTENCY = "consistency_score"
@@ -281,3 +281,71 @@ def judge_signature(config: JudgeConfig) -> dict[str, str]:
     for name in PROMPT_NAMES:
         prompts.update(load_prompt(name, config.prompts).encode())
     return {"model": config.model, "prompts_sha256": prompts.hexdigest()[:16]}
+
+
+# -- the metric fixtures and the judge's statistics --------------------------------------
+
+# The LLM judge's accounting and quality over an eval (``judge_statistics``, plus the
+# rows' mean ``consistency_score``).
+JUDGE_STATS = (
+    "verdicts",
+    "cached",
+    "requests",
+    "unparseable",
+    "failed",
+    "error_rate",
+    "avg_latency_ms",
+    "prompt_tokens",
+    "completion_tokens",
+    "tokens",
+    "consistency_score",
+)
+# Judge-quality numbers that may be named alone, as METRICS.md §4 names them.
+JUDGE_QUALITY = ("consistency_score", "error_rate", "avg_latency_ms")
+JUDGE = MetricInfo(
+    "judge", "the LLM judge's calls, errors, latency and tokens", dataset=JUDGE_STATS
+)
+
+_JUDGED: dict[str, tuple[str, str]] = {  # metric -> (fixture doc, registry description)
+    "faithfulness_judge": (
+        "LLM judge ([judge] in thresholds.toml): the answer is supported by its contexts, 0-1.",
+        "LLM judge: the answer is supported by its contexts, 0-1",
+    ),
+    "answer_relevance": (
+        "LLM judge ([judge] in thresholds.toml): the answer addresses the question, 0-1.",
+        "LLM judge: the answer addresses the question, 0-1",
+    ),
+    "answer_correctness": (
+        "LLM judge ([judge] in thresholds.toml): correctness of the answer against the gold "
+        "answer, 1-5.",
+        "LLM judge: correctness against the gold answer, 1-5",
+    ),
+    "e2e_score": (
+        "LLM judge ([judge] in thresholds.toml): overall usefulness of the answer against the "
+        "gold answer, 0-1.",
+        "LLM judge: overall usefulness against the gold answer, 0-1",
+    ),
+}
+
+SPECS = (
+    *(
+        MetricSpec(
+            metric,
+            doc + " A verdict that cannot be had makes the row error; it is never a score.",
+            (MetricInfo(metric, description),),
+            needs(metric),
+            judge_measure(metric),
+        )
+        for metric, (doc, description) in _JUDGED.items()
+    ),
+    MetricSpec(
+        CONSISTENCY,
+        "LLM judge quality: judges the row's metric (default faithfulness_judge) twice anew; "
+        f"1 when the two scores differ by <= {CONSISTENCY_DELTA:g}, else 0.",
+        (MetricInfo(CONSISTENCY, "LLM judge: two fresh verdicts differ by <= 0.5", binary=True),),
+        ("question", "answer"),
+        measure_consistency,
+        options=("metric",),
+    ),
+)
+DERIVED = (JUDGE,)

@@ -45,6 +45,16 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from pytest_ragmetrics.data.dataset import Row, RowError
+from pytest_ragmetrics.metrics.base import (
+    Compute,
+    Cutoff,
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSpec,
+)
+
 Qrels = Mapping[str, Mapping[str, float]]
 Ranking = Mapping[str, float] | Sequence[str]
 Run = Mapping[str, Ranking]
@@ -316,3 +326,168 @@ def retrieval_consistency(
         raise ValueError(f"retrieval_consistency: k must be at least 1, got {k}")
     top = list(first[:k])
     return sum(list(repeat[:k]) == top for repeat in repeats) / len(repeats)
+
+
+# -- the metric fixtures ----------------------------------------------------------------
+
+GAINS = {"linear": "ndcg", "exponential": "ndcg_exp"}
+
+
+def ranking_field(row: Row, metric: str) -> str:
+    """Where the row's ranking comes from: ``retrieved``, else ``contexts``."""
+    for name in ("retrieved", "contexts"):
+        if name in row.data:
+            return name
+    raise RowError(f"{row.where('retrieved')}: required by {metric} but missing (no contexts)")
+
+
+def ranking(row: Row, metric: str) -> list[str]:
+    """The row's ranked doc ids: ``retrieved``, else the order of its ``contexts``, where
+    several chunks of one document count once, at the first one's rank."""
+    if ranking_field(row, metric) == "retrieved":
+        return list(row["retrieved"])
+    return list(dict.fromkeys(row.context_ids))
+
+
+def _cutoff(metric: str, k: Any) -> int | None:
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise TypeError(f"{metric}(row, k=...): k must be an integer >= 1, got {k!r}")
+    return k
+
+
+def _retrieval_name(fixture: str, family: str, k: int | None) -> str:
+    if k is None and family in NEEDS_CUTOFF:
+        raise TypeError(f"{fixture}(row, k=...) needs a cutoff, e.g. {fixture}(row, k=10)")
+    return parse_metric(family if k is None else f"{family}@{k}").name
+
+
+def _rank_evidence(ranked: list[str], qrels: dict[str, float], k: int | None) -> str:
+    relevant = {doc for doc, grade in qrels.items() if grade > 0}
+    ranks = [str(i + 1) for i, doc in enumerate(ranked) if doc in relevant]
+    where = f"relevant at rank {', '.join(ranks)}" if ranks else "no relevant doc retrieved"
+    cut = f"; cutoff {k}" if k is not None else ""
+    return f"{where} of {len(ranked)} retrieved ({len(relevant)} relevant in qrels{cut})"
+
+
+def retrieval_measure(family: str) -> Compute:
+    """The per-row computation of one retrieval family, through ``score_queries``: the
+    same code as the batch ``evaluate``."""
+
+    def measure(
+        row: Row, ctx: MetricContext, k: int | None = None, gain: str = "linear"
+    ) -> Measured:
+        cut = _cutoff(family, k)
+        name_family = family
+        if family == "ndcg":
+            if gain not in GAINS:
+                raise ValueError(f"ndcg(row, gain=...): use one of {', '.join(GAINS)}")
+            name_family = GAINS[gain]
+        name = _retrieval_name(family, name_family, cut)
+        qrels = as_qrels(row.require("relevant", family))
+        ranked = ranking(row, family)
+        if not qrels:
+            raise RowError(f"{row.where('relevant')}: {family} needs at least one judgement")
+        try:
+            values = score_queries([row.id], {row.id: qrels}, [ranked], [name])
+        except ValueError as error:
+            raise RowError(f"{row.where(ranking_field(row, family))}: {error}") from None
+        value = float(values[name][0])
+        return Measured({name: value}, _rank_evidence(ranked, qrels, cut), primary=name)
+
+    return measure
+
+
+def measure_retrieval_consistency(row: Row, ctx: MetricContext, k: int | None = None) -> Measured:
+    metric = "retrieval_consistency"
+    cut = _cutoff(metric, k)
+    name = metric if cut is None else f"{metric}@{cut}"
+    repeats = row.require("retrieved_repeats", metric)
+    if not repeats:
+        raise RowError(f"{row.where('retrieved_repeats')}: {metric} needs at least one repeat")
+    first = ranking(row, metric)
+    value = retrieval_consistency(first, repeats, cut)
+    same = round(value * len(repeats))
+    evidence = f"{same} of {len(repeats)} repeated retrievals equal the first" + (
+        f" in the top {cut}" if cut is not None else ""
+    )
+    return Measured({name: value}, evidence, primary=name)
+
+
+_RANKING_DOC = (
+    " The ranking is the row's retrieved ids, else its contexts' doc ids in order (a "
+    "document's chunks count once); relevant holds the ids (grade 1) or id -> grade."
+)
+
+
+def _family(
+    name: str, doc: str, records: tuple[tuple[str, str], ...], cutoff: Cutoff, binary: bool
+) -> MetricSpec:
+    infos = tuple(
+        MetricInfo(metric, description, binary=binary, cutoff=cutoff)
+        for metric, description in records
+    )
+    options = ("k", "gain") if name == "ndcg" else ("k",)
+    return MetricSpec(
+        name, doc + _RANKING_DOC, infos, ("relevant",), retrieval_measure(name), options=options
+    )
+
+
+SPECS = (
+    _family(
+        "hit_rate",
+        "1 when a relevant doc is in the top k, else 0; k is required (records hit_rate@k).",
+        (("hit_rate", "a relevant doc is in the top k"),),
+        "required",
+        True,
+    ),
+    _family(
+        "mrr",
+        "1 / rank of the first relevant doc (0 when none is within k), 0-1; records mrr, or "
+        "mrr@k with k.",
+        (("mrr", "1 / rank of the first relevant doc (within k)"),),
+        "optional",
+        False,
+    ),
+    _family(
+        "recall",
+        "Relevant docs in the top k / all relevant docs, 0-1; k is required (recall@k).",
+        (("recall", "relevant docs in the top k / all relevant docs"),),
+        "required",
+        False,
+    ),
+    _family(
+        "precision",
+        "Relevant docs in the top k / k, 0-1; k is required (precision@k).",
+        (("precision", "relevant docs in the top k / k"),),
+        "required",
+        False,
+    ),
+    _family(
+        "ndcg",
+        "nDCG (within k when given), 0-1: graded gains with a log2 discount over the ideal "
+        "ranking; gain='linear' records ndcg, gain='exponential' (2^grade - 1) ndcg_exp.",
+        (
+            ("ndcg", "nDCG (within k), linear gain"),
+            ("ndcg_exp", "nDCG (within k), gain 2^grade - 1"),
+        ),
+        "optional",
+        False,
+    ),
+    MetricSpec(
+        "retrieval_consistency",
+        "Share of the repeated retrievals (retrieved_repeats) whose top k equals the first "
+        "ranking's top k, order included (the whole lists without k), 0-1.",
+        (
+            MetricInfo(
+                "retrieval_consistency",
+                "share of repeated retrievals equal in the top k",
+                cutoff="optional",
+            ),
+        ),
+        ("retrieved_repeats",),
+        measure_retrieval_consistency,
+        options=("k",),
+    ),
+)

@@ -63,6 +63,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.abstention import abstention
 from pytest_ragmetrics.metrics.anchors import (
     NUMBER_CORE,
@@ -72,6 +73,8 @@ from pytest_ragmetrics.metrics.anchors import (
     quoted_titles,
     words,
 )
+from pytest_ragmetrics.metrics.answer import best_f1, exact_match
+from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec, golds
 from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
 
 
@@ -320,3 +323,54 @@ def finalize(question: str, answer: str, fmt: CitationFormat = "auto") -> ShortA
     elif kind == "entity":
         short = _entity_answer(question, text)
     return short or ShortAnswer(text, "whole")
+
+
+# -- the metric fixtures ----------------------------------------------------------------
+
+
+def _short(row: Row, metric: str, ctx: MetricContext) -> tuple[str, str]:
+    question = row.require("question", metric)
+    short = finalize(question, row.require("answer", metric), ctx.settings.citations)
+    return short.text, short.rule
+
+
+def measure_f1_short(row: Row, ctx: MetricContext) -> Measured:
+    text, rule = _short(row, "f1_short", ctx)
+    match = best_f1(text, golds(row, "f1_short"))
+    evidence = (
+        f"short answer {text!r} (finalizer rule {rule}); best gold {match.gold!r}: "
+        f"{match.common} common token(s)"
+    )
+    details = {"short_answer": {"text": text, "rule": rule}}
+    return Measured({"f1_short": match.score}, evidence, details=details)
+
+
+def measure_em_short(row: Row, ctx: MetricContext) -> Measured:
+    text, rule = _short(row, "em_short", ctx)
+    value = exact_match(text, golds(row, "em_short"))
+    verdict = "matches a gold" if value else "matches no gold"
+    details = {"short_answer": {"text": text, "rule": rule}}
+    return Measured(
+        {"em_short": value}, f"short answer {text!r} (rule {rule}) {verdict}", details=details
+    )
+
+
+SPECS = (
+    MetricSpec(
+        "f1_short",
+        "SQuAD token F1 of the finalizer's short answer (the minimal span answering the "
+        "question: a number, a date, an entity, else the whole answer) against the best "
+        "gold, 0-1.",
+        (MetricInfo("f1_short", "SQuAD F1 of the finalizer's short answer, best gold"),),
+        ("question", "answer", "gold"),
+        measure_f1_short,
+    ),
+    MetricSpec(
+        "em_short",
+        "1 when the finalizer's short answer equals a gold alias after SQuAD "
+        "normalisation, else 0.",
+        (MetricInfo("em_short", "exact match of the finalizer's short answer", binary=True),),
+        ("question", "answer", "gold"),
+        measure_em_short,
+    ),
+)

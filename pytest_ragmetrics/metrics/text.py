@@ -5,8 +5,8 @@ by ``sacrebleu``; this module only chooses their settings, tokenizes for ROUGE a
 BLEU's sufficient statistics so a corpus score can be rebuilt from per-row results.
 
 Tokenizer. rouge-score's default tokenizer lowercases, turns everything outside ``[a-z0-9]``
-into a separator and so drops Cyrillic, Greek, accented Latin, etc. :func:`tokenize` keeps the
-letters and digits of every script instead:
+into a separator and so drops Cyrillic, Greek, accented Latin, etc. :func:`tokenize` (in
+``metrics.rouge_tokenizer``) keeps the letters and digits of every script instead:
 
 1. Unicode NFC normalisation (a decomposed ``"e" + U+0301`` becomes the single letter "é"),
    then ``str.lower()``;
@@ -43,78 +43,31 @@ identical texts score ``100.00000000000004``; scores here are clamped to at most
 from __future__ import annotations
 
 import functools
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
-from nltk.stem.porter import PorterStemmer  # type: ignore[import-untyped]
-from rouge_score import rouge_scorer, tokenizers  # type: ignore[import-untyped]
-from sacrebleu.metrics.bleu import BLEU, BLEUScore
+from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.metrics.base import (
+    Compute,
+    CorpusReduction,
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSpec,
+    claim_text,
+    golds,
+)
 
-_MIN_STEM_LENGTH: Final = 4  # rouge-score stems only tokens of more than 3 characters
+if TYPE_CHECKING:
+    from sacrebleu.metrics.bleu import BLEU, BLEUScore
+
+# rouge-score, NLTK and sacrebleu are imported where a score is first computed: loading the
+# plugin (which reads this module's declarations) must not take their seconds of start-up.
 _ROUGE_TYPES: Final = ("rouge1", "rouge2", "rougeL")
 _BLEU_ORDER: Final = 4
 _BLEU_SMOOTHING: Final = "exp"  # sacrebleu's default for sentence_bleu and corpus_bleu
 _MAX_BLEU: Final = 100.0
-
-# --------------------------------------------------------------------------- tokenizer
-
-
-@functools.cache
-def _porter_stemmer() -> PorterStemmer:
-    return PorterStemmer()
-
-
-def _split_words(text: str) -> list[str]:
-    """Maximal runs of letters/digits, each with the combining marks that follow it."""
-    words: list[str] = []
-    current: list[str] = []
-    for char in text:
-        if char.isalnum() or (current and unicodedata.category(char).startswith("M")):
-            current.append(char)
-        elif current:
-            words.append("".join(current))
-            current = []
-    if current:
-        words.append("".join(current))
-    return words
-
-
-def _stem(token: str, stemmer: PorterStemmer | None) -> str:
-    if stemmer is None or not token.isascii() or len(token) < _MIN_STEM_LENGTH:
-        return token
-    stemmed: str = stemmer.stem(token)
-    return stemmed
-
-
-def _tokenize(text: str, stemmer: PorterStemmer | None) -> list[str]:
-    words = _split_words(unicodedata.normalize("NFC", text).lower())
-    return [token for token in (_stem(word, stemmer) for word in words) if token]
-
-
-def tokenize(text: str, use_stemmer: bool = False) -> list[str]:
-    """Split ``text`` into ROUGE tokens, keeping the letters and digits of every script.
-
-    Normalisation: NFC, then ``str.lower()``; tokens are maximal runs of letters/digits
-    (``str.isalnum()``), with trailing combining marks kept; everything else separates. With
-    ``use_stemmer`` the Porter stemmer is applied to ASCII tokens longer than 3 characters only;
-    other scripts are left as they are. On ASCII text the result equals rouge-score's default
-    tokenizer. Empty or separator-only text gives ``[]``.
-    """
-    return _tokenize(text, _porter_stemmer() if use_stemmer else None)
-
-
-class UnicodeTokenizer(tokenizers.Tokenizer):  # type: ignore[misc]  # rouge-score is untyped
-    """rouge-score ``Tokenizer`` applying :func:`tokenize`; pass it to ``RougeScorer``."""
-
-    def __init__(self, use_stemmer: bool = False) -> None:
-        self._stemmer = _porter_stemmer() if use_stemmer else None
-
-    def tokenize(self, text: str) -> list[str]:
-        """Tokens of ``text`` as defined by :func:`tokenize`; ``[]`` for empty text."""
-        return _tokenize(text, self._stemmer)
-
 
 # --------------------------------------------------------------------------- ROUGE
 
@@ -129,7 +82,11 @@ class RougeScores:
 
 
 @functools.lru_cache(maxsize=2)
-def _rouge_scorer(use_stemmer: bool) -> rouge_scorer.RougeScorer:
+def _rouge_scorer(use_stemmer: bool) -> Any:  # rouge_score.rouge_scorer.RougeScorer (untyped)
+    from rouge_score import rouge_scorer  # type: ignore[import-untyped]
+
+    from pytest_ragmetrics.metrics.rouge_tokenizer import UnicodeTokenizer
+
     return rouge_scorer.RougeScorer(
         list(_ROUGE_TYPES), use_stemmer=use_stemmer, tokenizer=UnicodeTokenizer(use_stemmer)
     )
@@ -150,11 +107,12 @@ def rouge(prediction: str, references: Sequence[str], use_stemmer: bool = False)
     Definition (rouge-score): ROUGE-n F is the harmonic mean of n-gram precision (clipped
     matches / prediction n-grams) and recall (clipped matches / reference n-grams); ROUGE-L F
     uses the longest common subsequence of tokens instead of n-gram matches. Tokens come from
-    :func:`tokenize` (NFC, lowercase, letters/digits of every script, Porter stemming of ASCII
-    tokens if ``use_stemmer``). With several references each ROUGE type takes its best F over
-    the references independently (rouge-score's ``score_multi``). A prediction or reference
-    without tokens (empty, white space, punctuation only) scores 0 against it, even when both
-    are empty. An empty ``references`` raises ``ValueError``; a bare string, ``TypeError``.
+    ``rouge_tokenizer.tokenize`` (NFC, lowercase, letters/digits of every script, Porter
+    stemming of ASCII tokens if ``use_stemmer``). With several references each ROUGE type
+    takes its best F over the references independently (rouge-score's ``score_multi``). A
+    prediction or reference without tokens (empty, white space, punctuation only) scores 0
+    against it, even when both are empty. An empty ``references`` raises ``ValueError``; a
+    bare string, ``TypeError``.
     """
     best = _rouge_scorer(use_stemmer).score_multi(_reference_list(references), prediction)
     return RougeScores(
@@ -258,6 +216,8 @@ class SentenceBleu:
 
 @functools.cache
 def _sentence_metric() -> BLEU:
+    from sacrebleu.metrics.bleu import BLEU
+
     # The settings of sacrebleu.sentence_bleu's defaults; a reused instance is ~3x faster.
     return BLEU(tokenize="13a", smooth_method=_BLEU_SMOOTHING, effective_order=True)
 
@@ -297,6 +257,8 @@ def corpus_bleu_from_stats(stats: BleuStats) -> float:
     references are padded with ``None`` in ``streams``. No matched unigram (an empty corpus
     included) gives 0. Clamped to 100 like :func:`sentence_bleu`.
     """
+    from sacrebleu.metrics.bleu import BLEU
+
     score = BLEU.compute_bleu(
         correct=list(stats.correct),
         total=list(stats.total),
@@ -309,19 +271,69 @@ def corpus_bleu_from_stats(stats: BleuStats) -> float:
     return min(float(score.score), _MAX_BLEU)
 
 
-# --------------------------------------------------------------------------- repeats
+# --------------------------------------------------------------------------- the metric fixtures
+
+BLEU_STATS = "bleu_stats"
 
 
-def response_exact_match_rate(answer: str, repeats: Sequence[str]) -> float:
-    """Share of ``repeats`` equal to ``answer``, both stripped of outer white space.
+def measure_rouge(metric: str) -> Compute:
+    def measure(row: Row, ctx: MetricContext) -> Measured:
+        if "rouge" not in ctx.memo:  # rouge1, rouge2 and rougeL of one test share it
+            answer = claim_text(row, metric, ctx.settings)
+            ctx.memo["rouge"] = rouge(answer, golds(row, metric), ctx.settings.rouge_use_stemmer)
+        value = float(getattr(ctx.memo["rouge"], metric))
+        return Measured({metric: value}, f"{metric} F-measure, best of the gold(s)")
 
-    Definition: ``|{r in repeats : r.strip() == answer.strip()}| / |repeats|``; the comparison
-    is otherwise verbatim (case, inner white space and punctuation count). An empty ``repeats``
-    raises ``ValueError``; a bare string, ``TypeError``.
-    """
-    if isinstance(repeats, str):
-        raise TypeError("repeats must be a sequence of strings, not a single string")
-    if not repeats:
-        raise ValueError("no repeat given: the exact-match rate needs at least one")
-    target = answer.strip()
-    return sum(repeat.strip() == target for repeat in repeats) / len(repeats)
+    return measure
+
+
+def measure_bleu(row: Row, ctx: MetricContext) -> Measured:
+    result = sentence_bleu(claim_text(row, "bleu", ctx.settings), golds(row, "bleu"))
+    stats = result.stats
+    evidence = (
+        f"sentence BLEU {result.score:.2f}: {stats.sys_len} hypothesis / {stats.ref_len} "
+        f"reference tokens, matched n-grams {'/'.join(map(str, stats.correct))}"
+    )
+    return Measured({"bleu": result.score}, evidence, {BLEU_STATS: stats.as_dict()})
+
+
+def bleu_corpus(sums: Mapping[str, float]) -> dict[str, float]:
+    """``bleu.corpus``: corpus BLEU from the rows' summed ``bleu_stats``."""
+    return {"corpus": corpus_bleu_from_stats(BleuStats.from_dict(sums))}
+
+
+def _rouge(name: str, doc: str) -> MetricSpec:
+    return MetricSpec(
+        name,
+        doc + " Tokens: NFC, lowercase, letters and digits of every script "
+        "(Porter stemming of ASCII tokens with rouge_use_stemmer).",
+        (MetricInfo(name, f"{name[:5].upper()}-{name[5:]} F-measure, best gold"),),
+        ("answer", "gold"),
+        measure_rouge(name),
+    )
+
+
+SPECS = (
+    _rouge("rouge1", "ROUGE-1 F-measure of the answer (markers stripped), best gold, 0-1."),
+    _rouge("rouge2", "ROUGE-2 F-measure of the answer (markers stripped), best gold, 0-1."),
+    _rouge(
+        "rougeL",
+        "ROUGE-L (longest common subsequence) F-measure of the answer (markers stripped), "
+        "best gold, 0-1.",
+    ),
+    MetricSpec(
+        "bleu",
+        "Sentence BLEU of the answer (markers stripped) against the golds, 0-100, as "
+        "sacrebleu.sentence_bleu; bleu.corpus is corpus BLEU from the summed statistics.",
+        (
+            MetricInfo(
+                "bleu",
+                "sentence BLEU, 0-100 (corpus: from summed statistics)",
+                corpus=("corpus",),
+            ),
+        ),
+        ("answer", "gold"),
+        measure_bleu,
+        corpus=CorpusReduction(BLEU_STATS, bleu_corpus),
+    ),
+)

@@ -20,7 +20,7 @@ from pytest_ragmetrics.files import display_path, write_atomic
 from pytest_ragmetrics.gates.evaluate import GateResult, Reference, evaluate_gates
 from pytest_ragmetrics.gates.stored import pair_rows
 from pytest_ragmetrics.live.outputs import write_outputs
-from pytest_ragmetrics.metrics.corpus import CORPUS_STATS
+from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
 from pytest_ragmetrics.metrics.judge import judge_signature
 from pytest_ragmetrics.plugin.state import RunState
 from pytest_ragmetrics.results.baseline import (

@@ -3,7 +3,9 @@
 A metric fixture is a callable ``fixture(row) -> Score``. Calling it computes the metric
 with the pure functions of ``pytest_ragmetrics.metrics``, records the value for the
 eval's aggregate, and returns a ``Score``: a float that carries its evidence, so
-``assert idk_citation(row) == 0`` fails showing the sentence and the marker.
+``assert idk_citation(row) == 0`` fails showing the sentence and the marker. There is one
+per declaration of ``pytest_ragmetrics.metrics.catalog``, generated at the end of this
+module; nothing here lists the metrics.
 """
 
 from __future__ import annotations
@@ -19,55 +21,10 @@ from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors, model_label
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
-from pytest_ragmetrics.metrics import (
-    Overlap,
-    best_f1,
-    exact_match,
-    faithfulness,
-    idk_citation,
-    overlap,
-    similarity_to_gold,
-    token_usage,
-)
-from pytest_ragmetrics.metrics.base import (
-    Compute,
-    Measured,
-    MetricContext,
-    Texts,
-    claim_text,
-    golds,
-    row_abstention,
-)
-from pytest_ragmetrics.metrics.experiment import (
-    measure_anchor_coverage,
-    measure_determinism,
-    measure_em_short,
-    measure_f1_short,
-    measure_idk_on_answerable,
-    measure_rounds,
-    measure_wrong_on_answerable,
-)
-from pytest_ragmetrics.metrics.grounding import Claim, claims, overlap_texts, similarity_texts
-from pytest_ragmetrics.metrics.judge import (
-    CONSISTENCY,
-    JUDGE_METRICS,
-    JudgeRowError,
-    judge_measure,
-    measure_consistency,
-)
-from pytest_ragmetrics.metrics.judge import needs as judged_fields
-from pytest_ragmetrics.metrics.measures import (
-    measure_bleu,
-    measure_exact_repeats,
-    measure_judge_pipeline,
-    measure_retrieval_consistency,
-    measure_rouge,
-    measure_semantic_repeats,
-    measure_trust,
-    retrieval_measure,
-    semantic_repeat_texts,
-    trust_texts,
-)
+from pytest_ragmetrics.metrics.base import Compute, MetricContext, MetricSpec
+from pytest_ragmetrics.metrics.catalog import FIXTURES
+from pytest_ragmetrics.metrics.judge import JudgeRowError
+from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.plugin.state import (
     RECORDER_KEY,
     RowParam,
@@ -80,7 +37,7 @@ from pytest_ragmetrics.plugin.state import (
     run_state,
 )
 
-DETERMINISM = "determinism"  # needs the marker's `rerun` file; checked at collection
+__all__ = ["DETERMINISM", "FIXTURES", "MetricFixture", "Score", "missing_fields", "session_texts"]
 
 
 class Score(float):
@@ -103,131 +60,6 @@ class Score(float):
         return f"{self.metric}={float(self):g} (row {self.row_id!r}: {self.evidence})"
 
     __str__ = __repr__
-
-
-def measure_em(row: Row, ctx: MetricContext) -> Measured:
-    answer, references = claim_text(row, "em", ctx.settings), golds(row, "em")
-    value = exact_match(answer, references)
-    verdict = "matches a gold" if value else f"matches none of {len(references)} gold(s)"
-    return Measured({"em": value}, f"answer {verdict} after normalisation")
-
-
-def measure_f1(row: Row, ctx: MetricContext) -> Measured:
-    match = best_f1(claim_text(row, "f1", ctx.settings), golds(row, "f1"))
-    evidence = (
-        f"best gold {match.gold!r}: {match.common} common token(s), "
-        f"precision {match.precision:.3g}, recall {match.recall:.3g}"
-    )
-    return Measured({"f1": match.score}, evidence)
-
-
-def measure_abstain(row: Row, ctx: MetricContext) -> Measured:
-    result = row_abstention(row, "abstain", ctx.settings)
-    return Measured({"abstain": result.score}, result.reason)
-
-
-def measure_idk_citation(row: Row, ctx: MetricContext) -> Measured:
-    result = idk_citation(
-        row.require("answer", "idk_citation"),
-        row.context_ids,
-        ctx.settings.idk_matcher,
-        ctx.settings.citations,
-    )
-    if not result.cited:
-        return Measured({"idk_citation": 0.0}, "no IDK sentence carries a citation")
-    evidence = "; ".join(
-        f"IDK sentence {c.sentence!r} carries {', '.join(c.markers)}" for c in result.cited
-    )
-    return Measured({"idk_citation": 1.0}, evidence)
-
-
-def measure_tokens(row: Row, ctx: MetricContext) -> Measured:
-    usage = token_usage(row.require("tokens", "tokens"))
-    values = {"tokens": float(usage.total)}
-    if usage.prompt is not None and usage.completion is not None:
-        values["prompt_tokens"] = float(usage.prompt)
-        values["completion_tokens"] = float(usage.completion)
-    stages = ", ".join(f"{stage} {count}" for stage, count in usage.by_stage.items())
-    breakdown = {stage: float(count) for stage, count in usage.by_stage.items()}
-    return Measured(values, f"{usage.total} tokens ({stages})", {"tokens_by_stage": breakdown})
-
-
-def measure_latency(row: Row, ctx: MetricContext) -> Measured:
-    latency = float(row.require("latency_ms", "latency"))
-    return Measured({"latency_ms": latency}, f"{latency:g} ms end to end")
-
-
-def _claims(row: Row, metric: str, settings: Settings) -> list[Claim]:
-    return claims(
-        row.require("answer", metric),
-        row.require("contexts", metric),
-        settings.idk_matcher,
-        settings.citations,
-    )
-
-
-def texts_overlap(row: Row, settings: Settings) -> list[str]:
-    return overlap_texts(_claims(row, "overlap", settings))
-
-
-def texts_faithfulness(row: Row, settings: Settings) -> list[str]:
-    if row_abstention(row, "faithfulness", settings).abstains:
-        return []  # an abstaining answer's faithfulness needs no similarity
-    return overlap_texts(_claims(row, "faithfulness", settings))
-
-
-def _overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
-    settings = ctx.settings
-    answer, contexts = row.require("answer", metric), row.require("contexts", metric)
-    if "overlap" not in ctx.memo:
-        ctx.memo["overlap"] = overlap(
-            answer,
-            contexts,
-            ctx.embed,
-            settings.tau_sim,
-            settings.idk_matcher,
-            settings.citations,
-        )
-    result: Overlap = ctx.memo["overlap"]
-    return result
-
-
-def measure_overlap(row: Row, ctx: MetricContext) -> Measured:
-    result = _overlap(row, "overlap", ctx)
-    values = {"overlap": result.score}
-    if not result.abstains and not row_abstention(row, "overlap", ctx.settings).abstains:
-        values["overlap_answered"] = result.score
-    details = {"sentences": [verdict.as_dict() for verdict in result.sentences]}
-    return Measured(values, result.evidence(), details=details)
-
-
-def measure_faithfulness(row: Row, ctx: MetricContext) -> Measured:
-    abstaining = row_abstention(row, "faithfulness", ctx.settings)
-    if abstaining.abstains:
-        result = faithfulness(0.0, True, row.answerable)
-        return Measured({"faithfulness": result.score}, f"{result.reason} ({abstaining.reason})")
-    grounding = _overlap(row, "faithfulness", ctx)
-    result = faithfulness(grounding.score, False, row.answerable)
-    evidence = f"{result.reason}; overlap: {grounding.evidence()}"
-    return Measured({"faithfulness": result.score}, evidence)
-
-
-def texts_similarity(row: Row, settings: Settings) -> list[str]:
-    answer = row.require("answer", "semantic_similarity")
-    return similarity_texts(answer, golds(row, "semantic_similarity"), settings.citations)
-
-
-def _similarity_measure(metric: str) -> Compute:
-    def measure(row: Row, ctx: MetricContext) -> Measured:
-        result = similarity_to_gold(
-            row.require("answer", metric),
-            golds(row, metric),
-            ctx.embed,
-            ctx.settings.citations,
-        )
-        return Measured({metric: getattr(result, metric)}, result.evidence(metric))
-
-    return measure
 
 
 @dataclass(frozen=True)
@@ -267,83 +99,6 @@ class MetricFixture:
         )
         value = measured.values[primary] if measured.score is None else measured.score
         return Score(value, primary, row.id, measured.evidence)
-
-
-@dataclass(frozen=True)
-class FixtureSpec:
-    """A metric fixture: the metric it returns, how to compute it, the fields it needs."""
-
-    primary: str
-    compute: Compute
-    requires: tuple[str, ...]
-    texts: Texts | None = None  # the texts to embed, for the embedding metrics
-    options: tuple[str, ...] = ()  # keyword arguments the fixture takes (k, gain)
-
-
-FIXTURES: dict[str, FixtureSpec] = {
-    "em": FixtureSpec("em", measure_em, ("answer", "gold")),
-    "f1": FixtureSpec("f1", measure_f1, ("answer", "gold")),
-    "abstain": FixtureSpec("abstain", measure_abstain, ("answer",)),
-    "idk_citation": FixtureSpec("idk_citation", measure_idk_citation, ("answer",)),
-    "tokens": FixtureSpec("tokens", measure_tokens, ("tokens",)),
-    "latency": FixtureSpec("latency_ms", measure_latency, ("latency_ms",)),
-    "overlap": FixtureSpec("overlap", measure_overlap, ("answer", "contexts"), texts_overlap),
-    "faithfulness": FixtureSpec(
-        "faithfulness", measure_faithfulness, ("answer", "contexts"), texts_faithfulness
-    ),
-    **{
-        name: FixtureSpec(name, _similarity_measure(name), ("answer", "gold"), texts_similarity)
-        for name in ("semantic_similarity", "dot_similarity", "euclidean_distance")
-    },
-    **{
-        family: FixtureSpec(
-            family,
-            retrieval_measure(family),
-            ("relevant",),
-            options=("k", "gain") if family == "ndcg" else ("k",),
-        )
-        for family in ("hit_rate", "mrr", "recall", "precision", "ndcg")
-    },
-    "retrieval_consistency": FixtureSpec(
-        "retrieval_consistency",
-        measure_retrieval_consistency,
-        ("retrieved_repeats",),
-        options=("k",),
-    ),
-    **{
-        name: FixtureSpec(name, measure_rouge(name), ("answer", "gold"))
-        for name in ("rouge1", "rouge2", "rougeL")
-    },
-    "bleu": FixtureSpec("bleu", measure_bleu, ("answer", "gold")),
-    "response_exact_match_rate": FixtureSpec(
-        "response_exact_match_rate", measure_exact_repeats, ("answer", "repeats")
-    ),
-    "response_semantic_consistency": FixtureSpec(
-        "response_semantic_consistency",
-        measure_semantic_repeats,
-        ("answer", "repeats"),
-        semantic_repeat_texts,
-    ),
-    "judge_pipeline": FixtureSpec("judge_pipeline", measure_judge_pipeline, ("show", "show_gold")),
-    "trust": FixtureSpec("trust", measure_trust, ("answer", "gold", "contexts"), trust_texts),
-    "wrong_on_answerable": FixtureSpec(
-        "wrong_on_answerable", measure_wrong_on_answerable, ("answer", "gold", "answerable")
-    ),
-    "idk_on_answerable": FixtureSpec(
-        "idk_on_answerable", measure_idk_on_answerable, ("answer", "answerable")
-    ),
-    "rounds": FixtureSpec("rounds", measure_rounds, ("telemetry",)),
-    "f1_short": FixtureSpec("f1_short", measure_f1_short, ("question", "answer", "gold")),
-    "em_short": FixtureSpec("em_short", measure_em_short, ("question", "answer", "gold")),
-    "anchor_coverage": FixtureSpec(
-        "anchor_coverage", measure_anchor_coverage, ("question", "answer", "contexts")
-    ),
-    DETERMINISM: FixtureSpec(DETERMINISM, measure_determinism, ("answer",)),
-    **{name: FixtureSpec(name, judge_measure(name), judged_fields(name)) for name in JUDGE_METRICS},
-    CONSISTENCY: FixtureSpec(
-        CONSISTENCY, measure_consistency, ("question", "answer"), options=("metric",)
-    ),
-}
 
 
 def missing_fields(row: Row, fixture_names: list[str]) -> list[Problem]:
@@ -464,52 +219,26 @@ def ragmetrics_embed(request: pytest.FixtureRequest) -> RunEmbedder:
     return RunEmbedder(request.config, model_label(settings.embedding_model))
 
 
-def _define(name: str) -> Any:
+def _define(spec: MetricSpec) -> Any:
+    """The pytest fixture of one catalog metric: ``spec.fixture(row, **options) -> Score``,
+    documented (``pytest --fixtures``) by the metric's own declaration."""
+    name = spec.fixture
+
     def metric(request: pytest.FixtureRequest, row: Row) -> MetricFixture:
         return _metric_fixture(request, name)
 
     metric.__name__ = name
-    metric.__doc__ = f"Callable metric fixture: ``{name}(row)`` records and returns a Score."
+    metric.__qualname__ = name
+    metric.__doc__ = spec.docstring
     return pytest.fixture(name=name)(metric)
 
 
-em = _define("em")
-f1 = _define("f1")
-abstain = _define("abstain")
-idk_citation_fixture = _define("idk_citation")
-tokens = _define("tokens")
-latency = _define("latency")
-overlap_fixture = _define("overlap")
-faithfulness_fixture = _define("faithfulness")
-semantic_similarity = _define("semantic_similarity")
-dot_similarity = _define("dot_similarity")
-euclidean_distance = _define("euclidean_distance")
-hit_rate = _define("hit_rate")
-mrr = _define("mrr")
-recall = _define("recall")
-precision = _define("precision")
-ndcg = _define("ndcg")
-retrieval_consistency_fixture = _define("retrieval_consistency")
-rouge1 = _define("rouge1")
-rouge2 = _define("rouge2")
-rougeL = _define("rougeL")
-bleu = _define("bleu")
-response_exact_match_rate = _define("response_exact_match_rate")
-response_semantic_consistency = _define("response_semantic_consistency")
-judge_pipeline = _define("judge_pipeline")
-trust = _define("trust")
-wrong_on_answerable = _define("wrong_on_answerable")
-idk_on_answerable = _define("idk_on_answerable")
-rounds_fixture = _define("rounds")
-f1_short = _define("f1_short")
-em_short = _define("em_short")
-anchor_coverage_fixture = _define("anchor_coverage")
-determinism = _define(DETERMINISM)
-faithfulness_judge = _define("faithfulness_judge")
-answer_relevance = _define("answer_relevance")
-answer_correctness = _define("answer_correctness")
-e2e_score = _define("e2e_score")
-consistency_score = _define(CONSISTENCY)
+# pytest finds fixtures among a plugin module's attributes: one per catalog metric.
+for _spec in FIXTURES.values():
+    if _spec.fixture in globals():
+        raise RuntimeError(f"metric fixture {_spec.fixture!r} clashes with a name in {__name__}")
+    globals()[_spec.fixture] = _define(_spec)
+del _spec
 
 
 def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]:

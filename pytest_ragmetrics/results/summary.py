@@ -5,9 +5,10 @@ dataset-level test (one that takes ``rows``) sends the statistics it computed ov
 (``dataset_payload``). This module merges them: payloads of several tests over the same row
 are combined, rows are put back in dataset order, every metric is aggregated
 (``pytest_ragmetrics.results.stats``), corpus statistics are computed from summed per-row
-sufficient statistics (``pytest_ragmetrics.metrics.corpus``), and dataset-level statistics are added
-as they are. The result depends only on the set of payloads, not on the order they arrived
-in, so aggregates are bit-identical with and without pytest-xdist.
+sufficient statistics (``CORPUS_STATS`` of ``pytest_ragmetrics.metrics.catalog``), and
+dataset-level statistics are added as they are. The result depends only on the set of
+payloads, not on the order they arrived in, so aggregates are bit-identical with and
+without pytest-xdist.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragmetrics.metrics.corpus import CORPUS_STATS
+from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
 from pytest_ragmetrics.metrics.judge import CONSISTENCY, judge_statistics, merge_judge_details
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.metrics.trust.suite import RowTrust, TrustWarning, aggregate_trust

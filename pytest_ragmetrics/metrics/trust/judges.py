@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from pytest_ragmetrics.files import resolve_setting
-from pytest_ragmetrics.metrics.grounding import Embed
+from pytest_ragmetrics.metrics.base import Embed
 
 DEFAULT_ENTAILMENT_TAU = 0.65
 # trust_judge = "llm": the [judge] endpoint (pytest_ragmetrics.metrics.judge)

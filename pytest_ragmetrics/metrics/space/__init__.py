@@ -1,0 +1,50 @@
+"""Dataset-level metrics: one set of statistics over all the rows of an eval.
+
+``geometry`` holds the math on embedding arrays (embedding space, cache hits, session
+coherence, chunk utilization, topic coverage); ``embedding``, ``ux`` and ``sources``
+compute the ``embedding_space``, ``ux`` and ``sources`` metrics over dataset rows and
+declare their statistics. The fixtures that record them are in
+``pytest_ragmetrics.plugin.dataset_fixtures``. Importing this package never imports faiss.
+"""
+
+from __future__ import annotations
+
+from pytest_ragmetrics.metrics.space.geometry import (
+    DEFAULT_TAU,
+    FAISS_THREADS,
+    VARIANCE_SHARE,
+    VARIANCE_TOLERANCE,
+    CacheHits,
+    ChunkUtilization,
+    EmbeddingSpace,
+    SessionCoherence,
+    Topic,
+    TopicCoverage,
+    cache_hit_rate,
+    chunk_utilization,
+    context_preservation,
+    embedding_space,
+    multi_turn_consistency,
+    nearest_neighbour_distances,
+    topic_coverage,
+)
+
+__all__ = [
+    "DEFAULT_TAU",
+    "FAISS_THREADS",
+    "VARIANCE_SHARE",
+    "VARIANCE_TOLERANCE",
+    "CacheHits",
+    "ChunkUtilization",
+    "EmbeddingSpace",
+    "SessionCoherence",
+    "Topic",
+    "TopicCoverage",
+    "cache_hit_rate",
+    "chunk_utilization",
+    "context_preservation",
+    "embedding_space",
+    "multi_turn_consistency",
+    "nearest_neighbour_distances",
+    "topic_coverage",
+]

@@ -1,0 +1,80 @@
+"""The ``trust`` metric fixture: one row's Trust-Score statistics, recorded for the
+eval's suite numbers (``pytest_ragmetrics.metrics.trust.suite``), which exist only for the
+whole eval; the fixture returns the row's calibrated STR-EM."""
+
+from __future__ import annotations
+
+from pytest_ragmetrics.data.dataset import Row, RowError
+from pytest_ragmetrics.metrics.base import (
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSettings,
+    MetricSpec,
+)
+from pytest_ragmetrics.metrics.judge import TalliedEntailment
+from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE, Judge, judge_for
+from pytest_ragmetrics.metrics.trust.suite import (
+    TRUST_KEYS,
+    TrustInputError,
+    TrustItem,
+    judge_texts,
+    row_trust,
+    trust_item,
+)
+
+
+def _trust_item(row: Row) -> TrustItem:
+    try:
+        return trust_item(row.data, row.where())
+    except TrustInputError as error:
+        raise RowError(str(error)) from None
+
+
+def trust_texts(row: Row, settings: MetricSettings) -> list[str]:
+    """What the embedding judge will embed for the row (nothing for a table judge)."""
+    if settings.trust_judge != "embedding":
+        return []
+    return judge_texts(_trust_item(row))
+
+
+def measure_trust(row: Row, ctx: MetricContext) -> Measured:
+    """The row's Trust-Score statistics, recorded for the eval's numbers; the fixture
+    returns the row's calibrated STR-EM (0-100) with the rest as evidence."""
+    settings = ctx.settings
+    tallied = None
+    if settings.trust_judge == LLM_TRUST_JUDGE:
+        tallied = TalliedEntailment(ctx.judge(), row)
+        judge: Judge = tallied
+    else:
+        judge = judge_for(
+            settings.trust_judge, settings.base_dir, ctx.embed, settings.trust_judge_tau
+        )
+    stats = row_trust(_trust_item(row), judge, settings.refusal_flag, settings.refusal_threshold)
+    citation = (
+        "no sentence to cite from"
+        if stats.citation is None
+        else f"citation recall {stats.citation.recall:.3g}, precision "
+        f"{stats.citation.precision:.3g} over {stats.citation.sentences} sentence(s)"
+    )
+    evidence = (
+        f"{'refused' if stats.refused else 'answered'}, "
+        f"{'answerable' if stats.answerable else 'unanswerable'}; STR-EM {stats.str_em:.3g}, "
+        f"calibrated {stats.calib_str_em:.3g}; {citation}"
+    )
+    details = {"trust": stats.as_dict(), **(tallied.details() if tallied else {})}
+    return Measured({}, evidence, details=details, score=100 * stats.calib_str_em)
+
+
+SPECS = (
+    MetricSpec(
+        "trust",
+        "The Trust-Score suite (refusal groundedness, calibrated STR-EM, citation "
+        "groundedness): records the row's statistics for the eval's trust.<number> "
+        "(trust_score, 0-100, and the rest) and returns the row's calibrated STR-EM, 0-100.",
+        (MetricInfo("trust", "the Trust-Score suite over the eval's rows", dataset=TRUST_KEYS),),
+        ("answer", "gold", "contexts"),
+        measure_trust,
+        trust_texts,
+    ),
+)

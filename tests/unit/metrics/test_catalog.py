@@ -1,0 +1,143 @@
+"""The metric catalog: every declared metric fixture is registered, documented and
+gateable, and no metric is declared twice."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pytest_ragmetrics.metrics import registry
+from pytest_ragmetrics.metrics.base import MetricInfo
+from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, DERIVED, FIXTURES, METRICS, SPECS
+from pytest_ragmetrics.metrics.registry import split_aggregate
+
+ROOT = Path(__file__).resolve().parents[3]
+METRICS_DOC = ROOT / "docs" / "metrics.md"
+
+
+def _fixture_docs(output: str) -> dict[str, str]:
+    """``pytest --fixtures`` output as fixture name -> its docstring (indented lines),
+    joined by spaces."""
+    docs: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in output.splitlines():
+        header = re.match(r"^(\w+)(?: \[\w+ scope\])? -- \S", line)
+        if header:
+            current = header.group(1)
+            docs[current] = []
+        elif current is not None and line.startswith("    "):
+            docs[current].append(line.strip())
+        else:
+            current = None
+    return {name: " ".join(lines) for name, lines in docs.items()}
+
+
+def test_every_catalog_fixture_is_registered_with_its_own_docstring(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
+    result = pytester.runpytest("--fixtures")
+    assert result.ret == 0, result.stdout.str()
+    shown = _fixture_docs(result.stdout.str())
+    for name, spec in FIXTURES.items():
+        assert name in shown, f"metric fixture {name!r} is not registered with pytest"
+        # --fixtures shows the first paragraph of the docstring: the metric's definition.
+        assert shown[name] == " ".join(spec.doc.split()), name
+    docs = [shown[name] for name in FIXTURES]
+    assert len(set(docs)) == len(docs), "two metric fixtures share a docstring"
+
+
+def test_a_fixtures_full_docstring_says_how_to_call_it_and_what_it_needs() -> None:
+    assert FIXTURES["ndcg"].docstring.endswith(
+        "Call ``ndcg(row, k=..., gain=...)``: records and returns a Score; needs relevant."
+    )
+    assert FIXTURES["f1"].docstring.endswith("needs answer, gold.")
+
+
+def _gate(info: MetricInfo) -> str:
+    """An aggregate name a thresholds.toml gate could use for ``info``."""
+    name = f"{info.name}@10" if info.cutoff != "none" else info.name
+    stat = info.dataset[0] if info.dataset is not None else "mean"
+    return f"{name}.{stat}"
+
+
+@pytest.mark.parametrize(
+    "info",
+    [info for spec in SPECS for info in spec.records] + list(DERIVED),
+    ids=lambda info: info.name,
+)
+def test_every_declared_metric_is_reachable_from_a_gate(info: MetricInfo) -> None:
+    gate = _gate(info)
+    metric, stat = split_aggregate(gate)
+    assert (metric, stat) == tuple(gate.rsplit(".", 1))
+    for corpus_stat in info.corpus:
+        assert split_aggregate(f"{info.name}.{corpus_stat}") == (info.name, corpus_stat)
+
+
+def test_a_required_cutoff_must_be_named_an_optional_one_may_be() -> None:
+    assert split_aggregate("recall@5.mean") == ("recall@5", "mean")
+    assert split_aggregate("mrr.mean") == ("mrr", "mean")  # optional cutoff
+    with pytest.raises(registry.UnknownAggregate, match="needs a cutoff"):
+        split_aggregate("recall.mean")
+
+
+def test_no_two_declarations_record_the_same_metric() -> None:
+    names = Counter(info.name for spec in SPECS for info in spec.records)
+    names.update(info.name for info in DERIVED)
+    assert [name for name, count in names.items() if count > 1] == []
+    fixtures = Counter(spec.fixture for spec in SPECS)
+    assert [name for name, count in fixtures.items() if count > 1] == []
+
+
+def test_the_registry_and_the_corpus_statistics_come_from_the_catalog() -> None:
+    assert registry.METRICS is METRICS
+    assert len(METRICS) == sum(len(spec.records) for spec in SPECS) + len(DERIVED)
+    with_corpus = {spec.primary for spec in SPECS if spec.corpus is not None}
+    assert set(CORPUS_STATS) == with_corpus == {"bleu", "judge_pipeline"}
+    for metric in with_corpus:
+        assert METRICS[metric].corpus, f"{metric} reduces corpus statistics it does not name"
+
+
+def test_the_corpus_reducers_give_the_statistics_their_metric_names() -> None:
+    # bleu: one row "a b c d" against itself has 4/3/2/1 matched of 4/3/2/1 n-grams, so
+    # every precision is 1, the brevity penalty 1 and corpus BLEU 100.
+    breakdown, reduce = CORPUS_STATS["bleu"]
+    assert breakdown == "bleu_stats"
+    sums = {"sys_len": 4, "ref_len": 4, "correct_1": 4, "correct_2": 3, "correct_3": 2}
+    sums |= {"correct_4": 1, "total_1": 4, "total_2": 3, "total_3": 2, "total_4": 1}
+    assert reduce(sums) == {"corpus": pytest.approx(100.0)}
+    # judge_pipeline: tp 3, fp 1, fn 1, tn 5 -> accuracy 8/10, precision 3/4, recall 3/4.
+    breakdown, reduce = CORPUS_STATS["judge_pipeline"]
+    assert breakdown == "judge_pipeline_counts"
+    stats = reduce({"tp": 3, "fp": 1, "fn": 1, "tn": 5})
+    assert set(stats) == set(METRICS["judge_pipeline"].corpus)
+    assert (stats["accuracy"], stats["precision"], stats["recall"]) == (0.8, 0.75, 0.75)
+    assert stats["f1"] == pytest.approx(0.75)
+
+
+def test_the_metric_layer_imports_neither_pytest_nor_config_nor_the_heavy_libraries() -> None:
+    code = (
+        "import sys, pytest_ragmetrics.metrics.catalog, pytest_ragmetrics.metrics.registry\n"
+        "bad = [m for m in sys.modules if m == 'pytest' or m == '_pytest'\n"
+        "       or m.startswith(('pytest_ragmetrics.config', 'pytest_ragmetrics.plugin'))\n"
+        "       or m.split('.')[0] in ('nltk', 'rouge_score', 'sacrebleu', 'faiss', 'torch')]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_every_metric_fixture_is_documented_in_docs_metrics_md() -> None:
+    if not METRICS_DOC.is_file():
+        pytest.fail(
+            f"{METRICS_DOC}: missing; every metric fixture needs a heading "
+            "### `<fixture name>` there (write the file, or merge the branch that does)",
+            pytrace=False,
+        )
+    headings = set(METRICS_DOC.read_text(encoding="utf-8").splitlines())
+    missing = [name for name in FIXTURES if f"### `{name}`" not in headings]
+    assert missing == [], f"{METRICS_DOC}: no heading ### `<name>` for {', '.join(missing)}"
