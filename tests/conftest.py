@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+TESTS = Path(__file__).parent
+
+# A test module may import another's helpers by basename (``from test_suite import ...``).
+# pytest's default prepend import mode puts a test file's folder on sys.path only when it
+# collects that file, so such an import would depend on the order of collection: every
+# folder under tests/ goes on sys.path here, once. Basenames are unique across tests/
+# (tests/unit/test_layout.py), so a basename names one file.
+for _folder in sorted({path.parent for path in TESTS.rglob("test_*.py")}):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 # Four rows whose metrics are computed by hand in test_plugin.py:
 #   f1: 0.5, 1, 0, 0.5 -> mean 0.5      em: 0, 1, 0, 0 -> mean 0.25

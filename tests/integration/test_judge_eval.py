@@ -1,5 +1,6 @@
-"""The LLM-judge metrics end to end: pytest runs an eval in a subprocess whose
-``[judge]`` points at a scripted chat-completions server on loopback in this process.
+"""The LLM-judge metrics end to end: pytest runs an eval (in this process, or in a
+subprocess under ``-n 2``) whose ``[judge]`` points at a scripted chat-completions server
+on loopback in this process.
 
 The server answers by prompt (told apart by its first line) and question, and counts how
 often it saw each exact prompt, so the consistency re-judgments (which bypass the cache)
@@ -28,8 +29,6 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-
-from pytest_ragmetrics.metrics.judge import merge_judge_details
 
 from chat_server import ChatServer, Raw, Received, completion, unused_port
 from conftest import Project, jsonl, terminal_section
@@ -426,34 +425,3 @@ def test_the_llm_judge_serves_trust_score_citations(
     assert metrics["trust"]["regular_citation_rec"] == expected
     assert metrics["trust"]["regular_citation_prec"] == expected
     assert metrics["judge"]["verdicts"] == 1
-
-
-def _record(cached: int, requests: int, latency: float, **extra: Any) -> dict[str, Any]:
-    return {
-        "verdicts": 1,
-        "cached": cached,
-        "requests": requests,
-        "replies": 1,
-        "unparseable": 0,
-        "failed": 0,
-        "latency_ms": latency,
-        "prompt_tokens": 100,
-        "completion_tokens": 10,
-        **extra,
-    }
-
-
-def test_two_tests_records_of_one_verdict_merge_the_same_in_either_order() -> None:
-    asked = {"faithfulness_judge": _record(0, 1, 40.0, score=1.0)}
-    served = {"faithfulness_judge": _record(1, 0, 40.0, score=1.0)}
-    # The test that asked wins over the one the cache served, whichever reported first.
-    assert merge_judge_details(asked, served) == asked
-    assert merge_judge_details(served, asked) == asked
-    # Two real calls (the consistency pairs bypass the cache) are both counted.
-    one = {"consistency_score": _record(0, 2, 30.0, scores=[1.0, 1.0])}
-    two = {"consistency_score": _record(0, 3, 50.0, scores=[0.0, 1.0])}
-    merged = merge_judge_details(one, two)
-    assert merged == merge_judge_details(two, one)
-    record = merged["consistency_score"]
-    assert (record["verdicts"], record["requests"], record["latency_ms"]) == (2, 5, 80.0)
-    assert (record["prompt_tokens"], record["completion_tokens"]) == (200, 20)

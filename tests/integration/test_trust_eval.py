@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import Project, jsonl
-from test_trust import SEED_ROWS, SEED_SAMPLE, SEED_VERDICTS
+from test_suite import SEED_ROWS, SEED_SAMPLE, SEED_VERDICTS
 
 TRUST_EVAL = """
 import pytest
@@ -126,7 +126,7 @@ def test_the_embedding_judge_is_prepared_and_labelled_approximate(make_project: 
 
 
 def test_an_nli_model_directory_can_judge(make_project: Any) -> None:
-    from test_nli_judge import tiny_nli
+    from test_judges import tiny_nli
 
     project = _trust_project(make_project("no-xdist"))
     tiny_nli(project.path / "nli-model", favoured=1)  # entails everything
