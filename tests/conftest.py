@@ -84,7 +84,11 @@ PASSING_GATES = """
 "latency_ms.p50" = "<= 250"
 """
 
+# The three ways a run can go, each in its own process: merging across workers is the
+# subject of the tests that use them (tests/integration/test_xdist.py and a few named
+# "in every mode"); every other integration test runs in process (IN_PROCESS).
 MODES = {"no-xdist": ["-p", "no:xdist"], "n0": ["-n", "0"], "n2": ["-n", "2"]}
+IN_PROCESS = "in-process"
 
 
 def terminal_section(result: pytest.RunResult, title: str) -> list[str]:
@@ -101,9 +105,12 @@ def jsonl(rows: list[dict[str, Any]]) -> str:
 
 
 class Project:
-    """A pytester project with an eval, its data and thresholds, run in one xdist mode."""
+    """A pytester project with an eval, its data and thresholds, run in one mode: in this
+    process (``IN_PROCESS``, pytester's ``runpytest``) or in a subprocess of ``MODES``."""
 
-    def __init__(self, pytester: pytest.Pytester, mode: str) -> None:
+    def __init__(self, pytester: pytest.Pytester, mode: str = IN_PROCESS) -> None:
+        if mode != IN_PROCESS and mode not in MODES:
+            raise ValueError(f"Project: unknown mode {mode!r}; use {IN_PROCESS!r} or {list(MODES)}")
         self.pytester = pytester
         self.mode = mode
         pytester.makeini("[pytest]\n")
@@ -122,6 +129,8 @@ class Project:
         return path
 
     def run(self, *args: str) -> pytest.RunResult:
+        if self.mode == IN_PROCESS:
+            return self.pytester.runpytest("-p", "no:cacheprovider", *args)
         return self.pytester.runpytest_subprocess(
             *MODES[self.mode], "-p", "no:cacheprovider", *args
         )
@@ -131,9 +140,17 @@ class Project:
         return result, json.loads((self.path / "report.json").read_text(encoding="utf-8"))
 
 
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> Project:
+    """A fresh project run in this process."""
+    return Project(pytester)
+
+
 @pytest.fixture(params=list(MODES))
-def project(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> Project:
-    """A fresh project, once per mode: no xdist, -n 0, -n 2."""
+def project_in_every_mode(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> Project:
+    """A fresh project, once per mode, each run a subprocess: no xdist, -n 0, -n 2.
+
+    Only for tests whose subject is what the controller merges from the workers."""
     return Project(pytester, request.param)
 
 
@@ -166,4 +183,5 @@ def pytester(
 
 @pytest.fixture
 def make_project(pytester: pytest.Pytester) -> Callable[[str], Project]:
+    """A project in a mode of the test's choosing (``IN_PROCESS`` or a key of ``MODES``)."""
     return lambda mode: Project(pytester, mode)

@@ -31,7 +31,7 @@ from xml.etree import ElementTree
 import pytest
 
 from chat_server import ChatServer, Raw, Received, completion, unused_port
-from conftest import Project, jsonl, terminal_section
+from conftest import IN_PROCESS, Project, jsonl, terminal_section
 
 SECRET = "sk-test-never-shown-3f9a"
 QUESTIONS = {"q1": "Where is the Eiffel Tower?", "q2": "Who wrote Hamlet?", "q3": "Why?"}
@@ -133,7 +133,7 @@ def _files_mention(root: Path, text: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("mode", ["no-xdist", "n2"])
+@pytest.mark.parametrize("mode", [IN_PROCESS, "n2"])
 def test_verdicts_are_scored_accounted_and_cached(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
@@ -202,7 +202,7 @@ def test_an_unparseable_verdict_errors_its_row_and_counts_in_error_rate(
     monkeypatch.setenv("RAGMETRICS_TEST_JUDGE_KEY", SECRET)
     gates = '[gates]\n"error_rate" = "<= 0.05"\n"errors.sum" = "== 0"\n'
     with ChatServer(default=Judge(unparseable="q2")) as server:
-        project = _project(pytester, "no-xdist", _judge_table(server.url) + gates)
+        project = _project(pytester, IN_PROCESS, _judge_table(server.url) + gates)
         result, document = project.run_json()
         asked = len(server.requests)
         project.run_json()
@@ -223,7 +223,7 @@ def test_an_unparseable_verdict_errors_its_row_and_counts_in_error_rate(
     assert metrics["f1"]["count"] == 3  # the rest of the run is scored
 
 
-@pytest.mark.parametrize("mode", ["no-xdist", "n2"])
+@pytest.mark.parametrize("mode", [IN_PROCESS, "n2"])
 def test_an_unreachable_judge_fails_fast_with_one_message(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
@@ -242,11 +242,11 @@ def test_an_unreachable_judge_fails_fast_with_one_message(
     assert metrics["judge"]["error_rate"] == 1
     # One call's two attempts (retries = 1) per process that judged, then nothing: every
     # later judged row failed without a request.
-    assert metrics["judge"]["requests"] in ((2,) if mode == "no-xdist" else (2, 4))
+    assert metrics["judge"]["requests"] in ((2,) if mode == IN_PROCESS else (2, 4))
 
 
 def test_a_judge_metric_without_a_judge_table_names_the_fix(pytester: pytest.Pytester) -> None:
-    project = _project(pytester, "no-xdist", "")
+    project = _project(pytester, IN_PROCESS, "")
     result = project.run()
     result.assert_outcomes(passed=3, errors=6)
     result.stdout.fnmatch_lines(
@@ -265,7 +265,7 @@ def test_the_key_stays_out_of_tracebacks_and_junit_xml(
         return Raw(json.dumps({"error": {"message": received.headers["authorization"]}}), 503)
 
     with ChatServer(default=echo) as server:
-        project = _project(pytester, "no-xdist", _judge_table(server.url))
+        project = _project(pytester, IN_PROCESS, _judge_table(server.url))
         result, document = project.run_json("-l", "--junitxml=junit.xml", "--tb=long")
     result.assert_outcomes(passed=3, errors=6)
     result.stdout.fnmatch_lines(["*HTTP 503: Bearer [*][*][*]"])
@@ -284,7 +284,7 @@ def test_a_failed_judge_call_errors_its_row_in_one_line(
 ) -> None:
     monkeypatch.setenv("RAGMETRICS_TEST_JUDGE_KEY", SECRET)
     url = f"http://127.0.0.1:{unused_port()}/v1"
-    project = _project(pytester, "no-xdist", _judge_table(url))
+    project = _project(pytester, IN_PROCESS, _judge_table(url))
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "--ragmetrics-json", "report.json", "--junitxml", "junit.xml"
     )
@@ -324,7 +324,7 @@ def test_a_failed_judge_call_errors_its_row_in_one_line(
 def test_a_failed_judge_calls_traceback_is_shown_on_request(
     pytester: pytest.Pytester, option: str
 ) -> None:
-    _project(pytester, "no-xdist", _judge_table(f"http://127.0.0.1:{unused_port()}/v1"))
+    _project(pytester, IN_PROCESS, _judge_table(f"http://127.0.0.1:{unused_port()}/v1"))
     result = pytester.runpytest("-p", "no:cacheprovider", option)
     result.assert_outcomes(passed=3, errors=6)
     assert re.search(r"pytest_ragmetrics/judged\.py:\d+: JudgeRowError", result.stdout.str())
@@ -335,7 +335,7 @@ def test_a_failed_assert_on_a_judge_score_stays_a_failure(
 ) -> None:
     monkeypatch.setenv("RAGMETRICS_TEST_JUDGE_KEY", SECRET)
     with ChatServer(default=Judge()) as server:
-        project = _project(pytester, "no-xdist", _judge_table(server.url))
+        project = _project(pytester, IN_PROCESS, _judge_table(server.url))
         project.write(
             "test_judged.py",
             'import pytest\npytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")\n\n'
@@ -363,7 +363,7 @@ def test_a_key_pasted_as_api_key_env_is_echoed_nowhere(
     pytester: pytest.Pytester, options: tuple[str, ...]
 ) -> None:
     url = f"http://127.0.0.1:{unused_port()}/v1"  # nothing is sent: the key is not set
-    project = _project(pytester, "no-xdist", _judge_table(url, api_key_env=PASTED))
+    project = _project(pytester, IN_PROCESS, _judge_table(url, api_key_env=PASTED))
     reports = {
         "--ragmetrics-json": "report.json",
         "--ragmetrics-html": "report.html",
@@ -406,7 +406,7 @@ def test_the_llm_judge_serves_trust_score_citations(
     }
     reply = completion(json.dumps({"entailed": entailed, "reason": "scripted"}), USAGE)
     with ChatServer(default=Raw(reply)) as server:
-        project = _project(pytester, "no-xdist", "")
+        project = _project(pytester, IN_PROCESS, "")
         project.write("data/rows.jsonl", jsonl([row]))
         project.write(
             "test_judged.py",
