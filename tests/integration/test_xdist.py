@@ -96,3 +96,29 @@ def test_a_baseline_is_written_once_and_compared_in_every_mode(
     result = project.run()
     result.assert_outcomes(passed=N_ROWS, failed=1)
     result.stdout.fnmatch_lines(["*bound     300 (1.2 × baseline 250)*"])
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["-k", "r1 or r2"], "partial run (-k, -m, --lf, skips, ...): 2 of 4 rows of *"),
+        (["--ragmetrics-limit", "3"], "--ragmetrics-limit 3: 3 of 4 rows of data/rows.jsonl ran"),
+    ],
+)
+def test_partial_runs_skip_gates_in_every_mode(
+    project_in_every_mode: Project, args: list[str], reason: str
+) -> None:
+    # Under xdist the controller collects nothing: it counts the rows the workers report.
+    result = project_in_every_mode.run("-rs", *args)
+    result.assert_outcomes(passed=3 if "--ragmetrics-limit" in args else 2, skipped=4)
+    result.stdout.fnmatch_lines([f"SKIPPED * test_eval.py: gate skipped: {reason}*"])
+
+
+def test_a_stopped_run_skips_gates_in_every_mode(project_in_every_mode: Project) -> None:
+    project = project_in_every_mode
+    rows = [dict(ROWS[0], answer="I don't know [CIT:d1]."), *ROWS[1:]]  # r1 fails its test
+    project.write("data/rows.jsonl", jsonl(rows))
+    result = project.run("-x", "-rs")
+    # a -x stop is exit code 1 in pytest and 2 (interrupted) under xdist
+    assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)
+    result.stdout.fnmatch_lines(["*gate skipped: the run stopped early*"])
