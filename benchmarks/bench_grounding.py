@@ -1,96 +1,71 @@
-"""Benchmark of the embedding "prepare, then score" pipeline of pytest-ragmetrics.
+"""Benchmark of the embedding "prepare, then score" pipeline of pytest-ragmetrics against a
+direct MiniLM encode, and of a cached run's per-row cost against bare pytest.
 
 Run it from the repository root with the project's virtualenv::
 
-    .venv/bin/python benchmarks/bench_grounding.py [--rows 1000] [--repeats 1] [--out PATH]
+    .venv/bin/pytest benchmarks/bench_grounding.py --benchmark-only [--bench-size large]
 
 What is measured
 ----------------
-The script writes, in a temporary directory, a deterministic synthetic dataset of
-``--rows`` rows (``random.Random(0)``): five contexts per row and a three-sentence answer
-whose every sentence paraphrases a different context and cites it with one
-``[CIT:<doc_id>]``. The overlap metric therefore embeds six texts per row (three answer
-sentences, markers stripped, and the three cited contexts), all of them distinct. Next to
-it goes an eval module ``test_grounded.py`` that records ``overlap`` and ``faithfulness``
-for every row, and a second directory with ``--rows`` trivial parametrized tests.
+A deterministic synthetic dataset of 40 rows (1,000 with ``--bench-size large``;
+``random.Random(0)``): five contexts per row and a three-sentence answer whose every
+sentence paraphrases a different context and cites it with one ``[CIT:<doc_id>]``. The
+overlap metric therefore embeds six texts per row (three answer sentences, markers
+stripped, and the three cited contexts), all of them distinct.
 
-Five commands are then timed as subprocesses, wall clock (``time.perf_counter`` around
-``subprocess.run``), with ``HF_HUB_OFFLINE=1``; the pytest ones run with
-``-p no:cacheprovider -q -p no:xdist``:
+Two cases:
 
-``direct``
-    A bare Python process that imports sentence-transformers, loads the packaged
-    all-MiniLM-L6-v2 and encodes the same unique texts with one
-    ``model.encode(texts, batch_size=64)``: the floor any pipeline built on this model
-    pays (interpreter start, import, model load and encoding included).
-``cold``
-    ``pytest <evaldir> --ragmetrics-cache-dir <empty dir>``: the plugin collects the
-    texts, misses the cache, encodes everything once, stores it and scores every row.
-``warm``
-    The same command again: every vector comes from the cache, torch is never imported.
-``bare``
-    ``pytest <baredir>``: as many trivial tests as rows, the cost of pytest itself (with
-    the plugin installed but unused).
-``naive``
-    A bare Python process that loads the model once and then, row by row, calls
-    ``pytest_ragmetrics.metrics.overlap`` with one ``model.encode`` per row: the contrast
-    of a per-row encoder, which pays the per-call overhead and small batches.
+``grounding encode``
+    reference: the packaged all-MiniLM-L6-v2 loaded with sentence-transformers from its
+    directory (``SentenceTransformer(dir, device="cpu")``), then one
+    ``model.encode(texts, batch_size=64)`` of the run's unique texts: the floor any
+    pipeline built on this model pays. ours: the plugin's ``EmbeddingStore`` with an empty
+    on-disk cache (a fresh directory each round) preparing the same texts (lookup, encode
+    in length-sorted chunks, store), then ``overlap`` and ``faithfulness`` of every row
+    from the prepared vectors. Both use the same loaded model, so loading is in neither.
+``per-row overhead``
+    reference: ``pytest <bare>``, as many trivial parametrized tests as rows (the cost of
+    pytest itself, with the plugin installed but unused). ours: ``pytest <evals>``, an
+    eval recording ``overlap`` and ``faithfulness`` for every row, with every vector
+    already in the cache (one unmeasured run fills it), so torch is never imported. Both
+    are subprocesses with ``-p no:cacheprovider -q -p no:xdist`` and ``HF_HUB_OFFLINE=1``,
+    timed wall clock, three rounds each; near 1 means a cached run costs what running as
+    many tests costs.
 
-Before the first measurement one unmeasured ``import sentence_transformers`` fills the
-operating system's file cache, so the first measured command does not pay for cold disks.
-
-How to read the output
-----------------------
-* ``seconds``: the median wall clock of each command over ``--repeats`` runs.
-* ``cold/direct`` (target <= 1.25): what the plugin costs on top of the floor when nothing
-  is cached: collecting the texts, the cache, pytest and the metrics themselves.
-* ``warm/bare`` (target <= 1.5): what a fully cached run costs on top of running the same
-  number of trivial tests: it should be near 1, as nothing is encoded and torch is never
-  imported.
-* ``naive/direct``: how much batching the whole run into one encode is worth.
-* ``breakdown``: ``direct`` reports its own import, load and encode times; ``cold`` is
-  split with the plugin's terminal line ``embeddings (main): ... encoded in E s
-  (+ import I s, model load L s)`` (one decimal), and ``rest`` is the wall clock minus
-  those three: interpreter start, pytest, collecting texts, the cache, fingerprinting the
-  model files and scoring.
-
-* ``machine``: torch's intra-op threads default to the number of cores, so encoding is
-  very sensitive to other busy processes: a "before" load average well above 0 means the
-  numbers are not clean (on a 2-core machine with one core taken by another process, 2
-  threads were seen 2.5x slower than 1 on large batches, 13x on the naive per-row calls).
-
-The script exits with status 1 when a command fails (its output is printed), and after
-printing the results when a plugin run does not report what it should (``problems``).
-Targets that are missed are marked ``MISSED`` but do not change the exit status.
+Torch's intra-op threads default to the number of cores, so encoding is very sensitive to
+other busy processes (on a 2-core machine with one core taken by another process, 2
+threads were seen 2.5x slower than 1 on large batches): read the load average the summary
+prints.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
-import re
-import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchinfo import load_average, machine_info
+import numpy as np
+import pytest
 
-from pytest_ragmetrics.embeddings.model import packaged_model_dir
+from pytest_ragmetrics.embeddings.cache import EmbeddingCache
+from pytest_ragmetrics.embeddings.model import PACKAGED_MODEL, embedder_for, packaged_model_dir
+from pytest_ragmetrics.embeddings.prepare import EmbeddingStore
+from pytest_ragmetrics.metrics import faithfulness, overlap
 from pytest_ragmetrics.metrics.grounding import claims, overlap_texts
+
+from conftest import SIDES, Side, Timer
 
 CONTEXTS_PER_ROW = 5
 CITED_PER_ROW = 3
 MIN_WORDS, MAX_WORDS = 25, 40
 PYTEST_FLAGS = ("-p", "no:cacheprovider", "-q", "-p", "no:xdist")
-TARGETS = {"cold/direct": 1.25, "warm/bare": 1.5}
+ROWS = {"small": 40, "large": 1_000}
 
 # ---------------------------------------------------------------------------------------
 # The synthetic dataset
@@ -335,370 +310,113 @@ def write_workspace(root: Path, rows: Sequence[Mapping[str, Any]]) -> tuple[Path
 
 
 # ---------------------------------------------------------------------------------------
-# The commands
+# The two sides of each case
 # ---------------------------------------------------------------------------------------
-
-# argv: model directory, JSON file with the list of texts. Prints one JSON line.
-DIRECT_SCRIPT = """\
-import json, sys, time
-started = time.perf_counter()
-import torch
-from sentence_transformers import SentenceTransformer
-imported = time.perf_counter()
-model = SentenceTransformer(sys.argv[1], device="cpu", local_files_only=True)
-loaded = time.perf_counter()
-with open(sys.argv[2], encoding="utf-8") as handle:
-    texts = json.load(handle)
-read = time.perf_counter()
-vectors = model.encode(texts, batch_size=64)
-encoded = time.perf_counter()
-assert vectors.shape[0] == len(texts), vectors.shape
-print(json.dumps({
-    "import_s": imported - started,
-    "load_s": loaded - imported,
-    "encode_s": encoded - read,
-    "texts": len(texts),
-    "torch_threads": torch.get_num_threads(),
-}))
-"""
-
-# argv: model directory, rows.jsonl. Prints one JSON line.
-NAIVE_SCRIPT = """\
-import json, sys, time
-started = time.perf_counter()
-from sentence_transformers import SentenceTransformer
-from pytest_ragmetrics.metrics import faithfulness, overlap
-imported = time.perf_counter()
-model = SentenceTransformer(sys.argv[1], device="cpu", local_files_only=True)
-loaded = time.perf_counter()
-calls, encode_s = 0, 0.0
-def embed(texts):
-    global calls, encode_s
-    calls += 1
-    begun = time.perf_counter()
-    vectors = model.encode(list(texts), batch_size=64)
-    encode_s += time.perf_counter() - begun
-    return vectors
-scores = []
-with open(sys.argv[2], encoding="utf-8") as handle:
-    for line in handle:
-        row = json.loads(line)
-        result = overlap(row["answer"], row["contexts"], embed, tau_sim=0.65)
-        faithfulness(result.score, result.abstains, row.get("answerable"))
-        scores.append(result.score)
-scored = time.perf_counter()
-print(json.dumps({
-    "import_s": imported - started,
-    "load_s": loaded - imported,
-    "encode_s": encode_s,
-    "rows_s": scored - loaded,
-    "rows": len(scores),
-    "encode_calls": calls,
-    "mean_overlap": sum(scores) / len(scores),
-}))
-"""
-
-EMBEDDINGS_LINE = re.compile(
-    r"embeddings \((?P<process>[^)]+)\): (?P<texts>\d+) unique text\(s\), "
-    r"(?P<cached>\d+) from cache, (?P<encoded>\d+) encoded"
-    r"(?: in (?P<encode_s>[\d.]+) s \(\+ import (?P<import_s>[\d.]+) s, "
-    r"model load (?P<load_s>[\d.]+) s\))?"
-)
-PASSED = re.compile(r"\b(\d+) passed\b")
-
-
-@dataclass
-class Run:
-    """One timed subprocess: its wall clock and what it printed."""
-
-    seconds: float
-    stdout: str
-    stderr: str
 
 
 def benchmark_env() -> dict[str, str]:
-    """The environment of every command: offline hub; no inherited pytest options."""
+    """The environment of every subprocess: offline hub; no inherited pytest options."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
     env["HF_HUB_OFFLINE"] = "1"
     return env
 
 
-def timed(name: str, argv: Sequence[str], cwd: Path) -> Run:
-    """Run ``argv``, timing it; exit with its output if it fails."""
-    started = time.perf_counter()
+def run_pytest(directory: Path, *args: str) -> str:
+    """``pytest`` in ``directory``; its output. A failed run fails the benchmark."""
     done = subprocess.run(
-        list(argv), cwd=cwd, env=benchmark_env(), capture_output=True, text=True, check=False
+        [sys.executable, "-m", "pytest", *PYTEST_FLAGS, *args],
+        cwd=directory,
+        env=benchmark_env(),
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        sys.stderr.write(
-            f"\n{name} failed with exit status {done.returncode}: {' '.join(argv)}\n"
-            f"--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}\n"
+    assert done.returncode == 0, f"pytest in {directory} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@dataclass(frozen=True)
+class Workspace:
+    rows: list[dict[str, Any]]
+    texts: list[str]
+    eval_dir: Path
+    bare_dir: Path
+
+
+@pytest.fixture(scope="module")
+def workspace(size: str, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    rows = make_rows(ROWS[size])
+    eval_dir, bare_dir = write_workspace(tmp_path_factory.mktemp("grounding"), rows)
+    return Workspace(rows, unique_texts(rows), eval_dir, bare_dir)
+
+
+@pytest.fixture(scope="module")
+def model() -> Any:
+    """The packaged MiniLM, loaded once with sentence-transformers."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(packaged_model_dir()), device="cpu", local_files_only=True)
+
+
+def score_rows(store: EmbeddingStore, rows: Sequence[Mapping[str, Any]]) -> list[float]:
+    """Prepare every row's texts in bulk, then score each row from the prepared vectors."""
+    store.prepare(text for row in rows for text in row_texts(row))
+    scores = []
+    for row in rows:
+        result = overlap(row["answer"], row["contexts"], store.embed, tau_sim=0.65)
+        faithfulness(result.score, result.abstains, row.get("answerable"))
+        scores.append(result.score)
+    return scores
+
+
+@pytest.mark.parametrize("side", SIDES)
+def test_grounding_encode(
+    compare: Timer,
+    workspace: Workspace,
+    model: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+    side: Side,
+) -> None:
+    if side == "reference":
+        vectors = compare(
+            "grounding encode",
+            side,
+            lambda: model.encode(workspace.texts, batch_size=64),
+            rounds=3,
         )
-        raise SystemExit(1)
-    print(f"  {name:<7} {seconds:8.2f} s", flush=True)
-    return Run(seconds, done.stdout, done.stderr)
+        assert np.asarray(vectors).shape == (len(workspace.texts), 384)
+        return
+    embedder = embedder_for(PACKAGED_MODEL)
+    embedder.encode(["load the model before timing"])  # loading is in neither side
+
+    def fresh_store() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        cache = EmbeddingCache(tmp_path_factory.mktemp("cache"))
+        return (EmbeddingStore(lambda _cache: embedder, cache),), {}
+
+    def prepare_and_score(store: EmbeddingStore) -> list[float]:
+        try:
+            return score_rows(store, workspace.rows)
+        finally:
+            store.close()
+
+    scores = compare("grounding encode", side, prepare_and_score, rounds=3, setup=fresh_store)
+    assert len(scores) == len(workspace.rows)
 
 
-def last_json_line(run: Run) -> dict[str, Any]:
-    """The JSON object a helper script printed as its last line of output."""
-    lines = run.stdout.strip().splitlines()
-    if not lines:
-        raise SystemExit(f"no output from a helper script; stderr:\n{run.stderr}")
-    result: dict[str, Any] = json.loads(lines[-1])
-    return result
+@pytest.fixture(scope="module")
+def warm_cache(workspace: Workspace) -> None:
+    """One unmeasured run of the eval fills its cache."""
+    output = run_pytest(workspace.eval_dir)
+    assert f"{len(workspace.rows)} passed" in output, output
 
 
-def embeddings_line(run: Run) -> dict[str, Any] | None:
-    """The plugin's ``embeddings (main): ...`` summary, parsed; ``None`` if it is missing."""
-    found = EMBEDDINGS_LINE.search(run.stdout)
-    if found is None:
-        return None
-    parsed: dict[str, Any] = {"line": found.group(0).strip(), "process": found["process"]}
-    for key in ("texts", "cached", "encoded"):
-        parsed[key] = int(found[key])
-    for key in ("encode_s", "import_s", "load_s"):
-        parsed[key] = float(found[key]) if found[key] is not None else 0.0
-    return parsed
-
-
-def passed_count(run: Run) -> int:
-    """The number of passed tests in pytest's last summary line (0 if none is found)."""
-    counts = PASSED.findall(run.stdout)
-    return int(counts[-1]) if counts else 0
-
-
-@dataclass
-class Results:
-    """Every repeat of every command, and what was checked along the way."""
-
-    seconds: dict[str, list[float]] = field(default_factory=dict)
-    breakdown: dict[str, list[dict[str, float]]] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-
-    def add(self, command: str, seconds: float, parts: Mapping[str, float] | None) -> None:
-        self.seconds.setdefault(command, []).append(seconds)
-        if parts is not None:
-            self.breakdown.setdefault(command, []).append(dict(parts))
-
-    def median(self, command: str) -> float:
-        return statistics.median(self.seconds[command])
-
-    def median_parts(self, command: str) -> dict[str, float]:
-        runs = self.breakdown.get(command, [])
-        if not runs:
-            return {}
-        return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
-
-
-def pick(mapping: Mapping[str, Any], *keys: str) -> dict[str, float]:
-    """The timings ``keys`` of a parsed breakdown, as floats."""
-    return {key: float(mapping[key]) for key in keys}
-
-
-def check_pytest_run(
-    results: Results, name: str, run: Run, rows: int, texts: int, cached: int
-) -> dict[str, Any] | None:
-    """Check a plugin run's pass count and embeddings line; record what is off."""
-    passed = passed_count(run)
-    if passed != rows:
-        results.problems.append(f"{name}: {passed} passed, expected {rows}")
-    line = embeddings_line(run)
-    if line is None:
-        results.problems.append(f"{name}: no 'embeddings (...)' line in the pytest output")
-        return None
-    expected = {"process": "main", "texts": texts, "cached": cached, "encoded": texts - cached}
-    for key, value in expected.items():
-        if line[key] != value:
-            results.problems.append(f"{name}: {key} {line[key]!r}, expected {value!r}")
-    results.details.setdefault(f"{name}_lines", []).append(line["line"])
-    return line
-
-
-def run_benchmark(args: argparse.Namespace, root: Path) -> Results:
-    """Write the workspace, warm the file cache, then time every command ``repeats`` times."""
-    rows = make_rows(args.rows)
-    texts = unique_texts(rows)
-    eval_dir, bare_dir = write_workspace(root, rows)
-    texts_file = root / "texts.json"
-    texts_file.write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
-    model_dir = str(packaged_model_dir())
-    python = sys.executable
-    pytest = [python, "-m", "pytest", *PYTEST_FLAGS]
-    results = Results()
-    results.details.update(rows=len(rows), unique_texts=len(texts), model_dir=model_dir)
-    print(f"dataset: {len(rows)} rows, {len(texts)} unique texts to embed, in {root}")
-    print("warming the file cache (import sentence_transformers, not measured) ...", flush=True)
-    results.details["load_before"] = load_average()
-    timed("warm-up", [python, "-c", "import sentence_transformers"], root)
-
-    for repeat in range(1, args.repeats + 1):
-        print(f"repeat {repeat}/{args.repeats}", flush=True)
-        run = timed("bare", [*pytest, str(bare_dir)], root)
-        if passed_count(run) != len(rows):
-            results.problems.append(f"bare: {passed_count(run)} passed, expected {len(rows)}")
-        results.add("bare", run.seconds, None)
-
-        run = timed("direct", [python, "-c", DIRECT_SCRIPT, model_dir, str(texts_file)], root)
-        direct = last_json_line(run)
-        results.details["torch_threads"] = direct["torch_threads"]
-        results.add("direct", run.seconds, pick(direct, "import_s", "load_s", "encode_s"))
-
-        cache_dir = root / f"cache-{repeat}"
-        cache_dir.mkdir()
-        command = [*pytest, str(eval_dir), "--ragmetrics-cache-dir", str(cache_dir)]
-        run = timed("cold", command, root)
-        line = check_pytest_run(results, "cold", run, len(rows), len(texts), cached=0)
-        parts = pick(line, "import_s", "load_s", "encode_s") if line else None
-        results.add("cold", run.seconds, parts)
-
-        run = timed("warm", command, root)
-        check_pytest_run(results, "warm", run, len(rows), len(texts), cached=len(texts))
-        results.add("warm", run.seconds, None)
-
-        run = timed(
-            "naive", [python, "-c", NAIVE_SCRIPT, model_dir, str(eval_dir / "rows.jsonl")], root
-        )
-        naive = last_json_line(run)
-        if naive["encode_calls"] != len(rows):
-            results.problems.append(
-                f"naive: {naive['encode_calls']} encode calls, expected {len(rows)}"
-            )
-        results.details["naive_mean_overlap"] = naive["mean_overlap"]
-        results.add("naive", run.seconds, pick(naive, "import_s", "load_s", "encode_s"))
-    results.details["load_after"] = load_average()
-    return results
-
-
-# ---------------------------------------------------------------------------------------
-# Reporting
-# ---------------------------------------------------------------------------------------
-
-
-def machine(details: Mapping[str, Any]) -> dict[str, Any]:
-    """Where the numbers come from, and how busy the machine was around them."""
-    packages = ("pytest-ragmetrics", "pytest", "sentence-transformers", "torch", "numpy")
-    return machine_info(details, packages, torch_threads=details.get("torch_threads"))
-
-
-def ratios(results: Results) -> dict[str, float]:
-    median = results.median
-    return {
-        "cold/direct": median("cold") / median("direct"),
-        "warm/bare": median("warm") / median("bare"),
-        "naive/direct": median("naive") / median("direct"),
-    }
-
-
-def report(results: Results, args: argparse.Namespace) -> dict[str, Any]:
-    """Print the tables; return the same results as a JSON-ready document."""
-    info = machine(results.details)
-    print()
-    print(
-        f"machine: {info['platform']}, {info['processor']}, Python {info['python']}, "
-        f"{info['cpu_count']} CPUs ({info['cpus_usable']} usable), "
-        f"torch threads {info['torch_threads']}"
-    )
-    load = info["load_average"]
-    if load["before"] is not None:
-        print(
-            f"load average (1 min): {load['before']:.2f} before the benchmark, "
-            f"{load['after']:.2f} after it (its own commands included)"
-        )
-    print(
-        f"workload: {results.details['rows']} rows, {results.details['unique_texts']} unique "
-        f"texts; median of {args.repeats} run(s)"
-    )
-    print()
-    print(f"{'command':<8} {'seconds':>9}   runs")
-    for command in ("direct", "cold", "warm", "bare", "naive"):
-        runs = ", ".join(f"{s:.2f}" for s in results.seconds[command])
-        print(f"{command:<8} {results.median(command):>9.2f}   {runs}")
-
-    print()
-    print(f"{'ratio':<13} {'value':>6}   target")
-    values = ratios(results)
-    verdicts: dict[str, bool] = {}
-    for name, value in values.items():
-        target = TARGETS.get(name)
-        if target is None:
-            print(f"{name:<13} {value:>6.2f}   (contrast: a per-row encoder)")
-            continue
-        verdicts[name] = value <= target
-        verdict = "ok" if verdicts[name] else "MISSED"
-        print(f"{name:<13} {value:>6.2f}   <= {target:<5g} {verdict}")
-
-    print()
-    print(f"{'breakdown (s)':<16} {'import':>7} {'load':>7} {'encode':>7} {'rest':>7}   wall")
-    breakdown: dict[str, dict[str, float]] = {}
-    for command in ("direct", "cold", "naive"):
-        parts = results.median_parts(command)
-        if not parts:
-            print(f"{command:<16} (no breakdown: the plugin's embeddings line is missing)")
-            continue
-        wall = results.median(command)
-        rest = wall - parts["import_s"] - parts["load_s"] - parts["encode_s"]
-        breakdown[command] = {**parts, "rest_s": rest, "wall_s": wall}
-        label = {"cold": "cold (plugin)"}.get(command, command)
-        print(
-            f"{label:<16} {parts['import_s']:>7.2f} {parts['load_s']:>7.2f} "
-            f"{parts['encode_s']:>7.2f} {rest:>7.2f}   {wall:.2f}"
-        )
-    print(
-        "rest = wall - import - load - encode: interpreter start, reading input, and for cold\n"
-        "  pytest, collecting texts, cache, model fingerprint and scoring; for naive scoring\n"
-        "  (its encode is the sum of its per-row encode calls)"
-    )
-    for key in ("cold_lines", "warm_lines"):
-        for line in dict.fromkeys(results.details.get(key, [])):
-            print(f"plugin ({key.split('_')[0]}): {line}")
-    if results.problems:
-        print()
-        print("PROBLEMS:")
-        for problem in results.problems:
-            print(f"  - {problem}")
-    return {
-        "machine": info,
-        "rows": results.details["rows"],
-        "unique_texts": results.details["unique_texts"],
-        "repeats": args.repeats,
-        "seconds": {c: results.median(c) for c in results.seconds},
-        "runs": results.seconds,
-        "ratios": values,
-        "targets": TARGETS,
-        "targets_met": verdicts,
-        "breakdown": breakdown,
-        "plugin_lines": {key: results.details.get(key, []) for key in ("cold_lines", "warm_lines")},
-        "naive_mean_overlap": results.details.get("naive_mean_overlap"),
-        "problems": results.problems,
-    }
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--rows", type=int, default=1000, help="dataset rows (default: 1000)")
-    parser.add_argument(
-        "--repeats", type=int, default=1, help="runs of each command; the median is reported"
-    )
-    parser.add_argument("--out", type=Path, default=None, help="also write the results as JSON")
-    args = parser.parse_args(argv)
-    if args.rows < 1 or args.repeats < 1:
-        parser.error("--rows and --repeats must be at least 1")
-    return args
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="bench-grounding-") as tmp:
-        results = run_benchmark(args, Path(tmp))
-    document = report(results, args)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        print(f"\nresults written to {args.out}")
-    return 1 if results.problems else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.mark.parametrize("side", SIDES)
+def test_per_row_overhead(
+    compare: Timer, workspace: Workspace, warm_cache: None, side: Side
+) -> None:
+    directory = workspace.eval_dir if side == "ours" else workspace.bare_dir
+    output = compare("per-row overhead", side, lambda: run_pytest(directory), rounds=3)
+    assert f"{len(workspace.rows)} passed" in output, output
+    if side == "ours":
+        assert ", 0 encoded" in output, output  # every vector came from the cache

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+TESTS = Path(__file__).parent
+
+# A test module may import another's helpers by basename (``from test_suite import ...``).
+# pytest's default prepend import mode puts a test file's folder on sys.path only when it
+# collects that file, so such an import would depend on the order of collection: every
+# folder under tests/ goes on sys.path here, once. Basenames are unique across tests/
+# (tests/unit/test_layout.py), so a basename names one file.
+for _folder in sorted({path.parent for path in TESTS.rglob("test_*.py")}):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 # Four rows whose metrics are computed by hand in test_plugin.py:
 #   f1: 0.5, 1, 0, 0.5 -> mean 0.5      em: 0, 1, 0, 0 -> mean 0.25
@@ -72,7 +84,11 @@ PASSING_GATES = """
 "latency_ms.p50" = "<= 250"
 """
 
+# The three ways a run can go, each in its own process: merging across workers is the
+# subject of the tests that use them (tests/integration/test_xdist.py and a few named
+# "in every mode"); every other integration test runs in process (IN_PROCESS).
 MODES = {"no-xdist": ["-p", "no:xdist"], "n0": ["-n", "0"], "n2": ["-n", "2"]}
+IN_PROCESS = "in-process"
 
 
 def terminal_section(result: pytest.RunResult, title: str) -> list[str]:
@@ -89,9 +105,12 @@ def jsonl(rows: list[dict[str, Any]]) -> str:
 
 
 class Project:
-    """A pytester project with an eval, its data and thresholds, run in one xdist mode."""
+    """A pytester project with an eval, its data and thresholds, run in one mode: in this
+    process (``IN_PROCESS``, pytester's ``runpytest``) or in a subprocess of ``MODES``."""
 
-    def __init__(self, pytester: pytest.Pytester, mode: str) -> None:
+    def __init__(self, pytester: pytest.Pytester, mode: str = IN_PROCESS) -> None:
+        if mode != IN_PROCESS and mode not in MODES:
+            raise ValueError(f"Project: unknown mode {mode!r}; use {IN_PROCESS!r} or {list(MODES)}")
         self.pytester = pytester
         self.mode = mode
         pytester.makeini("[pytest]\n")
@@ -110,6 +129,8 @@ class Project:
         return path
 
     def run(self, *args: str) -> pytest.RunResult:
+        if self.mode == IN_PROCESS:
+            return self.pytester.runpytest("-p", "no:cacheprovider", *args)
         return self.pytester.runpytest_subprocess(
             *MODES[self.mode], "-p", "no:cacheprovider", *args
         )
@@ -119,9 +140,17 @@ class Project:
         return result, json.loads((self.path / "report.json").read_text(encoding="utf-8"))
 
 
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> Project:
+    """A fresh project run in this process."""
+    return Project(pytester)
+
+
 @pytest.fixture(params=list(MODES))
-def project(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> Project:
-    """A fresh project, once per mode: no xdist, -n 0, -n 2."""
+def project_in_every_mode(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> Project:
+    """A fresh project, once per mode, each run a subprocess: no xdist, -n 0, -n 2.
+
+    Only for tests whose subject is what the controller merges from the workers."""
     return Project(pytester, request.param)
 
 
@@ -154,4 +183,5 @@ def pytester(
 
 @pytest.fixture
 def make_project(pytester: pytest.Pytester) -> Callable[[str], Project]:
+    """A project in a mode of the test's choosing (``IN_PROCESS`` or a key of ``MODES``)."""
     return lambda mode: Project(pytester, mode)

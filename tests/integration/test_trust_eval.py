@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from conftest import Project, jsonl
-from test_trust import SEED_ROWS, SEED_SAMPLE, SEED_VERDICTS
+from conftest import IN_PROCESS, Project, jsonl
+from test_suite import SEED_ROWS, SEED_SAMPLE, SEED_VERDICTS
 
 TRUST_EVAL = """
 import pytest
@@ -38,7 +38,8 @@ def _trust_project(project: Project, gates: str = "") -> Project:
     return project
 
 
-def test_the_seed_sample_through_the_plugin_in_every_mode(project: Project) -> None:
+def test_the_seed_sample_through_the_plugin_in_every_mode(project_in_every_mode: Project) -> None:
+    project = project_in_every_mode
     gates = '"trust_score" = ">= 72.34"\n"refusal_f1" = ">= 60"\n"trust.answered_num" = "== 5"\n'
     result, report = _trust_project(project, gates).run_json()
     result.assert_outcomes(passed=10 + 3)
@@ -51,14 +52,14 @@ def test_the_seed_sample_through_the_plugin_in_every_mode(project: Project) -> N
 
 
 def test_a_failing_trust_gate_names_its_value(make_project: Any) -> None:
-    project = _trust_project(make_project("no-xdist"), '"refusal_prec" = ">= 61"\n')
+    project = _trust_project(make_project(IN_PROCESS), '"refusal_prec" = ">= 61"\n')
     result = project.run()
     result.assert_outcomes(passed=10, failed=1)
     result.stdout.fnmatch_lines(["*refusal_prec >= 61 FAILS: trust refusal_prec is 60*"])
 
 
 def test_a_row_without_answers_found_errors_naming_the_field(make_project: Any) -> None:
-    project = _trust_project(make_project("no-xdist"))
+    project = _trust_project(make_project(IN_PROCESS))
     row = {
         "id": "bad",
         "answer": "x",
@@ -72,14 +73,14 @@ def test_a_row_without_answers_found_errors_naming_the_field(make_project: Any) 
 
 
 def test_a_missing_verdict_errors_the_row(make_project: Any) -> None:
-    project = _trust_project(make_project("no-xdist"))
+    project = _trust_project(make_project(IN_PROCESS))
     project.write("data/verdicts.jsonl", "")
     result = project.run()
     result.stdout.fnmatch_lines(["*MissingVerdict*no verdict for hypothesis*"])
 
 
 def test_no_unanswerable_row_warns_in_the_report(make_project: Any) -> None:
-    project = _trust_project(make_project("no-xdist"))
+    project = _trust_project(make_project(IN_PROCESS))
     rows = [{"id": f"t{i:02d}", **row} for i, row in enumerate(SEED_ROWS[:5])]  # all answerable
     project.write("data/asqa.jsonl", jsonl(rows))
     result = project.run()
@@ -105,7 +106,7 @@ def test_no_unanswerable_row_warns_in_the_report(make_project: Any) -> None:
 def test_bad_trust_settings_are_usage_errors(
     make_project: Any, settings: str, message: str
 ) -> None:
-    project = _trust_project(make_project("no-xdist"))
+    project = _trust_project(make_project(IN_PROCESS))
     project.write("thresholds.toml", f"[settings]\n{settings}\n")
     result = project.run()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -113,7 +114,7 @@ def test_bad_trust_settings_are_usage_errors(
 
 
 def test_the_embedding_judge_is_prepared_and_labelled_approximate(make_project: Any) -> None:
-    project = _trust_project(make_project("no-xdist"))
+    project = _trust_project(make_project(IN_PROCESS))
     project.write("thresholds.toml", "")
     result, report = project.run_json()
     result.assert_outcomes(passed=10)
@@ -126,9 +127,9 @@ def test_the_embedding_judge_is_prepared_and_labelled_approximate(make_project: 
 
 
 def test_an_nli_model_directory_can_judge(make_project: Any) -> None:
-    from test_nli_judge import tiny_nli
+    from test_judges import tiny_nli
 
-    project = _trust_project(make_project("no-xdist"))
+    project = _trust_project(make_project(IN_PROCESS))
     tiny_nli(project.path / "nli-model", favoured=1)  # entails everything
     project.write("thresholds.toml", '[settings]\ntrust_judge = "nli:nli-model"\n')
     result, report = project.run_json()

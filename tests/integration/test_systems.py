@@ -134,13 +134,25 @@ GATES = """
 """
 
 
-@pytest.fixture
-def study(project: Project) -> Project:
+def _study(project: Project) -> Project:
     project.write("data/runs.jsonl", jsonl(ROWS))
     project.write("data/rerun.jsonl", jsonl(_rerun()))
     project.write("test_eval.py", STUDY)
     project.write("thresholds.toml", GATES)
     return project
+
+
+@pytest.fixture
+def study(project: Project) -> Project:
+    """The two-system study, run in this process."""
+    return _study(project)
+
+
+@pytest.fixture
+def study_in_every_mode(project_in_every_mode: Project) -> Project:
+    """The two-system study, run in a subprocess per mode: per-system aggregates and the
+    comparison are merged from the workers' rows."""
+    return _study(project_in_every_mode)
 
 
 def _entries(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -181,7 +193,10 @@ def test_each_system_is_an_eval_with_its_own_gates(study: Project) -> None:
     assert gates["determinism.rate"]["value"] == pytest.approx(2 / 3)
 
 
-def test_json_has_one_entry_per_system_with_hand_computed_numbers(study: Project) -> None:
+def test_json_has_one_entry_per_system_with_hand_computed_numbers(
+    study_in_every_mode: Project,
+) -> None:
+    study = study_in_every_mode
     _, report = study.run_json()
     entries = _entries(report)
     assert list(entries) == ["test_eval.py[base]", "test_eval.py[cand]"]

@@ -31,7 +31,7 @@ from pytest_ragmetrics.metrics.space import (
 from pytest_ragmetrics.metrics.space import geometry as space
 
 Matrix = npt.NDArray[np.float64]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def at(*degrees: float, length: float = 1.0) -> Matrix:

@@ -265,7 +265,7 @@ def test_no_baseline_yet_fails_saying_that_storing_one_accepts_this_run(
     )
 
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 def _thresholds_of(eval_name: str) -> str:

@@ -532,6 +532,7 @@ def ranx_case() -> tuple[Qrels, Run, dict[str, dict[str, float]]]:
     return qrels, run, ranx_run.scores
 
 
+@pytest.mark.slow  # the ranx_case fixture pays numba's JIT compile (tens of seconds)
 @pytest.mark.parametrize("name", RANX_NAMES)
 def test_ranx_parity(name: str, ranx_case: tuple[Qrels, Run, dict[str, dict[str, float]]]) -> None:
     qrels, run, theirs = ranx_case

@@ -100,5 +100,5 @@ def test_github_step_summary_is_appended_to(
 @pytest.mark.parametrize("flag", [[], ["--ragmetrics-md", "s.md"]])
 def test_nothing_is_written_without_evals(pytester: pytest.Pytester, flag: list[str]) -> None:
     pytester.makepyfile("def test_plain():\n    pass\n")
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", *flag).assert_outcomes(passed=1)
+    pytester.runpytest("-p", "no:cacheprovider", *flag).assert_outcomes(passed=1)
     assert not (pytester.path / "s.md").exists()

@@ -1,5 +1,6 @@
-"""The LLM-judge metrics end to end: pytest runs an eval in a subprocess whose
-``[judge]`` points at a scripted chat-completions server on loopback in this process.
+"""The LLM-judge metrics end to end: pytest runs an eval (in this process, or in a
+subprocess under ``-n 2``) whose ``[judge]`` points at a scripted chat-completions server
+on loopback in this process.
 
 The server answers by prompt (told apart by its first line) and question, and counts how
 often it saw each exact prompt, so the consistency re-judgments (which bypass the cache)
@@ -29,10 +30,8 @@ from xml.etree import ElementTree
 
 import pytest
 
-from pytest_ragmetrics.metrics.judge import merge_judge_details
-
 from chat_server import ChatServer, Raw, Received, completion, unused_port
-from conftest import Project, jsonl, terminal_section
+from conftest import IN_PROCESS, Project, jsonl, terminal_section
 
 SECRET = "sk-test-never-shown-3f9a"
 QUESTIONS = {"q1": "Where is the Eiffel Tower?", "q2": "Who wrote Hamlet?", "q3": "Why?"}
@@ -134,7 +133,7 @@ def _files_mention(root: Path, text: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("mode", ["no-xdist", "n2"])
+@pytest.mark.parametrize("mode", [IN_PROCESS, "n2"])
 def test_verdicts_are_scored_accounted_and_cached(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
@@ -203,7 +202,7 @@ def test_an_unparseable_verdict_errors_its_row_and_counts_in_error_rate(
     monkeypatch.setenv("RAGMETRICS_TEST_JUDGE_KEY", SECRET)
     gates = '[gates]\n"error_rate" = "<= 0.05"\n"errors.sum" = "== 0"\n'
     with ChatServer(default=Judge(unparseable="q2")) as server:
-        project = _project(pytester, "no-xdist", _judge_table(server.url) + gates)
+        project = _project(pytester, IN_PROCESS, _judge_table(server.url) + gates)
         result, document = project.run_json()
         asked = len(server.requests)
         project.run_json()
@@ -224,7 +223,7 @@ def test_an_unparseable_verdict_errors_its_row_and_counts_in_error_rate(
     assert metrics["f1"]["count"] == 3  # the rest of the run is scored
 
 
-@pytest.mark.parametrize("mode", ["no-xdist", "n2"])
+@pytest.mark.parametrize("mode", [IN_PROCESS, "n2"])
 def test_an_unreachable_judge_fails_fast_with_one_message(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
@@ -243,11 +242,11 @@ def test_an_unreachable_judge_fails_fast_with_one_message(
     assert metrics["judge"]["error_rate"] == 1
     # One call's two attempts (retries = 1) per process that judged, then nothing: every
     # later judged row failed without a request.
-    assert metrics["judge"]["requests"] in ((2,) if mode == "no-xdist" else (2, 4))
+    assert metrics["judge"]["requests"] in ((2,) if mode == IN_PROCESS else (2, 4))
 
 
 def test_a_judge_metric_without_a_judge_table_names_the_fix(pytester: pytest.Pytester) -> None:
-    project = _project(pytester, "no-xdist", "")
+    project = _project(pytester, IN_PROCESS, "")
     result = project.run()
     result.assert_outcomes(passed=3, errors=6)
     result.stdout.fnmatch_lines(
@@ -266,7 +265,7 @@ def test_the_key_stays_out_of_tracebacks_and_junit_xml(
         return Raw(json.dumps({"error": {"message": received.headers["authorization"]}}), 503)
 
     with ChatServer(default=echo) as server:
-        project = _project(pytester, "no-xdist", _judge_table(server.url))
+        project = _project(pytester, IN_PROCESS, _judge_table(server.url))
         result, document = project.run_json("-l", "--junitxml=junit.xml", "--tb=long")
     result.assert_outcomes(passed=3, errors=6)
     result.stdout.fnmatch_lines(["*HTTP 503: Bearer [*][*][*]"])
@@ -285,7 +284,7 @@ def test_a_failed_judge_call_errors_its_row_in_one_line(
 ) -> None:
     monkeypatch.setenv("RAGMETRICS_TEST_JUDGE_KEY", SECRET)
     url = f"http://127.0.0.1:{unused_port()}/v1"
-    project = _project(pytester, "no-xdist", _judge_table(url))
+    project = _project(pytester, IN_PROCESS, _judge_table(url))
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "--ragmetrics-json", "report.json", "--junitxml", "junit.xml"
     )
@@ -325,7 +324,7 @@ def test_a_failed_judge_call_errors_its_row_in_one_line(
 def test_a_failed_judge_calls_traceback_is_shown_on_request(
     pytester: pytest.Pytester, option: str
 ) -> None:
-    _project(pytester, "no-xdist", _judge_table(f"http://127.0.0.1:{unused_port()}/v1"))
+    _project(pytester, IN_PROCESS, _judge_table(f"http://127.0.0.1:{unused_port()}/v1"))
     result = pytester.runpytest("-p", "no:cacheprovider", option)
     result.assert_outcomes(passed=3, errors=6)
     assert re.search(r"pytest_ragmetrics/[\w/]+\.py:\d+: JudgeRowError", result.stdout.str())
@@ -336,7 +335,7 @@ def test_a_failed_assert_on_a_judge_score_stays_a_failure(
 ) -> None:
     monkeypatch.setenv("RAGMETRICS_TEST_JUDGE_KEY", SECRET)
     with ChatServer(default=Judge()) as server:
-        project = _project(pytester, "no-xdist", _judge_table(server.url))
+        project = _project(pytester, IN_PROCESS, _judge_table(server.url))
         project.write(
             "test_judged.py",
             'import pytest\npytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")\n\n'
@@ -364,7 +363,7 @@ def test_a_key_pasted_as_api_key_env_is_echoed_nowhere(
     pytester: pytest.Pytester, options: tuple[str, ...]
 ) -> None:
     url = f"http://127.0.0.1:{unused_port()}/v1"  # nothing is sent: the key is not set
-    project = _project(pytester, "no-xdist", _judge_table(url, api_key_env=PASTED))
+    project = _project(pytester, IN_PROCESS, _judge_table(url, api_key_env=PASTED))
     reports = {
         "--ragmetrics-json": "report.json",
         "--ragmetrics-html": "report.html",
@@ -407,7 +406,7 @@ def test_the_llm_judge_serves_trust_score_citations(
     }
     reply = completion(json.dumps({"entailed": entailed, "reason": "scripted"}), USAGE)
     with ChatServer(default=Raw(reply)) as server:
-        project = _project(pytester, "no-xdist", "")
+        project = _project(pytester, IN_PROCESS, "")
         project.write("data/rows.jsonl", jsonl([row]))
         project.write(
             "test_judged.py",
@@ -426,34 +425,3 @@ def test_the_llm_judge_serves_trust_score_citations(
     assert metrics["trust"]["regular_citation_rec"] == expected
     assert metrics["trust"]["regular_citation_prec"] == expected
     assert metrics["judge"]["verdicts"] == 1
-
-
-def _record(cached: int, requests: int, latency: float, **extra: Any) -> dict[str, Any]:
-    return {
-        "verdicts": 1,
-        "cached": cached,
-        "requests": requests,
-        "replies": 1,
-        "unparseable": 0,
-        "failed": 0,
-        "latency_ms": latency,
-        "prompt_tokens": 100,
-        "completion_tokens": 10,
-        **extra,
-    }
-
-
-def test_two_tests_records_of_one_verdict_merge_the_same_in_either_order() -> None:
-    asked = {"faithfulness_judge": _record(0, 1, 40.0, score=1.0)}
-    served = {"faithfulness_judge": _record(1, 0, 40.0, score=1.0)}
-    # The test that asked wins over the one the cache served, whichever reported first.
-    assert merge_judge_details(asked, served) == asked
-    assert merge_judge_details(served, asked) == asked
-    # Two real calls (the consistency pairs bypass the cache) are both counted.
-    one = {"consistency_score": _record(0, 2, 30.0, scores=[1.0, 1.0])}
-    two = {"consistency_score": _record(0, 3, 50.0, scores=[0.0, 1.0])}
-    merged = merge_judge_details(one, two)
-    assert merged == merge_judge_details(two, one)
-    record = merged["consistency_score"]
-    assert (record["verdicts"], record["requests"], record["latency_ms"]) == (2, 5, 80.0)
-    assert (record["prompt_tokens"], record["completion_tokens"]) == (200, 20)

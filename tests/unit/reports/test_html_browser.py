@@ -18,7 +18,7 @@ import pytest
 
 from pytest_ragmetrics.reports.html import render_html
 
-from test_html_report import plant, rename_system, study_document
+from test_html import plant, rename_system, study_document
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Page, Route

@@ -35,7 +35,7 @@ from pytest_ragmetrics.live.cache import OutputCache
 from pytest_ragmetrics.live.system import LiveSystemError, LiveSystemUnreachable, unreachable
 
 from chat_server import unused_port
-from conftest import Project, jsonl, terminal_section
+from conftest import IN_PROCESS, Project, jsonl, terminal_section
 
 QUESTIONS = [
     {"id": "q1", "question": "What is 2 + 2?", "gold": "4"},
@@ -128,7 +128,7 @@ def _entry(document: dict[str, Any], label: str) -> dict[str, Any]:
 ALL_CALLS = sorted(f"{s}\t{q['question']}" for s in ("base", "cand") for q in QUESTIONS)
 
 
-@pytest.mark.parametrize("mode", ["no-xdist", "n2"])
+@pytest.mark.parametrize("mode", [IN_PROCESS, "n2"])
 def test_each_output_is_called_once_then_served_from_the_cache(
     pytester: pytest.Pytester, mode: str
 ) -> None:
@@ -166,7 +166,7 @@ def test_refresh_calls_every_system_again_once_per_run(pytester: pytest.Pytester
 
 
 def test_a_new_version_is_a_new_fingerprint(pytester: pytest.Pytester) -> None:
-    project = _project(pytester, "no-xdist")
+    project = _project(pytester, IN_PROCESS)
     project.run().assert_outcomes(passed=14)
     _calls(project)
     project.write("conftest.py", SYSTEMS.replace('VERSION = "1"', 'VERSION = "2"'))
@@ -224,7 +224,7 @@ FAILING = SYSTEMS.replace(
 
 
 def test_a_failing_system_errors_its_rows_and_caches_nothing(pytester: pytest.Pytester) -> None:
-    project = _project(pytester, "no-xdist", FAILING)
+    project = _project(pytester, IN_PROCESS, FAILING)
     project.write("thresholds.toml", '[gates]\n"errors.sum" = "== 0"\n')
     result, document = project.run_json()
     # q2 raised and q3 returned an unknown field: 2 rows x 2 tests error; the other 8 row
@@ -246,7 +246,7 @@ def test_a_failing_system_errors_its_rows_and_caches_nothing(pytester: pytest.Py
 
 
 def test_an_output_without_a_needed_field_errors_the_row(pytester: pytest.Pytester) -> None:
-    project = _project(pytester, "no-xdist")
+    project = _project(pytester, IN_PROCESS)
     project.write(
         "test_live.py",
         EVAL.replace("def test_correct(row, f1):", "def test_correct(row, overlap):"),
@@ -265,7 +265,7 @@ def test_live_determinism_calls_each_system_twice(pytester: pytest.Pytester) -> 
         "    if calls == 2:\n"
         '        return {"answer": "something else", "tokens": 12}\n',
     )
-    project = _project(pytester, "no-xdist", flaky)
+    project = _project(pytester, IN_PROCESS, flaky)
     project.write(
         "test_live.py",
         EVAL.split("def test_correct")[0]
@@ -280,7 +280,7 @@ def test_live_determinism_calls_each_system_twice(pytester: pytest.Pytester) -> 
 
 
 def test_a_question_set_must_leave_outputs_to_the_system(pytester: pytest.Pytester) -> None:
-    project = _project(pytester, "no-xdist")
+    project = _project(pytester, IN_PROCESS)
     project.write("data/questions.jsonl", jsonl([{**QUESTIONS[0], "answer": "4"}, QUESTIONS[1]]))
     result = project.run()
     result.stdout.fnmatch_lines(["*field 'answer': is produced by the live system*"])
@@ -321,13 +321,13 @@ def test_a_question_set_must_leave_outputs_to_the_system(pytester: pytest.Pytest
 def test_usage_mistakes_are_named(
     pytester: pytest.Pytester, conftest: str, eval_text: str, message: str
 ) -> None:
-    project = _project(pytester, "no-xdist", conftest)
+    project = _project(pytester, IN_PROCESS, conftest)
     project.write("test_live.py", eval_text)
     project.run().stdout.fnmatch_lines([message])
 
 
 def test_a_dataset_that_names_systems_is_not_a_question_set(pytester: pytest.Pytester) -> None:
-    project = _project(pytester, "no-xdist")
+    project = _project(pytester, IN_PROCESS)
     project.write("data/questions.jsonl", jsonl([{**q, "system": "x"} for q in QUESTIONS]))
     project.run().stdout.fnmatch_lines(["*a live eval's dataset holds questions*'x'*"])
 
@@ -351,7 +351,7 @@ def test_the_fingerprint_hashes_name_version_and_config() -> None:
 
 
 def test_an_unwritable_save_outputs_path_stops_the_run_at_once(pytester: pytest.Pytester) -> None:
-    project = _project(pytester, "no-xdist")
+    project = _project(pytester, IN_PROCESS)
     project.write("blocker", "a file where a directory is needed\n")
     result = project.run("--ragmetrics-save-outputs", "blocker/outputs.jsonl")
     result.stderr.fnmatch_lines(
@@ -369,7 +369,7 @@ def test_ragmetrics_embed_names_the_run_model_for_fingerprints(pytester: pytest.
         "def ragmetrics_system(ragmetrics_embed):\n"
         "    open('model.txt', 'w').write(ragmetrics_embed.model)",
     )
-    project = _project(pytester, "no-xdist", systems)
+    project = _project(pytester, IN_PROCESS, systems)
     project.run().assert_outcomes(passed=14)
     # A label only: naming the model loads nothing.
     assert (project.path / "model.txt").read_text() == model_label(PACKAGED_MODEL)
@@ -541,7 +541,7 @@ def _down_project(pytester: pytest.Pytester, mode: str) -> Project:
 
 
 def test_an_unreachable_system_errors_each_row_in_one_line(pytester: pytest.Pytester) -> None:
-    project = _down_project(pytester, "no-xdist")
+    project = _down_project(pytester, IN_PROCESS)
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "--ragmetrics-json", "report.json", "--junitxml", "junit.xml"
     )
@@ -579,7 +579,7 @@ def test_an_unreachable_system_errors_each_row_in_one_line(pytester: pytest.Pyte
 
 @pytest.mark.parametrize("option", ["--tb=long", "-vv"])
 def test_the_full_traceback_is_shown_on_request(pytester: pytest.Pytester, option: str) -> None:
-    _down_project(pytester, "no-xdist")
+    _down_project(pytester, IN_PROCESS)
     result = pytester.runpytest("-p", "no:cacheprovider", option)
     result.assert_outcomes(passed=6, errors=6)
     output = result.stdout.str()

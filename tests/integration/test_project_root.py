@@ -10,8 +10,6 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.config.project import ProjectError, locate_project
-
 from conftest import ROWS, jsonl
 
 EVAL = """
@@ -106,34 +104,6 @@ def test_test_paths_under_two_thresholds_files_are_refused(pytester: pytest.Pyte
     result = pytester.runpytest("one/evals", "two/evals")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*the test paths lie under different thresholds.toml files*"])
-
-
-def test_the_walk_stops_at_the_repository_root(tmp_path: Path) -> None:
-    (tmp_path / "thresholds.toml").write_text("")
-    repository = tmp_path / "repo"
-    (repository / ".git").mkdir(parents=True)
-    (repository / "evals").mkdir()
-    found = locate_project(
-        invocation_dir=repository,
-        args=["evals"],
-        option=None,
-        ini_value="",
-        inipath=None,
-        rootpath=repository,
-    )
-    assert (found.thresholds, found.root) == (None, repository)
-
-
-def test_an_ini_key_naming_a_missing_file_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(ProjectError, match=r"tox\.ini ragmetrics_thresholds = 'gates\.toml'"):
-        locate_project(
-            invocation_dir=tmp_path,
-            args=[],
-            option=None,
-            ini_value="gates.toml",
-            inipath=tmp_path / "tox.ini",
-            rootpath=tmp_path,
-        )
 
 
 # -- configuration that would silence a gate ---------------------------------------------

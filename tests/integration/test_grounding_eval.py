@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Project, jsonl
+from conftest import IN_PROCESS, Project, jsonl
 
 EIFFEL = "The Eiffel Tower is a wrought-iron lattice tower in Paris, France."
 NILE = "The Nile is the longest river in Africa, flowing north into the Mediterranean Sea."
@@ -78,12 +78,24 @@ def pytest_unconfigure(config):
 """
 
 
-@pytest.fixture
-def grounded(project: Project) -> Project:
+def _grounded(project: Project) -> Project:
     project.write("data/grounded.jsonl", jsonl(GROUNDED_ROWS))
     project.write("test_eval.py", GROUNDED_EVAL)
     project.write("thresholds.toml", '[gates]\n"overlap.mean" = ">= 0.3"\n')
     return project
+
+
+@pytest.fixture
+def grounded(project: Project) -> Project:
+    """The grounded eval, run in this process."""
+    return _grounded(project)
+
+
+@pytest.fixture
+def grounded_in_every_mode(project_in_every_mode: Project) -> Project:
+    """The grounded eval, run in a subprocess per mode: which process encodes, and which
+    imports torch, is the subject."""
+    return _grounded(project_in_every_mode)
 
 
 def prepare_lines(output: str) -> list[tuple[int, int, int]]:
@@ -142,7 +154,8 @@ def test_a_failed_overlap_assertion_shows_each_sentence(grounded: Project) -> No
     )
 
 
-def test_a_fully_cached_run_never_imports_torch(grounded: Project) -> None:
+def test_a_fully_cached_run_never_imports_torch(grounded_in_every_mode: Project) -> None:
+    grounded = grounded_in_every_mode
     grounded.write("conftest.py", MODULE_PROBE)
     log = grounded.path / "modules.log"
     cold = grounded.run()
@@ -159,7 +172,8 @@ def test_a_fully_cached_run_never_imports_torch(grounded: Project) -> None:
     assert all(line.split(" ", 1)[1] == "-" for line in lines), lines
 
 
-def test_no_cache_encodes_once_per_run_and_leaves_nothing(grounded: Project) -> None:
+def test_no_cache_encodes_once_per_run_and_leaves_nothing(grounded_in_every_mode: Project) -> None:
+    grounded = grounded_in_every_mode
     for _ in range(2):
         result = grounded.run("--ragmetrics-no-cache")
         result.assert_outcomes(passed=5)
@@ -171,7 +185,7 @@ def test_no_cache_encodes_once_per_run_and_leaves_nothing(grounded: Project) -> 
 def test_cache_location_from_option_or_environment(
     make_project: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    project = make_project("no-xdist")
+    project = make_project(IN_PROCESS)
     project.write("data/grounded.jsonl", jsonl(GROUNDED_ROWS))
     project.write("test_eval.py", GROUNDED_EVAL)
     project.write("thresholds.toml", "")

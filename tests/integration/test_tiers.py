@@ -27,7 +27,7 @@ import pytest
 import sacrebleu
 from rouge_score import rouge_scorer
 
-from conftest import Project, jsonl
+from conftest import IN_PROCESS, Project, jsonl
 
 ROWS: list[dict[str, Any]] = [
     {
@@ -100,7 +100,10 @@ def _tiers_project(project: Project) -> Project:
     return project
 
 
-def test_tier_aggregates_equal_hand_computation_in_every_mode(project: Project) -> None:
+def test_tier_aggregates_equal_hand_computation_in_every_mode(
+    project_in_every_mode: Project,
+) -> None:
+    project = project_in_every_mode
     result, report = _tiers_project(project).run_json()
     result.assert_outcomes(passed=4 + 4, failed=1)  # 4 row tests; 5 gates, 1 fails
     metrics = report["evals"][0]["metrics"]
@@ -158,7 +161,7 @@ def _golds(row: dict[str, Any]) -> list[str]:
     ],
 )
 def test_fixture_options_are_checked(make_project: Any, call: str, message: str) -> None:
-    project = _tiers_project(make_project("no-xdist"))
+    project = _tiers_project(make_project(IN_PROCESS))
     project.write(
         "test_eval.py",
         "import pytest\n"
@@ -202,7 +205,8 @@ def _sources_project(project: Project) -> Project:
     return project
 
 
-def test_dataset_level_test_runs_once_and_is_gated(project: Project) -> None:
+def test_dataset_level_test_runs_once_and_is_gated(project_in_every_mode: Project) -> None:
+    project = project_in_every_mode
     result, report = _sources_project(project).run_json("-v")
     result.assert_outcomes(passed=1 + 2 + 3)
     assert "test_eval.py::test_reach[all-rows]" in result.stdout.str()
@@ -220,7 +224,7 @@ def test_a_limited_run_skips_the_dataset_level_gates(make_project: Any) -> None:
 
 
 def test_a_bad_row_fails_the_dataset_level_test_with_its_problem(make_project: Any) -> None:
-    project = _sources_project(make_project("no-xdist"))
+    project = _sources_project(make_project(IN_PROCESS))
     bad = [*ROWS, {"id": "c", "retrieved": "d1"}]
     project.write("data/rows.jsonl", jsonl(bad))
     project.write("thresholds.toml", '[gates]\n"errors.sum" = "== 0"\n')
@@ -233,7 +237,7 @@ def test_a_bad_row_fails_the_dataset_level_test_with_its_problem(make_project: A
 
 
 def test_a_dataset_level_metric_that_errors_fails_its_gates(make_project: Any) -> None:
-    project = _sources_project(make_project("no-xdist"))
+    project = _sources_project(make_project(IN_PROCESS))
     project.write(
         "test_eval.py",
         SOURCES_EVAL.replace('corpus=["d1", "d2", "d3", "d4", "d5"]', "corpus=[]"),
@@ -247,7 +251,7 @@ def test_a_dataset_level_metric_that_errors_fails_its_gates(make_project: Any) -
 
 
 def test_a_dataset_metric_is_recorded_once_per_eval(make_project: Any) -> None:
-    project = _sources_project(make_project("no-xdist"))
+    project = _sources_project(make_project(IN_PROCESS))
     project.write(
         "test_eval.py",
         SOURCES_EVAL.replace(
@@ -269,7 +273,7 @@ def test_a_dataset_metric_is_recorded_once_per_eval(make_project: Any) -> None:
     ],
 )
 def test_dataset_fixture_arguments_are_checked(make_project: Any, call: str, message: str) -> None:
-    project = _sources_project(make_project("no-xdist"))
+    project = _sources_project(make_project(IN_PROCESS))
     project.write(
         "test_eval.py",
         "import pytest\n"
@@ -283,7 +287,7 @@ def test_dataset_fixture_arguments_are_checked(make_project: Any, call: str, mes
 
 
 def test_a_test_cannot_take_row_and_rows(make_project: Any) -> None:
-    project = _sources_project(make_project("no-xdist"))
+    project = _sources_project(make_project(IN_PROCESS))
     project.write(
         "test_eval.py",
         "import pytest\n"
@@ -296,7 +300,7 @@ def test_a_test_cannot_take_row_and_rows(make_project: Any) -> None:
 
 
 def test_the_baseline_stores_dataset_level_statistics(make_project: Any) -> None:
-    project = _sources_project(make_project("no-xdist"))
+    project = _sources_project(make_project(IN_PROCESS))
     project.write("thresholds.toml", '[gates]\n"sources.used_chunks" = ">= baseline"\n')
     project.run("--ragmetrics-update-baseline").assert_outcomes(passed=4)
     result = project.run()
@@ -306,7 +310,7 @@ def test_the_baseline_stores_dataset_level_statistics(make_project: Any) -> None
 
 
 def test_embedding_space_and_ux_with_the_packaged_model(make_project: Any) -> None:
-    project = make_project("no-xdist")  # the modes are covered above, without the model
+    project = make_project(IN_PROCESS)  # the modes are covered above, without the model
     project.write("data/rows.jsonl", jsonl(SESSION_ROWS))
     project.write("test_eval.py", SPACE_EVAL)
     project.write(

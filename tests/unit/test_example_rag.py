@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 def _load_example_rag() -> ModuleType:

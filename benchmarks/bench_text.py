@@ -1,0 +1,176 @@
+"""Benchmark of the text-overlap metrics of pytest-ragmetrics against rouge-score and
+sacrebleu.
+
+Run it from the repository root with the project's virtualenv::
+
+    .venv/bin/pytest benchmarks/bench_text.py --benchmark-only [--bench-size large]
+
+What is measured
+----------------
+A deterministic synthetic corpus (``random.Random(0)``): 500 rows (5,000 with
+``--bench-size large``) of a 12-to-30-word prediction and two references, each a noisy
+copy of the prediction (words dropped, replaced or swapped) over a 400-word ASCII
+vocabulary, so ROUGE and BLEU take every kind of value and rouge-score's tokenizer and ours
+give the same tokens (they differ only outside ASCII).
+
+Three cases, each from Python strings to the scores of every row:
+
+``rouge``
+    ours: ``pytest_ragmetrics.metrics.text.rouge(prediction, references)`` per row;
+    reference: ``rouge_score.rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"])``
+    built once, ``score_multi(references, prediction)`` per row.
+``sentence bleu``
+    ours: ``sentence_bleu(hypothesis, references)`` per row (the score and its
+    statistics); reference: ``sacrebleu.sentence_bleu`` per row.
+``corpus bleu``
+    ours: the per-row statistics summed and scored (``corpus_bleu_from_stats``), what the
+    plugin does at the end of a run; reference: ``sacrebleu.corpus_bleu`` on the whole
+    corpus at once.
+
+Before any timing, ours must equal the reference on every row (1e-9), or the case fails
+without timing anything.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import sacrebleu
+from rouge_score import rouge_scorer
+
+from pytest_ragmetrics.metrics.text import corpus_bleu_from_stats, rouge, sentence_bleu, sum_stats
+
+from conftest import SIDES, Side, Timer
+
+ROWS = {"small": 500, "large": 5_000}
+VOCABULARY = 400
+TOLERANCE = 1e-9
+ROUGE_TYPES = ["rouge1", "rouge2", "rougeL"]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    predictions: list[str]
+    references: list[list[str]]  # two per row
+
+
+def _noisy_copy(words: list[str], vocabulary: list[str], rng: random.Random) -> str:
+    copy: list[str] = []
+    for word in words:
+        roll = rng.random()
+        if roll < 0.1:
+            continue  # dropped
+        copy.append(rng.choice(vocabulary) if roll < 0.25 else word)
+    if len(copy) > 2 and rng.random() < 0.5:
+        i = rng.randrange(len(copy) - 1)
+        copy[i], copy[i + 1] = copy[i + 1], copy[i]
+    return " ".join(copy) + "."
+
+
+def make_corpus(rows: int) -> Corpus:
+    rng = random.Random(0)
+    vocabulary = [f"w{number}" for number in range(VOCABULARY)]
+    predictions, references = [], []
+    for _ in range(rows):
+        words = [rng.choice(vocabulary) for _ in range(rng.randint(12, 30))]
+        predictions.append(" ".join(words) + ".")
+        references.append([_noisy_copy(words, vocabulary, rng) for _ in range(2)])
+    return Corpus(predictions, references)
+
+
+# ---------------------------------------------------------------------------------------
+# Each side of each case, from the strings to the scores
+# ---------------------------------------------------------------------------------------
+
+
+def ours_rouge(corpus: Corpus) -> list[tuple[float, float, float]]:
+    return [
+        (scores.rouge1, scores.rouge2, scores.rougeL)
+        for scores in (
+            rouge(prediction, refs)
+            for prediction, refs in zip(corpus.predictions, corpus.references, strict=True)
+        )
+    ]
+
+
+def reference_rouge(corpus: Corpus) -> list[tuple[float, float, float]]:
+    scorer = rouge_scorer.RougeScorer(ROUGE_TYPES)
+    scores = []
+    for prediction, refs in zip(corpus.predictions, corpus.references, strict=True):
+        best = scorer.score_multi(refs, prediction)
+        scores.append(tuple(float(best[name].fmeasure) for name in ROUGE_TYPES))
+    return scores
+
+
+def ours_sentence_bleu(corpus: Corpus) -> list[float]:
+    return [
+        sentence_bleu(prediction, refs).score
+        for prediction, refs in zip(corpus.predictions, corpus.references, strict=True)
+    ]
+
+
+def reference_sentence_bleu(corpus: Corpus) -> list[float]:
+    return [
+        min(float(sacrebleu.sentence_bleu(prediction, refs).score), 100.0)
+        for prediction, refs in zip(corpus.predictions, corpus.references, strict=True)
+    ]
+
+
+def ours_corpus_bleu(corpus: Corpus) -> list[float]:
+    stats = (
+        sentence_bleu(prediction, refs).stats
+        for prediction, refs in zip(corpus.predictions, corpus.references, strict=True)
+    )
+    return [corpus_bleu_from_stats(sum_stats(stats))]
+
+
+def reference_corpus_bleu(corpus: Corpus) -> list[float]:
+    streams = [list(stream) for stream in zip(*corpus.references, strict=True)]
+    return [min(float(sacrebleu.corpus_bleu(corpus.predictions, streams).score), 100.0)]
+
+
+CASES: dict[str, dict[Side, Callable[[Corpus], list[Any]]]] = {
+    "rouge": {"ours": ours_rouge, "reference": reference_rouge},
+    "sentence bleu": {"ours": ours_sentence_bleu, "reference": reference_sentence_bleu},
+    "corpus bleu": {"ours": ours_corpus_bleu, "reference": reference_corpus_bleu},
+}
+
+
+def differences(ours: list[Any], reference: list[Any]) -> list[str]:
+    """Rows where ours and the reference differ by more than the tolerance."""
+    if len(ours) != len(reference):
+        return [f"ours scored {len(ours)} rows, the reference {len(reference)}"]
+    problems = []
+    for row, (mine, theirs) in enumerate(zip(ours, reference, strict=True)):
+        pairs = zip(mine, theirs, strict=True) if isinstance(mine, tuple) else [(mine, theirs)]
+        if any(not math.isclose(a, b, rel_tol=0, abs_tol=TOLERANCE) for a, b in pairs):
+            problems.append(f"row {row}: ours {mine!r}, reference {theirs!r}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def corpus(size: str) -> Corpus:
+    return make_corpus(ROWS[size])
+
+
+@pytest.fixture(scope="module")
+def checked() -> set[str]:
+    """The cases whose numbers were checked against the reference."""
+    return set()
+
+
+@pytest.mark.parametrize("side", SIDES)
+@pytest.mark.parametrize("case", list(CASES))
+def test_text(compare: Timer, corpus: Corpus, checked: set[str], case: str, side: Side) -> None:
+    sides = CASES[case]
+    if case not in checked:
+        problems = differences(sides["ours"](corpus), sides["reference"](corpus))
+        assert not problems, "\n".join(problems[:10])
+        checked.add(case)
+    scores = compare(case, side, lambda: sides[side](corpus))
+    assert scores

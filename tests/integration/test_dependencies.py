@@ -1,0 +1,71 @@
+"""A user's run pays for no test tool: hypothesis and pytest-benchmark are dev-only.
+
+Installed, either plugin acts on every pytest run of the user's project (pytest-benchmark
+prints its header line and fills ``pytest --help``; a collection creates ``.hypothesis/``
+and ``.benchmarks/``), so neither may be a runtime requirement of the package.
+
+The requirements are read from this checkout's pyproject.toml, not from the installed
+distribution's metadata (``importlib.metadata.requires``): a development environment's
+metadata comes from whichever checkout was installed last, so it says nothing about this
+one until it is reinstalled.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import EVAL, ROWS, jsonl
+
+ROOT = Path(__file__).parents[2]
+DEV_ONLY = {"hypothesis": "hypothesis", "pytest-benchmark": "pytest_benchmark"}
+
+
+def _name(requirement: str) -> str:
+    """The distribution name of a requirement string, normalised (PEP 503)."""
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    assert match, f"pyproject.toml: cannot read the requirement {requirement!r}"
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower()
+
+
+def test_test_tools_are_dev_requirements_only() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    runtime = {_name(requirement) for requirement in project["dependencies"]}
+    dev = {_name(requirement) for requirement in project["optional-dependencies"]["dev"]}
+    assert runtime.isdisjoint(DEV_ONLY), f"runtime requirements: {sorted(runtime)}"
+    assert set(DEV_ONLY) <= dev
+
+
+def test_the_package_never_imports_them() -> None:
+    imported: set[str] = set()
+    for path in (ROOT / "pytest_ragmetrics").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                imported.add(node.module.split(".")[0])
+    assert imported  # the walk read the package
+    assert imported.isdisjoint(DEV_ONLY.values())
+
+
+def test_collecting_an_eval_leaves_no_tool_directory(pytester: pytest.Pytester) -> None:
+    # With the two plugins off, what is left is pytest and ours: this shows that our
+    # plugin itself creates neither directory (the dev environment has both plugins, so
+    # a run with them on would show nothing about a user's environment without them).
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "data").mkdir()
+    (pytester.path / "data" / "rows.jsonl").write_text(jsonl(ROWS), encoding="utf-8")
+    pytester.makepyfile(test_eval=EVAL)
+    result = pytester.runpytest(
+        "-p", "no:benchmark", "-p", "no:hypothesispytest", "-p", "no:cacheprovider",
+        "--collect-only",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*4 tests collected*"])
+    result.stdout.no_fnmatch_line("benchmark: *")
+    assert not (pytester.path / ".hypothesis").exists()
+    assert not (pytester.path / ".benchmarks").exists()
