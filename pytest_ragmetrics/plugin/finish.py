@@ -1,19 +1,14 @@
-"""The end of a run, on the controller: aggregate, update baselines, gate, report gates.
-
-Gates are reported as test results of their own (``<eval>::gate::<metric.stat>``): each
-goes through ``pytest_runtest_logreport`` as setup, call and teardown reports, so pytest
-counts, lists and exits on it exactly as on any test, and JUnit XML records it.
+"""The end of a run, on the controller: aggregate the payloads, compare systems, update
+baselines, evaluate the gates. What it finds is returned as a ``Finished``; the run
+session keeps it (``plugin.session``), and ``plugin.gate_reports`` reports the gates.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
-
-import pytest
+from typing import Any
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.files import display_path, write_atomic
@@ -33,11 +28,18 @@ from pytest_ragmetrics.results.baseline import (
 )
 from pytest_ragmetrics.results.compare import compare_systems, references, row_state
 from pytest_ragmetrics.results.pairing import BaselineState, accepting
-from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, summarize
+from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, Payload, summarize
 from pytest_ragmetrics.text.citations import describe_citations
 
-When = Literal["setup", "call", "teardown"]
-Outcome = Literal["passed", "failed", "skipped"]
+
+@dataclass(frozen=True)
+class Finished:
+    """What the end of a run found: each eval's summary (with its stored baseline and
+    warnings), every gate's result, and the notes for the terminal."""
+
+    summaries: tuple[EvalSummary, ...]
+    gate_results: tuple[GateResult, ...]
+    notes: tuple[str, ...]
 
 
 def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
@@ -145,12 +147,13 @@ def stored_rows(summary: EvalSummary) -> dict[str, StoredRow]:
     }
 
 
-def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None) -> None:
+def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None) -> str:
+    """Store the eval's values as its baseline, unless the run cannot vouch for them;
+    the note that says which."""
     path = _path(summary, state)
     refuse = partial or (f"{summary.errors} row(s) errored" if summary.errors else None)
     if refuse and not state.options.force_gates:
-        state.notes.append(f"baseline of {summary.info.label} NOT updated: {refuse}")
-        return
+        return f"baseline of {summary.info.label} NOT updated: {refuse}"
     # Per-row metrics with no value have nothing to store; dataset-level ones have no count.
     metrics = {name: stats for name, stats in summary.metrics.items() if stats.get("count", 1)}
     text = render_baseline(
@@ -163,7 +166,7 @@ def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None)
     )
     write_atomic(path, text)
     shown = display_path(path, state.project_root)
-    state.notes.append(f"baseline of {summary.info.label} written to {shown}")
+    return f"baseline of {summary.info.label} written to {shown}"
 
 
 def citation_warning(summary: EvalSummary, settings: Settings) -> str | None:
@@ -182,22 +185,22 @@ def citation_warning(summary: EvalSummary, settings: Settings) -> str | None:
     )
 
 
-def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
+def finish_run(state: RunState, payloads: Iterable[Payload], stopped: str | None) -> Finished:
     """Aggregate the payloads, compare systems, update baselines if asked, and evaluate
-    every gate."""
-    state.summaries = compare_systems(summarize(state.payloads))
-    state.notes += live_notes(state.summaries)
+    every gate; ``stopped`` says why the run stopped early, if it did."""
+    compared = compare_systems(summarize(payloads))
+    notes = live_notes(compared)
     if state.options.save_outputs is not None:
-        state.notes.append(save_outputs(state.options.save_outputs, state.summaries, state))
-    partials = {s.info.label: partial_reason(s, state, stopped) for s in state.summaries}
-    reference_of = references(state.summaries)
+        notes.append(save_outputs(state.options.save_outputs, compared, state))
+    partials = {s.info.label: partial_reason(s, state, stopped) for s in compared}
+    reference_of = references(compared)
     results: list[GateResult] = []
     summaries = []
-    for summary in state.summaries:
+    for summary in compared:
         info = summary.info
         partial = partials[info.label]
         if state.options.update_baseline:
-            _update_baseline(summary, state, partial)
+            notes.append(_update_baseline(summary, state, partial))
         skip = None if state.options.force_gates else partial
         reference = _reference(info, reference_of.get(info.name), partials, state)
         gates = state.thresholds.gates_for(info.name, info.system)
@@ -206,9 +209,7 @@ def finish_run(state: RunState, stopped: str | None) -> list[GateResult]:
         warning = citation_warning(summary, state.thresholds.settings)
         warnings = (warning,) if warning else ()
         summaries.append(replace(summary, stored=stored, warnings=warnings))
-    state.summaries = summaries
-    state.gate_results = results
-    return results
+    return Finished(tuple(summaries), tuple(results), tuple(notes))
 
 
 def live_notes(summaries: Sequence[EvalSummary]) -> list[str]:
@@ -276,56 +277,3 @@ def _reference(
             "compare anyway with --ragmetrics-force-gates",
         )
     return Reference(summary)
-
-
-def gate_location(result: GateResult, info: EvalInfo) -> tuple[str, None, str]:
-    """The report location of a gate: its module as pytest names it. Its domain, the
-    FAILURES heading, names the gate and the eval; it must not end the nodeid, or pytest's
-    verbose line would print "f1::mean"."""
-    return (info.test_path or info.module, None, f"gate {result.name} of {result.eval}")
-
-
-def gate_nodeid(result: GateResult, info: EvalInfo) -> str:
-    """The gate's test id for pytest: like ``result.nodeid``, with the module path as
-    pytest's own node ids have it (relative to pytest's rootdir), so pytest shows it
-    relative to the invocation directory like every other test."""
-    if info.name != info.module or not info.test_path:
-        return result.nodeid
-    system = f"[{info.system}]" if info.system is not None else ""
-    return f"{info.test_path}{system}::gate::{result.name}"
-
-
-def _reports(result: GateResult, info: EvalInfo) -> list[pytest.TestReport]:
-    location = gate_location(result, info)
-    nodeid = gate_nodeid(result, info)
-    now = time.time()
-
-    def report(when: When, outcome: Outcome, longrepr: Any = None) -> pytest.TestReport:
-        return pytest.TestReport(
-            nodeid, location, {}, outcome, longrepr, when, (), 0.0, now, now, []
-        )
-
-    if result.status == "skipped":
-        why = (location[0], None, f"gate skipped: {result.message}")
-        return [report("setup", "skipped", why), report("teardown", "passed")]
-    longrepr = None if result.status == "passed" else result.message
-    return [
-        report("setup", "passed"),
-        report("call", result.status, longrepr),
-        report("teardown", "passed"),
-    ]
-
-
-def send_gate_reports(
-    session: pytest.Session, results: Sequence[GateResult], infos: Mapping[str, EvalInfo]
-) -> None:
-    """Report each gate as a test result through pytest's own hooks; ``infos`` are the
-    evals by label."""
-    hook = session.config.hook
-    for result in results:
-        info = infos[result.eval]
-        nodeid, location = gate_nodeid(result, info), gate_location(result, info)
-        hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
-        for report in _reports(result, info):
-            hook.pytest_runtest_logreport(report=report)
-        hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)

@@ -15,15 +15,21 @@ import html
 import io
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragmetrics.reports.terminal import APPENDIX_COLUMNS, MAIN_COLUMNS, NOT_COMPUTED, Column
+from pytest_ragmetrics.reports.columns import (
+    NOT_COMPUTED,
+    SYSTEM_COLUMNS,
+    VS_COLUMNS,
+    Entry,
+    number,
+    stat,
+)
+from pytest_ragmetrics.reports.document import gates
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-Entry = Mapping[str, Any]
 Draw = Callable[["Figure"], None]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -60,56 +66,12 @@ details.row>:not(summary){margin:.3rem 0 .3rem 1.2rem}dt{font-weight:600}dd{marg
 _GATE_ORDER = {"failed": 0, "skipped": 1, "passed": 2}
 
 
-def _ratio(value: float) -> str:
-    return f"{value:.2f}×"
-
-
-def _delta(value: float) -> str:
-    return f"{value:+.3f}"
-
-
-def _with_f1_short(columns: Iterable[Column]) -> list[Column]:
-    """The main columns with ``F1 short`` beside ``F1``, formatted alike."""
-    result = []
-    for column in columns:
-        result.append(column)
-        if column.metric == "f1":
-            result.append(replace(column, heading="F1 short", metric="f1_short"))
-    return result
-
-
-_COUNT = next(column.fmt for column in APPENDIX_COLUMNS if column.stat == "sum")
-TABLE_COLUMNS = (
-    *_with_f1_short(MAIN_COLUMNS),
-    Column("Wrong on answerable (sum)", "wrong_on_answerable", "sum", _COUNT),
-    Column("IDK on answerable (sum)", "idk_on_answerable", "sum", _COUNT),
-    Column("Rounds", "rounds", "mean", lambda value: f"{value:.2f}"),
-    Column(
-        "Rounds > 1",
-        "multi_round",
-        "rate",
-        next(c.fmt for c in MAIN_COLUMNS if c.metric == "overlap"),
-    ),
-)
-VS_COLUMNS = (
-    Column("Tokens mean ×", "vs_baseline", "tokens_mean_ratio", _ratio),
-    Column("Tokens p50 ×", "vs_baseline", "tokens_p50_ratio", _ratio),
-    Column("Δ Overlap", "vs_baseline", "overlap_mean_delta", _delta),
-    Column("Δ F1", "vs_baseline", "f1_mean_delta", _delta),
-    Column("Δ F1 short", "vs_baseline", "f1_short_mean_delta", _delta),
-)
-
-
 class _Html(str):
     """Markup built here: every text from the document inside it is already escaped."""
 
 
 def _e(text: object) -> _Html:
     return _Html(html.escape(str(text), quote=True))
-
-
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _fmt(value: object) -> str:
@@ -119,27 +81,13 @@ def _fmt(value: object) -> str:
         return NOT_COMPUTED
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    number = _number(value)
-    return str(value) if number is None else f"{number:g}"
-
-
-def _stat(entry: Entry, metric: str, stat: str) -> float | None:
-    stats = (entry.get("metrics") or {}).get(metric)
-    return _number(stats.get(stat)) if isinstance(stats, Mapping) else None
-
-
-def _cell(column: Column, entry: Entry) -> str:
-    value = _stat(entry, column.metric, column.stat)
-    return NOT_COMPUTED if value is None else column.fmt(value)
+    found = number(value)
+    return str(value) if found is None else f"{found:g}"
 
 
 def _system(entry: Entry) -> str:
     system = entry.get("system")
     return "all rows" if system is None else str(system)
-
-
-def _gates(entries: Iterable[Entry]) -> list[Mapping[str, Any]]:
-    return [gate for entry in entries for gate in entry.get("gates") or ()]
 
 
 def _table(headings: Sequence[str], rows: Iterable[Sequence[str]], cls: str) -> _Html:
@@ -217,8 +165,8 @@ def _row_cloud(entry: Entry) -> tuple[list[float], list[float]]:
     pairs = [
         (tokens, overlap)
         for row in entry.get("rows") or ()
-        if (tokens := _number((row.get("metrics") or {}).get("tokens"))) is not None
-        and (overlap := _number((row.get("metrics") or {}).get("overlap"))) is not None
+        if (tokens := number((row.get("metrics") or {}).get("tokens"))) is not None
+        and (overlap := number((row.get("metrics") or {}).get("overlap"))) is not None
     ]
     return [t for t, _ in pairs], [o for _, o in pairs]
 
@@ -254,8 +202,8 @@ def _pareto(index: int, entries: Sequence[Entry]) -> str:
     systems = [
         (i, _system(entry), overlap, tokens)
         for i, entry in enumerate(entries)
-        if (overlap := _stat(entry, "overlap", "mean")) is not None
-        and (tokens := _stat(entry, "tokens", "mean")) is not None
+        if (overlap := stat(entry, "overlap", "mean")) is not None
+        and (tokens := stat(entry, "tokens", "mean")) is not None
     ]
     if len(systems) < 2:
         return _skipped("Pareto plot", "fewer than two systems have overlap.mean and tokens.mean")
@@ -270,8 +218,8 @@ def _pareto(index: int, entries: Sequence[Entry]) -> str:
 
 
 def _mean(entry: Entry, metric: str) -> float | None:
-    mean = _stat(entry, metric, "mean")
-    return _stat(entry, metric, "rate") if mean is None else mean
+    mean = stat(entry, metric, "mean")
+    return stat(entry, metric, "rate") if mean is None else mean
 
 
 def _draw_bars(
@@ -308,14 +256,14 @@ def _bars(index: int, entries: Sequence[Entry]) -> str:
 
 def _main_table(entries: Sequence[Entry]) -> _Html:
     compared = any(entry.get("compare_to") is not None for entry in entries)
-    columns = [*TABLE_COLUMNS, *(VS_COLUMNS if compared else ())]
+    columns = [*SYSTEM_COLUMNS, *(VS_COLUMNS if compared else ())]
     rows = []
     for entry in entries:
         reference = entry.get("compare_to")
         versus = "" if reference is None else f' <span class="muted">vs {_e(reference)}</span>'
         name = _Html(f"{_e(_system(entry))}{versus}")
         counts = [_fmt(entry.get("n")), _fmt(entry.get("errors"))]
-        rows.append([name, *counts, *(_cell(column, entry) for column in columns)])
+        rows.append([name, *counts, *(column.cell(entry) for column in columns)])
     return _table(["System", "N", "Errors", *(c.heading for c in columns)], rows, "main num")
 
 
@@ -385,16 +333,16 @@ def _breakdowns(entries: Sequence[Entry]) -> list[str]:
 def _aggregates(entries: Sequence[Entry]) -> str:
     """Every numeric aggregate of every system, collapsed."""
     names = dict.fromkeys(
-        (metric, stat)
+        (metric, name)
         for entry in entries
         for metric, stats in sorted((entry.get("metrics") or {}).items())
         if isinstance(stats, Mapping)
-        for stat in stats
+        for name in stats
     )
     rows = [
-        [f"{metric}.{stat}", *(_fmt(_stat(entry, metric, stat)) for entry in entries)]
-        for metric, stat in names
-        if any(_stat(entry, metric, stat) is not None for entry in entries)
+        [f"{metric}.{name}", *(_fmt(stat(entry, metric, name)) for entry in entries)]
+        for metric, name in names
+        if any(stat(entry, metric, name) is not None for entry in entries)
     ]
     table = _table(["Aggregate", *(_system(entry) for entry in entries)], rows, "aggregates num")
     return f"<details><summary>All aggregates ({len(rows)})</summary>{table}</details>"
@@ -552,7 +500,7 @@ def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
         for error in (entry.get("dataset_level") or {}).get("errors") or ()
     ]
     parts = [
-        f'<section id="eval-{index}"><h2>{_e(name)} {_verdict(_gates(entries))}</h2>',
+        f'<section id="eval-{index}"><h2>{_e(name)} {_verdict(gates(entries))}</h2>',
         f'<p class="muted">dataset {_e(first.get("dataset"))} · {_e(first.get("dataset_rows"))} '
         f"rows · sha256 {_e(str(first.get('dataset_sha256'))[:12])}</p>",
         *(f'<p class="error">{_e(error)}</p>' for error in dataset_errors),
@@ -597,13 +545,13 @@ def _header(document: Mapping[str, Any], groups: Mapping[str, Sequence[Entry]]) 
     if judge := (document.get("trust_judge") or {}).get("description"):
         line.append(f"Trust-Score judge: {_e(judge)}")
     nav = "".join(
-        f'<li><a href="#eval-{i}">{_e(name)}</a> {_verdict(_gates(entries))}</li>'
+        f'<li><a href="#eval-{i}">{_e(name)}</a> {_verdict(gates(entries))}</li>'
         for i, (name, entries) in enumerate(groups.items())
     )
     all_entries = [entry for entries in groups.values() for entry in entries]
     return "\n".join(
         [
-            f"<h1>pytest-ragmetrics: {_verdict(_gates(all_entries))}</h1>",
+            f"<h1>pytest-ragmetrics: {_verdict(gates(all_entries))}</h1>",
             f'<p class="muted">{" · ".join(line)}</p>',
             f"<details><summary>Settings</summary>{_table(['Setting', 'Value'], values, '')}",
             f"</details><nav><ul>{nav}</ul></nav>",

@@ -1,26 +1,24 @@
 """The Markdown summary (``--ragmetrics-md``, and ``$GITHUB_STEP_SUMMARY`` in GitHub
 Actions): the main table, the Trust-Score table, the transformations of compared systems,
-and the gates. A pure function of the
-results; every text that comes from a dataset or a path is escaped for a table cell.
+and the gates. A pure function of the report document (``reports.document``); every text
+that comes from a dataset or a path is escaped for a table cell.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from pytest_ragmetrics.config.thresholds import Settings
-from pytest_ragmetrics.gates.evaluate import GateResult
-from pytest_ragmetrics.reports.terminal import (
+from pytest_ragmetrics.reports.columns import (
     MAIN_COLUMNS,
     NOT_COMPUTED,
     TRUST_COLUMNS,
     Column,
-    judge_description,
-    more_metric_lines,
-    stored_baseline_lines,
+    Entry,
 )
+from pytest_ragmetrics.reports.document import entries, gate_nodeid, gate_summary, gates
+from pytest_ragmetrics.reports.terminal import kinds, more_metric_lines, stored_baseline_lines
 from pytest_ragmetrics.results.pairing import listing
-from pytest_ragmetrics.results.summary import EvalSummary
 
 _STATUS = {"passed": "pass", "failed": "**FAIL**", "skipped": "skip"}
 
@@ -44,45 +42,45 @@ def table(
     return lines + [f"| {' | '.join(row)} |" for row in rows]
 
 
-def _metric_table(summaries: Sequence[EvalSummary], columns: Sequence[Column]) -> list[str]:
-    rows = [
-        [cell(s.info.label), str(s.rows_used), *(c.cell(s) for c in columns)] for s in summaries
-    ]
+def _metric_table(evals: Sequence[Entry], columns: Sequence[Column]) -> list[str]:
+    rows = [[cell(e["label"]), str(e["n"]), *(c.cell(e) for c in columns)] for e in evals]
     return table(["Eval", "N", *(c.heading for c in columns)], rows)
 
 
-def _why(result: GateResult) -> str:
+def _why(gate: Mapping[str, Any]) -> str:
     """Why a gate did not pass: its verdict line, how the rows paired with the baseline,
     and the rows that regressed on their own."""
-    if result.status == "passed":
+    if gate["status"] == "passed":
         return ""
-    parts = [result.message.splitlines()[0], *result.notes]
-    if result.regressed:
-        ids = [change.id for change in result.regressed]
+    parts = [gate["message"].splitlines()[0], *gate.get("notes", ())]
+    if gate["regressed"]:
+        ids = [change["id"] for change in gate["regressed"]]
         parts.append(f"regressed ({len(ids)}): {listing(ids)}")
     return cell(" · ".join(parts))
 
 
-def _gate_section(results: Sequence[GateResult]) -> list[str]:
-    if not results:
+def _gate_section(evals: Sequence[Entry]) -> list[str]:
+    if not gates(evals):
         return ["No gates are configured for these evals."]
-    counts = {status: sum(r.status == status for r in results) for status in _STATUS}
-    lines = [
-        f"Gates: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
-    ]
+    found = [(entry, gate) for entry in evals for gate in entry.get("gates") or ()]
     rows = [
         [
-            _STATUS[r.status],
-            cell(r.nodeid),
-            cell(r.rule),
-            *(NOT_COMPUTED if n is None else f"{n:g}" for n in (r.value, r.bound, r.baseline)),
-            _why(r),
+            _STATUS[gate["status"]],
+            cell(gate_nodeid(entry, gate)),
+            cell(gate["rule"]),
+            *(
+                NOT_COMPUTED if n is None else f"{n:g}"
+                for n in (gate["value"], gate["bound"], gate["baseline"])
+            ),
+            _why(gate),
         ]
-        for r in sorted(results, key=lambda r: (r.status == "passed", r.status == "skipped"))
+        for entry, gate in sorted(
+            found, key=lambda f: (f[1]["status"] == "passed", f[1]["status"] == "skipped")
+        )
     ]
     headings = ["Status", "Gate", "Rule", "Value", "Bound", "Baseline", "Why"]
     return [
-        *lines,
+        gate_summary(evals),
         "",
         "<details><summary>All gates</summary>",
         "",
@@ -92,20 +90,20 @@ def _gate_section(results: Sequence[GateResult]) -> list[str]:
     ]
 
 
-def _transformation_section(summaries: Sequence[EvalSummary]) -> list[str]:
+def _transformation_section(evals: Sequence[Entry]) -> list[str]:
     """Per compared system: the row ids that went IDK → supported, and the regressions."""
     items = []
-    for s in summaries:
-        if not s.info.compared:
+    for entry in evals:
+        if entry.get("compare_to") is None:
             continue
-        head = f"- **{cell(s.info.label)}** vs {cell(s.info.compare_to or '')}:"
-        found = s.transformations
+        head = f"- **{cell(entry['label'])}** vs {cell(entry['compare_to'])}:"
+        found = entry.get("transformations")
         if found is None:
-            items.append(f"{head} {cell(s.transformations_note or '')}")
+            items.append(f"{head} {cell(entry.get('transformations_note') or '')}")
             continue
         parts = [
             f"{title} ({len(ids)}): {', '.join(map(cell, ids)) or 'none'}"
-            for title, ids in found.kinds()
+            for title, ids in kinds(found)
         ]
         items.append(f"{head} {'; '.join(parts)}")
     return ["", "### Transformations (by row id)", "", *items] if items else []
@@ -128,36 +126,33 @@ def _collapsed(block: Sequence[str]) -> list[str]:
     ]
 
 
-def markdown_summary(
-    summaries: Sequence[EvalSummary],
-    results: Sequence[GateResult],
-    settings: Settings,
-    plugin_version: str,
-) -> str:
+def markdown_summary(document: Mapping[str, Any]) -> str:
     """The whole Markdown summary of a run."""
-    failed = sum(r.status == "failed" for r in results)
+    evals, settings = entries(document), document["settings"]
+    failed = sum(gate["status"] == "failed" for gate in gates(evals))
     verdict = f"{failed} gate(s) failed" if failed else "all gates hold"
     lines = [
         f"## pytest-ragmetrics: {verdict}",
         "",
-        f"pytest-ragmetrics {plugin_version} · tau_sim {settings.tau_sim:g} · "
-        f"citations: {settings.citation_format}",
+        f"pytest-ragmetrics {document['plugin_version']} · tau_sim {settings['tau_sim']:g} · "
+        f"citations: {settings['citation_format']}",
         "",
-        *_metric_table(summaries, MAIN_COLUMNS),
+        *_metric_table(evals, MAIN_COLUMNS),
     ]
-    warnings = [f"> **Warning**: {cell(w)}" for s in summaries for w in s.warnings]
+    warnings = [f"> **Warning**: {cell(w)}" for e in evals for w in e.get("warnings") or ()]
     if warnings:
         lines += ["", *warnings]
-    with_trust = [s for s in summaries if "trust" in s.metrics]
+    with_trust = [entry for entry in evals if "trust" in entry["metrics"]]
     if with_trust:
+        judge = document["trust_judge"]["description"]
         lines += [
             "",
-            f"### Trust-Score (0–100; judge: {cell(judge_description(settings))})",
+            f"### Trust-Score (0–100; judge: {cell(judge)})",
             "",
             *_metric_table(with_trust, TRUST_COLUMNS),
         ]
-    lines += _transformation_section(summaries)
-    lines += _collapsed(stored_baseline_lines(summaries))
-    lines += _collapsed(more_metric_lines(summaries))
-    lines += ["", "### Gates", "", *_gate_section(results), ""]
+    lines += _transformation_section(evals)
+    lines += _collapsed(stored_baseline_lines(evals))
+    lines += _collapsed(more_metric_lines(evals))
+    lines += ["", "### Gates", "", *_gate_section(evals), ""]
     return "\n".join(lines)

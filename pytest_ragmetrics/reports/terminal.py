@@ -1,65 +1,25 @@
-"""Rendering results: terminal lines and the JSON report. Pure functions of the data."""
+"""The ragmetrics section of the terminal summary: lines rendered from the report
+document (``reports.document``). Pure functions of the document."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pytest_ragmetrics.config.thresholds import Settings
-from pytest_ragmetrics.gates.evaluate import GateResult
 from pytest_ragmetrics.metrics.registry import MetricInfo, UnknownAggregate, metric_info
-from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
-from pytest_ragmetrics.results.summary import EvalSummary, RowResult
-
-JSON_SCHEMA_VERSION = 1
-NOT_COMPUTED = "—"
-
-
-def _score(value: float) -> str:
-    return f"{value:.3f}"
-
-
-def _amount(value: float) -> str:
-    return f"{value:.1f}"
-
-
-def _ms(value: float) -> str:
-    return f"{value:.0f}"
-
-
-def _count(value: float) -> str:
-    return f"{value:.0f}"
-
-
-@dataclass(frozen=True)
-class Column:
-    """A table column: heading, the aggregate it shows and how to format it."""
-
-    heading: str
-    metric: str
-    stat: str
-    fmt: Callable[[float], str]
-
-    def cell(self, summary: EvalSummary) -> str:
-        value = summary.metrics.get(self.metric, {}).get(self.stat)
-        return NOT_COMPUTED if value is None else self.fmt(value)
-
-
-MAIN_COLUMNS = (
-    Column("Faithfulness", "faithfulness", "mean", _score),
-    Column("Overlap", "overlap", "mean", _score),
-    Column("F1", "f1", "mean", _score),
-    Column("Tokens", "tokens", "mean", _amount),
-    Column("P50 ms", "latency_ms", "p50", _ms),
-    Column("Abstain", "abstain", "mean", _score),
+from pytest_ragmetrics.reports.columns import (
+    APPENDIX_COLUMNS,
+    MAIN_COLUMNS,
+    NOT_COMPUTED,
+    TRUST_COLUMNS,
+    Column,
+    Entry,
+    amount,
+    count,
 )
-APPENDIX_COLUMNS = (
-    Column("EM", "em", "mean", _score),
-    Column("P95 ms", "latency_ms", "p95", _ms),
-    Column("IDK+Cit", "idk_citation", "sum", _count),
-    Column("Errors", "errors", "sum", _count),
-)
+from pytest_ragmetrics.reports.document import entries, gate_nodeid, gate_summary, gates
+from pytest_ragmetrics.results.pairing import UNPAIRED, describe_pairing
+from pytest_ragmetrics.results.transformations import KINDS
 
 
 def render_table(headings: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
@@ -77,13 +37,11 @@ def render_table(headings: Sequence[str], rows: Iterable[Sequence[str]]) -> list
     return [line(headings), line(["-" * w for w in widths]), *(line(row) for row in body)]
 
 
-def _table(
-    summaries: Sequence[EvalSummary], columns: Sequence[Column], lead: Sequence[str]
-) -> list[str]:
+def _table(evals: Sequence[Entry], columns: Sequence[Column], lead: Sequence[str]) -> list[str]:
     rows = []
-    for summary in summaries:
-        lead_cells = [summary.info.label, str(summary.rows_used)][: len(lead)]
-        rows.append([*lead_cells, *(column.cell(summary) for column in columns)])
+    for entry in evals:
+        lead_cells = [str(entry["label"]), str(entry["n"])][: len(lead)]
+        rows.append([*lead_cells, *(column.cell(entry) for column in columns)])
     return render_table([*lead, *(c.heading for c in columns)], rows)
 
 
@@ -114,7 +72,7 @@ def _dataset_stats(metric: str) -> tuple[str, ...] | None:
     return info.dataset if info else None
 
 
-def _mean_part(metric: str, stats: dict[str, float]) -> list[str]:
+def _mean_part(metric: str, stats: Mapping[str, float]) -> list[str]:
     """``name mean`` with any corpus statistics in parentheses."""
     if "mean" not in stats:
         return []
@@ -135,295 +93,193 @@ def _wrapped(parts: Sequence[str], first: str, indent: str) -> list[str]:
     return [*lines, line] if parts else lines
 
 
-def more_metric_lines(summaries: Sequence[EvalSummary]) -> list[str]:
+def more_metric_lines(evals: Sequence[Entry]) -> list[str]:
     """Every recorded metric the tables do not show: the mean of per-row metrics (with
     corpus statistics in parentheses), then each statistic of dataset-level metrics."""
     lines = []
-    for summary in summaries:
-        names = sorted(set(summary.metrics) - _TABLED, key=_natural)
+    for entry in evals:
+        metrics = entry["metrics"]
+        names = sorted(set(metrics) - _TABLED, key=_natural)
         dataset_level = [name for name in names if _dataset_stats(name) is not None]
         per_row = [
             part
             for name in names
             if name not in dataset_level
-            for part in _mean_part(name, summary.metrics[name])
+            for part in _mean_part(name, metrics[name])
         ]
         block = _wrapped(per_row, "    ", "    ")
         for name in dataset_level:
-            stats, wanted = summary.metrics[name], _dataset_stats(name) or ()
+            stats, wanted = metrics[name], _dataset_stats(name) or ()
             parts = [f"{stat} {stats[stat]:.4g}" for stat in wanted if stat in stats]
             block += _wrapped(parts, f"    {name}: ", "      ")
         if block:
-            lines += [f"  {summary.info.label} ({summary.rows_used} rows):", *block]
+            lines += [f"  {entry['label']} ({entry['n']} rows):", *block]
     return ["More metrics (mean over rows unless named):", *lines] if lines else []
 
 
-def _stage_lines(summaries: Sequence[EvalSummary]) -> list[str]:
+def _stage_lines(evals: Sequence[Entry]) -> list[str]:
     lines = []
-    for summary in summaries:
-        stages = summary.breakdowns.get("tokens_by_stage")
+    for entry in evals:
+        stages = entry["breakdowns"].get("tokens_by_stage")
         if stages:
-            parts = " · ".join(f"{stage} {_amount(v['mean'])}" for stage, v in stages.items())
-            lines.append(f"  {summary.info.label}: {parts}")
+            parts = " · ".join(f"{stage} {amount(v['mean'])}" for stage, v in stages.items())
+            lines.append(f"  {entry['label']}: {parts}")
     return ["Tokens by stage (mean per row):", *lines] if lines else []
 
 
-def _stop_reason_lines(summaries: Sequence[EvalSummary]) -> list[str]:
+def _stop_reason_lines(evals: Sequence[Entry]) -> list[str]:
     lines = []
-    for summary in summaries:
-        reasons = summary.breakdowns.get("stop_reason")
+    for entry in evals:
+        reasons = entry["breakdowns"].get("stop_reason")
         if reasons:
             ordered = sorted(reasons.items(), key=lambda item: (-item[1]["sum"], item[0]))
             parts = [f"{reason} {v['sum']:.0f} ({v['mean']:.0%})" for reason, v in ordered]
-            lines += _wrapped(parts, f"  {summary.info.label}: ", "    ")
+            lines += _wrapped(parts, f"  {entry['label']}: ", "    ")
     return ["Stop reasons (rows, share):", *lines] if lines else []
 
 
-def transformation_lines(summaries: Sequence[EvalSummary]) -> list[str]:
+def kinds(transformations: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """A transformations entry's lists as the reports title them."""
+    return [(title, list(transformations.get(key) or ())) for title, key in KINDS]
+
+
+def transformation_lines(evals: Sequence[Entry]) -> list[str]:
     """Per compared system: the ids that went IDK → supported, and the regressions."""
     lines = []
-    for summary in summaries:
-        if not summary.info.compared:
+    for entry in evals:
+        reference = entry.get("compare_to")
+        if reference is None:
             continue
-        reference = summary.info.compare_to
-        head = f"  {summary.info.label} vs {reference}:"
-        found = summary.transformations
+        head = f"  {entry['label']} vs {reference}:"
+        found = entry.get("transformations")
         if found is None:
-            lines.append(f"{head} {summary.transformations_note}")
+            lines.append(f"{head} {entry.get('transformations_note')}")
             continue
-        lines.append(f"{head} {found.compared} ids compared")
-        for title, ids in found.kinds():
-            listed = list(ids) or ["none"]
+        lines.append(f"{head} {found['compared']} ids compared")
+        for title, ids in kinds(found):
+            listed = ids or ["none"]
             lines += _wrapped(listed, f"    {title} ({len(ids)}): ", "      ")
     return ["Transformations (by row id):", *lines] if lines else []
 
 
-def stored_baseline_lines(summaries: Sequence[EvalSummary]) -> list[str]:
+def pairing_line(stored: Mapping[str, Any]) -> str:
+    """How a paired baseline entry's rows pair with this run's."""
+    return describe_pairing(
+        stored["shared"],
+        stored["stored_rows"],
+        stored["removed"],
+        stored["added"],
+        stored["changed"],
+    )
+
+
+def stored_baseline_lines(evals: Sequence[Entry]) -> list[str]:
     """Per eval with a stored baseline: how its rows pair with this run's, the unpaired
     ids and the transformations; evals where nothing moved share one line."""
     lines, quiet = [], 0
-    for summary in summaries:
-        stored = summary.stored
-        if stored is None or (stored.baseline is None and stored.problem is None):
+    for entry in evals:
+        stored = entry.get("baseline")
+        status = stored.get("status") if stored else None
+        if stored is None or status == "none stored":
             continue
-        head = f"  {summary.info.label}:"
-        if stored.problem is not None:
-            lines.append(f"{head} not compared: {stored.problem.splitlines()[0]}")
+        head = f"  {entry['label']}:"
+        if status == "not compared":
+            lines.append(f"{head} not compared: {stored['problem'].splitlines()[0]}")
             continue
-        pairing = stored.pairing
-        if pairing is None:
-            lines.append(f"{head} rows not paired: {stored.note}")
+        if status == "not paired":
+            lines.append(f"{head} rows not paired: {stored.get('note')}")
             continue
-        found = pairing.transformations
-        moved = found is not None and (found.idk_to_supported or found.regressions)
-        if pairing.exact and not moved:
+        found = stored.get("transformations")
+        moved = found is not None and (found["idk_to_supported"] or found["regressions"])
+        exact = not (stored["added"] or stored["removed"] or stored["changed"])
+        if exact and not moved:
             quiet += 1
             continue
-        lines.append(f"{head} {pairing.describe()}")
-        for title, ids in pairing.listed():
+        lines.append(f"{head} {pairing_line(stored)}")
+        for title, key in UNPAIRED:
+            ids = stored[f"{key}_ids"]
             if ids:
                 lines += _wrapped(list(ids), f"    {title} ({len(ids)}): ", "      ")
         if found is not None:
-            for title, ids in found.kinds():
-                lines += _wrapped(list(ids) or ["none"], f"    {title} ({len(ids)}): ", "      ")
+            for title, ids in kinds(found):
+                lines += _wrapped(ids or ["none"], f"    {title} ({len(ids)}): ", "      ")
         else:
-            lines.append(f"    no transformations: {pairing.transformations_note}")
+            lines.append(f"    no transformations: {stored.get('transformations_note')}")
     if quiet:
         lines.append(f"  {quiet} other eval(s): every stored row paired, none changed state")
     return ["Stored baselines (rows paired by id):", *lines] if lines else []
 
 
-TRUST_COLUMNS = (
-    Column("Answered", "trust", "answered_num", _count),
-    Column("Refusal F1", "trust", "refusal_f1", _amount),
-    Column("Answerable F1", "trust", "answerable_f1", _amount),
-    Column("Macro F1", "trust", "macro_f1", _amount),
-    Column("Calib EM F1", "trust", "calib_str_em_f1", _amount),
-    Column("Citation F1", "trust", "answered_citation_f1", _amount),
-    Column("Trust", "trust", "trust_score", _amount),
-)
-
-
-def judge_description(settings: Settings) -> str:
-    """How the Trust-Score citation numbers were judged, in words for every report."""
-    if settings.trust_judge == "embedding":
-        return (
-            f"embedding similarity >= {settings.trust_judge_tau:g}, an approximation of NLI "
-            "entailment: citation numbers are not comparable with published ones"
-        )
-    kind, _, where = settings.trust_judge.partition(":")
-    if kind == LLM_TRUST_JUDGE:
-        return "the [judge] LLM endpoint"
-    if kind == "nli":
-        return f"NLI cross-encoder {where}"
-    return f"verdict table {where}"
-
-
-def trust_lines(summaries: Sequence[EvalSummary], settings: Settings) -> list[str]:
+def trust_lines(document: Mapping[str, Any]) -> list[str]:
     """The Trust-Score table (0-100) of the evals that ran the ``trust`` fixture."""
-    with_trust = [s for s in summaries if "trust" in s.metrics]
+    with_trust = [entry for entry in entries(document) if "trust" in entry["metrics"]]
     if not with_trust:
         return []
     rows = [
         [
-            s.info.label,
-            _count(s.metrics["trust"]["num_samples"]),
-            *(c.cell(s) for c in TRUST_COLUMNS),
+            str(entry["label"]),
+            count(entry["metrics"]["trust"]["num_samples"]),
+            *(c.cell(entry) for c in TRUST_COLUMNS),
         ]
-        for s in with_trust
+        for entry in with_trust
     ]
     table = render_table(["Eval", "N", *(c.heading for c in TRUST_COLUMNS)], rows)
     warnings = [
-        f"  {s.info.label}: {message}"
-        for s in with_trust
-        for message in s.dataset_details.get("trust_warnings", ())
+        f"  {entry['label']}: {message}"
+        for entry in with_trust
+        for message in entry["dataset_level"]["details"].get("trust_warnings", ())
     ]
-    return [f"Trust-Score (0-100; judge: {judge_description(settings)}):", *table, *warnings]
+    judge = document["trust_judge"]["description"]
+    return [f"Trust-Score (0-100; judge: {judge}):", *table, *warnings]
 
 
-def _gate_lines(results: Sequence[GateResult]) -> list[str]:
-    if not results:
+def _gate_lines(evals: Sequence[Entry]) -> list[str]:
+    if not gates(evals):
         return ["Gates: none configured for these evals"]
-    counts = {
-        status: sum(r.status == status for r in results)
-        for status in ("passed", "failed", "skipped")
-    }
-    lines = [
-        f"Gates: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
-    ]
-    for result in results:
-        if result.status != "passed":
-            first_line = result.message.splitlines()[0]
-            lines.append(f"  {result.status.upper():7} {result.nodeid}: {first_line}")
+    lines = [gate_summary(evals)]
+    for entry in evals:
+        for gate in entry.get("gates") or ():
+            if gate["status"] != "passed":
+                first_line = gate["message"].splitlines()[0]
+                status = gate["status"].upper()
+                lines.append(f"  {status:7} {gate_nodeid(entry, gate)}: {first_line}")
     return lines
 
 
-def _citations(settings: Settings) -> str:
-    pattern = settings.citation_pattern
-    return settings.citation_format + (f" and {pattern}" if pattern else "")
+def _citations(settings: Mapping[str, Any]) -> str:
+    pattern = settings.get("citation_pattern")
+    return str(settings["citation_format"]) + (f" and {pattern}" if pattern else "")
 
 
 def terminal_lines(
-    summaries: Sequence[EvalSummary],
-    results: Sequence[GateResult],
-    settings: Settings,
-    thresholds_path: str | None,
-    notes: Sequence[str] = (),
+    document: Mapping[str, Any], thresholds_path: str | None, notes: Iterable[str] = ()
 ) -> list[str]:
-    """The ragmetrics section of the terminal summary."""
+    """The ragmetrics section of the terminal summary; ``notes`` (what the run did
+    besides scoring) close it."""
+    settings, evals, notes = document["settings"], entries(document), list(notes)
     lines = [
         f"thresholds: {thresholds_path or 'none'} · citations: {_citations(settings)}"
-        f" · IDK phrases: {len(settings.idk_patterns)} · tau_sim: {settings.tau_sim:g}",
+        f" · IDK phrases: {len(settings['idk_patterns'])} · tau_sim: {settings['tau_sim']:g}",
         "",
-        *_table(summaries, MAIN_COLUMNS, ("Eval", "N")),
+        *_table(evals, MAIN_COLUMNS, ("Eval", "N")),
         "",
         "Appendix",
-        *_table(summaries, APPENDIX_COLUMNS, ("Eval",)),
+        *_table(evals, APPENDIX_COLUMNS, ("Eval",)),
     ]
     for block in (
-        _stage_lines(summaries),
-        _stop_reason_lines(summaries),
-        transformation_lines(summaries),
-        stored_baseline_lines(summaries),
-        more_metric_lines(summaries),
-        trust_lines(summaries, settings),
+        _stage_lines(evals),
+        _stop_reason_lines(evals),
+        transformation_lines(evals),
+        stored_baseline_lines(evals),
+        more_metric_lines(evals),
+        trust_lines(document),
     ):
         if block:
             lines += ["", *block]
-    lines += ["", f"{NOT_COMPUTED} = not computed by this eval", "", *_gate_lines(results)]
-    warnings = [f"  {warning}" for summary in summaries for warning in summary.warnings]
+    lines += ["", f"{NOT_COMPUTED} = not computed by this eval", "", *_gate_lines(evals)]
+    warnings = [f"  {warning}" for entry in evals for warning in entry.get("warnings") or ()]
     if warnings:
         lines += ["", "Warnings:", *warnings]
     if notes:
         lines += ["", *notes]
     return lines
-
-
-def _gate_document(result: GateResult) -> dict[str, Any]:
-    return {
-        "name": result.name,
-        "rule": result.rule,
-        "status": result.status,
-        "passed": result.passed,
-        "value": result.value,
-        "bound": result.bound,
-        "baseline": result.baseline,
-        "message": result.message,
-        "regressed": [
-            {"id": change.id, "before": change.before, "after": change.after}
-            for change in result.regressed
-        ],
-    }
-
-
-def _row_document(summary: EvalSummary, row: RowResult) -> dict[str, Any]:
-    return {
-        **row.details,  # first: the fixed keys below always win
-        "id": row.id,
-        "system": summary.info.system,
-        "question": row.fields.get("question"),
-        "answer": row.fields.get("answer"),
-        "gold": row.fields.get("gold"),
-        "answerable": row.fields.get("answerable"),
-        "metrics": row.values,
-        "errors": row.errors,
-        "evidence": row.evidence,
-    }
-
-
-def _eval_document(summary: EvalSummary, results: Sequence[GateResult]) -> dict[str, Any]:
-    info = summary.info
-    entry: dict[str, Any] = {
-        "name": info.name,
-        "label": info.label,
-        "system": info.system,
-        "compare_to": info.compare_to if info.compared else None,
-        "module": info.module,
-        "dataset": info.dataset,
-        "dataset_sha256": info.dataset_sha256,
-        "dataset_rows": info.dataset_rows,
-        "n": summary.rows_used,
-        "errors": summary.errors,
-        "metrics": summary.metrics,
-        "breakdowns": summary.breakdowns,
-        "dataset_level": {
-            "details": summary.dataset_details,
-            "errors": list(summary.dataset_errors),
-        },
-        "gates": [_gate_document(r) for r in results if r.eval == info.label],
-        "rows": [_row_document(summary, row) for row in summary.rows],
-    }
-    entry["warnings"] = list(summary.warnings)
-    if summary.stored is not None:
-        entry["baseline"] = summary.stored.as_dict()
-    if info.rerun is not None:
-        entry["rerun"] = info.rerun
-    if info.compared:
-        found = summary.transformations
-        entry["transformations"] = found.as_dict() if found is not None else None
-        if found is None:
-            entry["transformations_note"] = summary.transformations_note
-    return entry
-
-
-def json_document(
-    summaries: Sequence[EvalSummary],
-    results: Sequence[GateResult],
-    settings: Settings,
-    plugin_version: str,
-) -> dict[str, Any]:
-    """The ``--ragmetrics-json`` report (schema documented in the README): one entry per
-    eval, or per eval and system for a dataset of several systems."""
-    document = {
-        "schema_version": JSON_SCHEMA_VERSION,
-        "plugin_version": plugin_version,
-        "settings": settings.signature(),
-        "evals": [_eval_document(summary, results) for summary in summaries],
-    }
-    if any("trust" in summary.metrics for summary in summaries):
-        document["trust_judge"] = {
-            "setting": settings.trust_judge,
-            "approximate": settings.trust_judge == "embedding",
-            "description": judge_description(settings),
-        }
-    return document

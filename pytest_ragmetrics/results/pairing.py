@@ -34,6 +34,30 @@ BASELINE_METRIC = "baseline"  # baseline.coverage, .shared, .added, .removed, .c
 SHOWN_IDS = 10  # row ids a message lists before "and N more"
 
 
+# The unpaired ids as the reports title them, with the attribute (and, suffixed ``_ids``,
+# the report document's key) that holds them.
+UNPAIRED = (
+    ("removed (stored, not in this run)", "removed"),
+    ("added (not in the baseline)", "added"),
+    ("inputs changed (not compared)", "changed"),
+)
+
+
+def describe_pairing(shared: int, stored_rows: int, removed: int, added: int, changed: int) -> str:
+    """``45 of 48 stored rows paired (coverage 0.938): 3 removed, 1 added``; the coverage
+    and counts only when some row is unpaired."""
+    text = f"{shared} of {stored_rows} stored rows paired"
+    if not (removed or added or changed):
+        return text
+    coverage = shared / stored_rows if stored_rows else 1.0
+    counts = [
+        f"{n} {word}"
+        for word, n in (("removed", removed), ("added", added), ("with changed inputs", changed))
+        if n
+    ]
+    return f"{text} (coverage {coverage:.3f}): {', '.join(counts)}"
+
+
 @dataclass(frozen=True)
 class Pairing:
     """This run's rows paired with a stored baseline's by id; see the module docstring."""
@@ -70,27 +94,17 @@ class Pairing:
 
     def describe(self) -> str:
         """``45 of 48 stored rows paired (coverage 0.938): 3 removed, 1 added``."""
-        text = f"{len(self.shared)} of {self.stored_rows} stored rows paired"
-        if self.exact:
-            return text
-        counts = [
-            f"{len(ids)} {word}"
-            for word, ids in (
-                ("removed", self.removed),
-                ("added", self.added),
-                ("with changed inputs", self.changed),
-            )
-            if ids
-        ]
-        return f"{text} (coverage {self.coverage:.3f}): {', '.join(counts)}"
+        return describe_pairing(
+            len(self.shared),
+            self.stored_rows,
+            len(self.removed),
+            len(self.added),
+            len(self.changed),
+        )
 
     def listed(self) -> list[tuple[str, tuple[str, ...]]]:
         """The unpaired ids as the reports title them."""
-        return [
-            ("removed (stored, not in this run)", self.removed),
-            ("added (not in the baseline)", self.added),
-            ("inputs changed (not compared)", self.changed),
-        ]
+        return [(title, getattr(self, key)) for title, key in UNPAIRED]
 
     def as_dict(self) -> dict[str, Any]:
         """The ``baseline`` entry of an eval in the JSON report."""

@@ -1,14 +1,14 @@
 """Merging per-row records into per-eval aggregates (on the controller).
 
-Each row test sends one small JSON-like payload on its report (see ``row_payload``); a
-dataset-level test (one that takes ``rows``) sends the statistics it computed over all rows
-(``dataset_payload``). This module merges them: payloads of several tests over the same row
-are combined, rows are put back in dataset order, every metric is aggregated
-(``pytest_ragmetrics.results.stats``), corpus statistics are computed from summed per-row
-sufficient statistics (``CORPUS_STATS`` of ``pytest_ragmetrics.metrics.catalog``), and
-dataset-level statistics are added as they are. The result depends only on the set of
-payloads, not on the order they arrived in, so aggregates are bit-identical with and
-without pytest-xdist.
+Each row test sends one small payload on its report (``RowPayload``, as plain JSON-like
+data: xdist serialises report attributes); a dataset-level test (one that takes ``rows``)
+sends the statistics it computed over all rows (``DatasetPayload``). This module merges
+them: payloads of several tests over the same row are combined, rows are put back in
+dataset order, every metric is aggregated (``pytest_ragmetrics.results.stats``), corpus
+statistics are computed from summed per-row sufficient statistics (``CORPUS_STATS`` of
+``pytest_ragmetrics.metrics.catalog``), and dataset-level statistics are added as they
+are. The result depends only on the set of payloads, not on the order they arrived in, so
+aggregates are bit-identical with and without pytest-xdist.
 """
 
 from __future__ import annotations
@@ -100,24 +100,49 @@ class EvalInfo:
         )
 
 
-def row_payload(
-    info: EvalInfo,
-    row_id: str,
-    index: int,
-    values: Mapping[str, float],
-    breakdowns: Mapping[str, Mapping[str, float]],
-    error: str | None,
-    test: str = "test",
-    eval_tests: Iterable[str] = ("test",),
-    skipped: bool = False,
-    evidence: Mapping[str, str] | None = None,
-    details: Mapping[str, Any] | None = None,
-    fields: Mapping[str, Any] | None = None,
-    output: Mapping[str, Any] | None = None,
-    inputs: str = "",
-    citations: Mapping[str, int] | None = None,
-) -> dict[str, Any]:
-    """The record one row test sends to the controller: plain, small, JSON-able.
+class PayloadError(ValueError):
+    """A report carried a ``ragmetrics`` payload this version cannot read."""
+
+
+# The keys of each payload's wire form besides the eval's (``EvalInfo.as_payload``).
+_ROW_KEYS = frozenset(
+    {"row", "inputs", "fields", "index", "values", "breakdowns", "error", "test"}
+    | {"eval_tests", "skipped", "evidence", "details", "output", "citations"}
+)
+_DATASET_KEYS = frozenset(
+    {"kind", "test", "eval_tests", "rows", "values", "details", "error", "skipped"}
+)
+_INFO_KEYS = frozenset(EvalInfo("", "", "", "", 0).as_payload())
+DATASET_KIND = "dataset"
+
+
+def _malformed(payload: Mapping[str, Any], what: str) -> PayloadError:
+    test = payload.get("test", "?") if isinstance(payload, Mapping) else "?"
+    return PayloadError(
+        f"ragmetrics payload of {test}: {what}; the controller and the xdist workers must "
+        "run the same pytest-ragmetrics version"
+    )
+
+
+def _checked(
+    payload: Mapping[str, Any], keys: frozenset[str], types: Mapping[str, type | tuple[type, ...]]
+) -> None:
+    """Raise ``PayloadError`` unless ``payload`` has exactly ``keys`` (plus the eval's)
+    and each key of ``types`` holds a value of that type."""
+    expected = keys | _INFO_KEYS
+    missing, unknown = sorted(expected - set(payload)), sorted(set(payload) - expected)
+    if missing or unknown:
+        parts = [f"missing {', '.join(missing)}"] if missing else []
+        parts += [f"unknown {', '.join(unknown)}"] if unknown else []
+        raise _malformed(payload, "; ".join(parts))
+    for key, kind in types.items():
+        if not isinstance(payload[key], kind):
+            raise _malformed(payload, f"{key} is {type(payload[key]).__name__}")
+
+
+@dataclass(frozen=True)
+class RowPayload:
+    """The record one row test sends to the controller on its report.
 
     ``test`` is the test function that ran the row, ``eval_tests`` every test function of
     the eval that the sending process collected (deselected ones included), so the
@@ -125,51 +150,166 @@ def row_payload(
     fields that the reports show (question, answer, gold, answerable); ``output``, a live
     row's line for ``--ragmetrics-save-outputs`` (sent only with that option); ``inputs``,
     the digest of the row's inputs that pairs it with a stored baseline's row
-    (``pytest_ragmetrics.results.baseline.input_digest``); ``citations``, for a row whose test
-    recorded a metric that reads citations, the markers its answer holds and its contexts.
+    (``pytest_ragmetrics.results.baseline.input_digest``); ``citations``, for a row whose
+    test recorded a metric that reads citations, the markers its answer holds and its
+    contexts. xdist serialises report attributes, so it travels as ``to_dict()``: plain,
+    small, JSON-able.
     """
-    return {
-        **info.as_payload(),
-        "row": row_id,
-        "inputs": inputs,
-        "fields": dict(fields or {}),
-        "index": index,
-        "values": dict(values),
-        "breakdowns": {name: dict(parts) for name, parts in breakdowns.items()},
-        "error": error,
-        "test": test,
-        "eval_tests": sorted(eval_tests),
-        "skipped": skipped,
-        "evidence": dict(evidence or {}),
-        "details": dict(details or {}),
-        "output": dict(output) if output is not None else None,
-        "citations": dict(citations) if citations is not None else None,
-    }
+
+    info: EvalInfo
+    row: str
+    index: int
+    values: Mapping[str, float]
+    breakdowns: Mapping[str, Mapping[str, float]]
+    error: str | None
+    test: str = "test"
+    eval_tests: tuple[str, ...] = ("test",)
+    skipped: bool = False
+    evidence: Mapping[str, str] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    output: Mapping[str, Any] | None = None
+    inputs: str = ""
+    citations: Mapping[str, int] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eval_tests", tuple(sorted(self.eval_tests)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form, attached to the test's report."""
+        return {
+            **self.info.as_payload(),
+            "row": self.row,
+            "inputs": self.inputs,
+            "fields": dict(self.fields),
+            "index": self.index,
+            "values": dict(self.values),
+            "breakdowns": {name: dict(parts) for name, parts in self.breakdowns.items()},
+            "error": self.error,
+            "test": self.test,
+            "eval_tests": list(self.eval_tests),
+            "skipped": self.skipped,
+            "evidence": dict(self.evidence),
+            "details": dict(self.details),
+            "output": dict(self.output) if self.output is not None else None,
+            "citations": dict(self.citations) if self.citations is not None else None,
+        }
+
+    @classmethod
+    def from_dict(cls, payload: Mapping[str, Any]) -> RowPayload:
+        """Read the wire form back; ``PayloadError`` if it is not one."""
+        _checked(
+            payload,
+            _ROW_KEYS,
+            {
+                "row": str,
+                "index": int,
+                "values": dict,
+                "breakdowns": dict,
+                "error": (str, type(None)),
+                "test": str,
+                "eval_tests": list,
+                "skipped": bool,
+                "evidence": dict,
+                "details": dict,
+                "fields": dict,
+                "output": (dict, type(None)),
+                "inputs": str,
+                "citations": (dict, type(None)),
+            },
+        )
+        return cls(
+            EvalInfo.from_payload(payload),
+            payload["row"],
+            payload["index"],
+            dict(payload["values"]),
+            {name: dict(parts) for name, parts in payload["breakdowns"].items()},
+            payload["error"],
+            payload["test"],
+            tuple(payload["eval_tests"]),
+            payload["skipped"],
+            dict(payload["evidence"]),
+            dict(payload["details"]),
+            dict(payload["fields"]),
+            dict(payload["output"]) if payload["output"] is not None else None,
+            payload["inputs"],
+            dict(payload["citations"]) if payload["citations"] is not None else None,
+        )
 
 
-def dataset_payload(
-    info: EvalInfo,
-    test: str,
-    eval_tests: Iterable[str],
-    rows: int,
-    values: Mapping[str, Mapping[str, float]],
-    details: Mapping[str, Any],
-    error: str | None,
-    skipped: bool,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DatasetPayload:
     """The record a dataset-level test (one that takes ``rows``) sends to the controller:
     the statistics of each dataset-level metric it computed over ``rows`` rows."""
-    return {
-        **info.as_payload(),
-        "kind": "dataset",
-        "test": test,
-        "eval_tests": sorted(eval_tests),
-        "rows": rows,
-        "values": {name: dict(stats) for name, stats in values.items()},
-        "details": dict(details),
-        "error": error,
-        "skipped": skipped,
-    }
+
+    info: EvalInfo
+    test: str
+    eval_tests: tuple[str, ...]
+    rows: int
+    values: Mapping[str, Mapping[str, float]]
+    details: Mapping[str, Any]
+    error: str | None
+    skipped: bool
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eval_tests", tuple(sorted(self.eval_tests)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form, attached to the test's report."""
+        return {
+            **self.info.as_payload(),
+            "kind": DATASET_KIND,
+            "test": self.test,
+            "eval_tests": list(self.eval_tests),
+            "rows": self.rows,
+            "values": {name: dict(stats) for name, stats in self.values.items()},
+            "details": dict(self.details),
+            "error": self.error,
+            "skipped": self.skipped,
+        }
+
+    @classmethod
+    def from_dict(cls, payload: Mapping[str, Any]) -> DatasetPayload:
+        """Read the wire form back; ``PayloadError`` if it is not one."""
+        _checked(
+            payload,
+            _DATASET_KEYS,
+            {
+                "test": str,
+                "eval_tests": list,
+                "rows": int,
+                "values": dict,
+                "details": dict,
+                "error": (str, type(None)),
+                "skipped": bool,
+            },
+        )
+        return cls(
+            EvalInfo.from_payload(payload),
+            payload["test"],
+            tuple(payload["eval_tests"]),
+            payload["rows"],
+            {name: dict(stats) for name, stats in payload["values"].items()},
+            dict(payload["details"]),
+            payload["error"],
+            payload["skipped"],
+        )
+
+
+Payload = RowPayload | DatasetPayload
+
+
+def payload_from_dict(payload: object) -> Payload:
+    """The payload a report carried, by its ``kind``; ``PayloadError`` for anything else,
+    so a record is never dropped without a word."""
+    if not isinstance(payload, Mapping):
+        raise PayloadError(f"ragmetrics payload: expected a mapping, got {type(payload).__name__}")
+    kind = payload.get("kind")
+    if kind == DATASET_KIND:
+        return DatasetPayload.from_dict(payload)
+    if kind is not None:
+        raise _malformed(payload, f"unknown kind {kind!r}")
+    return RowPayload.from_dict(payload)
 
 
 def merge_details(details: dict[str, Any], new: Mapping[str, Any]) -> None:
@@ -207,13 +347,13 @@ class RowResult:
         """True when some test ran the row (a skip counts only if the row was bad)."""
         return bool(self.tests)
 
-    def merge(self, payload: Mapping[str, Any]) -> None:
-        if not payload["skipped"] or payload["error"]:
-            self.tests.add(payload["test"])
-        self.inputs = payload.get("inputs") or self.inputs
-        if payload.get("citations") is not None:
-            self.citations = dict(payload["citations"])
-        for metric, value in payload["values"].items():
+    def merge(self, payload: RowPayload) -> None:
+        if not payload.skipped or payload.error:
+            self.tests.add(payload.test)
+        self.inputs = payload.inputs or self.inputs
+        if payload.citations is not None:
+            self.citations = dict(payload.citations)
+        for metric, value in payload.values.items():
             if metric in self.values and self.values[metric] != value:
                 self.errors.append(
                     f"{metric} recorded twice with different values "
@@ -221,15 +361,15 @@ class RowResult:
                 )
                 continue
             self.values[metric] = value
-        for name, parts in payload["breakdowns"].items():
+        for name, parts in payload.breakdowns.items():
             self.breakdowns.setdefault(name, {}).update(parts)
-        self.evidence.update(payload["evidence"])
-        merge_details(self.details, payload["details"])
-        self.fields.update(payload.get("fields", {}))
-        if payload.get("output") is not None:
-            self.output = dict(payload["output"])
-        if payload["error"] and payload["error"] not in self.errors:
-            self.errors.append(payload["error"])
+        self.evidence.update(payload.evidence)
+        merge_details(self.details, payload.details)
+        self.fields.update(payload.fields)
+        if payload.output is not None:
+            self.output = dict(payload.output)
+        if payload.error and payload.error not in self.errors:
+            self.errors.append(payload.error)
 
 
 @dataclass(frozen=True)
@@ -332,23 +472,23 @@ def _add_judge(metrics: dict[str, dict[str, float]], rows: Sequence[RowResult]) 
 
 
 def _merge_dataset_payloads(
-    payloads: list[Mapping[str, Any]],
+    payloads: list[DatasetPayload],
     metrics: dict[str, dict[str, float]],
     coverage: dict[str, int],
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
     details: dict[str, Any] = {}
     errors: list[str] = []
-    for payload in sorted(payloads, key=lambda p: p["test"]):
-        if not payload["skipped"] or payload["error"]:
-            coverage[payload["test"]] = payload["rows"]
-        for name, stats in payload["values"].items():
+    for payload in sorted(payloads, key=lambda p: p.test):
+        if not payload.skipped or payload.error:
+            coverage[payload.test] = payload.rows
+        for name, stats in payload.values.items():
             if name in metrics and metrics[name] != stats:
-                errors.append(f"{payload['test']}: {name} computed twice with different values")
+                errors.append(f"{payload.test}: {name} computed twice with different values")
                 continue
             metrics[name] = dict(stats)
-        details.update(payload["details"])
-        if payload["error"]:
-            errors.append(payload["error"])
+        details.update(payload.details)
+        if payload.error:
+            errors.append(payload.error)
     return details, tuple(errors)
 
 
@@ -372,7 +512,7 @@ def _summarize_eval(
     info: EvalInfo,
     all_rows: list[RowResult],
     tests: set[str],
-    dataset_payloads: list[Mapping[str, Any]],
+    dataset_payloads: list[DatasetPayload],
 ) -> EvalSummary:
     rows = sorted((row for row in all_rows if row.ran), key=lambda row: row.index)
     for row in rows:
@@ -384,30 +524,29 @@ def _summarize_eval(
     _add_trust(metrics, rows, details)
     _add_judge(metrics, rows)
     if dataset_payloads:  # a dataset-level test counts in `errors` like a row
-        ran = [p for p in dataset_payloads if not p["skipped"] or p["error"]]
+        ran = [p for p in dataset_payloads if not p.skipped or p.error]
         flags = [row.values[ERRORS_METRIC] for row in rows]
-        flags += [1.0 if p["error"] else 0.0 for p in sorted(ran, key=lambda p: p["test"])]
+        flags += [1.0 if p.error else 0.0 for p in sorted(ran, key=lambda p: p.test)]
         metrics[ERRORS_METRIC] = aggregate(flags, binary=True)
     skipped = len(all_rows) - len(rows)
     return EvalSummary(info, tuple(rows), metrics, breakdowns, coverage, skipped, details, errors)
 
 
-def summarize(payloads: Iterable[Mapping[str, Any]]) -> list[EvalSummary]:
-    """Merge row payloads into one ``EvalSummary`` per eval and system, sorted by eval name
-    and then by the systems' order in the dataset."""
+def summarize(payloads: Iterable[Payload]) -> list[EvalSummary]:
+    """Merge row and dataset payloads into one ``EvalSummary`` per eval and system, sorted
+    by eval name and then by the systems' order in the dataset."""
     infos: dict[str, EvalInfo] = {}
     rows: dict[str, dict[str, RowResult]] = {}
     tests: dict[str, set[str]] = {}
-    datasets: dict[str, list[Mapping[str, Any]]] = {}
+    datasets: dict[str, list[DatasetPayload]] = {}
     for payload in payloads:
-        info = EvalInfo.from_payload(payload)
-        info = infos.setdefault(info.label, info)
-        tests.setdefault(info.label, set()).update(payload["eval_tests"])
+        info = infos.setdefault(payload.info.label, payload.info)
+        tests.setdefault(info.label, set()).update(payload.eval_tests)
         by_id = rows.setdefault(info.label, {})
-        if payload.get("kind") == "dataset":
+        if isinstance(payload, DatasetPayload):
             datasets.setdefault(info.label, []).append(payload)
             continue
-        row = by_id.setdefault(payload["row"], RowResult(payload["row"], payload["index"]))
+        row = by_id.setdefault(payload.row, RowResult(payload.row, payload.index))
         row.merge(payload)
     order = sorted(infos.values(), key=lambda info: (info.name, info.system_index))
     return [

@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# The lists as the reports title them, with the attribute (and report document key) of each.
+KINDS = (("IDK → supported", "idk_to_supported"), ("regressed", "regressions"))
+
 
 @dataclass(frozen=True)
 class Transformations:
@@ -17,7 +20,7 @@ class Transformations:
 
     def kinds(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """The lists as the reports title them."""
-        return (("IDK → supported", self.idk_to_supported), ("regressed", self.regressions))
+        return tuple((title, getattr(self, key)) for title, key in KINDS)
 
     def as_dict(self) -> dict[str, Any]:
         return {

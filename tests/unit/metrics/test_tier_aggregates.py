@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.config.thresholds import ThresholdsError, load_thresholds
+from pytest_ragmetrics.config.thresholds import Settings, ThresholdsError, load_thresholds
 from pytest_ragmetrics.metrics.classification import JUDGE_PIPELINE_COUNTS, Confusion
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info, split_aggregate
+from pytest_ragmetrics.reports.document import entries, report_document
 from pytest_ragmetrics.reports.terminal import more_metric_lines
-from pytest_ragmetrics.results.summary import EvalInfo, dataset_payload, row_payload, summarize
+from pytest_ragmetrics.results.summary import DatasetPayload, EvalInfo, RowPayload, summarize
 
 INFO = EvalInfo("evals/test_x.py", "evals/test_x.py", "evals/data/x.jsonl", "0" * 64, 3)
 
@@ -85,9 +86,9 @@ def test_confusion_of_rows_adds_up(decisions: list[tuple[bool, bool]]) -> None:
         assert 0.0 <= score <= 1.0
 
 
-def _judge_row(row_id: str, index: int, show: bool, gold: bool) -> dict[str, object]:
+def _judge_row(row_id: str, index: int, show: bool, gold: bool) -> RowPayload:
     cell = Confusion.of(show, gold)
-    return row_payload(
+    return RowPayload(
         INFO,
         row_id,
         index,
@@ -114,10 +115,10 @@ def test_corpus_statistics_come_from_summed_counts() -> None:
 
 def test_dataset_payloads_merge_into_the_eval() -> None:
     rows = [
-        row_payload(INFO, "a", 0, {"mrr": 1.0}, {}, None),
-        row_payload(INFO, "b", 1, {"mrr": 0.5}, {}, None),
+        RowPayload(INFO, "a", 0, {"mrr": 1.0}, {}, None),
+        RowPayload(INFO, "b", 1, {"mrr": 0.5}, {}, None),
     ]
-    space = dataset_payload(
+    space = DatasetPayload(
         INFO,
         "evals/test_x.py::test_space",
         ["evals/test_x.py::test_space", "test"],
@@ -136,7 +137,7 @@ def test_dataset_payloads_merge_into_the_eval() -> None:
 
 
 def test_a_failed_dataset_test_counts_as_an_error() -> None:
-    failed = dataset_payload(INFO, "t::test_space", ["t::test_space"], 3, {}, {}, "boom", False)
+    failed = DatasetPayload(INFO, "t::test_space", ["t::test_space"], 3, {}, {}, "boom", False)
     (summary,) = summarize([failed])
     assert summary.errors == 1
     assert summary.dataset_errors == ("boom",)
@@ -146,9 +147,9 @@ def test_a_failed_dataset_test_counts_as_an_error() -> None:
 
 def test_more_metrics_golden() -> None:
     rows = [
-        row_payload(INFO, "a", 0, {"hit_rate@10": 1.0, "hit_rate@5": 0.0, "f1": 1.0}, {}, None),
+        RowPayload(INFO, "a", 0, {"hit_rate@10": 1.0, "hit_rate@5": 0.0, "f1": 1.0}, {}, None),
     ]
-    space = dataset_payload(
+    space = DatasetPayload(
         INFO,
         "t::s",
         ["t::s", "test"],
@@ -159,7 +160,8 @@ def test_more_metrics_golden() -> None:
         False,
     )
     (summary,) = summarize([*rows, space])
-    assert more_metric_lines([summary]) == [
+    document = report_document([summary], [], Settings(), "9.9")
+    assert more_metric_lines(entries(document)) == [
         "More metrics (mean over rows unless named):",
         "  evals/test_x.py (1 rows):",
         "    hit_rate@5 0 · hit_rate@10 1",  # natural order of k; f1 is in the main table

@@ -9,8 +9,9 @@ import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
+from pytest_ragmetrics.reports.document import report_document
 from pytest_ragmetrics.reports.markdown import cell, markdown_summary
-from pytest_ragmetrics.results.summary import EvalInfo, row_payload, summarize
+from pytest_ragmetrics.results.summary import EvalInfo, RowPayload, summarize
 
 from conftest import Project
 
@@ -19,8 +20,8 @@ INFO = EvalInfo("evals/test_a.py", "evals/test_a.py", "evals/data/a.jsonl", "0" 
 
 def test_markdown_summary_golden() -> None:
     payloads = [
-        row_payload(INFO, "r1", 0, {"f1": 1.0, "tokens": 100.0, "mrr": 1.0}, {}, None),
-        row_payload(INFO, "r2", 1, {"f1": 0.5, "tokens": 300.0, "mrr": 0.5}, {}, None),
+        RowPayload(INFO, "r1", 0, {"f1": 1.0, "tokens": 100.0, "mrr": 1.0}, {}, None),
+        RowPayload(INFO, "r2", 1, {"f1": 0.5, "tokens": 300.0, "mrr": 0.5}, {}, None),
     ]
     results = [
         GateResult("evals/test_a.py", "f1.mean", ">= 0.5", "passed", "ok", 0.75, 0.5),
@@ -35,7 +36,7 @@ def test_markdown_summary_golden() -> None:
             100.0,
         ),
     ]
-    text = markdown_summary(summarize(payloads), results, Settings(), "9.9")
+    text = markdown_summary(report_document(summarize(payloads), results, Settings(), "9.9"))
     assert text.splitlines() == [
         "## pytest-ragmetrics: 1 gate(s) failed",
         "",

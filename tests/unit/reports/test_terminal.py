@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
+from pytest_ragmetrics.reports.document import report_document
 from pytest_ragmetrics.reports.terminal import render_table, terminal_lines
-from pytest_ragmetrics.results.summary import EvalInfo, row_payload, summarize
+from pytest_ragmetrics.results.summary import EvalInfo, RowPayload, summarize
 
 INFO = EvalInfo("evals/test_a.py", "evals/test_a.py", "evals/data/a.jsonl", "0" * 64, 2)
 
@@ -21,15 +22,16 @@ def test_render_table_aligns_columns() -> None:
 
 def test_terminal_lines_golden() -> None:
     payloads = [
-        row_payload(INFO, "r1", 0, {"f1": 1.0, "tokens": 100.0, "latency_ms": 100.0}, {}, None),
-        row_payload(INFO, "r2", 1, {"f1": 0.5, "tokens": 300.0, "latency_ms": 300.0}, {}, None),
+        RowPayload(INFO, "r1", 0, {"f1": 1.0, "tokens": 100.0, "latency_ms": 100.0}, {}, None),
+        RowPayload(INFO, "r2", 1, {"f1": 0.5, "tokens": 300.0, "latency_ms": 300.0}, {}, None),
     ]
     summaries = summarize(payloads)
     results = [
         GateResult("evals/test_a.py", "f1.mean", ">= 0.5", "passed", "ok", 0.75, 0.5),
         GateResult("evals/test_a.py", "tokens.mean", "<= 150", "failed", "too many\nmore", 200.0),
     ]
-    lines = terminal_lines(summaries, results, Settings(), "thresholds.toml", ["a note"])
+    document = report_document(summaries, results, Settings(), "9.9")
+    lines = terminal_lines(document, "thresholds.toml", ["a note"])
     assert lines == [
         "thresholds: thresholds.toml · citations: auto · IDK phrases: 11 · tau_sim: 0.65",
         "",

@@ -27,8 +27,8 @@ from pytest_ragmetrics.results.pairing import BaselineState, Pairing
 from pytest_ragmetrics.results.summary import (
     EvalInfo,
     EvalSummary,
+    RowPayload,
     RowResult,
-    row_payload,
     summarize,
 )
 
@@ -174,7 +174,7 @@ INFO = EvalInfo("e", "evals/test_e.py", "d.jsonl", "0" * 64, 4)
 def _summary(rows: Mapping[str, tuple[str, Mapping[str, float]]]) -> EvalSummary:
     """An eval over rows id -> (inputs digest, values), in the given order."""
     payloads = [
-        row_payload(INFO, row_id, index, values, {}, None, inputs=inputs)
+        RowPayload(INFO, row_id, index, values, {}, None, inputs=inputs)
         for index, (row_id, (inputs, values)) in enumerate(rows.items())
     ]
     (summary,) = summarize(payloads)

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_ragmetrics.results.stats import aggregate
-from pytest_ragmetrics.results.summary import EvalInfo, row_payload, summarize
+from pytest_ragmetrics.results.summary import EvalInfo, RowPayload, summarize
 
 INFO = EvalInfo("evals/test_x.py", "evals/test_x.py", "evals/data/x.jsonl", "0" * 64, 4)
 
@@ -38,8 +38,8 @@ def test_percentiles_match_numpy_linear(values: list[float]) -> None:
     assert min(values) <= stats["mean"] <= max(values) or np.isclose(stats["mean"], min(values))
 
 
-def payload(row: str, index: int, values: dict[str, float], error: str | None = None) -> dict:  # type: ignore[type-arg]
-    return row_payload(INFO, row, index, values, {}, error)
+def payload(row: str, index: int, values: dict[str, float], error: str | None = None) -> RowPayload:
+    return RowPayload(INFO, row, index, values, {}, error)
 
 
 def test_payloads_of_several_tests_merge_per_row() -> None:
@@ -68,10 +68,10 @@ def test_conflicting_values_for_one_row_are_an_error_not_a_silent_overwrite() ->
 
 def test_breakdowns_add_up_to_the_whole() -> None:
     payloads = [
-        row_payload(
+        RowPayload(
             INFO, "a", 0, {"tokens": 30.0}, {"tokens_by_stage": {"gen": 20.0, "rw": 10.0}}, None
         ),
-        row_payload(INFO, "b", 1, {"tokens": 50.0}, {"tokens_by_stage": {"gen": 50.0}}, None),
+        RowPayload(INFO, "b", 1, {"tokens": 50.0}, {"tokens_by_stage": {"gen": 50.0}}, None),
     ]
     (summary,) = summarize(payloads)
     stages = summary.breakdowns["tokens_by_stage"]

@@ -1,0 +1,222 @@
+"""The ``--ragmetrics-*`` options and ``ragmetrics_*`` ini keys: declared in one group,
+parsed once at configure time into a frozen ``Options``.
+
+Every help text ends with the default. Parsing validates what can be known before
+anything runs (a limit below 1, an output path that cannot be written, the thresholds
+file in force) and says what is wrong as a ``pytest.UsageError``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics.config.project import (
+    INI_KEY,
+    THRESHOLDS_NAME,
+    Project,
+    ProjectError,
+    locate_project,
+)
+from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
+from pytest_ragmetrics.reports.write import GITHUB_SUMMARY_ENV
+
+# What the controller hands every xdist worker (``workerinput``): the run's id, and with
+# --ragmetrics-no-cache, its private cache directory.
+RUN_ID_KEY = "ragmetrics_run_id"
+RUN_CACHE_KEY = "ragmetrics_run_cache"
+
+
+@dataclass(frozen=True)
+class Options:
+    """The ``--ragmetrics-*`` command-line options, parsed; paths are absolute (relative
+    ones are taken from the invocation directory)."""
+
+    project: Project  # the thresholds file in force and the project root
+    limit: int | None
+    json_path: Path | None
+    md_path: Path | None
+    html_path: Path | None
+    update_baseline: bool
+    force_gates: bool
+    cache_dir: Path
+    refresh: bool = False  # --ragmetrics-refresh: call live systems and the judge anew
+    save_outputs: Path | None = None  # --ragmetrics-save-outputs
+    run_id: str = "run"  # shared by the controller and every xdist worker of the run
+    no_cache: bool = False  # --ragmetrics-no-cache: cache_dir is the run's, removed at the end
+
+    @property
+    def thresholds(self) -> Path | None:
+        return self.project.thresholds
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Declare every ``--ragmetrics-*`` option and the ``ragmetrics_thresholds`` ini key."""
+    group = parser.getgroup("ragmetrics", "RAG evaluation metrics and gates")
+    group.addoption(
+        "--ragmetrics-thresholds",
+        metavar="PATH",
+        default=None,
+        help=f"the {THRESHOLDS_NAME} with settings and gates (default: ini {INI_KEY}, else "
+        f"the nearest {THRESHOLDS_NAME} at or above the test paths)",
+    )
+    group.addoption(
+        "--ragmetrics-limit",
+        metavar="N",
+        type=int,
+        default=None,
+        help="run only the first N rows of each dataset (of each system of a dataset of "
+        "systems); gates are then skipped (default: all rows)",
+    )
+    group.addoption(
+        "--ragmetrics-json",
+        metavar="PATH",
+        default=None,
+        help="write the aggregates, gates and per-row values as JSON to PATH (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-md",
+        metavar="PATH",
+        default=None,
+        help="write a Markdown summary (tables and gates) to PATH; it is also appended to "
+        f"${GITHUB_SUMMARY_ENV} when that variable is set (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-html",
+        metavar="PATH",
+        default=None,
+        help="write one self-contained HTML report (tables, gates, plots, transformations, "
+        "per-row drill-down) to PATH (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-update-baseline",
+        action="store_true",
+        default=False,
+        help="store this run's aggregates and row values as each eval's baseline; this "
+        "accepts them as the reference (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-force-gates",
+        action="store_true",
+        default=False,
+        help="check gates and allow baseline updates on partial runs or with errored rows "
+        "(default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-cache-dir",
+        metavar="DIR",
+        default=None,
+        help=f"directory of the embedding cache (default: ${CACHE_DIR_ENV} if set, "
+        f"else {CACHE_DIR_NAME}/ in the project root, the thresholds file's folder)",
+    )
+    group.addoption(
+        "--ragmetrics-no-cache",
+        action="store_true",
+        default=False,
+        help="neither read nor write the embedding cache; texts are still encoded only once "
+        "per run (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-refresh",
+        action="store_true",
+        default=False,
+        help="ignore cached live-system outputs and LLM-judge verdicts: call them anew "
+        "and cache the new answers (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-save-outputs",
+        metavar="PATH",
+        default=None,
+        help="write the live systems' outputs as a JSON Lines dataset to PATH, loadable as "
+        "a recorded eval (default: off)",
+    )
+    parser.addini(
+        INI_KEY,
+        "path of the thresholds file, relative to the ini file (default: the nearest "
+        f"{THRESHOLDS_NAME} at or above the test paths)",
+        default="",
+    )
+
+
+def workerinput(config: pytest.Config) -> dict[str, Any] | None:
+    """What the controller handed this xdist worker; ``None`` on the controller."""
+    return getattr(config, "workerinput", None)
+
+
+def locate(config: pytest.Config) -> Project:
+    """The thresholds file in force and the project root (``config.project``)."""
+    try:
+        return locate_project(
+            invocation_dir=config.invocation_params.dir,
+            args=config.args,
+            option=config.getoption("ragmetrics_thresholds"),
+            ini_value=str(config.getini(INI_KEY) or ""),
+            inipath=config.inipath,
+            rootpath=config.rootpath,
+        )
+    except ProjectError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+def cache_dir(config: pytest.Config, root: Path) -> Path:
+    """Where this process's embedding cache lives; ``--ragmetrics-no-cache`` gives the run
+    a private directory (shared with xdist workers, removed at the end)."""
+    given = workerinput(config)
+    if given is not None and RUN_CACHE_KEY in given:
+        return Path(given[RUN_CACHE_KEY])
+    if config.getoption("ragmetrics_no_cache"):
+        return Path(tempfile.mkdtemp(prefix="ragmetrics-run-cache-"))
+    chosen = config.getoption("ragmetrics_cache_dir") or os.environ.get(CACHE_DIR_ENV)
+    if chosen:
+        return config.invocation_params.dir / chosen
+    return root / CACHE_DIR_NAME
+
+
+def check_writable(option: str, path: Path) -> None:
+    """Refuse, before anything runs, an output path that cannot be written."""
+    if path.is_dir():
+        raise pytest.UsageError(f"{option} {path}: is a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise pytest.UsageError(f"{option} {path}: cannot create {path.parent}: {error}") from None
+
+
+def _path(config: pytest.Config, name: str) -> Path | None:
+    """An output path option, relative to the invocation directory; ``None`` when unset."""
+    value = config.getoption(name)
+    return config.invocation_params.dir / value if value else None
+
+
+def parse_options(config: pytest.Config) -> Options:
+    """The run's options, validated (any process; a worker takes the run's id, and its
+    private cache, from the controller)."""
+    limit = config.getoption("ragmetrics_limit")
+    if limit is not None and limit < 1:
+        raise pytest.UsageError(f"--ragmetrics-limit must be at least 1, got {limit}")
+    given = workerinput(config)
+    run_id = given[RUN_ID_KEY] if given else uuid.uuid4().hex
+    save_outputs = _path(config, "ragmetrics_save_outputs")
+    if save_outputs is not None and given is None:
+        check_writable("--ragmetrics-save-outputs", save_outputs)
+    project = locate(config)
+    return Options(
+        cache_dir=cache_dir(config, project.root),
+        project=project,
+        limit=limit,
+        json_path=_path(config, "ragmetrics_json"),
+        md_path=_path(config, "ragmetrics_md"),
+        html_path=_path(config, "ragmetrics_html"),
+        update_baseline=config.getoption("ragmetrics_update_baseline"),
+        force_gates=config.getoption("ragmetrics_force_gates"),
+        refresh=config.getoption("ragmetrics_refresh"),
+        save_outputs=save_outputs,
+        run_id=run_id,
+        no_cache=config.getoption("ragmetrics_no_cache"),
+    )

@@ -1,0 +1,181 @@
+"""What a row test or dataset-level test sends on its report (any process that runs tests).
+
+A test's recorder (``plugin.state.RowRecorder``, ``DatasetRecorder``) collects what its
+metric fixtures computed; when the test's last phase is reported, this module turns that,
+with how the test ended, into a typed payload (``results.summary.RowPayload``,
+``DatasetPayload``) and attaches its wire form to the report, which reaches the controller
+with or without pytest-xdist.
+
+How a test ended is classified in one place (``raised_error``): a failed ``assert`` or
+``pytest.fail`` in the test's body is its verdict on the row; anything else raised (a
+fixture's setup, a bug, a live system's exception) is an error of the row.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.data.dataset import RowError
+from pytest_ragmetrics.live.system import LiveSystemError
+from pytest_ragmetrics.plugin.state import (
+    DATASET_RECORDER_KEY,
+    RECORDER_KEY,
+    RowParam,
+    RowRecorder,
+    RowsParam,
+    located,
+    row_param,
+    rows_param,
+    run_state,
+)
+from pytest_ragmetrics.results.baseline import input_digest
+from pytest_ragmetrics.results.summary import DatasetPayload, RowPayload
+from pytest_ragmetrics.text.citations import find_citations
+
+# The report attribute the payload's wire form travels in.
+PAYLOAD_ATTR = "ragmetrics"
+# Row fields the reports show beside the metrics (the HTML drill-down).
+SHOWN_FIELDS = ("question", "answer", "gold", "answerable")
+# Metrics that read an answer's citation markers: a run where no answer holds one the
+# plugin recognises is warned about (``plugin.finish.citation_warning``).
+CITATION_METRICS = frozenset({"overlap", "faithfulness", "idk_citation", "anchor_coverage"})
+# What the plugin itself failed to get for a row: a live system's output, a judge's
+# verdict (JudgeRowError, JudgeNotConfigured), a field a metric needs.
+CALL_FAILURES = (LiveSystemError, RowError)
+# Set on such a report: it is an error, even in the call phase (pytest_report_teststatus).
+ERRORED_ATTR = "ragmetrics_errored"
+
+
+def is_final(call: pytest.CallInfo[None], report: pytest.TestReport) -> bool:
+    """Whether this is the report a payload rides on: the call, or a setup that did not
+    pass (the test then has no call)."""
+    return call.when == "call" or (call.when == "setup" and report.outcome != "passed")
+
+
+def raised_error(where: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> str | None:
+    """``where: <phase> raised <Type>: <first line>`` when the test failed by an exception
+    that is not its verdict; ``None`` when it passed, was skipped, or its body failed an
+    ``assert`` or ``pytest.fail`` (the test's verdict on the row, not an error)."""
+    if not report.failed or call.excinfo is None:
+        return None
+    excinfo = call.excinfo
+    if call.when == "call" and excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
+        return None
+    message = str(excinfo.value).splitlines()[0] if str(excinfo.value) else ""
+    return f"{where}: {call.when} raised {excinfo.typename}: {message}"
+
+
+def call_failure(param: RowParam, call: pytest.CallInfo[None]) -> str | None:
+    """The line a row test's error is reported with when what failed is one of
+    ``CALL_FAILURES``: ``file:line: what: why``, the row's error in the reports; None for
+    anything else (a failed assert is the test's verdict, another exception a bug)."""
+    excinfo = call.excinfo
+    if excinfo is None or not excinfo.errisinstance(CALL_FAILURES):
+        return None
+    return located(param.row, str(excinfo.value))
+
+
+def wants_traceback(config: pytest.Config) -> bool:
+    """Whether the run asked for full tracebacks (``--tb=long`` or ``-vv``): a failed
+    call is then reported with pytest's traceback instead of its one line."""
+    return bool(config.option.tbstyle == "long" or config.option.verbose >= 2)
+
+
+def function_id(item: pytest.Item) -> str:
+    """The test function an item runs, without its parameters: ``mod.py::test_x``."""
+    if item.parent is None:
+        return item.nodeid
+    return f"{item.parent.nodeid}::{getattr(item, 'originalname', item.name)}"
+
+
+def citation_census(recorder: RowRecorder | None, settings: Settings) -> dict[str, int] | None:
+    """How many citation markers the row's answer holds and how many contexts it has, for
+    a row that recorded a metric reading citations; ``None`` otherwise."""
+    if recorder is None:
+        return None
+    if not (CITATION_METRICS & set(recorder.values) or "trust" in recorder.details):
+        return None
+    row = recorder.row
+    answer = row.answer if isinstance(row.answer, str) else ""
+    markers = find_citations(answer, row.context_ids, settings.citations)
+    return {"markers": len(markers), "contexts": len(row.contexts or ())}
+
+
+def row_payload(
+    item: pytest.Item, param: RowParam, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> RowPayload:
+    """The payload of a row test's final report."""
+    recorder = item.stash.get(RECORDER_KEY, None)
+    error = recorder.error if recorder else None
+    error = error or raised_error(param.row.where(), call, report)
+    state = run_state(item.config)
+    test = function_id(item)
+    row = recorder.row if recorder else param.row  # a live row carries its output
+    saved = recorder.saved if recorder and state.options.save_outputs else None
+    return RowPayload(
+        param.info,
+        param.row.id,
+        param.row.index,
+        recorder.values if recorder else {},
+        recorder.breakdowns if recorder else {},
+        error,
+        test=test,
+        eval_tests=tuple(state.eval_tests.get(param.info.name, {test})),
+        skipped=report.skipped,
+        evidence=recorder.evidence if recorder else {},
+        details=recorder.details if recorder else {},
+        fields={name: row.data[name] for name in SHOWN_FIELDS if name in row.data},
+        output=saved,
+        inputs=input_digest(param.row.data),
+        citations=citation_census(recorder, state.thresholds.settings),
+    )
+
+
+def dataset_payload(
+    item: pytest.Item, param: RowsParam, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> DatasetPayload:
+    """The payload of a dataset-level test's final report."""
+    recorder = item.stash.get(DATASET_RECORDER_KEY, None)
+    error = recorder.error if recorder else None
+    error = error or raised_error(item.nodeid, call, report)
+    test = function_id(item)
+    state = run_state(item.config)
+    return DatasetPayload(
+        param.info,
+        test,
+        tuple(state.eval_tests.get(param.info.name, {test})),
+        # An error (bad rows included) is reported as such, not as a partial run; rows
+        # left out by row_errors = "skip" make the statistics partial.
+        len(recorder.rows) if recorder and not error else len(param.loaded),
+        recorder.values if recorder else {},
+        recorder.details if recorder else {},
+        error,
+        report.skipped,
+    )
+
+
+def attach_payload(
+    item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> None:
+    """Attach what a row or dataset-level test recorded to its final report; a row whose
+    live-system or judge call failed is marked an error and, unless tracebacks were asked
+    for, reported with its one line."""
+    if not is_final(call, report):
+        return
+    param = row_param(item)
+    if param is not None:
+        setattr(report, PAYLOAD_ATTR, row_payload(item, param, call, report).to_dict())
+        failure = call_failure(param, call) if report.failed else None
+        if failure is not None:
+            setattr(report, ERRORED_ATTR, True)  # an attribute: it travels from xdist workers
+            if not wants_traceback(item.config):
+                report.longrepr = failure
+    rows = rows_param(item)
+    if rows is not None:
+        setattr(report, PAYLOAD_ATTR, dataset_payload(item, rows, call, report).to_dict())
+
+
+def is_row_error(report: pytest.CollectReport | pytest.TestReport) -> bool:
+    """A row whose live-system or judge call failed: an ERROR, in the call phase too."""
+    return report.when == "call" and report.failed and getattr(report, ERRORED_ATTR, False)

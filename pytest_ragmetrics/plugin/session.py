@@ -1,0 +1,270 @@
+"""One pytest run as the plugin sees it: the object every hook hands off to.
+
+``RunSession`` is built at configure time in every process and kept in the config's stash.
+Every process prepares embeddings and attaches what its tests recorded to their reports;
+the controller (the only process without pytest-xdist, the coordinating one with it) also
+gathers those payloads, finishes the run (aggregates, baselines, gates), reports the gates
+as tests, and renders the reports from one document.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sys
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics import __version__
+from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
+from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
+from pytest_ragmetrics.embeddings.prepare import PrepareStats
+from pytest_ragmetrics.embeddings.progress import LineProgress
+from pytest_ragmetrics.files import display_path
+from pytest_ragmetrics.gates.configcheck import check_configuration
+from pytest_ragmetrics.gates.evaluate import applies
+from pytest_ragmetrics.plugin.collect import parametrize_rows
+from pytest_ragmetrics.plugin.finish import Finished, finish_run
+from pytest_ragmetrics.plugin.fixtures import session_texts
+from pytest_ragmetrics.plugin.gate_reports import send_gate_reports
+from pytest_ragmetrics.plugin.options import (
+    RUN_CACHE_KEY,
+    RUN_ID_KEY,
+    Options,
+    parse_options,
+    workerinput,
+)
+from pytest_ragmetrics.plugin.recording import PAYLOAD_ATTR, attach_payload
+from pytest_ragmetrics.plugin.state import STATE_KEY, RunState, embedding_store, eval_of
+from pytest_ragmetrics.reports.document import ReportDocument, report_document
+from pytest_ragmetrics.reports.terminal import terminal_lines
+from pytest_ragmetrics.reports.write import write_reports
+from pytest_ragmetrics.results.summary import EvalInfo, Payload, payload_from_dict
+
+# What an xdist worker hands back to the controller (``workeroutput``).
+PREPARE_STATS_KEY = "ragmetrics_prepare_stats"
+
+
+def _thresholds(options: Options) -> Thresholds:
+    """The thresholds file in force, read and checked; its embedding model resolved."""
+    path = options.thresholds
+    try:
+        thresholds = load_thresholds(path) if path else Thresholds()
+    except ThresholdsError as error:
+        raise pytest.UsageError(str(error)) from None
+    settings = thresholds.settings
+    try:
+        resolve_model_dir(settings.embedding_model, settings.base_dir)
+    except EmbeddingModelError as error:
+        where = f"{path}: [settings] " if path else ""
+        raise pytest.UsageError(f"{where}{error}") from None
+    return thresholds
+
+
+class RunSession:
+    """The plugin's side of one pytest run, in one process."""
+
+    def __init__(self, config: pytest.Config, state: RunState) -> None:
+        self.config = config
+        self.state = state
+        self.controller = workerinput(config) is None
+        # The controller's findings: what the tests sent, then what finishing made of it.
+        self.payloads: list[Payload] = []
+        self.notes: list[str] = []
+        self.prepare_stats: dict[str, PrepareStats] = {}  # by process
+        self.finished = Finished((), (), ())
+        self.expected_gates = 0  # counted in the progress line before the rows ran
+        self.checked = False  # the configuration was checked before the rows ran
+
+    @classmethod
+    def configure(cls, config: pytest.Config) -> RunSession:
+        """Parse the options, read thresholds.toml, and keep the run's state in the stash."""
+        options = parse_options(config)
+        state = RunState(options, _thresholds(options), options.project.root)
+        config.stash[STATE_KEY] = state
+        return cls(config, state)
+
+    def close(self) -> None:
+        """Close the embedding cache; remove the run's private cache on the controller."""
+        if self.state.store is not None:
+            self.state.store.close()
+        if self.state.options.no_cache and self.controller:
+            shutil.rmtree(self.state.options.cache_dir, ignore_errors=True)
+
+    def header_lines(self) -> list[str]:
+        """The thresholds file, project root, embedding model, tau_sim and cache in force."""
+        state = self.state
+        settings = state.thresholds.settings
+        cache = (
+            "off (--ragmetrics-no-cache)"
+            if state.options.no_cache
+            else display_path(state.options.cache_dir, state.project_root)
+        )
+        return [
+            f"ragmetrics: {__version__}, {state.options.project.describe()}",
+            f"ragmetrics embeddings: {model_label(settings.embedding_model)}, "
+            f"tau_sim {settings.tau_sim:g}, cache {cache}",
+        ]
+
+    def parametrize(self, metafunc: pytest.Metafunc) -> None:
+        parametrize_rows(metafunc, self.state)
+
+    def prepare(self, session: pytest.Session) -> None:
+        """Embed every text the selected rows need, unless nothing will run."""
+        config = session.config
+        collection_failed = session.testsfailed and not config.option.continue_on_collection_errors
+        if not session.items or config.option.collectonly or collection_failed:
+            return
+        texts = session_texts(session.items, self.state.thresholds.settings)
+        if texts:
+            try:
+                embedding_store(config).prepare(texts, self._progress())
+            except EmbeddingModelError as error:
+                raise pytest.UsageError(str(error)) from None
+
+    def _progress(self) -> LineProgress:
+        """The progress bar of embedding: the terminal reporter's line on the controller,
+        stderr (named after the worker) on an xdist worker."""
+        config = self.config
+        given = workerinput(config)
+        if given is None:
+            reporter = config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                return LineProgress(reporter.write, reporter.isatty)
+        capture = config.pluginmanager.get_plugin("capturemanager")
+        name = f"[{given['workerid']}] ragmetrics" if given else "ragmetrics"
+        stream = sys.__stderr__ or sys.stderr
+
+        def write(text: str) -> None:  # a worker's stderr is the terminal's, once uncaptured
+            with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+                stream.write(text)
+                stream.flush()
+
+        return LineProgress(write, stream.isatty(), name)
+
+    def attach_payload(
+        self, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
+    ) -> None:
+        attach_payload(item, call, report)
+
+    def hand_over_stats(self) -> None:
+        """Keep this process's embedding statistics (a worker sends them to the controller)."""
+        store = self.state.store
+        if store is None:
+            return
+        if self.controller:
+            self.prepare_stats["main"] = store.stats
+        else:
+            self.config.workeroutput[PREPARE_STATS_KEY] = store.stats.as_dict()  # type: ignore[attr-defined]
+
+    # The controller only, from here on.
+
+    def configure_node(self, node: Any) -> None:
+        """Share the run's id, and its private cache, with an xdist worker."""
+        node.workerinput[RUN_ID_KEY] = self.state.options.run_id
+        if self.state.options.no_cache:
+            node.workerinput[RUN_CACHE_KEY] = str(self.state.options.cache_dir)
+
+    def node_down(self, node: Any) -> None:
+        """Keep what preparing cost on an xdist worker."""
+        stats = getattr(node, "workeroutput", {}).get(PREPARE_STATS_KEY)
+        if stats is not None:
+            self.prepare_stats[node.gateway.id] = PrepareStats(**stats)
+
+    def receive(self, report: pytest.TestReport) -> None:
+        """Keep the payload a report carries, local or from a worker."""
+        payload = getattr(report, PAYLOAD_ATTR, None)
+        if payload is not None:
+            self.payloads.append(payload_from_dict(payload))
+
+    def start_loop(self, session: pytest.Session) -> None:
+        """Without xdist the items are known before any row runs: refuse configuration
+        that would silence a gate, and count the gates in the progress line; under xdist
+        both happen when the rows are back (``end_loop``)."""
+        collected = [info for info in map(eval_of, session.items) if info is not None]
+        if collected:
+            self._check_configuration(collected)
+        self.expected_gates = self._count_gates(collected)
+        session.testscollected += self.expected_gates
+        self.checked = bool(collected)
+
+    def end_loop(self, session: pytest.Session, stopped: str | None) -> None:
+        """After every row ran (or the run stopped): finish the run and report the gates
+        as tests."""
+        if session.shouldfail or session.shouldstop:
+            stopped = stopped or str(session.shouldfail or session.shouldstop)
+        if not self.checked:
+            reported = {payload.info for payload in self.payloads}
+            self._check_configuration(sorted(reported, key=lambda info: info.label))
+        self.finished = finish_run(self.state, self.payloads, stopped)
+        self.notes += self.finished.notes
+        results = self.finished.gate_results
+        infos = {summary.info.label: summary.info for summary in self.finished.summaries}
+        session.testscollected += len(results) - self.expected_gates
+        send_gate_reports(session, results, infos)
+
+    def _check_configuration(self, infos: list[EvalInfo]) -> None:
+        """Raise a usage error for configuration that silences gates; keep the notes."""
+        option = self.config.option
+        narrowed = bool(
+            option.keyword
+            or option.markexpr
+            or option.deselect
+            or getattr(option, "lf", False)
+            or self.config.args_source == pytest.Config.ArgsSource.ARGS
+        )
+        state = self.state
+        findings = check_configuration(infos, state.thresholds, state.project_root, narrowed)
+        if findings.errors:
+            raise pytest.UsageError("\n".join(findings.errors))
+        self.notes += [note for note in findings.notes if note not in self.notes]
+
+    def _count_gates(self, infos: list[EvalInfo]) -> int:
+        evals = {info.label: info for info in infos}
+        thresholds = self.state.thresholds
+        return sum(
+            applies(gate, info)
+            for info in evals.values()
+            for gate in thresholds.gates_for(info.name, info.system)
+        )
+
+    @cached_property
+    def document(self) -> ReportDocument:
+        """The report document of the finished run, built once: every report renders it."""
+        finished = self.finished
+        return report_document(
+            finished.summaries, finished.gate_results, self.state.thresholds.settings, __version__
+        )
+
+    def terminal_lines(self) -> list[str]:
+        """The ragmetrics section of the terminal summary; empty when no eval ran."""
+        if not self.finished.summaries:
+            return []
+        thresholds = self.state.options.thresholds
+        shown = display_path(thresholds, self.state.project_root) if thresholds else None
+        notes = [*self.notes, *embedding_notes(self.prepare_stats)]
+        return terminal_lines(self.document, shown, notes)
+
+    def write_reports(self) -> None:
+        """Write the --ragmetrics-json, -html and -md reports (and GitHub's summary)."""
+        options = self.state.options
+        write_reports(self.document, options.json_path, options.html_path, options.md_path)
+
+
+def embedding_notes(stats: dict[str, PrepareStats]) -> Sequence[str]:
+    """One line on where the embedding time went, per process that embedded anything."""
+    return [
+        f"embeddings ({process}): {one.describe()}"
+        for process, one in sorted(stats.items())
+        if one.texts
+    ]
+
+
+SESSION_KEY = pytest.StashKey[RunSession]()
+
+
+def run_session(config: pytest.Config) -> RunSession:
+    return config.stash[SESSION_KEY]

@@ -1,0 +1,155 @@
+"""The report document: the run's results built once, as the ``--ragmetrics-json`` file
+holds them (schema documented in the README). The terminal section, the Markdown summary
+and the HTML page are pure functions of this one document, so they cannot disagree.
+
+One entry per eval, or per eval and system for a dataset of several systems; each holds
+the eval's aggregates, gates, rows, stored baseline and transformations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.gates.evaluate import GateResult
+from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
+from pytest_ragmetrics.results.summary import EvalSummary, RowResult
+
+JSON_SCHEMA_VERSION = 1
+GATE_STATUSES = ("passed", "failed", "skipped")
+
+ReportDocument = dict[str, Any]
+
+
+def trust_judge_description(settings: Settings) -> str:
+    """How the Trust-Score citation numbers were judged (its entailment judge, the
+    ``trust_judge`` setting, not the ``[judge]`` metrics), in words for every report."""
+    if settings.trust_judge == "embedding":
+        return (
+            f"embedding similarity >= {settings.trust_judge_tau:g}, an approximation of NLI "
+            "entailment: citation numbers are not comparable with published ones"
+        )
+    kind, _, where = settings.trust_judge.partition(":")
+    if kind == LLM_TRUST_JUDGE:
+        return "the [judge] LLM endpoint"
+    if kind == "nli":
+        return f"NLI cross-encoder {where}"
+    return f"verdict table {where}"
+
+
+def _gate_document(result: GateResult) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "name": result.name,
+        "rule": result.rule,
+        "status": result.status,
+        "passed": result.passed,
+        "value": result.value,
+        "bound": result.bound,
+        "baseline": result.baseline,
+        "message": result.message,
+        "regressed": [
+            {"id": change.id, "before": change.before, "after": change.after}
+            for change in result.regressed
+        ],
+    }
+    if result.notes:  # only when the baseline's rows did not pair exactly
+        document["notes"] = list(result.notes)
+    return document
+
+
+def _row_document(summary: EvalSummary, row: RowResult) -> dict[str, Any]:
+    return {
+        **row.details,  # first: the fixed keys below always win
+        "id": row.id,
+        "system": summary.info.system,
+        "question": row.fields.get("question"),
+        "answer": row.fields.get("answer"),
+        "gold": row.fields.get("gold"),
+        "answerable": row.fields.get("answerable"),
+        "metrics": row.values,
+        "errors": row.errors,
+        "evidence": row.evidence,
+    }
+
+
+def _eval_document(summary: EvalSummary, results: Sequence[GateResult]) -> dict[str, Any]:
+    info = summary.info
+    entry: dict[str, Any] = {
+        "name": info.name,
+        "label": info.label,
+        "system": info.system,
+        "compare_to": info.compare_to if info.compared else None,
+        "module": info.module,
+        "dataset": info.dataset,
+        "dataset_sha256": info.dataset_sha256,
+        "dataset_rows": info.dataset_rows,
+        "n": summary.rows_used,
+        "errors": summary.errors,
+        "metrics": summary.metrics,
+        "breakdowns": summary.breakdowns,
+        "dataset_level": {
+            "details": summary.dataset_details,
+            "errors": list(summary.dataset_errors),
+        },
+        "gates": [_gate_document(r) for r in results if r.eval == info.label],
+        "rows": [_row_document(summary, row) for row in summary.rows],
+    }
+    entry["warnings"] = list(summary.warnings)
+    if summary.stored is not None:
+        entry["baseline"] = summary.stored.as_dict()
+    if info.rerun is not None:
+        entry["rerun"] = info.rerun
+    if info.compared:
+        found = summary.transformations
+        entry["transformations"] = found.as_dict() if found is not None else None
+        if found is None:
+            entry["transformations_note"] = summary.transformations_note
+    return entry
+
+
+def report_document(
+    summaries: Sequence[EvalSummary],
+    results: Sequence[GateResult],
+    settings: Settings,
+    plugin_version: str,
+) -> ReportDocument:
+    """The report document of a run: its version, the settings' signature, one entry per
+    eval (and system), and, when some eval ran the Trust-Score suite, its judge."""
+    document: ReportDocument = {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "plugin_version": plugin_version,
+        "settings": settings.signature(),
+        "evals": [_eval_document(summary, results) for summary in summaries],
+    }
+    if any("trust" in summary.metrics for summary in summaries):
+        document["trust_judge"] = {
+            "setting": settings.trust_judge,
+            "approximate": settings.trust_judge == "embedding",
+            "description": trust_judge_description(settings),
+        }
+    return document
+
+
+def entries(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The document's eval entries, in order."""
+    return list(document.get("evals") or ())
+
+
+def gates(evals: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The gates of ``evals``, eval by eval."""
+    return [gate for entry in evals for gate in entry.get("gates") or ()]
+
+
+def gate_nodeid(entry: Mapping[str, Any], gate: Mapping[str, Any]) -> str:
+    """How a gate is named in reports: ``<eval label>::gate::<metric.stat>``."""
+    return f"{entry.get('label')}::gate::{gate.get('name')}"
+
+
+def gate_summary(evals: Iterable[Mapping[str, Any]]) -> str:
+    """``Gates: 3 passed, 1 failed, 0 skipped``."""
+    found = gates(evals)
+    counts = {status: sum(g.get("status") == status for g in found) for status in GATE_STATUSES}
+    return (
+        f"Gates: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+    )

@@ -1,0 +1,124 @@
+"""The --ragmetrics-* options: declared in one group, parsed into a frozen ``Options``."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_ragmetrics.embeddings.cache import CACHE_DIR_NAME
+from pytest_ragmetrics.plugin.options import (
+    RUN_CACHE_KEY,
+    RUN_ID_KEY,
+    Options,
+    parse_options,
+)
+
+
+def test_defaults(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAGMETRICS_CACHE_DIR", raising=False)
+    pytester.makefile(".toml", thresholds="[settings]\n")
+    options = parse_options(pytester.parseconfig())
+    assert options.project.thresholds == pytester.path / "thresholds.toml"
+    assert options.project.root == pytester.path
+    assert options.cache_dir == pytester.path / CACHE_DIR_NAME
+    assert (options.limit, options.json_path, options.md_path, options.html_path) == (None,) * 4
+    assert options.save_outputs is None
+    assert not options.update_baseline
+    assert not options.force_gates
+    assert not options.refresh
+    assert not options.no_cache
+    assert len(options.run_id) == 32  # a fresh uuid4 hex per run
+
+
+def test_values_are_parsed_and_paths_taken_from_the_invocation_dir(
+    pytester: pytest.Pytester,
+) -> None:
+    config = pytester.parseconfig(
+        "--ragmetrics-limit=3",
+        "--ragmetrics-json=out/r.json",
+        "--ragmetrics-md=out/r.md",
+        "--ragmetrics-html=out/r.html",
+        "--ragmetrics-save-outputs=out/live.jsonl",
+        "--ragmetrics-cache-dir=cache",
+        "--ragmetrics-update-baseline",
+        "--ragmetrics-force-gates",
+        "--ragmetrics-refresh",
+    )
+    options = parse_options(config)
+    out = pytester.path / "out"
+    assert options.limit == 3
+    assert (options.json_path, options.md_path, options.html_path) == (
+        out / "r.json",
+        out / "r.md",
+        out / "r.html",
+    )
+    assert options.save_outputs == out / "live.jsonl"
+    assert out.is_dir()  # made by the writability check of --ragmetrics-save-outputs
+    assert options.cache_dir == pytester.path / "cache"
+    assert options.update_baseline
+    assert options.force_gates
+    assert options.refresh
+
+
+def test_options_are_frozen(pytester: pytest.Pytester) -> None:
+    options = parse_options(pytester.parseconfig())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.limit = 2  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("limit", ["0", "-1"])
+def test_a_limit_below_one_is_a_usage_error(pytester: pytest.Pytester, limit: str) -> None:
+    config = pytester.parseconfig(f"--ragmetrics-limit={limit}")
+    message = f"--ragmetrics-limit must be at least 1, got {limit}"
+    with pytest.raises(pytest.UsageError, match=re.escape(message)):
+        parse_options(config)
+
+
+def test_an_output_that_is_a_directory_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.mkdir("taken")
+    config = pytester.parseconfig("--ragmetrics-save-outputs=taken")
+    with pytest.raises(pytest.UsageError, match=r"--ragmetrics-save-outputs \S*taken: is a dir"):
+        parse_options(config)
+
+
+def test_a_missing_thresholds_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    config = pytester.parseconfig("--ragmetrics-thresholds=nowhere.toml")
+    with pytest.raises(pytest.UsageError, match=r"nowhere\.toml"):
+        parse_options(config)
+
+
+def test_no_cache_gives_the_run_a_private_directory(pytester: pytest.Pytester) -> None:
+    options = parse_options(pytester.parseconfig("--ragmetrics-no-cache"))
+    try:
+        assert options.no_cache
+        assert options.cache_dir.is_dir()
+        assert options.cache_dir.name.startswith("ragmetrics-run-cache-")
+        assert not options.cache_dir.is_relative_to(pytester.path)
+    finally:
+        options.cache_dir.rmdir()
+
+
+def test_a_worker_takes_the_run_id_and_private_cache_from_the_controller(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    config = pytester.parseconfig("--ragmetrics-no-cache", "--ragmetrics-save-outputs=taken")
+    pytester.mkdir("taken")  # only the controller checks where outputs go
+    config.workerinput = {RUN_ID_KEY: "run-7", RUN_CACHE_KEY: str(tmp_path)}  # type: ignore[attr-defined]
+    options = parse_options(config)
+    assert options.run_id == "run-7"
+    assert options.cache_dir == tmp_path
+
+
+def test_every_option_is_in_one_group_and_names_its_default(pytester: pytest.Pytester) -> None:
+    config = pytester.parseconfig()
+    group = config._parser.getgroup("ragmetrics")
+    names = [name for option in group.options for name in option.names()]
+    fields = {field.name for field in dataclasses.fields(Options)}
+    assert len(names) == 11
+    assert all(name.startswith("--ragmetrics-") for name in names)
+    assert all(option.attrs()["help"].endswith(")") for option in group.options)
+    assert all("(default: " in option.attrs()["help"] for option in group.options)
+    assert {"limit", "json_path", "no_cache", "run_id"} <= fields

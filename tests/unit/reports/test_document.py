@@ -1,0 +1,117 @@
+"""Every report renders the one report document: the terminal and Markdown need nothing
+the JSON file lacks, and the gate summary line is the same everywhere."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.gates.evaluate import GateResult
+from pytest_ragmetrics.gates.stored import RowChange
+from pytest_ragmetrics.reports.document import gate_summary, report_document
+from pytest_ragmetrics.reports.markdown import markdown_summary
+from pytest_ragmetrics.reports.terminal import terminal_lines
+from pytest_ragmetrics.reports.write import json_text, write_reports
+from pytest_ragmetrics.results.baseline import Baseline
+from pytest_ragmetrics.results.pairing import BaselineState, Pairing
+from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, RowPayload, summarize
+from pytest_ragmetrics.results.transformations import Transformations
+
+INFO = EvalInfo("evals/test_a.py", "evals/test_a.py", "evals/data/a.jsonl", "0" * 64, 3)
+
+
+def _summary() -> EvalSummary:
+    (summary,) = summarize(
+        RowPayload(INFO, row, i, {"overlap": value, "f1": value}, {}, None)
+        for i, (row, value) in enumerate([("r1", 1.0), ("r2", 0.5), ("r3", 0.0)])
+    )
+    pairing = Pairing(
+        stored_rows=3,
+        shared=("r1", "r2"),
+        added=("r3",),
+        removed=("r0",),
+        changed=(),
+        current={},
+        stored={},
+        transformations=Transformations(("r2",), ("r1",), 2),
+    )
+    baseline = Baseline(Path("b.json"), {}, 3, {})
+    stored = BaselineState("evals/baselines/a.json", baseline, pairing=pairing)
+    return replace(summary, stored=stored, warnings=("no answer holds a citation marker",))
+
+
+RESULTS = [
+    GateResult(
+        "evals/test_a.py",
+        "overlap.mean",
+        ">= baseline",
+        "failed",
+        "overlap.mean 0.75 < 0.8\nmore",
+        0.75,
+        0.8,
+        0.8,
+        (RowChange("r1", 1.0, 0.5),),
+        ("compared on the 2 shared rows",),
+    ),
+    GateResult("evals/test_a.py", "f1.mean", ">= 0.1", "passed", "ok", 0.5, 0.1),
+]
+
+
+def test_renderers_need_only_what_the_json_file_holds() -> None:
+    document = report_document([_summary()], RESULTS, Settings(), "9.9")
+    from_file = json.loads(json_text(document))
+    assert terminal_lines(from_file, "thresholds.toml", ["a note"]) == terminal_lines(
+        document, "thresholds.toml", ["a note"]
+    )
+    assert markdown_summary(from_file) == markdown_summary(document)
+
+
+def test_the_stored_baseline_is_rendered_from_the_document() -> None:
+    lines = terminal_lines(report_document([_summary()], RESULTS, Settings(), "9.9"), None)
+    start = lines.index("Stored baselines (rows paired by id):")
+    assert lines[start : start + 6] == [
+        "Stored baselines (rows paired by id):",
+        "  evals/test_a.py: 2 of 3 stored rows paired (coverage 0.667): 1 removed, 1 added",
+        "    removed (stored, not in this run) (1): r0",
+        "    added (not in the baseline) (1): r3",
+        "    IDK → supported (1): r2",
+        "    regressed (1): r1",
+    ]
+
+
+def test_gate_notes_reach_the_markdown_through_the_document() -> None:
+    document = report_document([_summary()], RESULTS, Settings(), "9.9")
+    (failed, passed) = document["evals"][0]["gates"]
+    assert failed["notes"] == ["compared on the 2 shared rows"]
+    assert "notes" not in passed  # the key appears only when there are notes
+    assert (
+        "overlap.mean 0.75 \\< 0.8 · compared on the 2 shared rows · regressed (1): r1"
+        in markdown_summary(document)
+    )
+
+
+def test_one_gate_summary_line_for_every_report() -> None:
+    document = report_document([_summary()], RESULTS, Settings(), "9.9")
+    line = gate_summary(document["evals"])
+    assert line == "Gates: 1 passed, 1 failed, 0 skipped"
+    assert line in terminal_lines(document, None)
+    assert line in markdown_summary(document).splitlines()
+
+
+def test_reports_are_written_from_the_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    document = report_document([_summary()], RESULTS, Settings(), "9.9")
+    out = tmp_path / "out"
+    out.mkdir()
+    write_reports(document, out / "r.json", None, out / "r.md")
+    assert json.loads((out / "r.json").read_text(encoding="utf-8")) == json.loads(
+        json_text(document)
+    )
+    assert (out / "r.md").read_text(encoding="utf-8") == markdown_summary(document)
+    assert sorted(p.name for p in out.iterdir()) == ["r.json", "r.md"]  # no temporary files

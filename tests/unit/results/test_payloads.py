@@ -1,0 +1,122 @@
+"""Typed payloads: what a test sends to the controller, and back from its wire form."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics.results.summary import (
+    DatasetPayload,
+    EvalInfo,
+    PayloadError,
+    RowPayload,
+    payload_from_dict,
+    summarize,
+)
+
+INFO = EvalInfo(
+    "evals/test_x.py",
+    "evals/test_x.py",
+    "evals/data/x.jsonl",
+    "0" * 64,
+    4,
+    system="b",
+    system_index=1,
+    compare_to="a",
+    test_path="evals/test_x.py",
+    systems=("a", "b"),
+)
+ROW = RowPayload(
+    INFO,
+    "r1",
+    2,
+    {"f1": 0.5, "tokens": 120.0},
+    {"tokens_by_stage": {"generate": 100.0, "rewrite": 20.0}},
+    "x.jsonl:3: field 'gold': missing",
+    test="evals/test_x.py::test_correct",
+    eval_tests=("evals/test_x.py::test_z", "evals/test_x.py::test_correct"),
+    skipped=False,
+    evidence={"f1": "gold 'Paris'"},
+    details={"live": {"system": "b", "cached": True, "fingerprint": "abc"}},
+    fields={"question": "Capital?", "answer": "Paris", "answerable": True},
+    output={"id": "r1", "answer": "Paris"},
+    inputs="d" * 64,
+    citations={"markers": 1, "contexts": 2},
+)
+DATASET = DatasetPayload(
+    INFO,
+    "evals/test_x.py::test_space",
+    ("evals/test_x.py::test_space",),
+    4,
+    {"embedding_space": {"avg_nn_distance": 0.25}},
+    {"embedding_space": {"outliers": ["r2"]}},
+    None,
+    False,
+)
+
+
+@pytest.mark.parametrize("payload", [ROW, DATASET, RowPayload(INFO, "r2", 0, {}, {}, None)])
+def test_round_trip(payload: RowPayload | DatasetPayload) -> None:
+    assert type(payload).from_dict(payload.to_dict()) == payload
+    assert payload_from_dict(payload.to_dict()) == payload
+
+
+@pytest.mark.parametrize("payload", [ROW, DATASET])
+def test_round_trip_through_json(payload: RowPayload | DatasetPayload) -> None:
+    """xdist sends report attributes as JSON-like data: the wire form survives it."""
+    assert payload_from_dict(json.loads(json.dumps(payload.to_dict()))) == payload
+
+
+def test_the_wire_form_is_the_one_reports_always_carried() -> None:
+    wire = ROW.to_dict()
+    assert wire["eval"] == "evals/test_x.py"
+    assert wire["system"] == "b"
+    assert wire["systems"] == ["a", "b"]
+    assert wire["row"] == "r1"
+    assert wire["eval_tests"] == ["evals/test_x.py::test_correct", "evals/test_x.py::test_z"]
+    assert "kind" not in wire
+    assert DATASET.to_dict()["kind"] == "dataset"
+
+
+def _without(payload: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in payload.items() if k != key}
+
+
+@pytest.mark.parametrize(
+    ("wire", "message"),
+    [
+        ({**ROW.to_dict(), "kind": "corpus"}, "unknown kind 'corpus'"),
+        (_without(ROW.to_dict(), "values"), "missing values"),
+        (_without(DATASET.to_dict(), "rows"), "missing rows"),
+        (_without(ROW.to_dict(), "eval"), "missing eval"),
+        ({**ROW.to_dict(), "weight": 2}, "unknown weight"),
+        ({**ROW.to_dict(), "index": "2"}, "index is str"),
+        ({**ROW.to_dict(), "values": [0.5]}, "values is list"),
+        ({**DATASET.to_dict(), "skipped": None}, "skipped is NoneType"),
+    ],
+)
+def test_a_malformed_payload_is_an_error(wire: dict[str, Any], message: str) -> None:
+    with pytest.raises(PayloadError, match=message) as raised:
+        payload_from_dict(wire)
+    assert "same pytest-ragmetrics version" in str(raised.value)
+
+
+def test_a_payload_that_is_not_a_mapping_is_an_error() -> None:
+    with pytest.raises(PayloadError, match="expected a mapping, got list"):
+        payload_from_dict([ROW.to_dict()])
+
+
+def test_summarize_takes_typed_payloads() -> None:
+    (summary,) = summarize([ROW, DATASET])
+    assert summary.info == INFO
+    assert [row.id for row in summary.rows] == ["r1"]
+    assert summary.rows[0].errors == ["x.jsonl:3: field 'gold': missing"]
+    assert summary.metrics["embedding_space"] == {"avg_nn_distance": 0.25}
+    # Every test function the eval collected, from the row and the dataset payload.
+    assert summary.coverage == {
+        "evals/test_x.py::test_correct": 1,
+        "evals/test_x.py::test_space": 4,
+        "evals/test_x.py::test_z": 0,
+    }
