@@ -2,7 +2,7 @@ r"""thresholds.toml: the run's settings and gates, parsed once at configure time
 
 Shape::
 
-    [settings]                       # optional; every key is documented in the README
+    [settings]                       # optional; every key: docs/gates.md#the-file
     citation_format = "auto"         # "auto" | "cit" | "numeric"
     citation_pattern = '\[([\w-]+)\]'  # a project's own marker: one group, the doc id
     idk_patterns = ["..."]           # replaces the default IDK phrases

@@ -26,10 +26,10 @@ cell count is wrong. Cells of any size are read.
 
 Rows keep file order. A row's id is its ``id`` field; without one it is ``L<line>-<hash>``,
 the line number and a short hash of the line's content. Ids are unique per ``system``: a
-dataset of several systems (METRICS.md §3) holds one row per (system, id), and once any row
-names its system, every row must. A later row with an id already taken becomes
-``<id>@L<line>``; made-up ids never take an id that any row gives itself (``~2`` is added
-when one would).
+dataset of several systems (docs/metrics.md#3-comparing-systems) holds one row per (system,
+id), and once any row names its system, every row must. A later row with an id already taken
+becomes ``<id>@L<line>``; made-up ids never take an id that any row gives itself (``~2`` is
+added when one would).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class Problem:
 class Row:
     """One evaluated question, as loaded and validated from the dataset.
 
-    Fields of METRICS.md §0 are attributes (``row.answer``, ``row.gold``, ...), ``None``
+    Fields of docs/datasets.md#fields are attributes (``row.answer``, ``row.gold``, ...), ``None``
     when absent; ``row["any_field"]`` reads any field, known or not.
     """
 

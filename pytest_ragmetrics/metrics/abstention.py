@@ -1,6 +1,6 @@
 """Abstention: does an answer say "I don't know", and does an IDK sentence cite anything.
 
-METRICS.md §0/§1: an answer abstains when all its non-empty sentences are IDK (an empty
+docs/metrics.md#abstain: an answer abstains when all its non-empty sentences are IDK (an empty
 answer has none, so it abstains) or when the system reported ``telemetry.action ==
 "ABSTAIN"``. ``idk_citation`` is 1 when any IDK sentence carries a citation marker, valid or
 not: by contract an IDK sentence cites nothing.

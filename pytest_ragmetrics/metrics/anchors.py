@@ -1,7 +1,8 @@
 """Anchor coverage: the share of a question's anchors found in the text of the cited contexts.
 
-METRICS.md §3. The question is NFKC-normalised and its white space collapsed; its anchors
-are then, in order of appearance and deduplicated case-insensitively (first spelling kept):
+docs/metrics.md#anchor_coverage. The question is NFKC-normalised and its white space
+collapsed; its anchors are then, in order of appearance and deduplicated case-insensitively
+(first spelling kept):
 
 * **Quoted titles** — the text inside "…", “…”, «…», „…“, ‘…’ or '…' (surrounding spaces
   trimmed). A single quote opens only when no letter or digit precedes it and closes only

@@ -1,6 +1,6 @@
 """Cost metrics: LLM tokens per query (with a breakdown by stage) and latency.
 
-``tokens`` in a row takes one of three shapes (METRICS.md §0):
+``tokens`` in a row takes one of three shapes (docs/metrics.md#tokens):
 
 * an int: the total, no breakdown;
 * ``{"prompt": int, "completion": int}``: one call;

@@ -1,4 +1,4 @@
-"""Grounding metrics (METRICS.md §1) and embedding similarity to gold (§4, Tier 3).
+"""Grounding metrics (docs/metrics.md#1-grounding) and embedding similarity to gold (§4, Tier 3).
 
 **Overlap** of an answer: split it into sentences; drop the IDK sentences; the rest are
 claim sentences. A claim sentence is supported iff it carries exactly one citation, that
@@ -6,7 +6,7 @@ citation names a context, and the cosine between the embeddings of the sentence 
 stripped) and of the cited context's text is at least ``tau_sim``. Overlap = supported /
 claim sentences; with no claim sentence it is 0.0 and the answer counts as abstaining.
 
-Decisions where the specification is silent, also in the README:
+Decisions where the specification is silent, also in docs/metrics.md#1-grounding:
 
 * the same target cited twice (``[CIT:d1] ... [CIT:d1]``) is one citation;
 * a sentence made only of markers asserts nothing and is not a claim sentence;
@@ -250,8 +250,8 @@ class Faithfulness:
 
 
 def faithfulness(overlap_score: float, abstains: bool, answerable: bool | None) -> Faithfulness:
-    """METRICS.md §1: 0.0 for abstaining on an answerable (or unknown) question, 1.0 for a
-    correct abstention, otherwise ``min(1.0, 0.6 + 0.4 * overlap)``."""
+    """docs/metrics.md#faithfulness: 0.0 for abstaining on an answerable (or unknown)
+    question, 1.0 for a correct abstention, otherwise ``min(1.0, 0.6 + 0.4 * overlap)``."""
     if abstains:
         if answerable is False:
             return Faithfulness(1.0, "abstains on an unanswerable question (correct)")

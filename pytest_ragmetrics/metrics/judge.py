@@ -1,4 +1,4 @@
-"""The LLM-judge metrics (METRICS.md §4 Tier 2/3 and judge quality, §5) on one row, and
+"""The LLM-judge metrics (docs/metrics.md#4-tiered-metrics, #judge-quality) on one row, and
 the judge's accounting over an eval.
 
 ``faithfulness_judge`` (0-1, the answer against its contexts), ``answer_relevance`` (0-1,
@@ -34,7 +34,8 @@ from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, 
 
 JUDGE_METRICS = ("faithfulness_judge", "answer_relevance", "answer_correctness", "e2e_score")
 CONSISTENCY = "consistency_score"
-CONSISTENCY_DELTA = 0.5  # |s1 - s2| <= delta counts as consistent (METRICS.md §4)
+# |s1 - s2| <= delta counts as consistent (docs/metrics.md#consistency_score)
+CONSISTENCY_DELTA = 0.5
 TRUST_ENTAILMENT = "trust_entailment"  # the tally of the Trust-Score judge's verdicts
 # What each metric's prompt is filled with.
 _NEEDS: dict[str, tuple[str, ...]] = {
@@ -300,7 +301,7 @@ JUDGE_STATS = (
     "tokens",
     "consistency_score",
 )
-# Judge-quality numbers that may be named alone, as METRICS.md §4 names them.
+# Judge-quality numbers that may be named alone, as docs/metrics.md#judge-quality names them.
 JUDGE_QUALITY = ("consistency_score", "error_rate", "avg_latency_ms")
 JUDGE = MetricInfo(
     "judge", "the LLM judge's calls, errors, latency and tokens", dataset=JUDGE_STATS

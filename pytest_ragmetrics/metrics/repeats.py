@@ -1,4 +1,4 @@
-"""Consistency of a system over repeated runs of one question (METRICS.md Tier 2/3):
+"""Consistency of a system over repeated runs of one question (docs/metrics.md#tier-2-generation):
 ``response_exact_match_rate`` and ``response_semantic_consistency`` compare the row's
 ``repeats`` (further answers to the same question) with its answer; ``determinism``
 compares the row with its second run (the marker's ``rerun`` file), answer and citations.

@@ -1,11 +1,12 @@
 """The F1 (short) finalizer: a deterministic short answer extracted from a long one.
 
-METRICS.md §3. ``finalize(question, answer)`` returns the minimal span of the answer that
-answers the question, for EM/F1 (short) only; the displayed answer is never changed. The
-answer is citation-stripped (``strip_citations``) first, and the short answer is always a
-substring of that text, or all of it. The first rule that applies wins; ``rule`` names it.
+docs/metrics.md#the-finalizer. ``finalize(question, answer)`` returns the minimal span of
+the answer that answers the question, for EM/F1 (short) only; the displayed answer is never
+changed. The answer is citation-stripped (``strip_citations``) first, and the short answer
+is always a substring of that text, or all of it. The first rule that applies wins; ``rule``
+names it.
 
-1. ``abstain``: the answer abstains (METRICS.md §0; an empty answer does too): whole text.
+1. ``abstain``: the answer abstains (docs/metrics.md#abstain; an empty answer does too): whole text.
 2. The question (NFKC, case-folded) is classified by the first cue group of
    ``_QUESTION_CUES`` it contains, as whole words, in this order: *average* (average,
    averaged…, avg, "the/a mean", "mean of", rata-rata, rerata, средн…, в среднем);

@@ -1,5 +1,5 @@
 """The report document: the run's results built once, as the ``--ragmetrics-json`` file
-holds them (schema documented in the README). The terminal section, the Markdown summary
+holds them (schema: docs/reports.md#json). The terminal section, the Markdown summary
 and the HTML page are pure functions of this one document, so they cannot disagree.
 
 One entry per eval, or per eval and system for a dataset of several systems; each holds

@@ -1,4 +1,5 @@
-"""Comparing the systems of one eval with its reference system (METRICS.md §3).
+"""Comparing the systems of one eval with its reference system
+(docs/metrics.md#3-comparing-systems).
 
 For every system other than the marker's ``compare_to``, on the controller after the rows
 were merged:

@@ -36,11 +36,11 @@ ERRORS_METRIC = "errors"
 class EvalInfo:
     """What an eval runs over: its name, the module that defines it, and its dataset.
 
-    For a dataset of several systems (METRICS.md §3) there is one ``EvalInfo`` per system:
-    ``dataset_rows`` counts that system's rows, ``compare_to`` names the eval's reference
-    system (the marker's ``compare_to``), ``system_index`` is the system's place in the
-    dataset. ``rerun`` is the display path of the second run of the same rows
-    (``determinism``), if the marker names one.
+    For a dataset of several systems (docs/metrics.md#3-comparing-systems) there is one
+    ``EvalInfo`` per system: ``dataset_rows`` counts that system's rows, ``compare_to``
+    names the eval's reference system (the marker's ``compare_to``), ``system_index`` is the
+    system's place in the dataset. ``rerun`` is the display path of the second run of the
+    same rows (``determinism``), if the marker names one.
     """
 
     name: str
@@ -462,7 +462,7 @@ def _add_trust(
 
 def _add_judge(metrics: dict[str, dict[str, float]], rows: Sequence[RowResult]) -> None:
     """The LLM judge's statistics over every verdict the rows asked for, errored rows
-    included; ``consistency_score`` is the rows' mean (METRICS.md §4, judge quality)."""
+    included; ``consistency_score`` is the rows' mean (docs/metrics.md#judge-quality)."""
     records = [record for row in rows for record in row.details.get("judge", {}).values()]
     if not records:
         return

@@ -1,6 +1,6 @@
 """Citation markers in answers: ``[CIT:<doc_id>]``, ``[n]``, and a project's own.
 
-Two formats are built in (METRICS.md §0):
+Two formats are built in (docs/metrics.md#citations):
 
 * ``[CIT:<doc_id>]`` names a document by id; the id is everything up to the closing
   bracket, surrounding spaces removed. It is valid when a context with that ``doc_id``

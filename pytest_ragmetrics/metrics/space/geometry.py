@@ -1,6 +1,6 @@
 """Dataset-level metrics of a set of texts, given as an (N, D) array of their embeddings.
 
-Three groups (METRICS.md, Tier 0 "embedding space", "UX" and "sources"):
+Three groups (docs/metrics.md#tier-0-embedding-space-ux-and-sources):
 
 * :func:`embedding_space` - nearest-neighbour distances, density, spread around the
   centroid, effective dimensionality and pairwise distances of one set of vectors;

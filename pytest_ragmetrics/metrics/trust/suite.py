@@ -1,7 +1,8 @@
-"""The Trust-Score suite (METRICS.md §2): refusal groundedness, calibrated STR-EM and
-citation quality, computed as the reference (the Trust-Align work's ``trust_eval``, built on
-ALCE's citation evaluation) computes them, quirks included, given the same entailment
-verdicts. Values are on the 0-100 scale; the keys are the seed's (``refusal_*``).
+"""The Trust-Score suite (docs/metrics.md#2-trust-score): refusal groundedness, calibrated
+STR-EM and citation quality, computed as the reference (the Trust-Align work's
+``trust_eval``, built on ALCE's citation evaluation) computes them, quirks included, given
+the same entailment verdicts. Values are on the 0-100 scale; the keys are the seed's
+(``refusal_*``).
 
 Per row (``row_trust``), on the answer as written (the *raw* output) unless stated:
 
