@@ -30,7 +30,6 @@ LAYERS = {
     "text": 2,
     "data": 2,
     "files": 1,
-    "paths": 1,
 }
 
 
