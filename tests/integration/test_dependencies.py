@@ -40,6 +40,14 @@ def test_test_tools_are_dev_requirements_only() -> None:
     assert set(DEV_ONLY) <= dev
 
 
+def test_xdist_has_an_extra_of_its_own() -> None:
+    """`-n 2`, which the docs show for evals, works after `pip install '...[xdist]'`."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    assert {_name(requirement) for requirement in extras["xdist"]} == {"pytest-xdist"}
+
+
 def test_the_package_never_imports_them() -> None:
     imported: set[str] = set()
     for path in (ROOT / "pytest_ragmetrics").rglob("*.py"):
