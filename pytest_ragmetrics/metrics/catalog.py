@@ -105,3 +105,18 @@ CORPUS_STATS: dict[str, tuple[str, Reduce]] = {
     for spec in SPECS
     if spec.corpus is not None
 }
+# The dataset-level metric fixtures (they take `rows`), named like the metric they record.
+DATASET_FIXTURES = (EMBEDDING_SPACE.name, UX.name, SOURCES.name)
+
+
+def close_fixtures(name: str) -> tuple[str, ...]:
+    """The metric fixtures ``name`` is one edit away from: a letter missing, added or
+    replaced, or two neighbouring letters swapped (optimal string alignment distance 1).
+    Empty for a known fixture's own name and for a name no fixture is close to."""
+    from rapidfuzz.distance import OSA
+
+    return tuple(
+        known
+        for known in (*FIXTURES, *DATASET_FIXTURES)
+        if known != name and OSA.distance(name, known) == 1
+    )

@@ -35,6 +35,7 @@ from pytest_ragmetrics.data.dataset import (
 )
 from pytest_ragmetrics.files import display_path, resolved
 from pytest_ragmetrics.live.system import OUTPUT_FIELDS
+from pytest_ragmetrics.metrics.catalog import close_fixtures
 from pytest_ragmetrics.plugin.fixtures import DETERMINISM, missing_fields
 from pytest_ragmetrics.plugin.state import RowParam, RowsParam, RunState
 from pytest_ragmetrics.results.summary import EvalInfo
@@ -286,6 +287,41 @@ def _limited(rows: tuple[LoadedRow, ...], limit: int | None) -> list[LoadedRow]:
     return kept
 
 
+def _parametrized_names(metafunc: pytest.Metafunc) -> set[str]:
+    """The argument names the test's ``parametrize`` marks give directly."""
+    names: set[str] = set()
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        argnames = mark.args[0] if mark.args else mark.kwargs.get("argnames", ())
+        if isinstance(argnames, str):
+            argnames = argnames.split(",")
+        names.update(str(name).strip() for name in argnames)
+    return names
+
+
+def _refuse_misspelled_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
+    """A requested name that no fixture provides but that is one edit from a metric
+    fixture is a typo: one collection error for the test function, naming the fixture
+    meant, instead of pytest's "fixture not found" once for every row."""
+    # pytest's own map of the fixtures it found for this test (no public accessor).
+    defined = getattr(metafunc, "_arg2fixturedefs", None)
+    if defined is None:
+        return
+    given = _parametrized_names(metafunc) | {"request"}
+    typos = [
+        (name, close)
+        for name in metafunc.fixturenames
+        if name not in defined and name not in given and (close := close_fixtures(name))
+    ]
+    if typos:
+        meant = "; ".join(
+            f"`{name}` is no fixture: did you mean "
+            + " or ".join(f"`{known}`" for known in close)
+            + "?"
+            for name, close in typos
+        )
+        pytest.fail(f"{where}: {meant}", pytrace=False)
+
+
 def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
     """Parametrize ``row`` over the marker's dataset, or give ``rows`` all of it; leave
     other tests alone."""
@@ -294,6 +330,7 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
     if marker is None or not (takes_row or takes_rows):
         return
     where = metafunc.definition.nodeid
+    _refuse_misspelled_fixtures(metafunc, where)
     if takes_row and takes_rows:
         pytest.fail(
             f"{where}: a test takes either `row` (once per row) or `rows` (once over all "

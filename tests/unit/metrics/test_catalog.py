@@ -13,7 +13,14 @@ import pytest
 
 from pytest_ragmetrics.metrics import registry
 from pytest_ragmetrics.metrics.base import MetricInfo
-from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, DERIVED, FIXTURES, METRICS, SPECS
+from pytest_ragmetrics.metrics.catalog import (
+    CORPUS_STATS,
+    DERIVED,
+    FIXTURES,
+    METRICS,
+    SPECS,
+    close_fixtures,
+)
 from pytest_ragmetrics.metrics.registry import split_aggregate
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -141,3 +148,21 @@ def test_every_metric_fixture_is_documented_in_docs_metrics_md() -> None:
     headings = set(METRICS_DOC.read_text(encoding="utf-8").splitlines())
     missing = [name for name in FIXTURES if f"### `{name}`" not in headings]
     assert missing == [], f"{METRICS_DOC}: no heading ### `<name>` for {', '.join(missing)}"
+
+
+@pytest.mark.parametrize(
+    ("name", "close"),
+    [
+        ("faithfulnes", ("faithfulness",)),  # a letter missing
+        ("recalll", ("recall",)),  # a letter added
+        ("f2", ("f1",)),  # a letter replaced
+        ("faithfluness", ("faithfulness",)),  # two neighbours swapped
+        ("rouge", ("rouge1", "rouge2", "rougeL")),  # close to several
+        ("embeding_space", ("embedding_space",)),  # a dataset-level fixture
+        ("faithfulness", ()),  # a fixture's own name is no typo
+        ("bananas", ()),
+        ("faithfulnss_", ()),  # two edits away
+    ],
+)
+def test_close_fixtures_are_one_edit_away(name: str, close: tuple[str, ...]) -> None:
+    assert close_fixtures(name) == close
