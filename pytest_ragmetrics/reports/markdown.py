@@ -59,11 +59,11 @@ def _why(gate: Mapping[str, Any]) -> str:
     return cell(" · ".join(parts))
 
 
-def _gate_section(evals: Sequence[Entry]) -> list[str]:
-    if not gates(evals):
-        return ["No gates are configured for these evals."]
-    found = [(entry, gate) for entry in evals for gate in entry.get("gates") or ()]
-    rows = [
+_GATE_HEADINGS = ["Status", "Gate", "Rule", "Value", "Bound", "Baseline", "Why"]
+
+
+def _gate_rows(found: Sequence[tuple[Entry, Mapping[str, Any]]]) -> list[list[str]]:
+    return [
         [
             _STATUS[gate["status"]],
             cell(gate_nodeid(entry, gate)),
@@ -74,20 +74,34 @@ def _gate_section(evals: Sequence[Entry]) -> list[str]:
             ),
             _why(gate),
         ]
-        for entry, gate in sorted(
-            found, key=lambda f: (f[1]["status"] == "passed", f[1]["status"] == "skipped")
-        )
+        for entry, gate in found
     ]
-    headings = ["Status", "Gate", "Rule", "Value", "Bound", "Baseline", "Why"]
-    return [
-        gate_summary(evals),
-        "",
-        "<details><summary>All gates</summary>",
-        "",
-        *table(headings, rows, numeric=(3, 4, 5)),
-        "",
-        "</details>",
-    ]
+
+
+def _gate_section(evals: Sequence[Entry]) -> list[str]:
+    """The summary line; the gates that did not pass, open, failed first (a reader of a
+    failed run sees what broke without a click); then the passed ones, collapsed."""
+    if not gates(evals):
+        return ["No gates are configured for these evals."]
+    found = [(entry, gate) for entry in evals for gate in entry.get("gates") or ()]
+    open_ = sorted(
+        (f for f in found if f[1]["status"] != "passed"),
+        key=lambda f: f[1]["status"] == "skipped",
+    )
+    passed = [f for f in found if f[1]["status"] == "passed"]
+    lines = [gate_summary(evals)]
+    if open_:
+        lines += ["", *table(_GATE_HEADINGS, _gate_rows(open_), numeric=(3, 4, 5))]
+    if passed:
+        lines += [
+            "",
+            f"<details><summary>Passed gates ({len(passed)})</summary>",
+            "",
+            *table(_GATE_HEADINGS, _gate_rows(passed), numeric=(3, 4, 5)),
+            "",
+            "</details>",
+        ]
+    return lines
 
 
 def _transformation_section(evals: Sequence[Entry]) -> list[str]:

@@ -59,12 +59,15 @@ def test_markdown_summary_golden() -> None:
         "",
         "Gates: 1 passed, 1 failed, 0 skipped",
         "",
-        "<details><summary>All gates</summary>",
-        "",
         "| Status | Gate | Rule | Value | Bound | Baseline | Why |",
         "| --- | --- | --- | ---: | ---: | ---: | --- |",
         "| **FAIL** | evals/test\\_a.py::gate::tokens.mean | \\<= 1.2x baseline | 200 | 120 "
         "| 100 | too many |",
+        "",
+        "<details><summary>Passed gates (1)</summary>",
+        "",
+        "| Status | Gate | Rule | Value | Bound | Baseline | Why |",
+        "| --- | --- | --- | ---: | ---: | ---: | --- |",
         "| pass | evals/test\\_a.py::gate::f1.mean | \\>= 0.5 | 0.75 | 0.5 | — |  |",
         "",
         "</details>",
@@ -103,3 +106,37 @@ def test_nothing_is_written_without_evals(pytester: pytest.Pytester, flag: list[
     pytester.makepyfile("def test_plain():\n    pass\n")
     pytester.runpytest("-p", "no:cacheprovider", *flag).assert_outcomes(passed=1)
     assert not (pytester.path / "s.md").exists()
+
+
+def _gate_lines(results: list[GateResult]) -> list[str]:
+    payloads = [RowPayload(INFO, "r1", 0, {"f1": 1.0, "tokens": 100.0}, {}, None)]
+    text = markdown_summary(report_document(summarize(payloads), results, Settings(), "9.9"))
+    lines = text.splitlines()
+    return lines[lines.index("### Gates") + 2 :]
+
+
+def test_gates_that_did_not_pass_come_first_and_open_failed_before_skipped() -> None:
+    lines = _gate_lines(
+        [
+            GateResult("evals/test_a.py", "f1.mean", ">= 0.5", "passed", "ok", 1.0, 0.5),
+            GateResult("evals/test_a.py", "mrr.mean", ">= 0.5", "skipped", "partial run"),
+            GateResult("evals/test_a.py", "tokens.mean", "<= 50", "failed", "too many", 100, 50),
+        ]
+    )
+    statuses = [line.split(" | ")[0] for line in lines if line.startswith("| ")]
+    # the open table (failed, then skipped), then the collapsed passed gates
+    assert statuses == ["| Status", "| ---", "| **FAIL**", "| skip", "| Status", "| ---", "| pass"]
+    assert lines.index("<details><summary>Passed gates (1)</summary>") > lines.index(
+        next(line for line in lines if line.startswith("| skip"))
+    )
+
+
+def test_when_every_gate_passes_only_the_collapsed_table_remains() -> None:
+    lines = _gate_lines(
+        [GateResult("evals/test_a.py", "f1.mean", ">= 0.5", "passed", "ok", 1.0, 0.5)]
+    )
+    assert lines[:3] == [
+        "Gates: 1 passed, 0 failed, 0 skipped",
+        "",
+        "<details><summary>Passed gates (1)</summary>",
+    ]
