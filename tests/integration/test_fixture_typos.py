@@ -22,10 +22,12 @@ def test_a_misspelled_metric_fixture_is_named_once_with_the_fixture_meant(
     project.write("test_eval.py", TYPO_EVAL)
     result = project.run()
     assert result.ret == 2  # interrupted: an error during collection
-    output = result.stdout.str()
-    message = "`faithfulnes` is no fixture: did you mean `faithfulness`?"
-    assert output.count(message) == 1, output  # four rows, one message
-    assert "fixture 'faithfulnes' not found" not in output
+    result.assert_outcomes(errors=1)  # four rows, one error
+    message = (
+        "test_eval.py::test_answers: `faithfulnes` is no fixture: did you mean `faithfulness`?"
+    )
+    assert [line for line in result.outlines if line.startswith("test_eval.py::")] == [message]
+    assert "fixture 'faithfulnes' not found" not in result.stdout.str()
 
 
 def test_a_name_close_to_several_fixtures_names_them_all(project: Project) -> None:
