@@ -8,36 +8,14 @@ themselves are declared by the metric families and collected in
 
 from __future__ import annotations
 
-from pytest_ragmetrics.metrics.base import RATE, STATS, Cutoff, MetricInfo
-from pytest_ragmetrics.metrics.catalog import (
-    BASELINE_PAIRING_STATS,
-    METRICS,
-    VS_BASELINE,
-    VS_BASELINE_STATS,
-)
-from pytest_ragmetrics.metrics.classification import CONFUSION_STATS
-from pytest_ragmetrics.metrics.judge import JUDGE_QUALITY, JUDGE_STATS
-from pytest_ragmetrics.metrics.space.embedding import EMBEDDING_SPACE_STATS
-from pytest_ragmetrics.metrics.space.sources import SOURCES_STATS
-from pytest_ragmetrics.metrics.space.ux import UX_STATS
+from pytest_ragmetrics.metrics.base import MetricInfo
+from pytest_ragmetrics.metrics.catalog import METRICS, VS_BASELINE
+from pytest_ragmetrics.metrics.judge import JUDGE_QUALITY
 from pytest_ragmetrics.metrics.trust.suite import TRUST_KEYS
 
 __all__ = [
-    "BASELINE_PAIRING_STATS",
-    "CONFUSION_STATS",
-    "EMBEDDING_SPACE_STATS",
-    "JUDGE_QUALITY",
-    "JUDGE_STATS",
     "METRICS",
-    "RATE",
-    "SOURCES_STATS",
-    "STATS",
-    "TRUST_KEYS",
-    "UX_STATS",
     "VS_BASELINE",
-    "VS_BASELINE_STATS",
-    "Cutoff",
-    "MetricInfo",
     "UnknownAggregate",
     "metric_info",
     "per_row",

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pytest_ragmetrics.metrics.registry import MetricInfo, UnknownAggregate, metric_info
+from pytest_ragmetrics.metrics.base import MetricInfo
+from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.reports.columns import (
     APPENDIX_COLUMNS,
     MAIN_COLUMNS,
