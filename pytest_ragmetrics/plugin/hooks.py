@@ -7,12 +7,14 @@ neither torch, sentence-transformers nor faiss.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Generator
 from typing import Any
 
 import pytest
 
 from pytest_ragmetrics.plugin.collect import MARKER_HELP
+from pytest_ragmetrics.plugin.init import run_init
 from pytest_ragmetrics.plugin.options import add_options
 from pytest_ragmetrics.plugin.recording import is_row_error
 from pytest_ragmetrics.plugin.session import SESSION_KEY, RunSession, run_session
@@ -21,6 +23,15 @@ from pytest_ragmetrics.plugin.session import SESSION_KEY, RunSession, run_sessio
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Declare every --ragmetrics-* option and ini key (all processes, at start-up)."""
     add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """--ragmetrics-init=DIR: write a starter project instead of running tests (the process
+    pytest was started in, before anything is configured or collected)."""
+    if config.getoption("ragmetrics_init"):
+        return run_init(config, sys.stdout.write)
+    return None
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -136,6 +136,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="write the live systems' outputs as a JSON Lines dataset to PATH, loadable as "
         "a recorded eval (default: off)",
     )
+    group.addoption(
+        "--ragmetrics-init",
+        metavar="DIR",
+        default=None,
+        help="write a starter eval into DIR (a 5-row dataset, an eval, thresholds.toml with "
+        "an absolute and a baseline gate, pytest.ini, the first baseline) instead of "
+        "running tests; never overwrites a file (default: off)",
+    )
     parser.addini(
         INI_KEY,
         "path of the thresholds file, relative to the ini file (default: the nearest "
