@@ -70,6 +70,8 @@ def _row_document(summary: EvalSummary, row: RowResult) -> dict[str, Any]:
         "metrics": row.values,
         "errors": row.errors,
         "evidence": row.evidence,
+        "status": row.status,
+        "failed_tests": sorted(row.failed),
     }
 
 
