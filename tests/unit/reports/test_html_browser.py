@@ -133,12 +133,14 @@ def test_planted_text_shows_as_text(visit: Visit) -> None:
 
 
 def test_plots_are_drawn(visit: Visit) -> None:
-    for figure in ("#pareto-0", "#bars-0"):
+    # the study's distributions, Pareto view and bars; the one-system eval's distributions
+    figures = ("#dist-0", "#pareto-0", "#bars-0", "#dist-1")
+    for figure in figures:
         box = visit.page.locator(f"{figure} > svg").bounding_box()
         assert box is not None, figure
         assert box["width"] > 100
         assert box["height"] > 100
-    assert visit.page.locator("figure.plot svg").count() == 2
+    assert visit.page.locator("figure.plot svg").count() == len(figures)
 
 
 def test_only_the_file_itself_is_requested(visit: Visit, report: Path) -> None:
