@@ -43,7 +43,8 @@ table.num>tbody>tr>td+td,.gates>tbody>tr>td:nth-child(n+5):nth-child(-n+7),
 figure.plot{display:inline-block;vertical-align:top;margin:.4rem 1rem .4rem 0;max-width:100%}
 figure.plot svg{max-width:100%;height:auto}figcaption{font-size:12px;max-width:40rem}
 .controls{margin:.3rem 0}.controls label{margin-right:1rem}
-table.rows{min-width:20rem}table.rows tbody{border-top:2px solid #d0d7de}
+table.rows{width:100%}table.rows tbody{border-top:2px solid #d0d7de}
+table.rows th[data-sort=number]{text-align:right}
 tr.line>td:first-child{white-space:nowrap}table.rows>tbody>tr.line>td:nth-child(2){text-align:left}
 tbody.row-failed tr.line td:first-child{box-shadow:inset 4px 0 #cf222e}
 tbody.row-error tr.line td:first-child{box-shadow:inset 4px 0 #bf8700}
@@ -54,8 +55,6 @@ tr.drill details{position:sticky;left:.45rem;max-width:calc(100cqw - 1rem);font-
 tr.drill summary{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:#57606a}
 tr.drill details[open] summary{white-space:normal;color:inherit}
 th button.sort{font:inherit;font-weight:600;border:none;background:none;padding:0;cursor:pointer}
-th[aria-sort=ascending] button.sort::after{content:" ▲"}
-th[aria-sort=descending] button.sort::after{content:" ▼"}
 summary{cursor:pointer}details.row>:not(summary){margin:.3rem 0}
 dt{font-weight:600}dd{margin-left:1rem}
 .text{white-space:pre-wrap;background:#f6f8fa;padding:.3rem .5rem;border-radius:.3rem}

@@ -77,8 +77,13 @@ SCRIPT = """
       });
       table.querySelectorAll("thead th").forEach(function (other) {
         other.removeAttribute("aria-sort");
+        var arrow = other.querySelector(".arrow");
+        if (arrow) {
+          arrow.textContent = "";
+        }
       });
       th.setAttribute("aria-sort", current.descending ? "descending" : "ascending");
+      th.querySelector(".arrow").textContent = current.descending ? " \u25bc" : " \u25b2";
     }
     table.querySelectorAll("thead th[data-sort]").forEach(function (th) {
       var button = document.createElement("button");
@@ -87,6 +92,10 @@ SCRIPT = """
       while (th.firstChild) {
         button.appendChild(th.firstChild);
       }
+      var arrow = document.createElement("span");
+      arrow.className = "arrow";
+      arrow.setAttribute("aria-hidden", "true");  // aria-sort says it; the name stays
+      button.appendChild(arrow);
       th.appendChild(button);
       button.addEventListener("click", function () {
         sortBy(th);
