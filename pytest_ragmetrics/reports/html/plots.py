@@ -196,9 +196,10 @@ def distributions(index: int, entries: Sequence[Entry]) -> str:
         "(ECDF), one line per system."
     )
     if stored:
+        which = f" ({escape(', '.join(stored))})" if len(entries) > 1 else ""
         caption += (
-            f" Dashed: the rows of the stored baseline ({escape(', '.join(stored))}), as "
-            "accepted; see Stored baseline below for how they pair with this run's."
+            f" Dashed: the rows of the stored baseline{which}, as accepted; see Stored "
+            "baseline below for how they pair with this run's."
         )
     rows = math.ceil(len(panels) / PANEL_COLUMNS)
     width = 3.2 * min(len(panels), PANEL_COLUMNS) + (1.6 if legend else 0.0)

@@ -602,6 +602,10 @@ def test_baseline_against_now_when_a_stored_baseline_pairs() -> None:
     without = _figure(section(render_html(document), 0), "dist-0")
     assert "stroke-dasharray" not in without
     assert "Dashed" not in without
+    single = document["evals"][3]  # one system: no name to tell the stored rows by
+    single["baseline"] = {"status": "paired", "row_values": {"q1": {"f1": 0.5}}}
+    one = _figure(section(render_html(document), 1), "dist-1")
+    assert "Dashed: the rows of the stored baseline, as accepted" in one
 
 
 def test_plots_skipped_say_why() -> None:
