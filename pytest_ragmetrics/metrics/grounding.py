@@ -152,7 +152,11 @@ def overlap_texts(claim_list: Sequence[Claim]) -> list[str]:
 
 @dataclass(frozen=True)
 class SentenceVerdict:
-    """Why one sentence of an answer is or is not supported."""
+    """Why one sentence of an answer is or is not supported.
+
+    ``doc_id`` and ``context`` are the cited context the similarity was measured against;
+    ``None`` for a sentence settled without similarity (IDK, no citation, ...).
+    """
 
     sentence: str
     citations: tuple[str, ...]
@@ -160,8 +164,13 @@ class SentenceVerdict:
     supported: bool
     claim: bool
     reason: str
+    doc_id: str | None = None
+    context: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        """The sentence in the report document; ``context`` is ``{"doc_id", "text"}`` of
+        the context it was measured against, or ``None``."""
+        measured = None if self.context is None else {"doc_id": self.doc_id, "text": self.context}
         return {
             "sentence": self.sentence,
             "citations": list(self.citations),
@@ -169,6 +178,7 @@ class SentenceVerdict:
             "supported": self.supported,
             "claim": self.claim,
             "reason": self.reason,
+            "context": measured,
         }
 
     def line(self) -> str:
@@ -233,7 +243,16 @@ def overlap(
         relation = ">=" if supported else "<"
         reason = f"cites {claim.doc_id}, cosine {similarity:.3f} {relation} tau_sim {tau_sim:g}"
         verdicts.append(
-            SentenceVerdict(claim.sentence, claim.citations, similarity, supported, True, reason)
+            SentenceVerdict(
+                claim.sentence,
+                claim.citations,
+                similarity,
+                supported,
+                True,
+                reason,
+                claim.doc_id,
+                claim.context,
+            )
         )
     n_claims = sum(verdict.claim for verdict in verdicts)
     n_supported = sum(verdict.supported for verdict in verdicts)

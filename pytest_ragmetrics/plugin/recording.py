@@ -129,6 +129,7 @@ def row_payload(
         output=saved,
         inputs=input_digest(param.row.data),
         citations=citation_census(recorder, state.thresholds.settings),
+        failed=report.failed and error is None,  # an error is not the test's verdict
     )
 
 

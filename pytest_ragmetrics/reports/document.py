@@ -14,6 +14,7 @@ from typing import Any
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
+from pytest_ragmetrics.results.pairing import BaselineState
 from pytest_ragmetrics.results.summary import EvalSummary, RowResult
 
 JSON_SCHEMA_VERSION = 1
@@ -70,7 +71,23 @@ def _row_document(summary: EvalSummary, row: RowResult) -> dict[str, Any]:
         "metrics": row.values,
         "errors": row.errors,
         "evidence": row.evidence,
+        "status": row.status,
+        "failed_tests": sorted(row.failed),
     }
+
+
+def _baseline_document(stored: BaselineState) -> dict[str, Any]:
+    """The stored baseline's entry; for one whose rows pair with this run's, also each
+    stored row's values (``row_values``: id -> metric -> value), so a report can draw the
+    baseline's distribution beside this run's."""
+    document = stored.as_dict()
+    baseline = stored.baseline
+    paired = stored.pairing is not None and not stored.problem
+    if paired and baseline is not None and baseline.rows is not None:
+        document["row_values"] = {
+            row_id: dict(row.values) for row_id, row in sorted(baseline.rows.items())
+        }
+    return document
 
 
 def _eval_document(summary: EvalSummary, results: Sequence[GateResult]) -> dict[str, Any]:
@@ -97,7 +114,7 @@ def _eval_document(summary: EvalSummary, results: Sequence[GateResult]) -> dict[
     }
     entry["warnings"] = list(summary.warnings)
     if summary.stored is not None:
-        entry["baseline"] = summary.stored.as_dict()
+        entry["baseline"] = _baseline_document(summary.stored)
     if info.rerun is not None:
         entry["rerun"] = info.rerun
     if info.compared:

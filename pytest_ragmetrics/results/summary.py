@@ -107,7 +107,7 @@ class PayloadError(ValueError):
 # The keys of each payload's wire form besides the eval's (``EvalInfo.as_payload``).
 _ROW_KEYS = frozenset(
     {"row", "inputs", "fields", "index", "values", "breakdowns", "error", "test"}
-    | {"eval_tests", "skipped", "evidence", "details", "output", "citations"}
+    | {"eval_tests", "skipped", "evidence", "details", "output", "citations", "failed"}
 )
 _DATASET_KEYS = frozenset(
     {"kind", "test", "eval_tests", "rows", "values", "details", "error", "skipped"}
@@ -152,8 +152,9 @@ class RowPayload:
     the digest of the row's inputs that pairs it with a stored baseline's row
     (``pytest_ragmetrics.results.baseline.input_digest``); ``citations``, for a row whose
     test recorded a metric that reads citations, the markers its answer holds and its
-    contexts. xdist serialises report attributes, so it travels as ``to_dict()``: plain,
-    small, JSON-able.
+    contexts; ``failed``, whether the test's own verdict on the row failed (an ``assert``
+    or ``pytest.fail`` in its body, not an error). xdist serialises report attributes, so
+    it travels as ``to_dict()``: plain, small, JSON-able.
     """
 
     info: EvalInfo
@@ -171,6 +172,7 @@ class RowPayload:
     output: Mapping[str, Any] | None = None
     inputs: str = ""
     citations: Mapping[str, int] | None = None
+    failed: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "eval_tests", tuple(sorted(self.eval_tests)))
@@ -193,6 +195,7 @@ class RowPayload:
             "details": dict(self.details),
             "output": dict(self.output) if self.output is not None else None,
             "citations": dict(self.citations) if self.citations is not None else None,
+            "failed": self.failed,
         }
 
     @classmethod
@@ -216,6 +219,7 @@ class RowPayload:
                 "output": (dict, type(None)),
                 "inputs": str,
                 "citations": (dict, type(None)),
+                "failed": bool,
             },
         )
         return cls(
@@ -234,6 +238,7 @@ class RowPayload:
             dict(payload["output"]) if payload["output"] is not None else None,
             payload["inputs"],
             dict(payload["citations"]) if payload["citations"] is not None else None,
+            payload["failed"],
         )
 
 
@@ -341,6 +346,13 @@ class RowResult:
     output: dict[str, Any] | None = None  # a live row's saved line (--ragmetrics-save-outputs)
     inputs: str = ""  # digest of the row's inputs (pytest_ragmetrics.results.baseline.input_digest)
     citations: dict[str, int] | None = None  # markers and contexts, if citations were read
+    failed: set[str] = field(default_factory=set)  # tests whose verdict on the row failed
+
+    @property
+    def status(self) -> str:
+        """``error`` when the row errored, ``failed`` when a test's verdict on it failed,
+        else ``passed``."""
+        return "error" if self.errors else "failed" if self.failed else "passed"
 
     @property
     def ran(self) -> bool:
@@ -350,6 +362,8 @@ class RowResult:
     def merge(self, payload: RowPayload) -> None:
         if not payload.skipped or payload.error:
             self.tests.add(payload.test)
+        if payload.failed:
+            self.failed.add(payload.test)
         self.inputs = payload.inputs or self.inputs
         if payload.citations is not None:
             self.citations = dict(payload.citations)

@@ -433,3 +433,36 @@ def test_a_gate_on_a_metric_the_eval_never_records_fails(project: Project) -> No
     result = project.run()
     result.assert_outcomes(passed=2 * N_ROWS, failed=1)
     result.stdout.fnmatch_lines(["*no row of test_eval.py recorded f1*"])
+
+
+def test_each_row_carries_its_status_from_every_test_that_ran_it(project: Project) -> None:
+    project.write(
+        "test_eval.py",
+        """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")
+
+
+def test_correct(row, f1):
+    assert f1(row) > 0  # r3's f1 is 0: this test's verdict on r3 fails
+
+
+def test_cost(row, tokens):
+    if row.id == "r2":
+        raise KeyError("bug")  # an error, not a verdict
+    tokens(row)
+""",
+    )
+    project.write("thresholds.toml", "")
+    result, report = project.run_json()
+    result.assert_outcomes(passed=6, failed=2)
+    rows = {row["id"]: row for row in report["evals"][0]["rows"]}
+    assert {row_id: row["status"] for row_id, row in rows.items()} == {
+        "r1": "passed",
+        "r2": "error",
+        "r3": "failed",
+        "r4": "passed",
+    }
+    assert rows["r3"]["failed_tests"] == ["test_eval.py::test_correct"]
+    assert rows["r2"]["failed_tests"] == []  # its error is not test_cost's verdict

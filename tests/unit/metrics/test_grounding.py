@@ -211,3 +211,14 @@ def test_overlap_is_a_share_of_claims(
         if verdict.supported:
             assert verdict.similarity is not None
             assert verdict.similarity >= tau_sim
+
+
+def test_each_measured_sentence_carries_the_context_it_was_measured_against() -> None:
+    answer = "Berlin is large [2]. I don't know the rest. France is in Europe."
+    result = overlap(answer, CONTEXTS, Table(VECTORS))
+    measured, idk, uncited = (verdict.as_dict() for verdict in result.sentences)
+    # [2] is the second context: d2, whatever marker the sentence used
+    assert measured["context"] == {"doc_id": "d2", "text": "Berlin is the capital of Germany."}
+    assert measured["similarity"] == pytest.approx(0.5)
+    assert idk["context"] is None  # settled without similarity: measured against nothing
+    assert uncited["context"] is None

@@ -16,7 +16,7 @@ from pytest_ragmetrics.reports.document import gate_summary, report_document
 from pytest_ragmetrics.reports.markdown import markdown_summary
 from pytest_ragmetrics.reports.terminal import terminal_lines
 from pytest_ragmetrics.reports.write import json_text, write_reports
-from pytest_ragmetrics.results.baseline import Baseline
+from pytest_ragmetrics.results.baseline import Baseline, StoredRow
 from pytest_ragmetrics.results.pairing import BaselineState, Pairing
 from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, RowPayload, summarize
 from pytest_ragmetrics.results.transformations import Transformations
@@ -115,3 +115,22 @@ def test_reports_are_written_from_the_document(
     )
     assert (out / "r.md").read_text(encoding="utf-8") == markdown_summary(document)
     assert sorted(p.name for p in out.iterdir()) == ["r.json", "r.md"]  # no temporary files
+
+
+def test_a_paired_baseline_carries_its_stored_row_values() -> None:
+    summary = _summary()
+    assert summary.stored is not None
+    rows = {
+        "r1": StoredRow("i1", {"overlap": 0.5, "f1": 1.0}, {}),
+        "r0": StoredRow("i0", {"overlap": 0.0}, {}),
+    }
+    paired = replace(summary.stored, baseline=Baseline(Path("b.json"), {}, 2, {}, rows))
+    document = report_document([replace(summary, stored=paired)], [], Settings(), "9.9")
+    entry = document["evals"][0]["baseline"]
+    assert entry["status"] == "paired"
+    assert entry["row_values"] == {"r0": {"overlap": 0.0}, "r1": {"overlap": 0.5, "f1": 1.0}}
+    refused = replace(paired, problem="signature differs")
+    document = report_document([replace(summary, stored=refused)], [], Settings(), "9.9")
+    assert "row_values" not in document["evals"][0]["baseline"]  # not comparable: not shown
+    schema_1 = report_document([summary], [], Settings(), "9.9")  # rows=None: none to show
+    assert "row_values" not in schema_1["evals"][0]["baseline"]

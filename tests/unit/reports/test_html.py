@@ -1,13 +1,16 @@
 """The HTML report: content, escaping, determinism, links, on a hand-built JSON document.
 
 ``study_document()`` is a realistic report of a three-system comparison (baseline,
-config_a, config_b, four questions each) plus a second eval whose rows carry no system.
-Every expected value below is read off the rows in ``SYSTEM_ROWS`` by hand.
+config_a, config_b, four questions each; baseline with a stored baseline's rows) plus a
+second eval whose rows carry no system. Every expected value below is read off the rows
+in ``SYSTEM_ROWS``, ``STATUSES`` and ``STORED`` by hand.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
+import hashlib
 import html
 import re
 import statistics
@@ -18,7 +21,16 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.reports.html import CSP, pareto_optimal, render_html
+from pytest_ragmetrics.reports.html import pareto_optimal, render_html
+from pytest_ragmetrics.reports.html.markup import without_empty_columns
+from pytest_ragmetrics.reports.html.numbers import formatted, metric_kind, milliseconds
+from pytest_ragmetrics.reports.html.plots import (
+    Series,
+    distribution_metrics,
+    distribution_series,
+    ecdf,
+)
+from pytest_ragmetrics.reports.html.script import SCRIPT as PAGE_SCRIPT
 
 STUDY = "evals/test_study.py"
 SINGLE = "evals/test_single.py"
@@ -52,6 +64,18 @@ SYSTEM_ROWS: dict[str, list[tuple[float, float, int, int, bool]]] = {
         (0.5, 0.0, 1600, 1500, False),
     ],
 }
+# Rows that did not pass: baseline's st-03 failed a test's verdict, config_b's st-01 errored.
+STATUSES = {("baseline", 2): "failed", ("config_b", 0): "error"}
+ERROR = "evals/data/study.jsonl:1: call raised KeyError: 'context'"
+# The baseline system's stored baseline: each row's overlap and tokens when it was accepted.
+STORED = {
+    "st-01": {"overlap": 0.5, "tokens": 800.0},
+    "st-02": {"overlap": 0.5, "tokens": 1000.0},
+    "st-03": {"overlap": 0.0, "tokens": 700.0},
+    "st-04": {"overlap": 0.0, "tokens": 1100.0},
+}
+PARIS = "Paris is the capital and largest city of France."
+TOWER = "The Eiffel Tower was finished in March 1889."
 QUESTIONS = [
     "What is the capital of France?",
     "When was the Eiffel Tower finished?",
@@ -81,6 +105,7 @@ def _sentences(overlap: float, abstained: bool) -> list[dict[str, Any]]:
                 "supported": False,
                 "claim": False,
                 "reason": "IDK sentence",
+                "context": None,
             }
         ]
     first = {
@@ -90,6 +115,7 @@ def _sentences(overlap: float, abstained: bool) -> list[dict[str, Any]]:
         "supported": True,
         "claim": True,
         "reason": "similarity 0.82 >= 0.65",
+        "context": {"doc_id": "d1", "text": PARIS},
     }
     second = {
         "sentence": "It is also widely known.",
@@ -98,12 +124,14 @@ def _sentences(overlap: float, abstained: bool) -> list[dict[str, Any]]:
         "supported": False,
         "claim": True,
         "reason": "similarity 0.41 < 0.65",
+        "context": {"doc_id": "d2", "text": TOWER},
     }
     return [first] if overlap == 1.0 else [first, second]
 
 
 def _row(system: str, index: int, values: tuple[float, float, int, int, bool]) -> dict[str, Any]:
     overlap, f1, tokens, latency, abstained = values
+    status = STATUSES.get((system, index), "passed")
     return {
         "id": f"st-0{index + 1}",
         "system": system,
@@ -116,9 +144,11 @@ def _row(system: str, index: int, values: tuple[float, float, int, int, bool]) -
             "latency_ms": float(latency),
             "abstain": float(abstained),
         },
-        "errors": [],
+        "errors": [ERROR] if status == "error" else [],
         "evidence": {"overlap": f"{overlap:g} of the claims supported"},
         "sentences": _sentences(overlap, abstained),
+        "status": status,
+        "failed_tests": ["evals/test_study.py::test_grounded"] if status == "failed" else [],
     }
 
 
@@ -227,6 +257,21 @@ def study_document() -> dict[str, Any]:
     ]
     config_a["transformations"] = {"idk_to_supported": ["st-03"], "regressions": [], "compared": 4}
     config_b["transformations"] = {"idk_to_supported": [], "regressions": ["st-01"], "compared": 4}
+    baseline["baseline"] = {
+        "path": "evals/__baselines__/test_study[baseline].json",
+        "status": "paired",
+        "coverage": 1.0,
+        "shared": 4,
+        "added": 0,
+        "removed": 0,
+        "changed": 0,
+        "stored_rows": 4,
+        "added_ids": [],
+        "removed_ids": [],
+        "changed_ids": [],
+        "transformations": None,
+        "row_values": STORED,
+    }
     return {
         "schema_version": 1,
         "plugin_version": "0.1.0",
@@ -275,32 +320,37 @@ def rename_system(document: dict[str, Any], old: str, new: str) -> dict[str, Any
 
 
 class _Tables(HTMLParser):
-    """The text of every table cell, per table class: {class: [[cell, ...], ...]}."""
+    """The text of every table cell, per table class: {class: [[cell, ...], ...]}. A table
+    inside a cell (a drill-down's sentences) is a table of its own; its text is also part
+    of the outer cell's."""
 
     def __init__(self) -> None:
         super().__init__()
         self.tables: dict[str, list[list[str]]] = {}
-        self._current: list[list[str]] | None = None
-        self._cell: list[str] | None = None
+        self._open: list[list[list[str]]] = []  # the tables being read, innermost last
+        self._cells: list[list[str] | None] = []  # per open table: its open cell's text
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "table":
-            self._current = self.tables.setdefault(dict(attrs).get("class") or "", [])
-        elif tag == "tr" and self._current is not None:
-            self._current.append([])
-        elif tag in ("td", "th"):
-            self._cell = []
+            self._open.append(self.tables.setdefault(dict(attrs).get("class") or "", []))
+            self._cells.append(None)
+        elif tag == "tr" and self._open:
+            self._open[-1].append([])
+        elif tag in ("td", "th") and self._open:
+            self._cells[-1] = []
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in ("td", "th") and self._cell is not None and self._current is not None:
-            self._current[-1].append("".join(self._cell).strip())
-            self._cell = None
-        elif tag == "table":
-            self._current = None
+        if tag in ("td", "th") and self._open and self._cells[-1] is not None:
+            self._open[-1][-1].append("".join(self._cells[-1]).strip())
+            self._cells[-1] = None
+        elif tag == "table" and self._open:
+            self._open.pop()
+            self._cells.pop()
 
     def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
+        for cell in self._cells:
+            if cell is not None:
+                cell.append(data)
 
 
 def tables(page: str) -> dict[str, list[list[str]]]:
@@ -340,10 +390,19 @@ def test_pareto_optimal_by_hand() -> None:
     assert pareto_optimal([(0.5, 100), (0.5, 120)]) == [True, False]  # same overlap, dearer
 
 
+def scripts(page: str) -> list[str]:
+    return re.findall(r"<script>(.*?)</script>", page, re.DOTALL)
+
+
 def test_page_header_and_csp(page: str) -> None:
     assert page.startswith("<!DOCTYPE html>")
-    assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}">' in page
-    assert CSP == "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    (script,) = scripts(page)
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    csp = (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        f"script-src 'sha256-{digest}'"
+    )
+    assert f'<meta http-equiv="Content-Security-Policy" content="{csp}">' in page
     assert "<h1>pytest-ragmetrics: " in page
     assert "2 gate(s) failed" in page.split("</h1>")[0]  # config_b's two failures
     assert "tau_sim 0.65 · citations: auto" in page
@@ -352,12 +411,17 @@ def test_page_header_and_csp(page: str) -> None:
     assert "all gates hold" in single.split("</h2>")[0]
 
 
-def test_no_javascript_anywhere(page: str, planted: tuple[str, str]) -> None:
+def test_the_only_script_is_the_page_own(page: str, planted: tuple[str, str]) -> None:
     payload, planted_page = planted
     for text in (page, planted_page.replace(html.escape(payload, quote=True), "")):
-        assert "<script" not in text.lower()
+        assert text.lower().count("<script") == 1
+        assert scripts(text) == [PAGE_SCRIPT]
         assert not re.search(r"\son\w+\s*=", text)  # no event handler attribute
         assert "javascript:" not in text.lower()
+    # The script never turns text into markup: it moves nodes and reads textContent.
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+        assert sink not in PAGE_SCRIPT
+    assert "</script" not in PAGE_SCRIPT.lower()
 
 
 def test_document_text_is_escaped(planted: tuple[str, str]) -> None:
@@ -366,17 +430,62 @@ def test_document_text_is_escaped(planted: tuple[str, str]) -> None:
     escaped = html.escape(payload, quote=True)
     for text in ("Question ", "Answer ", "Sentence ", "Evidence ", "Error ", "st-03", "Gate "):
         assert f"{text}{escaped}" in planted_page, text
-    assert f"<th>{escaped}</th>" in planted_page  # the metric name, in the row's metrics
+    # the metric name, a column of the rows (sortable: the script moves its text node)
+    assert f'<th data-sort="number">{escaped}</th>' in planted_page
 
 
 def test_a_system_name_cannot_break_out_of_the_plot() -> None:
     name = "</svg><script>alert(1)</script>$x$"
     page = render_html(rename_system(study_document(), "config_b", name))
     study = section(page, 0)
-    assert "<script" not in page.lower()
-    assert study.count("<svg") == study.count("</svg>") == 2
+    assert page.lower().count("<script") == 1  # the page's own, after every section
+    assert study.count("<svg") == study.count("</svg>") == 3  # distributions, Pareto, bars
     assert "<!--" not in page  # matplotlib's text comments are dropped
     assert html.escape(name, quote=True) in study
+
+
+@pytest.mark.parametrize(
+    ("value", "metric", "stat", "expected"),
+    [
+        (0.47619, "f1", "mean", "0.476"),  # a 0-1 metric: 3 decimals
+        (1.0, "f1", "p50", "1.000"),
+        (0.1875, "abstain", "rate", "0.188"),
+        (3.0, "idk_citation", "sum", "3"),  # the sum of a yes/no metric counts rows
+        (1.0, "em", None, "1"),  # one row's yes/no value
+        (48, "f1", "count", "48"),
+        (961.643, "tokens", "mean", "961.6"),  # token counts: 1 decimal
+        (1100.0, "prompt_tokens", None, "1100.0"),
+        (1352.5, "latency_ms", "p50", "1352"),  # ms: integers (round half to even)
+        (1352.6, "latency_ms", "p50", "1353"),
+        (0.27, "latency_ms", "p50", "0.27"),  # below 1 ms: two significant digits
+        (0.004, "latency_ms", "mean", "<0.01"),
+        (0.0, "latency_ms", "p50", "0"),
+        (0.5, "judge", "avg_latency_ms", "0.5"),  # a dataset-level statistic names its unit
+        (1234.0, "judge", "tokens", "1234.0"),
+        (20.0, "trust", "answered_num", "20"),
+        (0.625, "trust", "answered_ratio", "0.625"),
+        (1.0794, "vs_baseline", "tokens_mean_ratio", "1.08×"),
+        (-0.25, "vs_baseline", "overlap_mean_delta", "-0.250"),
+        (0.8, "ndcg@10", "mean", "0.800"),
+        (0.5, "my_own_metric", "mean", "0.500"),  # recorded by a user's code: a number
+        (2.0, "my_own_metric", "mean", "2"),
+        (None, "f1", "mean", "—"),
+    ],
+)
+def test_numbers_to_their_metric_precision(
+    value: float | None, metric: str, stat: str | None, expected: str
+) -> None:
+    assert formatted(value, metric, stat) == expected
+
+
+def test_metric_kinds_come_from_the_catalog_and_the_unit_in_the_name() -> None:
+    assert metric_kind("em", "mean") == "score"  # binary: its rate
+    assert metric_kind("em", "sum") == "count"
+    assert metric_kind("f1", "sum") == "number"  # a sum of scores is no count
+    assert metric_kind("completion_tokens") == "tokens"
+    assert metric_kind("latency_ms", "p95") == "ms"
+    assert metric_kind("sources", "total_chunks") == "number"
+    assert milliseconds(999.5) == "1000"  # not "1e+03"
 
 
 def test_main_table_values_and_not_computed(page: str) -> None:
@@ -391,12 +500,13 @@ def test_main_table_values_and_not_computed(page: str) -> None:
     assert (overlap["baseline"], overlap["config_a vs baseline"]) == ("0.500", "0.750")
     assert f1["config_b vs baseline"] == "0.125"
     assert column(main, "Tokens")["config_b vs baseline"] == "1300.0"
+    assert column(main, "P50 ms")["baseline"] == "875"  # latencies 600, 800, 950, 1200
+    assert column(main, "Abstain")["baseline"] == "0.250"
     assert column(main, "Faithfulness")["config_b vs baseline"] == "—"
     assert column(main, "F1 short")["config_b vs baseline"] == "—"
     assert column(main, "Wrong on answerable (sum)")["baseline"] == "1"
     assert column(main, "IDK on answerable (sum)")["config_b vs baseline"] == "2"
-    assert column(main, "Rounds")["config_a vs baseline"] == "1.25"  # rounds 1, 2, 1, 1
-    assert column(main, "Rounds > 1")["baseline"] == "—"  # no multi_round recorded
+    assert column(main, "Rounds")["config_a vs baseline"] == "1.250"  # rounds 1, 2, 1, 1
     assert column(main, "Tokens mean ×")["config_a vs baseline"] == "1.10×"
     assert column(main, "Δ Overlap")["config_b vs baseline"] == "-0.250"
     assert column(main, "Δ F1")["config_a vs baseline"] == "+0.250"
@@ -404,11 +514,21 @@ def test_main_table_values_and_not_computed(page: str) -> None:
     assert column(main, "Tokens mean ×")["baseline"] == "—"  # the reference itself
 
 
-def test_single_system_eval_has_no_comparison_columns(page: str) -> None:
-    main = tables(section(page, 1))["main num"]
-    assert "Tokens mean ×" not in main[0]
-    assert main[1][:3] == ["all rows", "2", "0"]
-    assert column(main, "Overlap")["all rows"] == "—"
+def test_columns_no_system_has_are_not_emitted(page: str) -> None:
+    study = tables(section(page, 0))["main num"][0]
+    assert "Rounds > 1" not in study  # no system recorded multi_round
+    assert "Faithfulness" in study  # two of three systems have it
+    single = tables(section(page, 1))["main num"]
+    assert single[0] == ["System", "N", "Errors", "F1", "Tokens"]
+    assert single[1] == ["all rows", "2", "0", "0.750", "250.0"]
+    headings, rows = without_empty_columns(["a", "b", "c"], [["—", "—", "1"], ["—", "—", "—"]], 1)
+    assert (headings, rows) == (["a", "c"], [["—", "1"], ["—", "—"]])  # kept: the first
+
+
+def test_wide_tables_scroll_in_their_own_box(page: str) -> None:
+    opened = page.count("<table")
+    assert opened == page.count('<div class="scroll"><table')
+    assert ".scroll{overflow-x:auto" in page
 
 
 def test_gates_failed_first_with_first_message_line(page: str) -> None:
@@ -416,7 +536,8 @@ def test_gates_failed_first_with_first_message_line(page: str) -> None:
     assert gates[0] == ["Status", "System", "Gate", "Rule", "Value", "Bound", "Baseline", "Message"]
     assert [row[0] for row in gates[1:]] == ["failed", "failed", "skipped", "passed", "passed"]
     assert [row[1] for row in gates[1:3]] == ["config_b", "config_b"]
-    assert gates[1][2:] == ["overlap.mean", ">= baseline", "0.25", "0.5", "0.5", gates[1][7]]
+    assert gates[1][2:7] == ["overlap.mean", ">= baseline", "0.250", "0.500", "0.500"]
+    assert gates[2][2:7] == ["tokens.mean", "<= 1.2x baseline", "1300.0", "1200.0", "1200.0"]
     # the first line shows; the whole message of a gate that did not pass is collapsed
     assert gates[1][7].startswith("overlap.mean = 0.25, rule >= baseline")
     assert (
@@ -426,30 +547,68 @@ def test_gates_failed_first_with_first_message_line(page: str) -> None:
     assert gates[3][5] == "—"  # the skipped gate has no bound
 
 
-def test_both_plots_are_inline_svg(page: str) -> None:
+def _figure(text: str, figure_id: str) -> str:
+    match = re.search(rf'<figure class="plot" id="{figure_id}">(.*?)</figure>', text, re.DOTALL)
+    assert match, figure_id
+    return match.group(1)
+
+
+def test_every_plot_is_inline_svg(page: str) -> None:
     study = section(page, 0)
-    for figure_id in ("pareto-0", "bars-0"):
-        match = re.search(
-            rf'<figure class="plot" id="{figure_id}">(.*?)</figure>', study, re.DOTALL
-        )
-        assert match, figure_id
-        assert match.group(1).startswith("<svg")
-        assert "<figcaption>" in match.group(1)
+    for figure_id in ("dist-0", "pareto-0", "bars-0"):
+        figure = _figure(study, figure_id)
+        assert figure.startswith("<svg")
+        assert "<figcaption>" in figure
     assert "<?xml" not in page
     assert "<!DOCTYPE svg" not in page
     assert "Pareto-optimal (higher overlap, fewer tokens): baseline, config_a." in study
 
 
-def test_ids_are_unique(page: str) -> None:
-    ids = re.findall(r'\sid="([^"]+)"', page)
-    assert len(ids) == len(set(ids))
-
-
-def test_skipped_plots_say_why(page: str) -> None:
+def test_a_one_system_eval_gets_distribution_plots(page: str) -> None:
     single = section(page, 1)
-    assert "<svg" not in single
-    assert '<p class="note">Pareto plot skipped: one system only.</p>' in single
-    assert "Metric bars skipped: one system only" in single
+    assert _figure(single, "dist-1").startswith("<svg")
+    assert single.count("<svg") == 1
+    assert "Pareto" not in single  # nothing to set side by side
+    assert "skipped" not in single
+    assert distribution_metrics(study_document()["evals"][3:]) == ["f1", "tokens"]
+    # the main metrics some row recorded, in their order; abstain is not one of them
+    assert distribution_metrics(study_document()["evals"][:3]) == [
+        "overlap",
+        "f1",
+        "tokens",
+        "latency_ms",
+    ]
+
+
+def test_ecdf_by_hand() -> None:
+    assert ecdf([0.5, 0.0, 1.0, 0.5]) == ([0.0, 0.5, 0.5, 1.0], [0.25, 0.5, 0.75, 1.0])
+    assert ecdf([]) == ([], [])
+
+
+def test_baseline_against_now_when_a_stored_baseline_pairs() -> None:
+    entries = study_document()["evals"][:3]
+    assert distribution_series(entries, "overlap") == [
+        Series(0, "baseline", False, (1.0, 0.5, 0.0, 0.5)),
+        Series(0, "baseline", True, (0.5, 0.5, 0.0, 0.0)),  # STORED, by row id
+        Series(1, "config_a", False, (1.0, 0.5, 1.0, 0.5)),
+        Series(2, "config_b", False, (0.0, 0.5, 0.0, 0.5)),
+    ]
+    assert [s.stored for s in distribution_series(entries, "f1")] == [False] * 3  # none stored
+    with_baseline = _figure(section(render_html(study_document()), 0), "dist-0")
+    assert "stroke-dasharray" in with_baseline  # the stored rows are dashed
+    assert "Dashed: the rows of the stored baseline (baseline)" in with_baseline
+    document = study_document()
+    del document["evals"][0]["baseline"]["row_values"]
+    without = _figure(section(render_html(document), 0), "dist-0")
+    assert "stroke-dasharray" not in without
+    assert "Dashed" not in without
+    single = document["evals"][3]  # one system: no name to tell the stored rows by
+    single["baseline"] = {"status": "paired", "row_values": {"q1": {"f1": 0.5}}}
+    one = _figure(section(render_html(document), 1), "dist-1")
+    assert "Dashed: the rows of the stored baseline, as accepted" in one
+
+
+def test_plots_skipped_say_why() -> None:
     document = study_document()
     for entry in document["evals"][1:3]:
         del entry["metrics"]["overlap"]
@@ -457,16 +616,52 @@ def test_skipped_plots_say_why(page: str) -> None:
     skipped = "Pareto plot skipped: fewer than two systems have overlap.mean and tokens.mean."
     assert skipped in study
     assert 'id="bars-0"' in study
+    document["evals"][3]["rows"] = []
+    single = section(render_html(document), 1)
+    assert "Distribution plot skipped: no row recorded a per-row value." in single
 
 
 def test_render_is_deterministic() -> None:
     assert render_html(study_document()) == render_html(study_document())
 
 
+def test_ids_are_unique(page: str) -> None:
+    ids = re.findall(r'\sid="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
+
+
+ROW_BODY = re.compile(
+    r'<tbody class="row-(\w+)" data-status="(\w+)" data-index="(\d+)"><tr class="line">'
+    r"<td>([^<]*)</td>(.*?)</tr>.*?"
+    r'<details class="row" id="([^"]+)">',
+    re.DOTALL,
+)
+
+
 def _drill_down_ids(page: str) -> dict[str, str]:
-    """Anchor of each drill-down -> its summary line."""
-    found = re.findall(r'<details class="row" id="([^"]+)"><summary>(.*?)</summary>', page)
-    return dict(found)
+    """Anchor of each drill-down -> its row's id."""
+    return {anchor: row_id for *_, row_id, _, anchor in ROW_BODY.findall(page)}
+
+
+def test_rows_have_their_status_class_and_sort_values(page: str) -> None:
+    study = section(page, 0)
+    found = ROW_BODY.findall(study)
+    assert len(found) == 12  # 3 systems x 4 rows
+    statuses = {
+        (anchor.split("-")[2], row_id): (css, status) for css, status, _, row_id, _, anchor in found
+    }
+    assert statuses[("0", "st-03")] == ("failed", "failed")  # baseline
+    assert statuses[("2", "st-01")] == ("error", "error")  # config_b
+    assert sum(css == "passed" for css, *_ in found) == 10
+    for s, system in enumerate(SYSTEM_ROWS):
+        for r, (overlap, f1, tokens, latency, abstained) in enumerate(SYSTEM_ROWS[system]):
+            cells = found[4 * s + r][4]
+            values = re.findall(r'data-value="([^"]+)"', cells)
+            # columns: overlap, f1, tokens, latency_ms (the main ones), then abstain
+            assert [float(v) for v in values] == [overlap, f1, tokens, latency, abstained]
+    assert '<option value="failed">failed (1)</option>' in study  # the baseline's list
+    assert '<option value="error">error (1)</option>' in study  # config_b's
+    assert '<div class="controls" hidden>' in study  # until the script shows them
 
 
 def test_transformation_ids_link_to_their_drill_down(page: str) -> None:
@@ -476,7 +671,7 @@ def test_transformation_ids_link_to_their_drill_down(page: str) -> None:
     assert [text for _, text in links] == ["st-03", "st-01"]
     drill_down = _drill_down_ids(study)
     for anchor, row_id in links:
-        assert drill_down[anchor].startswith(row_id + " · ")
+        assert drill_down[anchor] == row_id
     (config_a_anchor, _), (config_b_anchor, _) = links
     # each links to the compared system's row, config_a's st-03 and config_b's st-01
     rows = study.split("<h4>")
@@ -495,23 +690,43 @@ def test_transformations_note_when_not_computed() -> None:
     assert f"<b>config_b</b> vs baseline: {html.escape(note)}</li>" in study
 
 
-def test_drill_down_shows_sentences_metrics_and_evidence(page: str) -> None:
+def _details(text: str) -> list[str]:
+    return re.findall(r'<details class="row".*?</details>', text, re.DOTALL)
+
+
+def test_row_line_and_drill_down(page: str) -> None:
     study = section(page, 0)
-    details = re.findall(r'<details class="row".*?</details>', study, re.DOTALL)
-    assert len(details) == 12  # 3 systems x 4 rows
+    rows = tables(study)["rows num"]
+    assert rows[0] == ["ID", "Status", "overlap", "f1", "tokens", "latency_ms", "abstain"]
+    lines = [row for row in rows[1:] if len(row) == len(rows[0])]
+    assert lines[1] == ["st-02", "passed", "0.500", "0.500", "1100.0", "950", "0"]
+    details = _details(study)
+    assert len(details) == 12
     baseline_st02 = details[1]
-    assert "st-02 · overlap 0.5 · f1 0.5 · tokens 1100" in baseline_st02
-    assert QUESTIONS[1] in baseline_st02
+    assert f"<summary>{QUESTIONS[1]}</summary>" in baseline_st02
     cells = tables(baseline_st02)
     verdicts = [row[0] for row in cells["sentences"][1:]]
     assert verdicts == ["supported", "unsupported"]
-    assert cells["sentences"][1][2:4] == ["0.82", "1"]
-    metrics = cells["row-metrics"]
-    assert dict(zip(metrics[0], metrics[1], strict=True))["latency_ms"] == "950"
+    assert cells["sentences"][1][2] == "0.820"
     assert "<dt>overlap</dt><dd>0.5 of the claims supported</dd>" in baseline_st02
     idk = tables(details[2])["sentences"]  # baseline st-03 abstains
     assert idk[1][0] == "not a claim"
-    assert idk[1][2] == "—"  # no similarity
+    assert idk[1][2:4] == ["—", "—"]  # no similarity, no context
+    assert "<b>Failed</b> <span>evals/test_study.py::test_grounded</span>" in details[2]
+
+
+def test_each_sentence_shows_the_context_it_was_measured_against(page: str) -> None:
+    baseline_st02 = _details(section(page, 0))[1]
+    sentences = tables(baseline_st02)["sentences"]
+    assert sentences[0] == ["Verdict", "Sentence", "Similarity", "Cited context", "Reason"]
+    assert sentences[1][1:4] == ["The answer is in the first document [1].", "0.820", f"d1 {PARIS}"]
+    assert sentences[2][1:4] == ["It is also widely known.", "0.410", f"d2 {TOWER}"]
+    # a document written before sentences carried their context shows what they cite
+    document = study_document()
+    for sentence in document["evals"][0]["rows"][1]["sentences"]:
+        del sentence["context"]
+    older = tables(_details(section(render_html(document), 0))[1])["sentences"]
+    assert [row[3] for row in older[1:]] == ["1", "2"]
 
 
 def test_breakdowns_and_all_aggregates(page: str) -> None:
@@ -521,8 +736,11 @@ def test_breakdowns_and_all_aggregates(page: str) -> None:
     assert stages[2] == ["generate", "900.0", "900.0", "900.0"]
     assert study["stop_reason num"][2] == ["budget", "1 (25%)", "1 (25%)", "1 (25%)"]
     aggregates = column(study["aggregates num"], "config_a")
-    assert aggregates["rounds.mean"] == "1.25"
-    assert aggregates["vs_baseline.tokens_mean_ratio"] == "1.1"
+    assert aggregates["rounds.mean"] == "1.250"
+    assert aggregates["vs_baseline.tokens_mean_ratio"] == "1.10×"
+    assert aggregates["f1.count"] == "4"
+    assert column(study["aggregates num"], "config_b")["abstain.sum"] == "2"
+    assert column(study["aggregates num"], "baseline")["latency_ms.p95"] == "1200"
     assert column(study["aggregates num"], "config_b")["faithfulness.mean"] == "—"
 
 
@@ -540,12 +758,13 @@ def test_drill_down_shows_gold_answerability_and_the_short_answer() -> None:
     row["gold"] = [["$9.99", "9.99 <b>dollars</b>"], ["monthly"]]
     row["answerable"] = False
     row["short_answer"] = {"text": "$9.99 <i>", "rule": "number"}
-    details = re.findall(
-        r'<details class="row".*?</details>', section(render_html(document), 0), re.DOTALL
-    )
+    details = _details(section(render_html(document), 0))
     first = details[0]
-    assert "<b>Gold</b> $9.99 | 9.99 &lt;b&gt;dollars&lt;/b&gt; | monthly (not answerable)" in first
-    assert "<b>Short answer</b> $9.99 &lt;i&gt; " in first
+    assert (
+        "<b>Gold</b> <span>$9.99 | 9.99 &lt;b&gt;dollars&lt;/b&gt; | monthly</span> "
+        "(not answerable)"
+    ) in first
+    assert "<b>Short answer</b> <span>$9.99 &lt;i&gt;</span> " in first
     assert "(finalizer rule number)" in first
     assert "<b>Gold</b>" not in details[1]  # a row without gold shows none
 
@@ -555,9 +774,18 @@ def test_drill_down_says_where_a_live_output_came_from() -> None:
     rows = document["evals"][0]["rows"]
     rows[0]["live"] = {"system": "topk", "fingerprint": "0123abcd", "cached": True}
     rows[1]["live"] = {"system": "topk", "fingerprint": "0123abcd", "cached": False}
-    details = re.findall(
-        r'<details class="row".*?</details>', section(render_html(document), 0), re.DOTALL
-    )
+    details = _details(section(render_html(document), 0))
     assert "(fingerprint 0123abcd; output from the cache, as measured then)" in details[0]
     assert "(fingerprint 0123abcd; output called in this run)" in details[1]
     assert "Live system" not in details[2]  # a recorded row says nothing
+
+
+def test_a_document_without_row_status_still_colours_errors() -> None:
+    document = study_document()
+    for entry in document["evals"]:
+        for row in entry["rows"]:
+            row.pop("status", None)
+            row.pop("failed_tests", None)
+    statuses = [status for _, status, *_ in ROW_BODY.findall(section(render_html(document), 0))]
+    assert statuses.count("error") == 1  # config_b's st-01 has an error
+    assert statuses.count("failed") == 0  # nothing says a test failed

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -21,7 +22,7 @@ from pytest_ragmetrics.reports.html import render_html
 from test_html import plant, rename_system, study_document
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, ConsoleMessage, Page, Route
+    from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, Route
 
 pytestmark = pytest.mark.browser
 
@@ -80,9 +81,11 @@ class Visit:
     requests: list[str] = field(default_factory=list)
 
 
-@pytest.fixture
-def visit(browser: Browser, report: Path) -> Iterator[Visit]:
-    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+@contextmanager
+def visiting(browser: Browser, report: Path, width: int, height: int) -> Iterator[Visit]:
+    """``report`` open in a fresh context of ``width`` x ``height``; every request but the
+    file itself is recorded and refused, every console error and page error recorded."""
+    context = browser.new_context(viewport={"width": width, "height": height})
     context.set_default_timeout(10_000)
     seen = Visit(context.new_page())
 
@@ -101,8 +104,16 @@ def visit(browser: Browser, report: Path) -> Iterator[Visit]:
     seen.page.on("pageerror", lambda error: seen.errors.append(f"page: {error}"))
     seen.page.route("**/*", on_route)
     seen.page.goto(report.as_uri())
-    yield seen
-    context.close()
+    try:
+        yield seen
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def visit(browser: Browser, report: Path) -> Iterator[Visit]:
+    with visiting(browser, report, WIDTH, HEIGHT) as seen:
+        yield seen
 
 
 def _open_every_row(page: Page) -> None:
@@ -133,12 +144,14 @@ def test_planted_text_shows_as_text(visit: Visit) -> None:
 
 
 def test_plots_are_drawn(visit: Visit) -> None:
-    for figure in ("#pareto-0", "#bars-0"):
+    # the study's distributions, Pareto view and bars; the one-system eval's distributions
+    figures = ("#dist-0", "#pareto-0", "#bars-0", "#dist-1")
+    for figure in figures:
         box = visit.page.locator(f"{figure} > svg").bounding_box()
         assert box is not None, figure
         assert box["width"] > 100
         assert box["height"] > 100
-    assert visit.page.locator("figure.plot svg").count() == 2
+    assert visit.page.locator("figure.plot svg").count() == len(figures)
 
 
 def test_only_the_file_itself_is_requested(visit: Visit, report: Path) -> None:
@@ -185,3 +198,184 @@ def test_a_missing_browser_fails_only_under_ci(
         monkeypatch.setenv("CI", ci)
     with pytest.raises(outcome, match="chromium"):
         unavailable("/usr/bin/chromium is not installed")
+
+
+# -- reading the rows: sorting, filtering, the drill-down, at a laptop's 1366 x 768 ---------
+
+LAPTOP = (1366, 768)
+# Set to a folder to keep the screenshots of the overflow check (they go to tmp_path
+# anyway): RAGMETRICS_SCREENSHOTS=/tmp/html16 pytest tests/unit/reports/test_html_browser.py
+SCREENSHOTS_ENV = "RAGMETRICS_SCREENSHOTS"
+
+
+def one_system_document() -> dict[str, Any]:
+    """The study's baseline alone, as an eval without systems (with its stored baseline)."""
+    document = study_document()
+    entry = document["evals"][0]
+    entry.update(name="evals/test_one.py", label="evals/test_one.py", system=None)
+    for row in entry["rows"]:
+        row["system"] = None
+    document["evals"] = [entry]
+    return document
+
+
+def _written(tmp_path_factory: pytest.TempPathFactory, document: dict[str, Any]) -> Path:
+    path = tmp_path_factory.mktemp("html") / "report.html"
+    path.write_text(render_html(document), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def study_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _written(tmp_path_factory, study_document())
+
+
+@pytest.fixture
+def laptop(browser: Browser, study_report: Path) -> Iterator[Visit]:
+    with visiting(browser, study_report, *LAPTOP) as seen:
+        yield seen
+    assert seen.errors == []
+    assert seen.requests == [study_report.as_uri()]
+
+
+def _rows(system: int) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = study_document()["evals"][system]["rows"]
+    return rows
+
+
+def _shown_ids(rows_list: Locator) -> list[str]:
+    """The ids of the rows the list shows, top to bottom."""
+    ids: list[str] = rows_list.locator("table.rows > tbody").evaluate_all(
+        "(bodies) => bodies.filter((b) => !b.hidden).map((b) => b.rows[0].cells[0].textContent)"
+    )
+    return ids
+
+
+def test_the_controls_show_with_the_script(laptop: Visit) -> None:
+    entries = study_document()["evals"]
+    lists = laptop.page.locator(".rows-list").all()
+    assert len(lists) == len(entries)  # one per system of the study, and the single eval's
+    for rows_list, entry in zip(lists, entries, strict=True):
+        assert rows_list.locator(".controls").is_visible()
+        n = len(entry["rows"])
+        assert rows_list.locator(".shown").inner_text() == f"{n} of {n} rows shown"
+
+
+@pytest.mark.parametrize(("system", "metric"), [(1, "overlap"), (2, "tokens"), (0, "f1")])
+def test_sorting_by_a_metric_column_reorders_the_rows(
+    laptop: Visit, system: int, metric: str
+) -> None:
+    rows_list = laptop.page.locator(".rows-list").nth(system)
+    rows = _rows(system)
+    # ascending, then descending; equal values keep the dataset order either way
+    ascending = sorted(range(len(rows)), key=lambda i: (rows[i]["metrics"][metric], i))
+    descending = sorted(range(len(rows)), key=lambda i: (-rows[i]["metrics"][metric], i))
+    button = rows_list.get_by_role("button", name=metric, exact=True)
+    button.click()
+    assert _shown_ids(rows_list) == [rows[i]["id"] for i in ascending]
+    sorted_by = "(button) => button.parentElement.getAttribute('aria-sort')"
+    assert button.evaluate(sorted_by) == "ascending"
+    button.click()
+    assert _shown_ids(rows_list) == [rows[i]["id"] for i in descending]
+    assert button.evaluate(sorted_by) == "descending"
+    rows_list.get_by_role("button", name="ID", exact=True).click()  # back to dataset order
+    assert _shown_ids(rows_list) == [row["id"] for row in rows]
+
+
+def test_a_sorted_row_keeps_its_drill_down(laptop: Visit) -> None:
+    rows_list = laptop.page.locator(".rows-list").nth(1)
+    rows_list.get_by_role("button", name="overlap", exact=True).click()
+    first = rows_list.locator("table.rows > tbody").first
+    row = next(row for row in _rows(1) if row["id"] == first.locator("td").first.inner_text())
+    first.locator("summary").first.click()
+    assert first.locator("details.row div.text").first.inner_text() == f"Question {row['question']}"
+
+
+@pytest.mark.parametrize(("system", "status"), [(0, "failed"), (2, "error"), (1, "passed")])
+def test_filtering_by_status_hides_the_other_rows(laptop: Visit, system: int, status: str) -> None:
+    rows_list = laptop.page.locator(".rows-list").nth(system)
+    expected = [row["id"] for row in _rows(system) if row["status"] == status]
+    rows_list.locator("select.status-filter").select_option(status)
+    assert _shown_ids(rows_list) == expected
+    shown = rows_list.locator(".shown").inner_text()
+    assert shown == f"{len(expected)} of 4 rows shown"
+    line = rows_list.locator("tr.line").filter(has_text=status)
+    assert line.count() == len(expected)
+    rows_list.locator("select.status-filter").select_option("")
+    assert _shown_ids(rows_list) == [row["id"] for row in _rows(system)]
+
+
+@pytest.mark.parametrize("text", ["EIFFEL", "first document", "know", "no such words"])
+def test_filtering_by_text_matches_question_or_answer(laptop: Visit, text: str) -> None:
+    rows_list = laptop.page.locator(".rows-list").first  # the baseline system
+    needle = text.lower()
+    expected = [
+        row["id"]
+        for row in _rows(0)
+        if needle in row["question"].lower() or needle in row["answer"].lower()
+    ]
+    rows_list.locator("input.text-filter").fill(text)
+    assert _shown_ids(rows_list) == expected
+    hidden = rows_list.locator("table.rows > tbody[hidden]")
+    assert hidden.count() == 4 - len(expected)
+    assert all(not body.is_visible() for body in hidden.all())
+
+
+def test_status_and_text_filters_combine(laptop: Visit) -> None:
+    rows_list = laptop.page.locator(".rows-list").first
+    rows_list.locator("input.text-filter").fill("know")  # only st-03 abstains: it failed
+    assert _shown_ids(rows_list) == ["st-03"]
+    rows_list.locator("select.status-filter").select_option("passed")
+    assert _shown_ids(rows_list) == []
+    assert rows_list.locator(".shown").inner_text() == "0 of 4 rows shown"
+
+
+def test_the_drill_down_shows_the_cited_context_beside_each_sentence(laptop: Visit) -> None:
+    rows_list = laptop.page.locator(".rows-list").first
+    body = rows_list.locator("table.rows > tbody").nth(1)  # baseline's st-02: two sentences
+    sentences = body.locator("table.sentences")
+    assert not sentences.is_visible()
+    body.locator("summary").first.click()
+    assert sentences.is_visible()
+    expected = study_document()["evals"][0]["rows"][1]["sentences"]
+    for n, sentence in enumerate(expected, start=1):
+        line = sentences.locator("tr").nth(n)
+        said, context = line.locator("td").nth(1), line.locator("td").nth(3)
+        assert said.inner_text() == sentence["sentence"]
+        measured = sentence["context"]
+        assert context.inner_text() == f"{measured['doc_id']} {measured['text']}"
+        said_box, context_box = said.bounding_box(), context.bounding_box()
+        assert said_box is not None
+        assert context_box is not None
+        assert said_box["y"] == context_box["y"]  # on the same line
+        assert context_box["x"] > said_box["x"] + said_box["width"] - 1  # beside, after it
+
+
+@pytest.mark.parametrize("systems", ["one system", "three systems"])
+def test_no_horizontal_overflow_at_a_laptop_width(
+    browser: Browser, tmp_path_factory: pytest.TempPathFactory, systems: str
+) -> None:
+    document = one_system_document() if systems == "one system" else study_document()
+    report = _written(tmp_path_factory, document)
+    width, height = LAPTOP
+    with visiting(browser, report, width, height) as seen:
+        page = seen.page
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        # the first row of each system opened, as a reader would, for the screenshot
+        page.locator(".rows-list summary").evaluate_all(
+            "(found) => found.forEach((s) => { s.parentElement.open = false; })"
+        )
+        for rows_list in page.locator(".rows-list").all():
+            rows_list.locator("summary").first.click()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        shot = page.screenshot(full_page=True)
+        assert _png_size(shot)[0] == width
+        _open_every_row(page)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert seen.errors == []
+    assert seen.requests == [report.as_uri()]
+    name = f"report-{systems.replace(' ', '-')}.png"
+    (report.parent / name).write_bytes(shot)
+    if folder := os.environ.get(SCREENSHOTS_ENV):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / name).write_bytes(shot)

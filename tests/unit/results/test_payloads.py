@@ -44,6 +44,7 @@ ROW = RowPayload(
     output={"id": "r1", "answer": "Paris"},
     inputs="d" * 64,
     citations={"markers": 1, "contexts": 2},
+    failed=True,
 )
 DATASET = DatasetPayload(
     INFO,

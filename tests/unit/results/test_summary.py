@@ -92,3 +92,25 @@ def test_merge_of_split_equals_aggregate(values: list[float], rnd: random.Random
     (merged,) = summarize(shuffled)
     assert merged.metrics == whole.metrics
     assert whole.metrics["f1"] == aggregate(values)
+
+
+def test_a_row_is_failed_when_one_test_failed_it_and_an_error_outranks_that() -> None:
+    def sent(row: str, index: int, test: str, failed: bool, error: str | None = None) -> RowPayload:
+        return RowPayload(INFO, row, index, {}, {}, error, test=test, failed=failed)
+
+    (summary,) = summarize(
+        [
+            sent("a", 0, "t1", False),
+            sent("a", 0, "t2", False),
+            sent("b", 1, "t1", True),
+            sent("b", 1, "t2", False),
+            sent("c", 2, "t1", True),
+            sent("c", 2, "t2", False, error="x.jsonl:3: field 'gold': missing"),
+        ]
+    )
+    assert [(row.id, row.status) for row in summary.rows] == [
+        ("a", "passed"),
+        ("b", "failed"),
+        ("c", "error"),
+    ]
+    assert summary.rows[1].failed == {"t1"}

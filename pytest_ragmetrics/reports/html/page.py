@@ -1,0 +1,155 @@
+"""The whole HTML page: head (with its Content-Security-Policy), the run's header, one
+section per eval, and the page's one script at the end."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_ragmetrics.reports.columns import NOT_COMPUTED, Entry
+from pytest_ragmetrics.reports.document import gates
+from pytest_ragmetrics.reports.html.markup import escape, table
+from pytest_ragmetrics.reports.html.plots import bars, distributions, pareto
+from pytest_ragmetrics.reports.html.rows import anchors, rows_list
+from pytest_ragmetrics.reports.html.script import SCRIPT, content_security_policy
+from pytest_ragmetrics.reports.html.tables import (
+    aggregates,
+    breakdowns,
+    gates_table,
+    stored_baselines,
+    systems_table,
+    transformations,
+    verdict,
+)
+
+# Fits a 1366 px laptop screen: the body is at most 1200 px wide, every table scrolls
+# sideways inside its own box (.scroll), long words and ids break, plots shrink to fit.
+STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;color:#1f2328;max-width:1200px;margin:1.5rem auto;
+padding:0 1rem;overflow-wrap:break-word}h1{font-size:1.4rem}h3{font-size:1rem;margin:1.2rem 0 .4rem}
+h2{font-size:1.2rem;border-top:2px solid #d0d7de;padding-top:.8rem;margin-top:2rem}
+h4{margin:1rem 0 .3rem}pre{white-space:pre-wrap}
+.scroll{overflow-x:auto;max-width:100%;container-type:inline-size}
+table{border-collapse:collapse;margin:.3rem 0;font-size:13px}th{background:#f6f8fa}
+th,td{border:1px solid #d0d7de;padding:.15rem .45rem;text-align:left;vertical-align:top}
+.num td,.num th{overflow-wrap:normal}
+table.num>tbody>tr>td+td,.gates>tbody>tr>td:nth-child(n+5):nth-child(-n+7),
+.sentences>tbody>tr>td:nth-child(3){text-align:right;font-variant-numeric:tabular-nums}
+.main td:first-child{white-space:nowrap}.main th{max-width:7rem}
+.verdict,.status{padding:0 .4rem;border-radius:.3rem;font-weight:600;white-space:nowrap}
+.failed{background:#ffebe9;color:#a40e26}.passed{background:#dafbe1;color:#116329}
+.status.error{background:#fff8c5;color:#7d4e00}
+.skipped{background:#eaeef2;color:#57606a}.muted,.note,figcaption{color:#57606a}
+figure.plot{display:inline-block;vertical-align:top;margin:.4rem 1rem .4rem 0;max-width:100%}
+figure.plot svg{max-width:100%;height:auto}figcaption{font-size:12px;max-width:40rem}
+.controls{margin:.3rem 0}.controls label{margin-right:1rem}
+table.rows{width:100%}table.rows tbody{border-top:2px solid #d0d7de}
+table.rows th[data-sort=number]{text-align:right}
+tr.line>td:first-child{white-space:nowrap}table.rows>tbody>tr.line>td:nth-child(2){text-align:left}
+tbody.row-failed tr.line td:first-child{box-shadow:inset 4px 0 #cf222e}
+tbody.row-error tr.line td:first-child{box-shadow:inset 4px 0 #bf8700}
+tbody.row-passed tr.line td:first-child{box-shadow:inset 4px 0 #1a7f37}
+tbody.row-failed tr.line{background:#fff8f7}tbody.row-error tr.line{background:#fffbeb}
+tr.drill>td{padding:0 .45rem;text-align:left;border-top:none}
+tr.drill details{position:sticky;left:.45rem;max-width:calc(100cqw - 1rem);font-size:14px}
+tr.drill summary{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:#57606a}
+tr.drill details[open] summary{white-space:normal;color:inherit}
+th button.sort{font:inherit;font-weight:600;border:none;background:none;padding:0;cursor:pointer}
+summary{cursor:pointer}details.row>:not(summary){margin:.3rem 0}
+dt{font-weight:600}dd{margin-left:1rem}
+.text{white-space:pre-wrap;background:#f6f8fa;padding:.3rem .5rem;border-radius:.3rem}
+.sentences{width:100%}.context{color:#57606a}
+.supported{color:#116329}.unsupported,.error{color:#a40e26}.not-claim{color:#57606a}
+"""
+
+
+def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
+    first = entries[0]
+    ids = [anchors(index, s, entry) for s, entry in enumerate(entries)]
+    dataset_errors = [
+        error
+        for entry in entries
+        for error in (entry.get("dataset_level") or {}).get("errors") or ()
+    ]
+    parts = [
+        f'<section id="eval-{index}"><h2>{escape(name)} {verdict(gates(entries))}</h2>',
+        f'<p class="muted">dataset {escape(first.get("dataset"))} · '
+        f"{escape(first.get('dataset_rows'))} rows · sha256 "
+        f"{escape(str(first.get('dataset_sha256'))[:12])}</p>",
+        *(f'<p class="error">{escape(error)}</p>' for error in dataset_errors),
+        *(
+            f'<p class="error">Warning: {escape(warning)}</p>'
+            for entry in entries
+            for warning in entry.get("warnings") or ()
+        ),
+        "<h3>Systems</h3>",
+        systems_table(entries),
+        f'<p class="note">{NOT_COMPUTED} = not computed for this system; a metric no system '
+        "has is not shown</p>",
+        "<h3>Gates</h3>",
+        gates_table(entries, ids),
+        "<h3>Plots</h3>",
+        distributions(index, entries),
+        pareto(index, entries),
+        bars(index, entries),
+        *breakdowns(entries),
+        *transformations(entries, ids),
+        *stored_baselines(entries, ids),
+        aggregates(entries),
+        "<h3>Rows</h3>",
+        *(rows_list(index, s, entry) for s, entry in enumerate(entries)),
+        "</section>",
+    ]
+    return "\n".join(part for part in parts if part)
+
+
+def _header(document: Mapping[str, Any], groups: Mapping[str, Sequence[Entry]]) -> str:
+    """Verdict of the whole run, version and settings, and a link to each eval."""
+    settings = document.get("settings") or {}
+    values = [
+        [str(key), ", ".join(map(str, value)) if isinstance(value, list) else str(value)]
+        for key, value in settings.items()
+    ]
+    line = [
+        f"pytest-ragmetrics {escape(document.get('plugin_version'))}",
+        f"tau_sim {escape(settings.get('tau_sim'))}",
+        f"citations: {escape(settings.get('citation_format'))}",
+    ]
+    if judge := (document.get("trust_judge") or {}).get("description"):
+        line.append(f"Trust-Score judge: {escape(judge)}")
+    nav = "".join(
+        f'<li><a href="#eval-{i}">{escape(name)}</a> {verdict(gates(entries))}</li>'
+        for i, (name, entries) in enumerate(groups.items())
+    )
+    all_entries = [entry for entries in groups.values() for entry in entries]
+    return "\n".join(
+        [
+            f"<h1>pytest-ragmetrics: {verdict(gates(all_entries))}</h1>",
+            f'<p class="muted">{" · ".join(line)}</p>',
+            f"<details><summary>Settings</summary>{table(['Setting', 'Value'], values, '')}",
+            f"</details><nav><ul>{nav}</ul></nav>",
+        ]
+    )
+
+
+def render_html(document: Mapping[str, Any]) -> str:
+    """The whole page for a JSON report document; entries of one eval (same ``name``) are
+    its systems, in document order."""
+    groups: dict[str, list[Entry]] = {}
+    for entry in document.get("evals") or ():
+        groups.setdefault(str(entry.get("name")), []).append(entry)
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta http-equiv="Content-Security-Policy" '
+            f'content="{content_security_policy(SCRIPT)}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>pytest-ragmetrics report</title><style>{STYLE}</style></head><body>",
+            _header(document, groups),
+            *(_eval_section(i, name, entries) for i, (name, entries) in enumerate(groups.items())),
+            f"<script>{SCRIPT}</script>",
+            "</body></html>",
+            "",
+        ]
+    )

@@ -1,0 +1,317 @@
+"""The plots of the HTML report, inline SVG drawn by matplotlib (imported only to draw).
+
+Every eval gets the distribution of its main per-row metrics, one ECDF panel per metric,
+a line per system and, dashed, the stored baseline's rows when one pairs with this run.
+An eval of several systems also gets the Pareto view of overlap against tokens and bars
+of the 0–1 metrics. The same document always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pytest_ragmetrics.reports.columns import Entry, number, stat
+from pytest_ragmetrics.reports.html.markup import escape
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+Draw = Callable[["Figure"], None]
+
+# The 0-1 metrics drawn as grouped bars, when some system has them.
+BAR_METRICS = (
+    "overlap",
+    "faithfulness",
+    "f1",
+    "f1_short",
+    "em",
+    "abstain",
+    "anchor_coverage",
+    "determinism",
+)
+# The per-row metrics whose distributions are drawn, those an eval recorded; an eval
+# with none of them gets its own per-row metrics instead, by name, at most MAX_PANELS.
+DISTRIBUTION_METRICS = ("overlap", "faithfulness", "f1", "f1_short", "em", "tokens", "latency_ms")
+MAX_PANELS = 6
+PANEL_COLUMNS = 3
+NOT_DRAWN = frozenset({"errors"})  # the row's status says it
+
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_ID = re.compile(r'\bid="([^"]+)"')
+_REFERENCE = re.compile(r'((?:xlink:)?href="#|url\(#)([^")]+)')
+
+
+def system_name(entry: Entry) -> str:
+    system = entry.get("system")
+    return "all rows" if system is None else str(system)
+
+
+def _svg(draw: Draw, figure_id: str, size: tuple[float, float]) -> str:
+    """What ``draw`` puts on a fresh figure, as inline SVG: matplotlib's default style,
+    byte-deterministic, without prolog or comments (matplotlib copies each text into a
+    comment), every id prefixed with ``figure_id`` so figures on one page do not clash."""
+    from matplotlib import rc_context, style
+    from matplotlib.figure import Figure
+
+    # Fixed hash salt, glyphs as paths: the same bytes on every run and machine. No
+    # mathtext: "$" in a system name is text.
+    with (
+        style.context("default"),
+        rc_context(
+            {"svg.hashsalt": "ragmetrics", "svg.fonttype": "path", "text.parse_math": False}
+        ),
+    ):
+        figure = Figure(figsize=size, layout="constrained")
+        draw(figure)
+        buffer = io.StringIO()
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    svg = _COMMENT.sub("", text[text.index("<svg") :])
+    svg = _ID.sub(lambda m: f'id="{figure_id}-{m.group(1)}"', svg)
+    return _REFERENCE.sub(lambda m: f"{m.group(1)}{figure_id}-{m.group(2)}", svg)
+
+
+def _figure(
+    figure_id: str, draw: Draw, caption: str, size: tuple[float, float] = (6.4, 3.8)
+) -> str:
+    svg = _svg(draw, figure_id, size)
+    return f'<figure class="plot" id="{figure_id}">{svg}<figcaption>{caption}</figcaption></figure>'
+
+
+def _skipped(what: str, why: str) -> str:
+    return f'<p class="note">{what} skipped: {why}.</p>'
+
+
+# -- distributions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a distribution panel: a system's values of one metric, this run's or
+    (``stored``) its stored baseline's rows."""
+
+    system: int  # the system's place in the eval: its colour
+    name: str
+    stored: bool
+    values: tuple[float, ...]
+
+
+def ecdf(values: Sequence[float]) -> tuple[list[float], list[float]]:
+    """The empirical distribution function as step points: each value in ascending order
+    and the share of values at or below it (ties give several points at one x; the last is
+    the share). Empty input, empty lists."""
+    ordered = sorted(values)
+    return ordered, [(k + 1) / len(ordered) for k in range(len(ordered))]
+
+
+def _row_values(rows: object, metric: str) -> tuple[float, ...]:
+    if not isinstance(rows, Sequence):
+        return ()
+    found = (number((row.get("metrics") or {}).get(metric)) for row in rows)
+    return tuple(value for value in found if value is not None)
+
+
+def _stored_values(entry: Entry, metric: str) -> tuple[float, ...]:
+    stored = (entry.get("baseline") or {}).get("row_values")
+    if not isinstance(stored, Mapping):
+        return ()
+    found = (number(values.get(metric)) for _, values in sorted(stored.items()))
+    return tuple(value for value in found if value is not None)
+
+
+def distribution_series(entries: Sequence[Entry], metric: str) -> list[Series]:
+    """Per system, in order: this run's values of ``metric`` over its rows, then its stored
+    baseline's, each when there is any."""
+    series = []
+    for index, entry in enumerate(entries):
+        name = system_name(entry)
+        now = _row_values(entry.get("rows"), metric)
+        if now:
+            series.append(Series(index, name, False, now))
+        before = _stored_values(entry, metric)
+        if before:
+            series.append(Series(index, name, True, before))
+    return series
+
+
+def distribution_metrics(entries: Sequence[Entry]) -> list[str]:
+    """The metrics to draw: those of ``DISTRIBUTION_METRICS`` some row recorded, or
+    failing that the rows' own per-row metrics by name, at most ``MAX_PANELS``."""
+    recorded = {
+        metric
+        for entry in entries
+        for row in entry.get("rows") or ()
+        for metric, value in (row.get("metrics") or {}).items()
+        if number(value) is not None and metric not in NOT_DRAWN
+    }
+    main = [metric for metric in DISTRIBUTION_METRICS if metric in recorded]
+    return main or sorted(recorded)[:MAX_PANELS]
+
+
+def _draw_distributions(panels: Sequence[tuple[str, Sequence[Series]]], legend: bool) -> Draw:
+    def draw(figure: Figure) -> None:
+        from matplotlib.lines import Line2D
+
+        rows = math.ceil(len(panels) / PANEL_COLUMNS)
+        columns = min(len(panels), PANEL_COLUMNS)
+        for place, (metric, series) in enumerate(panels, start=1):
+            axes = figure.add_subplot(rows, columns, place)
+            for line in series:
+                xs, ys = ecdf(line.values)
+                style = "--" if line.stored else "-"
+                colour = f"C{line.system % 10}"
+                axes.step([xs[0], *xs], [0.0, *ys], where="post", linestyle=style, color=colour)
+            axes.set_title(metric, fontsize=9)
+            axes.set_ylim(0, 1.02)
+            axes.tick_params(labelsize=7)
+            axes.grid(alpha=0.3)
+        if legend:
+            systems = dict.fromkeys((s.system, s.name) for _, series in panels for s in series)
+            handles = [Line2D([], [], color=f"C{i % 10}") for i, _ in systems]
+            labels = [name for _, name in systems]
+            if any(s.stored for _, series in panels for s in series):
+                handles.append(Line2D([], [], color="grey", linestyle="--"))
+                labels.append("stored baseline")
+            # Explicit labels: a name starting with "_" would otherwise be left out.
+            figure.legend(handles, labels, loc="outside right upper", fontsize=8)
+
+    return draw
+
+
+def distributions(index: int, entries: Sequence[Entry]) -> str:
+    """The distribution figure of an eval (module docstring), or a note saying why none."""
+    panels = [(m, distribution_series(entries, m)) for m in distribution_metrics(entries)]
+    panels = [(metric, series) for metric, series in panels if series]
+    if not panels:
+        return _skipped("Distribution plot", "no row recorded a per-row value")
+    stored = sorted({s.name for _, series in panels for s in series if s.stored})
+    legend = len(entries) > 1 or bool(stored)
+    caption = (
+        "Distribution of each metric over the rows: the share of rows at or below each value "
+        "(ECDF), one line per system."
+    )
+    if stored:
+        which = f" ({escape(', '.join(stored))})" if len(entries) > 1 else ""
+        caption += (
+            f" Dashed: the rows of the stored baseline{which}, as accepted; see Stored "
+            "baseline below for how they pair with this run's."
+        )
+    rows = math.ceil(len(panels) / PANEL_COLUMNS)
+    width = 3.2 * min(len(panels), PANEL_COLUMNS) + (1.6 if legend else 0.0)
+    draw = _draw_distributions(panels, legend)
+    return _figure(f"dist-{index}", draw, caption, (width, 2.4 * rows + 0.2))
+
+
+# -- systems side by side -------------------------------------------------------------------
+
+
+def pareto_optimal(points: Sequence[tuple[float, float]]) -> list[bool]:
+    """For each ``(overlap, tokens)`` point, whether it is Pareto-optimal: no other point
+    has at least its overlap and at most its tokens while being strictly better in one.
+    Equal points are all optimal; an empty input gives an empty list."""
+    return [
+        not any(o >= overlap and t <= tokens and (o > overlap or t < tokens) for o, t in points)
+        for overlap, tokens in points
+    ]
+
+
+def _row_cloud(entry: Entry) -> tuple[list[float], list[float]]:
+    """Tokens and overlap of the rows that have both."""
+    pairs = [
+        (tokens, overlap)
+        for row in entry.get("rows") or ()
+        if (tokens := number((row.get("metrics") or {}).get("tokens"))) is not None
+        and (overlap := number((row.get("metrics") or {}).get("overlap"))) is not None
+    ]
+    return [t for t, _ in pairs], [o for _, o in pairs]
+
+
+def _draw_pareto(
+    systems: Sequence[tuple[int, str, float, float]],
+    clouds: Sequence[tuple[list[float], list[float]]],
+    optimal: Sequence[bool],
+) -> Draw:
+    def draw(figure: Figure) -> None:
+        axes = figure.add_subplot()
+        for (index, name, overlap, tokens), cloud, best in zip(
+            systems, clouds, optimal, strict=True
+        ):
+            colour = f"C{index % 10}"
+            axes.scatter(*cloud, s=20, color=colour, alpha=0.35, linewidths=0)
+            axes.scatter([tokens], [overlap], s=60, color=colour, zorder=3)
+            if best:
+                axes.scatter([tokens], [overlap], s=220, facecolors="none", edgecolors="black")
+            axes.annotate(name, (tokens, overlap), xytext=(7, 7), textcoords="offset points")
+        front = sorted((t, o) for (_, _, o, t), best in zip(systems, optimal, strict=True) if best)
+        axes.plot([t for t, _ in front], [o for _, o in front], "--", color="grey", zorder=1)
+        axes.set_xlabel("tokens.mean (per row)")
+        axes.set_ylabel("overlap.mean")
+        axes.grid(alpha=0.3)
+
+    return draw
+
+
+def pareto(index: int, entries: Sequence[Entry]) -> str:
+    """The Pareto view of an eval of several systems; nothing for one system."""
+    if len(entries) < 2:
+        return ""
+    systems = [
+        (i, system_name(entry), overlap, tokens)
+        for i, entry in enumerate(entries)
+        if (overlap := stat(entry, "overlap", "mean")) is not None
+        and (tokens := stat(entry, "tokens", "mean")) is not None
+    ]
+    if len(systems) < 2:
+        return _skipped("Pareto plot", "fewer than two systems have overlap.mean and tokens.mean")
+    clouds = [_row_cloud(entries[i]) for i, *_ in systems]
+    optimal = pareto_optimal([(overlap, tokens) for _, _, overlap, tokens in systems])
+    best = ", ".join(name for (_, name, _, _), b in zip(systems, optimal, strict=True) if b)
+    caption = (
+        "Overlap against tokens, one point per system (light dots: its rows). Ringed and "
+        f"joined: Pareto-optimal (higher overlap, fewer tokens): {escape(best)}."
+    )
+    return _figure(f"pareto-{index}", _draw_pareto(systems, clouds, optimal), caption)
+
+
+def _mean(entry: Entry, metric: str) -> float | None:
+    mean = stat(entry, metric, "mean")
+    return stat(entry, metric, "rate") if mean is None else mean
+
+
+def _draw_bars(
+    names: Sequence[str], metrics: Sequence[str], values: Sequence[Sequence[float | None]]
+) -> Draw:
+    def draw(figure: Figure) -> None:
+        axes = figure.add_subplot()
+        width = 0.8 / len(names)
+        bars = []
+        for i, row in enumerate(values):
+            shift = (i - (len(names) - 1) / 2) * width
+            placed = [(j + shift, v) for j, v in enumerate(row) if v is not None]
+            x, height = [x for x, _ in placed], [v for _, v in placed]
+            bars.append(axes.bar(x, height, width, color=f"C{i % 10}"))
+        # Explicit labels: a name starting with "_" would otherwise be left out.
+        axes.legend(bars, names, fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
+        axes.set_xticks(range(len(metrics)), metrics, rotation=20)
+        axes.set_ylim(0, 1.05)
+        axes.grid(axis="y", alpha=0.3)
+
+    return draw
+
+
+def bars(index: int, entries: Sequence[Entry]) -> str:
+    """Bars of the 0–1 metrics per system for an eval of several systems; nothing for
+    one system (the table has every value)."""
+    if len(entries) < 2:
+        return ""
+    metrics = [m for m in BAR_METRICS if any(_mean(entry, m) is not None for entry in entries)]
+    if not metrics:
+        return _skipped("Metric bars", "no 0–1 metric was computed")
+    values = [[_mean(entry, m) for m in metrics] for entry in entries]
+    draw = _draw_bars([system_name(entry) for entry in entries], metrics, values)
+    return _figure(f"bars-{index}", draw, "Mean (rate for yes/no metrics) per system, 0–1.")
