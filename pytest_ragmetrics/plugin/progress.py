@@ -25,6 +25,7 @@ import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -76,7 +77,7 @@ def display(config: pytest.Config) -> Display:
         def to_reporter(text: str) -> None:
             with uncaptured():
                 if not text.startswith("\r"):
-                    reporter.ensure_newline()
+                    _end_open_line(reporter)
                 reporter.write(text)
 
         return Display(to_reporter, bool(reporter.isatty))
@@ -92,6 +93,16 @@ def display(config: pytest.Config) -> Display:
             stream.flush()
 
     return Display(to_stderr, tty, name)
+
+
+def _end_open_line(reporter: Any) -> None:
+    """End the line pytest left open (its dots): ``ensure_newline`` does when it names a
+    file, and makes pytest name it again after our line; with ``-q`` pytest names no file
+    and only its writer knows that the line is open."""
+    reporter.ensure_newline()
+    writer = getattr(reporter, "_tw", None)
+    if getattr(writer, "width_of_current_line", 0) > 0:
+        reporter.write("\n")
 
 
 def live_totals(items: Sequence[pytest.Item]) -> dict[str, int]:

@@ -57,6 +57,16 @@ def test_live_calls_are_reported_as_they_happen_and_a_cached_run_is_quiet(
     assert progress_lines(again.outlines, "live system") == []  # every output cached
 
 
+def test_with_q_a_line_still_starts_on_its_own(pytester: pytest.Pytester) -> None:
+    # -q writes the dots without the file's name, so pytest's ensure_newline sees no
+    # open line: the progress must still not run on after the dots.
+    result = live_project(pytester, IN_PROCESS).run("-q")
+    result.assert_outcomes(passed=12 + 2)
+    mentions = [line for line in result.outlines if "ragmetrics: live system" in line]
+    assert len(mentions) == 8
+    assert all(line.startswith("ragmetrics: live system") for line in mentions)
+
+
 def test_a_failing_system_is_counted_in_its_last_line(pytester: pytest.Pytester) -> None:
     project = live_project(pytester, IN_PROCESS)
     conftest = (project.path / "conftest.py").read_text(encoding="utf-8")
