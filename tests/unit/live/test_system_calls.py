@@ -4,6 +4,7 @@ spent in the system's calls. Expected counts by hand."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -56,3 +57,24 @@ def test_a_failed_output_counts_as_one_error_until_it_is_had(tmp_path: Path) -> 
     assert (calls.called, calls.errors, calls.done) == (1, 1, 2)
     cache.output(system, "b")  # the third call answers
     assert (calls.called, calls.errors, calls.done) == (2, 0, 2)
+
+
+def test_the_latency_is_the_systems_call_not_the_cache_around_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clock that moves only while the system runs: the measured latency is exactly the
+    call, 5 ms, whatever the cache's lookups, lock and write around it cost."""
+    now = [100.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+
+    def answer(question: str) -> dict[str, Any]:
+        now[0] += 0.005
+        return {"answer": question}
+
+    cache = OutputCache(tmp_path, "run")
+    output = cache.output(LiveSystem("topk", answer), "q1")
+    assert output.fields["latency_ms"] == 5.0
+    assert cache.calls["topk"].seconds == pytest.approx(0.005)
+    # A system that gives its own latency keeps it.
+    given = LiveSystem("mmr", lambda question: {"answer": question, "latency_ms": 0.27})
+    assert cache.output(given, "q1").fields["latency_ms"] == 0.27
