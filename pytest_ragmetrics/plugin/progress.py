@@ -76,7 +76,7 @@ def display(config: pytest.Config) -> Display:
 
         def to_reporter(text: str) -> None:
             with uncaptured():
-                if not text.startswith("\r"):
+                if not text.startswith(("\r", "\n")):  # those continue a line of ours
                     _end_open_line(reporter)
                 reporter.write(text)
 
