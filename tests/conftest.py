@@ -157,6 +157,7 @@ def project_in_every_mode(request: pytest.FixtureRequest, pytester: pytest.Pytes
 @pytest.fixture(scope="session")
 def inprocess_modules() -> None:
     """Import what an in-process run imports lazily, once per test process."""
+    import faiss  # noqa: F401
     import hypothesis  # noqa: F401
     import matplotlib.pyplot  # noqa: F401
     import sentence_transformers  # noqa: F401
@@ -170,8 +171,9 @@ def pytester(
 
     ``pytester`` snapshots ``sys.modules`` when it is created and restores it afterwards,
     dropping what an in-process run imported. Torch cannot be imported twice into one
-    process (the second import crashes it), and hypothesis costs 2 s a run, so they are
-    imported before the snapshot is taken.
+    process (the second import crashes it), nor can faiss (after a second import, a later
+    search, e.g. ``embedding_space``'s, can die of a segmentation fault), and hypothesis
+    costs 2 s a run, so they are imported before the snapshot is taken.
 
     An xdist worker imports the plugin before pytest's assertion rewriter is installed,
     so every run inside it would warn that the plugin "cannot be rewritten": an artifact

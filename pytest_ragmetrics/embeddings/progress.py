@@ -1,43 +1,32 @@
-"""Encoding progress for people watching a run: one line, rewritten in place on a tty.
+"""Encoding progress for people watching a run, as ``pytest_ragmetrics.progress`` writes it.
 
-Off a tty (a CI log) a line is written at the start, at each quarter and at the end, so
-the log shows that a long encode is alive without filling up with carriage returns.
+Encoding happens before any test runs, so on a terminal the line is rewritten in place
+with a bar; off one (a CI log) a line is written at the start, at each quarter and at the
+end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from pytest_ragmetrics.embeddings.prepare import PrepareStats
+from pytest_ragmetrics.progress import LineProgress
 
-_BAR = 24
+__all__ = ["EncodingProgress", "LineProgress"]
 
 
 @dataclass
-class LineProgress:
-    """A ``Progress`` (see ``pytest_ragmetrics.embeddings.prepare``) that writes through
-    ``write``."""
+class EncodingProgress:
+    """The embedding store's ``Progress`` (``pytest_ragmetrics.embeddings.prepare``) in
+    the words of encoding, written through ``lines``."""
 
-    write: Callable[[str], None]
-    tty: bool
-    prefix: str = "ragmetrics"
-    _quarter: int = 0
+    lines: LineProgress
 
     def start(self, total: int, model: str) -> None:
-        self.write(f"{self.prefix}: encoding {total} new text(s) with {model}\n")
+        self.lines.start(f"encoding {total} new text(s) with {model}")
 
     def advance(self, done: int, total: int) -> None:
-        if self.tty:
-            filled = _BAR * done // total
-            bar = "#" * filled + "." * (_BAR - filled)
-            self.write(f"\r{self.prefix}: [{bar}] {done}/{total}")
-            return
-        quarter = 4 * done // total
-        if quarter > self._quarter:
-            self._quarter = quarter
-            self.write(f"{self.prefix}: encoded {done}/{total}\n")
+        self.lines.advance(done, total, f"encoded {done}/{total}")
 
     def finish(self, stats: PrepareStats) -> None:
-        end = "\n" if self.tty else ""
-        self.write(f"{end}{self.prefix}: {stats.describe()}\n")
+        self.lines.finish(stats.describe())

@@ -15,6 +15,9 @@ verdict (``pytest_ragmetrics.judge.verdicts``). The properties a CI run relies o
   ``concurrency`` requests are in flight across every process sharing the cache directory.
   An endpoint that cannot be reached at all is given up on once, for the rest of the run,
   rather than making every test wait through its retries.
+* **Counted.** ``counts`` says what this process's judge did so far (verdicts asked of
+  the endpoint, read from the cache, failed, and the time spent waiting on the endpoint),
+  for the plugin's progress lines.
 * **Secret-safe.** The API key is read from the environment at call time and never appears
   in a message, a ``repr``, a cache key or a cache file; server text is scrubbed of it.
   Nor does ``api_key_env``: a key pasted there by mistake can pass for a variable's name,
@@ -34,6 +37,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 from typing import Any, NoReturn
@@ -51,6 +55,7 @@ from pytest_ragmetrics.judge.prompts import (
 from pytest_ragmetrics.judge.verdicts import (
     Call,
     JudgeCallFailed,
+    JudgeError,
     JudgeUnreachable,
     Reply,
     UnparseableVerdict,
@@ -86,6 +91,27 @@ class _AttemptFailed(Exception):
         self.retry_after = retry_after
 
 
+@dataclass
+class VerdictCounts:
+    """What one process's judge did, verdict by verdict (every ``LlmJudge.judge`` call).
+
+    ``asked``: verdicts whose reply came from the endpoint. ``cached``: read from the cache.
+    ``failed``: no verdict (the call failed through its retries, was refused, the endpoint
+    was given up on, or the reply is not a verdict); an unparseable reply counts here, not
+    in ``asked``. ``endpoint_s``: wall time spent getting replies that were not cached,
+    retries, backoff and waiting for a concurrency slot included.
+    """
+
+    asked: int = 0
+    cached: int = 0
+    failed: int = 0
+    endpoint_s: float = 0.0
+
+    @property
+    def verdicts(self) -> int:
+        return self.asked + self.cached + self.failed
+
+
 class LlmJudge:
     """Verdicts from an OpenAI-compatible chat endpoint; safe to use from several threads.
 
@@ -116,6 +142,7 @@ class LlmJudge:
         self._semaphore = threading.BoundedSemaphore(config.concurrency)
         self._lock = threading.Lock()
         self._unreachable: str | None = None
+        self.counts = VerdictCounts()
         parts = urllib.parse.urlsplit(config.base_url)
         self._host, self._port = parts.hostname or "", parts.port
         self._path = f"{parts.path}/chat/completions"
@@ -146,20 +173,42 @@ class LlmJudge:
             "max_tokens": self.config.max_tokens,
         }
         keyed = {**request, "base_url": self.config.base_url, "repeat": repeat}
-        if repeat or self._cache is None:
-            reply = self._ask(name, request)
-        else:
-            reply = self._cache.reply(keyed, lambda: self._ask(name, request))
+        started = time.perf_counter()
+        try:
+            if repeat or self._cache is None:
+                reply = self._ask(name, request)
+            else:
+                reply = self._cache.reply(keyed, lambda: self._ask(name, request))
+        except JudgeError:
+            self._count(started, cached=False, failed=True)
+            raise
         try:
             score, reason = parse_verdict(name, reply.content)
         except ValueError as error:
+            self._count(started, reply.call.cached, failed=True)
             raise UnparseableVerdict(
                 f"{self.label}: the {name} reply is not a verdict ({error}): "
                 f"{_clip(reply.content, _CLIP)!r}",
                 reply.content,
                 reply.call,
             ) from None
+        self._count(started, reply.call.cached, failed=False)
         return Verdict(score, reason, reply.call)
+
+    def _count(self, started: float, cached: bool, failed: bool) -> None:
+        """Count one verdict in ``counts``; a reply not read from the cache adds the time
+        since ``started``."""
+        elapsed = time.perf_counter() - started
+        with self._lock:
+            counts = self.counts
+            if failed:
+                counts.failed += 1
+            elif cached:
+                counts.cached += 1
+            else:
+                counts.asked += 1
+            if not cached:
+                counts.endpoint_s += elapsed
 
     def _messages(self, name: str, fields: Mapping[str, str]) -> list[dict[str, str]]:
         if name not in PROMPT_NAMES:

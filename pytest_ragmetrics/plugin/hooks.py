@@ -62,10 +62,26 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 # tryfirst: the outermost wrapper, so the texts are embedded before anything else runs.
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
-    """Embed every text the selected rows need, then run them (each process that runs
-    rows; under xdist the first worker encodes while the others wait for the cache)."""
-    run_session(session.config).prepare(session)
-    return (yield)
+    """Embed every text the selected rows need, then run them, then end the progress lines
+    of live calls and judge verdicts (each process that runs rows; under xdist the first
+    worker encodes while the others wait for the cache)."""
+    run = run_session(session.config)
+    run.prepare(session)
+    try:
+        return (yield)
+    finally:
+        run.end_progress()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    """After a test and its outcome are reported, write the progress of live-system calls
+    and judge verdicts (the process that runs the test)."""
+    result = yield
+    run_session(item.config).test_done(item)
+    return result
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -9,9 +9,7 @@ as tests, and renders the reports from one document.
 
 from __future__ import annotations
 
-import contextlib
 import shutil
-import sys
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
@@ -22,7 +20,7 @@ from pytest_ragmetrics import __version__
 from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.embeddings.prepare import PrepareStats
-from pytest_ragmetrics.embeddings.progress import LineProgress
+from pytest_ragmetrics.embeddings.progress import EncodingProgress
 from pytest_ragmetrics.files import display_path
 from pytest_ragmetrics.gates.configcheck import check_configuration
 from pytest_ragmetrics.gates.evaluate import applies
@@ -37,6 +35,7 @@ from pytest_ragmetrics.plugin.options import (
     parse_options,
     workerinput,
 )
+from pytest_ragmetrics.plugin.progress import RowsProgress, display, rows_progress
 from pytest_ragmetrics.plugin.recording import PAYLOAD_ATTR, attach_payload
 from pytest_ragmetrics.plugin.state import STATE_KEY, RunState, embedding_store, eval_of
 from pytest_ragmetrics.reports.document import ReportDocument, report_document
@@ -78,6 +77,7 @@ class RunSession:
         self.finished = Finished((), (), ())
         self.expected_gates = 0  # counted in the progress line before the rows ran
         self.checked = False  # the configuration was checked before the rows ran
+        self.rows_progress: RowsProgress | None = None  # in each process that runs rows
 
     @classmethod
     def configure(cls, config: pytest.Config) -> RunSession:
@@ -118,32 +118,26 @@ class RunSession:
         collection_failed = session.testsfailed and not config.option.continue_on_collection_errors
         if not session.items or config.option.collectonly or collection_failed:
             return
+        shown = display(config)
+        self.rows_progress = rows_progress(session.items, self.state, shown)
         texts = session_texts(session.items, self.state.thresholds.settings)
         if texts:
+            encoding = EncodingProgress(shown.lines(in_place=True))
             try:
-                embedding_store(config).prepare(texts, self._progress())
+                embedding_store(config).prepare(texts, encoding)
             except EmbeddingModelError as error:
                 raise pytest.UsageError(str(error)) from None
 
-    def _progress(self) -> LineProgress:
-        """The progress bar of embedding: the terminal reporter's line on the controller,
-        stderr (named after the worker) on an xdist worker."""
-        config = self.config
-        given = workerinput(config)
-        if given is None:
-            reporter = config.pluginmanager.get_plugin("terminalreporter")
-            if reporter is not None:
-                return LineProgress(reporter.write, reporter.isatty)
-        capture = config.pluginmanager.get_plugin("capturemanager")
-        name = f"[{given['workerid']}] ragmetrics" if given else "ragmetrics"
-        stream = sys.__stderr__ or sys.stderr
+    def test_done(self, item: pytest.Item) -> None:
+        """Write the progress of live calls and judge verdicts after a test ran."""
+        if self.rows_progress is not None:
+            self.rows_progress.test_done(item.nodeid, self.state)
 
-        def write(text: str) -> None:  # a worker's stderr is the terminal's, once uncaptured
-            with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
-                stream.write(text)
-                stream.flush()
-
-        return LineProgress(write, stream.isatty(), name)
+    def end_progress(self) -> None:
+        """The last progress lines, with their totals, once the rows ran."""
+        if self.rows_progress is not None:
+            self.rows_progress.end(self.state)
+            self.rows_progress = None
 
     def attach_payload(
         self, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport

@@ -24,7 +24,16 @@ def amount(value: float) -> str:
 
 
 def ms(value: float) -> str:
-    return f"{value:.0f}"
+    """Milliseconds: whole from 1 ms up (559.4 -> ``559``); below 1 ms to two decimals
+    (0.27 -> ``0.27``), as a call served from memory or a cache takes, so a fast system
+    never reads as ``0``; below 0.005 ms, ``<0.01``; exactly 0, ``0``."""
+    if value == 0:
+        return "0"
+    if value >= 0.995 or value < 0:
+        return f"{value:.0f}"
+    if value >= 0.005:
+        return f"{value:.2f}"
+    return "<0.01"
 
 
 def count(value: float) -> str:

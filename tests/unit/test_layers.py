@@ -30,6 +30,7 @@ LAYERS = {
     "text": 2,
     "data": 2,
     "files": 1,
+    "progress": 1,
 }
 
 

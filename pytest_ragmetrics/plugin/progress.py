@@ -1,0 +1,249 @@
+"""Progress lines while rows run: where they are written, and the progress of live
+systems' outputs and of the LLM judge's verdicts.
+
+Every process that runs tests reports its own work: the controller without xdist, each
+xdist worker with it (named ``[gw0] ragmetrics``, on stderr), never the xdist controller,
+which calls nothing. The totals are known after collection, from the selected rows (every
+process collects them all):
+
+* a live system's total is the outputs the selected rows need: one per question it
+  answers, and a second one where ``determinism`` asks for it;
+* the judge's total is the selected tests that ask it for verdicts (a judge metric
+  fixture, or ``trust`` with ``trust_judge = "llm"``): how many verdicts a test asks
+  depends on its answer (the Trust-Score suite asks per cited sentence), so the tests are
+  what can be counted ahead; the lines give the verdicts as they come.
+
+The counts are read after each test (``pytest_runtest_protocol``), when pytest has
+written its outcome. A progress starts with the first output it had to call, or the first
+verdict it had to ask, so a run served from the caches stays quiet. Under xdist a worker
+counts what it did against the run's total: the workers share the work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics.judge.client import VerdictCounts
+from pytest_ragmetrics.live.cache import SystemCalls
+from pytest_ragmetrics.metrics.judge import CONSISTENCY, JUDGE_METRICS
+from pytest_ragmetrics.metrics.repeats import DETERMINISM
+from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
+from pytest_ragmetrics.plugin.options import workerinput
+from pytest_ragmetrics.plugin.state import RunState, row_param
+from pytest_ragmetrics.progress import LineProgress
+
+JUDGE_FIXTURES = frozenset({*JUDGE_METRICS, CONSISTENCY})
+TRUST = "trust"
+
+
+@dataclass(frozen=True)
+class Display:
+    """Where a process writes its progress: ``write``, whether that is a terminal, and the
+    name each line starts with."""
+
+    write: Callable[[str], None]
+    tty: bool
+    prefix: str = "ragmetrics"
+
+    def lines(self, in_place: bool = False) -> LineProgress:
+        return LineProgress(self.write, self.tty, self.prefix, in_place)
+
+
+def display(config: pytest.Config) -> Display:
+    """The terminal reporter on the controller; stderr on an xdist worker, each line
+    named after the worker. pytest's capture is suspended while writing, so what is
+    written while a test runs reaches the terminal.
+
+    A text that starts a line starts on a line of its own: on the controller after
+    pytest's dots (``ensure_newline``); on a worker after a newline, since the
+    controller's line of dots is open on the same terminal (or in the same CI log, which
+    merges stdout and stderr) and a worker cannot know it.
+    """
+    given = workerinput(config)
+    capture = config.pluginmanager.get_plugin("capturemanager")
+
+    def uncaptured() -> contextlib.AbstractContextManager[None]:
+        return capture.global_and_fixture_disabled() if capture else contextlib.nullcontext()
+
+    reporter = config.pluginmanager.get_plugin("terminalreporter") if given is None else None
+    if reporter is not None:
+
+        def to_reporter(text: str) -> None:
+            with uncaptured():
+                if not text.startswith(("\r", "\n")):  # those continue a line of ours
+                    _end_open_line(reporter)
+                reporter.write(text)
+
+        return Display(to_reporter, bool(reporter.isatty))
+    name = f"[{given['workerid']}] ragmetrics" if given else "ragmetrics"
+    stream = sys.__stderr__ or sys.stderr
+    tty = stream.isatty()
+
+    def to_stderr(text: str) -> None:  # a worker's stderr is the terminal's, once uncaptured
+        if given and not text.startswith(("\r", "\n")):
+            text = "\n" + text
+        with uncaptured():
+            stream.write(text)
+            stream.flush()
+
+    return Display(to_stderr, tty, name)
+
+
+def _end_open_line(reporter: Any) -> None:
+    """End the line pytest left open (its dots): ``ensure_newline`` does when it names a
+    file, and makes pytest name it again after our line; with ``-q`` pytest names no file
+    and only its writer knows that the line is open."""
+    reporter.ensure_newline()
+    writer = getattr(reporter, "_tw", None)
+    if getattr(writer, "width_of_current_line", 0) > 0:
+        reporter.write("\n")
+
+
+def live_totals(items: Sequence[pytest.Item]) -> dict[str, int]:
+    """The outputs the selected rows need, per live system name: distinct (question,
+    repeat) pairs; a row that failed validation calls nothing."""
+    needed: dict[str, set[tuple[object, int]]] = {}
+    for item in items:
+        param = row_param(item)
+        if param is None or param.live is None or param.problems:
+            continue
+        question = param.row.data.get("question")
+        pairs = needed.setdefault(param.live, set())
+        pairs.add((question, 0))
+        if DETERMINISM in getattr(item, "fixturenames", ()):
+            pairs.add((question, 1))
+    return {system: len(pairs) for system, pairs in needed.items()}
+
+
+def judged_tests(items: Sequence[pytest.Item], trust_judge: str) -> frozenset[str]:
+    """The node ids of the selected tests that ask the LLM judge for verdicts."""
+    asking = set(JUDGE_FIXTURES)
+    if trust_judge == LLM_TRUST_JUDGE:
+        asking.add(TRUST)
+    judged = set()
+    for item in items:
+        param = row_param(item)
+        if param is None or param.problems:
+            continue
+        if asking & set(getattr(item, "fixturenames", ())):
+            judged.add(item.nodeid)
+    return frozenset(judged)
+
+
+def _live_line(system: str, calls: SystemCalls, total: int) -> str:
+    return (
+        f"live system {system}: {calls.done}/{total} output(s): {calls.called} called, "
+        f"{calls.cached} from cache, {calls.errors} error(s)"
+    )
+
+
+def _judge_line(counts: VerdictCounts, done: int, total: int) -> str:
+    return (
+        f"LLM judge: {done}/{total} judged test(s): {counts.verdicts} verdict(s), "
+        f"{counts.asked} asked, {counts.cached} from cache, {counts.failed} failed"
+    )
+
+
+@dataclass
+class Tracked:
+    """One progress: started by the first real call, finished once."""
+
+    lines: LineProgress
+    total: int
+    start_line: str
+    started: bool = False
+    finished: bool = False
+
+    def update(self, working: bool, done: int, line: str, last_line: str) -> None:
+        """``done`` of ``total`` units are done; ``working``: something was called (or
+        asked) so far. At the total, the line is the last one."""
+        if self.finished or not (self.started or working):
+            return
+        if not self.started:
+            self.started = True
+            self.lines.start(self.start_line)
+        if done >= self.total:
+            self.finish(last_line)
+        else:
+            self.lines.advance(done, self.total, line)
+
+    def finish(self, last_line: str) -> None:
+        if self.started and not self.finished:
+            self.finished = True
+            self.lines.finish(last_line)
+
+
+@dataclass
+class RowsProgress:
+    """The progress of the live systems and of the judge in one process. What one test
+    changed is written at once, so the lines of one update stay together."""
+
+    display: Display
+    live: dict[str, int]  # system name -> outputs needed
+    judged: frozenset[str]  # node ids of the tests that ask the judge
+    judged_done: int = 0
+    systems: dict[str, Tracked] = field(default_factory=dict)
+    judge: Tracked | None = None
+    pending: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for system, total in sorted(self.live.items()):
+            start = (
+                f"live system {system}: {total} output(s) needed; calling it for those not "
+                "in the cache"
+            )
+            self.systems[system] = Tracked(self._lines(), total, start)
+        if self.judged:
+            start = (
+                f"LLM judge: {len(self.judged)} test(s) ask for verdicts; asking the endpoint "
+                "for those not in the cache"
+            )
+            self.judge = Tracked(self._lines(), len(self.judged), start)
+
+    def _lines(self) -> LineProgress:
+        """Whole lines (never rewritten in place: pytest writes between them), kept in
+        ``pending`` until the update is written."""
+        return LineProgress(self.pending.append, self.display.tty, self.display.prefix)
+
+    def test_done(self, nodeid: str, state: RunState) -> None:
+        """Write what the test's calls and verdicts changed."""
+        if nodeid in self.judged:
+            self.judged_done += 1
+        self._update(state, ending=False)
+
+    def end(self, state: RunState) -> None:
+        """The last line of every progress that started, with its totals (the run may
+        have stopped before the totals were reached)."""
+        self._update(state, ending=True)
+
+    def _update(self, state: RunState, ending: bool) -> None:
+        calls = state.live_cache.calls if state.live_cache is not None else {}
+        for system, tracked in self.systems.items():
+            counts = calls.get(system, SystemCalls())
+            line = _live_line(system, counts, tracked.total)
+            last = f"{line}; {counts.seconds:.1f} s in the system"
+            tracked.update(counts.called + counts.errors > 0, counts.done, line, last)
+            if ending:
+                tracked.finish(last)
+        if self.judge is not None:
+            verdicts = state.llm.counts if state.llm is not None else VerdictCounts()
+            line = _judge_line(verdicts, self.judged_done, self.judge.total)
+            last = f"{line}; {verdicts.endpoint_s:.1f} s waiting on the endpoint"
+            self.judge.update(verdicts.asked + verdicts.failed > 0, self.judged_done, line, last)
+            if ending:
+                self.judge.finish(last)
+        if self.pending:
+            self.display.write("".join(self.pending))
+            self.pending.clear()
+
+
+def rows_progress(items: Sequence[pytest.Item], state: RunState, shown: Display) -> RowsProgress:
+    """The progress of the selected rows' live calls and judge verdicts."""
+    trust_judge = state.thresholds.settings.trust_judge
+    return RowsProgress(shown, live_totals(items), judged_tests(items, trust_judge))
