@@ -9,8 +9,9 @@ the catalog's names follow (``latency_ms``, ``judge.avg_latency_ms``; ``tokens``
   BLEU's 0-100 and a 1-5 judge score), 3 decimals;
 * ``count``: a ``count`` statistic, the sum of a yes/no metric, a yes/no row value; an
   integer;
-* ``tokens``: 1 decimal; ``ms``: an integer, or two significant digits below 1 ms (a
-  cached call's ``0.27`` must not read as ``0``);
+* ``tokens``: 1 decimal for a statistic, and one row's count as the integer it is;
+  ``ms``: as in the terminal and Markdown tables (``reports.columns.ms``): whole from
+  1 ms up, two decimals below (a cached call's ``0.27`` must not read as ``0``);
 * ``ratio`` and ``delta``: a compared system's ``vs_baseline`` statistics (``*_ratio``,
   ``*_delta``), ``1.10×`` and ``+0.250``;
 * ``number``: anything else (an unknown metric, a dataset-level statistic): an integer when
@@ -25,7 +26,7 @@ from typing import Literal
 from pytest_ragmetrics.metrics.base import MetricInfo
 from pytest_ragmetrics.metrics.catalog import VS_BASELINE
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info, split_aggregate
-from pytest_ragmetrics.reports.columns import NOT_COMPUTED, delta, number, ratio
+from pytest_ragmetrics.reports.columns import NOT_COMPUTED, delta, ms, number, ratio
 
 Kind = Literal["score", "count", "tokens", "ms", "ratio", "delta", "number"]
 
@@ -48,7 +49,7 @@ def metric_kind(metric: str, stat: str | None = None) -> Kind:
     if name.endswith("_ms"):
         return "ms"
     if name.endswith("tokens"):
-        return "tokens"
+        return "tokens" if stat is not None else "number"  # one row's count: an integer
     if info is None:
         return "number"
     if metric == VS_BASELINE and name.endswith(("_ratio", "_delta")):
@@ -60,16 +61,6 @@ def metric_kind(metric: str, stat: str | None = None) -> Kind:
     return "number" if stat == "sum" else "score"
 
 
-def milliseconds(value: float) -> str:
-    """Whole milliseconds; below 1 ms two significant digits (``0.27``), below 0.01 ms
-    ``<0.01``, so a time measured as almost nothing never reads as none."""
-    if value == 0 or abs(value) >= 1:
-        return f"{value:.0f}"
-    if abs(value) < 0.01:
-        return "<0.01"
-    return f"{value:.2g}"
-
-
 def _general(value: float) -> str:
     return f"{value:.0f}" if value.is_integer() else f"{value:.3f}"
 
@@ -78,7 +69,7 @@ FORMATS: dict[Kind, Callable[[float], str]] = {
     "score": lambda value: f"{value:.3f}",
     "count": lambda value: f"{value:.0f}",
     "tokens": lambda value: f"{value:.1f}",
-    "ms": milliseconds,
+    "ms": ms,
     "ratio": ratio,
     "delta": delta,
     "number": _general,

@@ -23,7 +23,8 @@ import pytest
 
 from pytest_ragmetrics.reports.html import pareto_optimal, render_html
 from pytest_ragmetrics.reports.html.markup import without_empty_columns
-from pytest_ragmetrics.reports.html.numbers import formatted, metric_kind, milliseconds
+from pytest_ragmetrics.reports.columns import ms
+from pytest_ragmetrics.reports.html.numbers import formatted, metric_kind
 from pytest_ragmetrics.reports.html.plots import (
     Series,
     distribution_metrics,
@@ -454,13 +455,13 @@ def test_a_system_name_cannot_break_out_of_the_plot() -> None:
         (1.0, "em", None, "1"),  # one row's yes/no value
         (48, "f1", "count", "48"),
         (961.643, "tokens", "mean", "961.6"),  # token counts: 1 decimal
-        (1100.0, "prompt_tokens", None, "1100.0"),
+        (1100.0, "prompt_tokens", None, "1100"),  # one row's count: an integer
         (1352.5, "latency_ms", "p50", "1352"),  # ms: integers (round half to even)
         (1352.6, "latency_ms", "p50", "1353"),
-        (0.27, "latency_ms", "p50", "0.27"),  # below 1 ms: two significant digits
+        (0.27, "latency_ms", "p50", "0.27"),  # below 1 ms: two decimals, as in the terminal
         (0.004, "latency_ms", "mean", "<0.01"),
         (0.0, "latency_ms", "p50", "0"),
-        (0.5, "judge", "avg_latency_ms", "0.5"),  # a dataset-level statistic names its unit
+        (0.5, "judge", "avg_latency_ms", "0.50"),  # a dataset-level statistic names its unit
         (1234.0, "judge", "tokens", "1234.0"),
         (20.0, "trust", "answered_num", "20"),
         (0.625, "trust", "answered_ratio", "0.625"),
@@ -482,10 +483,11 @@ def test_metric_kinds_come_from_the_catalog_and_the_unit_in_the_name() -> None:
     assert metric_kind("em", "mean") == "score"  # binary: its rate
     assert metric_kind("em", "sum") == "count"
     assert metric_kind("f1", "sum") == "number"  # a sum of scores is no count
-    assert metric_kind("completion_tokens") == "tokens"
+    assert metric_kind("completion_tokens") == "number"  # one row's count
+    assert metric_kind("completion_tokens", "mean") == "tokens"
     assert metric_kind("latency_ms", "p95") == "ms"
     assert metric_kind("sources", "total_chunks") == "number"
-    assert milliseconds(999.5) == "1000"  # not "1e+03"
+    assert ms(999.5) == "1000"  # not "1e+03"
 
 
 def test_main_table_values_and_not_computed(page: str) -> None:
@@ -699,7 +701,7 @@ def test_row_line_and_drill_down(page: str) -> None:
     rows = tables(study)["rows num"]
     assert rows[0] == ["ID", "Status", "overlap", "f1", "tokens", "latency_ms", "abstain"]
     lines = [row for row in rows[1:] if len(row) == len(rows[0])]
-    assert lines[1] == ["st-02", "passed", "0.500", "0.500", "1100.0", "950", "0"]
+    assert lines[1] == ["st-02", "passed", "0.500", "0.500", "1100", "950", "0"]
     details = _details(study)
     assert len(details) == 12
     baseline_st02 = details[1]
