@@ -75,13 +75,13 @@ def _document(runs: list[dict[str, Any]], appended: bool = True) -> dict[str, An
     return {"schema_version": 1, "plugin_version": "9.9", "evals": [entry], "history": history}
 
 
-def _svgs(page: str) -> dict[str, ElementTree.Element]:
+def trend_svgs(page: str) -> dict[str, ElementTree.Element]:
     """Each trend figure's SVG, parsed, by its figure id."""
     found = re.findall(r'<figure class="plot" id="(trend-[^"]+)">(<svg.*?</svg>)', page, re.S)
     return {figure_id: ElementTree.fromstring(svg) for figure_id, svg in found}
 
 
-def _markers(svg: ElementTree.Element, group_id: str) -> list[tuple[float, float]]:
+def markers(svg: ElementTree.Element, group_id: str) -> list[tuple[float, float]]:
     """The (x, y) of every marker drawn in a line's group (SVG y grows downwards)."""
     group = svg.find(f".//{SVG}g[@id='{group_id}']")
     assert group is not None, f"no group {group_id}"
@@ -128,16 +128,16 @@ def test_one_run_gives_a_note_instead_of_a_plot() -> None:
 
 def test_each_gate_is_drawn_over_the_runs_with_its_bound() -> None:
     page = render_html(_document(RUNS))
-    svgs = _svgs(page)
+    svgs = trend_svgs(page)
     assert set(svgs) == {"trend-0-0", "trend-0-1"}
 
     f1 = svgs["trend-0-0"]
-    values = _markers(f1, "trend-0-0-values")
+    values = markers(f1, "trend-0-0-values")
     assert len(values) == 3
     xs, ys = [x for x, _ in values], [y for _, y in values]
     assert xs == sorted(xs)  # one run after the other
     assert ys[1] > ys[2] > ys[0]  # 0.25 is lowest on the page, then 0.5, then 0.75
-    assert _markers(f1, "trend-0-0-failed") == [values[1]]  # the second run, in red
+    assert markers(f1, "trend-0-0-failed") == [values[1]]  # the second run, in red
     # A fixed bound is one horizontal line through the value 0.5 (the third run's value).
     bound = f1.find(f".//{SVG}g[@id='trend-0-0-bound']/{SVG}path")
     assert bound is not None
@@ -145,7 +145,7 @@ def test_each_gate_is_drawn_over_the_runs_with_its_bound() -> None:
     assert coordinates[1] == coordinates[3] == pytest.approx(ys[2], abs=0.01)
 
     tokens = svgs["trend-0-1"]
-    assert len(_markers(tokens, "trend-0-1-values")) == 2  # the skipped run has no value
+    assert len(markers(tokens, "trend-0-1-values")) == 2  # the skipped run has no value
     assert tokens.find(f".//{SVG}g[@id='trend-0-1-failed']") is None
     steps = tokens.find(f".//{SVG}g[@id='trend-0-1-bound']/{SVG}path")
     assert steps is not None  # the bound moved with the baseline: drawn per run, in steps
