@@ -53,7 +53,8 @@ class Options:
     save_outputs: Path | None = None  # --ragmetrics-save-outputs
     run_id: str = "run"  # shared by the controller and every xdist worker of the run
     no_cache: bool = False  # --ragmetrics-no-cache: cache_dir is the run's, removed at the end
-    history_dir: Path | None = None  # --ragmetrics-history or ini ragmetrics_history
+    # --ragmetrics-history, or the ini key ragmetrics_history taken from the ini file
+    history_dir: Path | None = None
 
     @property
     def thresholds(self) -> Path | None:
@@ -61,7 +62,7 @@ class Options:
 
 
 def add_options(parser: pytest.Parser) -> None:
-    """Declare every ``--ragmetrics-*`` option and the ``ragmetrics_thresholds`` ini key."""
+    """Declare every ``--ragmetrics-*`` option and the ``ragmetrics_*`` ini keys."""
     group = parser.getgroup("ragmetrics", "RAG evaluation metrics and gates")
     group.addoption(
         "--ragmetrics-thresholds",

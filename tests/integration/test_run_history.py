@@ -163,3 +163,19 @@ def test_under_xdist_one_line_per_run_not_per_worker(make_project: Any) -> None:
     assert result.ret == 0
     (line,) = _lines(project.path / HISTORY)
     assert line["evals"][0]["n"] == 4
+
+
+def test_a_run_stopped_by_ctrl_c_appends_nothing(make_project: Any) -> None:
+    project = make_project("no-xdist")  # a subprocess: Ctrl-C in process would stop this run
+    project.write(
+        "test_eval.py",
+        EVAL
+        + '\n\ndef test_stop(row):\n    if row["id"] == "r3":\n        raise KeyboardInterrupt\n',
+    )
+    result = project.run("--ragmetrics-history=hist")
+    assert result.ret == 2
+    result.stdout.fnmatch_lines(["*KeyboardInterrupt*"])
+    result.stdout.fnmatch_lines(
+        ["run history: this run NOT appended to hist/history.jsonl: the run did not complete*"]
+    )
+    assert not (project.path / HISTORY).exists()
