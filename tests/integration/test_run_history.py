@@ -179,3 +179,16 @@ def test_a_run_stopped_by_ctrl_c_appends_nothing(make_project: Any) -> None:
         ["run history: this run NOT appended to hist/history.jsonl: the run did not complete*"]
     )
     assert not (project.path / HISTORY).exists()
+
+
+def test_a_history_that_cannot_be_appended_to_is_said_so(project: Project) -> None:
+    assert project.run("--ragmetrics-history=hist").ret == 0
+    lock = project.path / "hist" / "history.jsonl.lock"
+    lock.unlink()
+    lock.mkdir()  # the lock cannot be taken: nothing is appended, and the run says why
+    result = project.run("--ragmetrics-history=hist")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        ["run history: this run NOT appended to hist/history.jsonl: *cannot append*(1 run(s)*"]
+    )
+    assert len(_lines(project.path / HISTORY)) == 1

@@ -123,6 +123,8 @@ def _header(document: Mapping[str, Any], groups: Mapping[str, Sequence[Entry]]) 
         f'<li><a href="#eval-{i}">{escape(name)}</a> {verdict(gates(entries))}</li>'
         for i, (name, entries) in enumerate(groups.items())
     )
+    if isinstance(document.get("history"), Mapping):
+        nav += '<li><a href="#trends">Trends</a> over the recorded runs</li>'
     all_entries = [entry for entries in groups.values() for entry in entries]
     return "\n".join(
         [

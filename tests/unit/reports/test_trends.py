@@ -116,7 +116,9 @@ def test_no_history_no_section() -> None:
     document = _document(RUNS)
     del document["history"]
     assert trends_section(document) == ""
-    assert 'id="trends"' not in render_html(document)
+    page = render_html(document)
+    assert 'id="trends"' not in page
+    assert 'href="#trends"' not in page
 
 
 def test_one_run_gives_a_note_instead_of_a_plot() -> None:
@@ -128,6 +130,7 @@ def test_one_run_gives_a_note_instead_of_a_plot() -> None:
 
 def test_each_gate_is_drawn_over_the_runs_with_its_bound() -> None:
     page = render_html(_document(RUNS))
+    assert '<li><a href="#trends">Trends</a>' in page
     svgs = trend_svgs(page)
     assert set(svgs) == {"trend-0-0", "trend-0-1"}
 
