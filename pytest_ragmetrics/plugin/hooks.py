@@ -156,5 +156,6 @@ class ControllerHooks:
 
     @pytest.hookimpl(trylast=True)  # after the module-level hook stored local statistics
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Write the --ragmetrics-json, -html and -md reports (and GitHub's summary)."""
-        self.session.write_reports()
+        """Append the run to --ragmetrics-history; write the --ragmetrics-json, -html and
+        -md reports (and GitHub's summary)."""
+        self.session.write_reports(session.exitstatus)

@@ -25,12 +25,15 @@ from pytest_ragmetrics.config.project import (
     locate_project,
 )
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
+from pytest_ragmetrics.files import resolve_setting
 from pytest_ragmetrics.reports.write import GITHUB_SUMMARY_ENV
+from pytest_ragmetrics.results.history import HISTORY_FILE
 
 # What the controller hands every xdist worker (``workerinput``): the run's id, and with
 # --ragmetrics-no-cache, its private cache directory.
 RUN_ID_KEY = "ragmetrics_run_id"
 RUN_CACHE_KEY = "ragmetrics_run_cache"
+HISTORY_INI_KEY = "ragmetrics_history"
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ class Options:
     save_outputs: Path | None = None  # --ragmetrics-save-outputs
     run_id: str = "run"  # shared by the controller and every xdist worker of the run
     no_cache: bool = False  # --ragmetrics-no-cache: cache_dir is the run's, removed at the end
+    # --ragmetrics-history, or the ini key ragmetrics_history taken from the ini file
+    history_dir: Path | None = None
 
     @property
     def thresholds(self) -> Path | None:
@@ -57,7 +62,7 @@ class Options:
 
 
 def add_options(parser: pytest.Parser) -> None:
-    """Declare every ``--ragmetrics-*`` option and the ``ragmetrics_thresholds`` ini key."""
+    """Declare every ``--ragmetrics-*`` option and the ``ragmetrics_*`` ini keys."""
     group = parser.getgroup("ragmetrics", "RAG evaluation metrics and gates")
     group.addoption(
         "--ragmetrics-thresholds",
@@ -144,6 +149,20 @@ def add_options(parser: pytest.Parser) -> None:
         "an absolute and a baseline gate, pytest.ini, the first baseline) instead of "
         "running tests; never overwrites a file (default: off)",
     )
+    group.addoption(
+        "--ragmetrics-history",
+        metavar="DIR",
+        default=None,
+        help=f"append this run's summary (time, git commit, aggregates, gates) as one JSON "
+        f"line to DIR/{HISTORY_FILE}; the HTML report plots each gate over the recorded "
+        f"runs (default: ini {HISTORY_INI_KEY}, else off)",
+    )
+    parser.addini(
+        HISTORY_INI_KEY,
+        f"directory of the run history (DIR/{HISTORY_FILE}), relative to the ini file "
+        "(default: off)",
+        default="",
+    )
     parser.addini(
         INI_KEY,
         "path of the thresholds file, relative to the ini file (default: the nearest "
@@ -202,6 +221,27 @@ def _path(config: pytest.Config, name: str) -> Path | None:
     return config.invocation_params.dir / value if value else None
 
 
+def history_dir(config: pytest.Config) -> Path | None:
+    """The run history's directory: ``--ragmetrics-history`` relative to the invocation
+    directory, else the ini key relative to the ini file (so a run from a subfolder finds
+    the same one), else ``None``. A path that exists and is not a directory is refused."""
+    option = config.getoption("ragmetrics_history")
+    ini_value = str(config.getini(HISTORY_INI_KEY) or "")
+    if option:
+        base, where, value = config.invocation_params.dir, "--ragmetrics-history", option
+    elif ini_value:
+        inipath = config.inipath
+        base = inipath.parent if inipath is not None else config.invocation_params.dir
+        where = f"{inipath.name if inipath else '-o'} {HISTORY_INI_KEY}"
+        value = ini_value
+    else:
+        return None
+    path = resolve_setting(base / value, lambda why: pytest.UsageError(f"{where}: {why}"))
+    if path.exists() and not path.is_dir():
+        raise pytest.UsageError(f"{where} {value}: {path} is not a directory; name a directory")
+    return path
+
+
 def parse_options(config: pytest.Config) -> Options:
     """The run's options, validated (any process; a worker takes the run's id, and its
     private cache, from the controller)."""
@@ -227,4 +267,5 @@ def parse_options(config: pytest.Config) -> Options:
         save_outputs=save_outputs,
         run_id=run_id,
         no_cache=config.getoption("ragmetrics_no_cache"),
+        history_dir=history_dir(config),
     )

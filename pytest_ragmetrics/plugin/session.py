@@ -38,13 +38,31 @@ from pytest_ragmetrics.plugin.options import (
 from pytest_ragmetrics.plugin.progress import RowsProgress, display, rows_progress
 from pytest_ragmetrics.plugin.recording import PAYLOAD_ATTR, attach_payload
 from pytest_ragmetrics.plugin.state import STATE_KEY, RunState, embedding_store, eval_of
-from pytest_ragmetrics.reports.document import ReportDocument, report_document
+from pytest_ragmetrics.reports.document import (
+    ReportDocument,
+    entries,
+    history_document,
+    report_document,
+)
 from pytest_ragmetrics.reports.terminal import terminal_lines
 from pytest_ragmetrics.reports.write import write_reports
+from pytest_ragmetrics.results.history import (
+    History,
+    HistoryError,
+    RunRecord,
+    append_record,
+    open_history,
+    run_record,
+    utc_now,
+)
 from pytest_ragmetrics.results.summary import EvalInfo, Payload, payload_from_dict
 
 # What an xdist worker hands back to the controller (``workeroutput``).
 PREPARE_STATS_KEY = "ragmetrics_prepare_stats"
+# The runs that end as runs: every test ran (or -x stopped them), some may have failed.
+# Interrupted runs (Ctrl-C, collection errors, pytest.exit) and internal errors are not
+# recorded in the history.
+COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
 
 def _thresholds(options: Options) -> Thresholds:
@@ -78,14 +96,27 @@ class RunSession:
         self.expected_gates = 0  # counted in the progress line before the rows ran
         self.checked = False  # the configuration was checked before the rows ran
         self.rows_progress: RowsProgress | None = None  # in each process that runs rows
+        # --ragmetrics-history (controller): the history as found, then what this run did.
+        self.history: History | None = None
+        self.history_records: tuple[RunRecord, ...] = ()
+        self.history_note: str | None = None  # why this run was not appended
 
     @classmethod
     def configure(cls, config: pytest.Config) -> RunSession:
-        """Parse the options, read thresholds.toml, and keep the run's state in the stash."""
+        """Parse the options, read thresholds.toml, and keep the run's state in the stash;
+        on the controller, read the run history (before any row runs, so a damaged one is
+        refused at once)."""
         options = parse_options(config)
         state = RunState(options, _thresholds(options), options.project.root)
         config.stash[STATE_KEY] = state
-        return cls(config, state)
+        session = cls(config, state)
+        if session.controller and options.history_dir is not None:
+            try:
+                session.history = open_history(options.history_dir, state.project_root)
+            except HistoryError as error:
+                raise pytest.UsageError(str(error)) from None
+            session.history_records = session.history.prior
+        return session
 
     def close(self) -> None:
         """Close the embedding cache; remove the run's private cache on the controller."""
@@ -226,12 +257,42 @@ class RunSession:
         )
 
     @cached_property
-    def document(self) -> ReportDocument:
-        """The report document of the finished run, built once: every report renders it."""
+    def results(self) -> ReportDocument:
+        """The finished run's results, as the report document holds them."""
         finished = self.finished
         return report_document(
             finished.summaries, finished.gate_results, self.state.thresholds.settings, __version__
         )
+
+    @cached_property
+    def document(self) -> ReportDocument:
+        """The report document of the finished run, built once: every report renders it.
+        With a run history, built after ``record_history``, so it holds this run's record."""
+        if self.history is None:
+            return self.results
+        shown = display_path(self.history.path, self.state.project_root)
+        appended = self.history_note is None
+        history = history_document(shown, self.history_records, appended, self.history_note)
+        return {**self.results, "history": history}
+
+    def record_history(self, exitstatus: int) -> None:
+        """Append this run's record to the run history, if one is kept and the run
+        completed with some eval run; otherwise say why not (``history_note``)."""
+        history = self.history
+        if history is None:
+            return
+        if exitstatus not in COMPLETED:
+            self.history_note = f"the run did not complete (exit status {int(exitstatus)})"
+        elif not entries(self.results):
+            self.history_note = "no eval ran"
+        else:
+            record = run_record(self.results, utc_now(), history.git)
+            try:
+                append_record(history.path, record)
+            except HistoryError as error:
+                self.history_note = str(error)
+                return
+            self.history_records = (*self.history_records, record)
 
     def terminal_lines(self) -> list[str]:
         """The ragmetrics section of the terminal summary; empty when no eval ran."""
@@ -242,8 +303,10 @@ class RunSession:
         notes = [*self.notes, *embedding_notes(self.prepare_stats)]
         return terminal_lines(self.document, shown, notes)
 
-    def write_reports(self) -> None:
-        """Write the --ragmetrics-json, -html and -md reports (and GitHub's summary)."""
+    def write_reports(self, exitstatus: int) -> None:
+        """Record the run in its history, then write the --ragmetrics-json, -html and -md
+        reports (and GitHub's summary)."""
+        self.record_history(exitstatus)
         options = self.state.options
         write_reports(self.document, options.json_path, options.html_path, options.md_path)
 

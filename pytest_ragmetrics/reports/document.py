@@ -3,7 +3,8 @@ holds them (schema: docs/reports.md#json). The terminal section, the Markdown su
 and the HTML page are pure functions of this one document, so they cannot disagree.
 
 One entry per eval, or per eval and system for a dataset of several systems; each holds
-the eval's aggregates, gates, rows, stored baseline and transformations.
+the eval's aggregates, gates, rows, stored baseline and transformations. With
+``--ragmetrics-history``, ``history`` holds the recorded runs the trends are drawn from.
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ from typing import Any
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
+from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState
 from pytest_ragmetrics.results.summary import EvalSummary, RowResult
 
 JSON_SCHEMA_VERSION = 1
 GATE_STATUSES = ("passed", "failed", "skipped")
+# The most recent runs of the history a report holds: enough for a trend, while the
+# report stays the same size however long the history grows.
+HISTORY_WINDOW = 50
 
 ReportDocument = dict[str, Any]
 
@@ -146,6 +151,21 @@ def report_document(
             "description": trust_judge_description(settings),
         }
     return document
+
+
+def history_document(
+    path: str, records: Sequence[RunRecord], appended: bool, note: str | None = None
+) -> dict[str, Any]:
+    """The ``history`` key: where the history is, how many runs it records (this one
+    included when ``appended``; ``note`` says why it was not), and the records of the last
+    ``HISTORY_WINDOW`` runs, oldest first."""
+    return {
+        "path": path,
+        "recorded": len(records),
+        "appended": appended,
+        "note": note,
+        "runs": [record.as_dict() for record in records[-HISTORY_WINDOW:]],
+    }
 
 
 def entries(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -17,7 +17,12 @@ from pytest_ragmetrics.reports.columns import (
     Entry,
 )
 from pytest_ragmetrics.reports.document import entries, gate_nodeid, gate_summary, gates
-from pytest_ragmetrics.reports.terminal import kinds, more_metric_lines, stored_baseline_lines
+from pytest_ragmetrics.reports.terminal import (
+    history_line,
+    kinds,
+    more_metric_lines,
+    stored_baseline_lines,
+)
 from pytest_ragmetrics.results.pairing import listing
 
 _STATUS = {"passed": "pass", "failed": "**FAIL**", "skipped": "skip"}
@@ -169,4 +174,7 @@ def markdown_summary(document: Mapping[str, Any]) -> str:
     lines += _collapsed(stored_baseline_lines(evals))
     lines += _collapsed(more_metric_lines(evals))
     lines += ["", "### Gates", "", *_gate_section(evals), ""]
+    history = history_line(document)
+    if history is not None:
+        lines += [cell(history), ""]
     return "\n".join(lines)

@@ -247,6 +247,18 @@ def _gate_lines(evals: Sequence[Entry]) -> list[str]:
     return lines
 
 
+def history_line(document: Mapping[str, Any]) -> str | None:
+    """Whether this run was appended to the run history, where, and how many runs it
+    records; ``None`` when no history is kept."""
+    history = document.get("history")
+    if history is None:
+        return None
+    where, recorded = history["path"], f"{history['recorded']} run(s) recorded"
+    if history["appended"]:
+        return f"run history: this run appended to {where} ({recorded})"
+    return f"run history: this run NOT appended to {where}: {history['note']} ({recorded})"
+
+
 def _citations(settings: Mapping[str, Any]) -> str:
     pattern = settings.get("citation_pattern")
     return str(settings["citation_format"]) + (f" and {pattern}" if pattern else "")
@@ -281,6 +293,9 @@ def terminal_lines(
     warnings = [f"  {warning}" for entry in evals for warning in entry.get("warnings") or ()]
     if warnings:
         lines += ["", "Warnings:", *warnings]
+    history = history_line(document)
+    if history is not None:
+        notes.append(history)
     if notes:
         lines += ["", *notes]
     return lines

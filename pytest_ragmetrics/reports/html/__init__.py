@@ -15,9 +15,12 @@ nothing else, every text taken from the document is HTML-escaped, and without th
 script the page still shows everything. The same document always renders to the same
 string.
 
+With ``--ragmetrics-history``, a Trends section closes the page: each gate of the run
+over the recorded runs, with its bound.
+
 The modules: ``page`` (the page and each eval's section), ``tables``, ``rows``, ``plots``
-(matplotlib, imported only to draw), ``numbers`` (formatting by metric kind), ``markup``
-(escaping, tables) and ``script``.
+(matplotlib, imported only to draw), ``trends`` (the run history's plots), ``numbers``
+(formatting by metric kind), ``markup`` (escaping, tables) and ``script``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The whole HTML page: head (with its Content-Security-Policy), the run's header, one
-section per eval, and the page's one script at the end."""
+section per eval, the trends of the run history when one is kept, and the page's one
+script at the end."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from pytest_ragmetrics.reports.html.tables import (
     transformations,
     verdict,
 )
+from pytest_ragmetrics.reports.html.trends import trends_section
 
 # Fits a 1366 px laptop screen: the body is at most 1200 px wide, every table scrolls
 # sideways inside its own box (.scroll), long words and ids break, plots shrink to fit.
@@ -121,6 +123,8 @@ def _header(document: Mapping[str, Any], groups: Mapping[str, Sequence[Entry]]) 
         f'<li><a href="#eval-{i}">{escape(name)}</a> {verdict(gates(entries))}</li>'
         for i, (name, entries) in enumerate(groups.items())
     )
+    if isinstance(document.get("history"), Mapping):
+        nav += '<li><a href="#trends">Trends</a> over the recorded runs</li>'
     all_entries = [entry for entries in groups.values() for entry in entries]
     return "\n".join(
         [
@@ -148,6 +152,7 @@ def render_html(document: Mapping[str, Any]) -> str:
             f"<title>pytest-ragmetrics report</title><style>{STYLE}</style></head><body>",
             _header(document, groups),
             *(_eval_section(i, name, entries) for i, (name, entries) in enumerate(groups.items())),
+            trends_section(document),
             f"<script>{SCRIPT}</script>",
             "</body></html>",
             "",

@@ -51,7 +51,7 @@ def system_name(entry: Entry) -> str:
     return "all rows" if system is None else str(system)
 
 
-def _svg(draw: Draw, figure_id: str, size: tuple[float, float]) -> str:
+def inline_svg(draw: Draw, figure_id: str, size: tuple[float, float]) -> str:
     """What ``draw`` puts on a fresh figure, as inline SVG: matplotlib's default style,
     byte-deterministic, without prolog or comments (matplotlib copies each text into a
     comment), every id prefixed with ``figure_id`` so figures on one page do not clash."""
@@ -79,7 +79,7 @@ def _svg(draw: Draw, figure_id: str, size: tuple[float, float]) -> str:
 def _figure(
     figure_id: str, draw: Draw, caption: str, size: tuple[float, float] = (6.4, 3.8)
 ) -> str:
-    svg = _svg(draw, figure_id, size)
+    svg = inline_svg(draw, figure_id, size)
     return f'<figure class="plot" id="{figure_id}">{svg}<figcaption>{caption}</figcaption></figure>'
 
 

@@ -26,6 +26,7 @@ def test_defaults(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) ->
     assert options.cache_dir == pytester.path / CACHE_DIR_NAME
     assert (options.limit, options.json_path, options.md_path, options.html_path) == (None,) * 4
     assert options.save_outputs is None
+    assert options.history_dir is None
     assert not options.update_baseline
     assert not options.force_gates
     assert not options.refresh
@@ -117,8 +118,36 @@ def test_every_option_is_in_one_group_and_names_its_default(pytester: pytest.Pyt
     group = config._parser.getgroup("ragmetrics")
     names = [name for option in group.options for name in option.names()]
     fields = {field.name for field in dataclasses.fields(Options)}
-    assert len(names) == 11
+    assert len(names) == 13
     assert all(name.startswith("--ragmetrics-") for name in names)
     assert all(option.attrs()["help"].endswith(")") for option in group.options)
     assert all("(default: " in option.attrs()["help"] for option in group.options)
     assert {"limit", "json_path", "no_cache", "run_id"} <= fields
+
+
+@pytest.mark.parametrize(
+    "spelled", [("--ragmetrics-history=out/hist",), ("--ragmetrics-history", "out/hist")]
+)
+def test_the_history_option_is_taken_from_the_invocation_dir(
+    pytester: pytest.Pytester, spelled: tuple[str, ...]
+) -> None:
+    options = parse_options(pytester.parseconfig(*spelled))
+    assert options.history_dir == (pytester.path / "out" / "hist").resolve()
+
+
+def test_the_history_ini_key_is_taken_from_the_ini_file(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makeini("[pytest]\nragmetrics_history = out/hist\n")
+    monkeypatch.chdir(pytester.mkdir("sub"))
+    options = parse_options(pytester.parseconfig(str(pytester.path)))
+    assert options.history_dir == (pytester.path / "out" / "hist").resolve()
+
+
+def test_a_history_that_is_a_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".txt", hist="not a directory")
+    config = pytester.parseconfig("--ragmetrics-history=hist.txt")
+    with pytest.raises(
+        pytest.UsageError, match=r"--ragmetrics-history hist\.txt: \S* is not a dir"
+    ):
+        parse_options(config)

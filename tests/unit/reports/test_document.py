@@ -12,11 +12,17 @@ import pytest
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
 from pytest_ragmetrics.gates.stored import RowChange
-from pytest_ragmetrics.reports.document import gate_summary, report_document
+from pytest_ragmetrics.reports.document import (
+    HISTORY_WINDOW,
+    gate_summary,
+    history_document,
+    report_document,
+)
 from pytest_ragmetrics.reports.markdown import markdown_summary
 from pytest_ragmetrics.reports.terminal import terminal_lines
 from pytest_ragmetrics.reports.write import json_text, write_reports
 from pytest_ragmetrics.results.baseline import Baseline, StoredRow
+from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState, Pairing
 from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, RowPayload, summarize
 from pytest_ragmetrics.results.transformations import Transformations
@@ -134,3 +140,36 @@ def test_a_paired_baseline_carries_its_stored_row_values() -> None:
     assert "row_values" not in document["evals"][0]["baseline"]  # not comparable: not shown
     schema_1 = report_document([summary], [], Settings(), "9.9")  # rows=None: none to show
     assert "row_values" not in schema_1["evals"][0]["baseline"]
+
+
+def _records(count: int) -> list[RunRecord]:
+    return [
+        RunRecord(f"2026-11-24T12:{i // 60:02}:{i % 60:02}+00:00", None, "9.9", ())
+        for i in range(count)
+    ]
+
+
+def test_the_history_key_holds_the_last_runs_and_counts_them_all() -> None:
+    records = _records(HISTORY_WINDOW + 2)
+    history = history_document("hist/history.jsonl", records, appended=True)
+    assert (history["path"], history["recorded"], history["appended"]) == (
+        "hist/history.jsonl",
+        HISTORY_WINDOW + 2,
+        True,
+    )
+    assert [run["time"] for run in history["runs"]] == [r.time for r in records[2:]]
+
+
+def test_every_report_says_whether_the_run_was_appended_to_the_history() -> None:
+    document = report_document([_summary()], RESULTS, Settings(), "9.9")
+    assert not any("run history" in line for line in terminal_lines(document, None))
+    document["history"] = history_document("h/history.jsonl", _records(3), appended=True)
+    appended = "run history: this run appended to h/history.jsonl (3 run(s) recorded)"
+    assert terminal_lines(document, None)[-1] == appended
+    assert appended in markdown_summary(document)
+    document["history"] = history_document(
+        "h/history.jsonl", _records(2), appended=False, note="no eval ran"
+    )
+    assert terminal_lines(document, None)[-1] == (
+        "run history: this run NOT appended to h/history.jsonl: no eval ran (2 run(s) recorded)"
+    )
