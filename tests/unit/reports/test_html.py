@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
+from pytest_ragmetrics.reports.columns import ms
 from pytest_ragmetrics.reports.html import pareto_optimal, render_html
 from pytest_ragmetrics.reports.html.markup import without_empty_columns
-from pytest_ragmetrics.reports.columns import ms
 from pytest_ragmetrics.reports.html.numbers import formatted, metric_kind
 from pytest_ragmetrics.reports.html.plots import (
     Series,
