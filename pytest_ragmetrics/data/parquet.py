@@ -11,12 +11,14 @@ Each row becomes the same plain data a JSONL line holds, so that one set of fiel
 * structs are objects, lists (``list``, ``large_list``, fixed-size) are lists, maps with
   string keys (``relevant`` as ``map<string, double>``) are objects, dictionary-encoded
   columns are their values;
-* a float that is NaN or infinite anywhere in a field is a problem of that field (JSON has
-  no such numbers, and a mean over one would be silently poisoned), and the field is left
-  out of the row rather than carried on;
+* a float that is NaN or infinite anywhere in a field cannot be read (JSON has no such
+  numbers, and a mean over one would be silently poisoned): the field is left out of the
+  row and the row is bad, with a ``<parquet>`` problem naming the column, as a JSONL
+  line with a NaN is bad with a ``<json>`` one (which also keeps the metric fixtures from
+  reporting the left-out field as missing);
 * a column whose type has no JSON value (timestamps, dates, decimals, binary, maps with
   other keys) or that nests deeper than the row may (``MAX_DEPTH``) is, likewise, a
-  problem of its field in every row where it is not null: cast it (to string, double...)
+  ``<parquet>`` problem in every row where it is not null: cast it (to string, double...)
   when writing the file.
 
 The file is never read as one table: ``iter_batches`` hands on ``BATCH_ROWS`` rows at a
@@ -191,6 +193,13 @@ def _names_once(names: list[str], source: str) -> None:
         )
 
 
+def _unreadable(column: str, why: str) -> Problem:
+    """A value that cannot be read into the row: like a JSONL line that is not valid
+    JSON, a problem of the row as read (``<parquet>``), naming the column, so that no
+    check reports the left-out field as missing as well."""
+    return Problem("<parquet>", f"column {column!r}: {why}")
+
+
 def _row(
     number: int, values: dict[str, Any], columns: list[tuple[str, Convert | str | None]]
 ) -> ParquetRow:
@@ -201,10 +210,10 @@ def _row(
         if value is None:
             continue  # null: an absent field
         if isinstance(convert, str):
-            problems.append(Problem(name, convert))
+            problems.append(_unreadable(name, convert))
             continue
         try:
             data[name] = convert(value) if convert else value
         except _NotFinite as error:
-            problems.append(Problem(name, _NOT_FINITE.format(value=error)))
+            problems.append(_unreadable(name, _NOT_FINITE.format(value=error)))
     return ParquetRow(number, data, tuple(problems))

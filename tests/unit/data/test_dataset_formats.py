@@ -166,15 +166,15 @@ def test_nan_and_infinity_are_problems_of_their_field_never_values(tmp_path: Pat
     )
     assert (dict(a.row.data), [(p.field, p.message) for p in a.problems]) == (
         {"id": "a", "latency_ms": 1.5, "contexts": []},
-        [("my_score", f"inf {tail}")],
+        [("<parquet>", f"column 'my_score': inf {tail}")],
     )
     assert (dict(b.row.data), [(p.field, p.message) for p in b.problems]) == (
         {"id": "b", "contexts": [], "my_score": 0.5},
-        [("latency_ms", f"nan {tail}")],
+        [("<parquet>", f"column 'latency_ms': nan {tail}")],
     )
     assert (dict(c.row.data), [(p.field, p.message) for p in c.problems]) == (
         {"id": "c", "latency_ms": 2.0},
-        [("contexts", f"-inf {tail}")],
+        [("<parquet>", f"column 'contexts': -inf {tail}")],
     )
 
 
@@ -192,15 +192,22 @@ def test_a_column_with_no_json_value_is_a_problem_where_it_is_not_null(tmp_path:
     a, b = load_dataset(path).rows
     assert [(p.field, p.message) for p in a.problems] == [
         (
-            "logged_at",
-            "a Parquet timestamp[us] column, which has no JSON value; cast it to a string",
-        ),
-        ("blob", "a Parquet binary column, which has no JSON value; cast it to a string"),
-        ("ranks", "a Parquet map with int32 keys; JSON object keys are strings"),
-        (
-            "meta",
-            "its field 'at' is a Parquet date32[day] column, which has no JSON value; "
+            "<parquet>",
+            "column 'logged_at': a Parquet timestamp[us] column, which has no JSON value; "
             "cast it to a string",
+        ),
+        (
+            "<parquet>",
+            "column 'blob': a Parquet binary column, which has no JSON value; cast it to a string",
+        ),
+        (
+            "<parquet>",
+            "column 'ranks': a Parquet map with int32 keys; JSON object keys are strings",
+        ),
+        (
+            "<parquet>",
+            "column 'meta': its field 'at' is a Parquet date32[day] column, which has no "
+            "JSON value; cast it to a string",
         ),
     ]
     assert dict(a.row.data) == {"id": "a"}
@@ -222,7 +229,10 @@ def test_a_column_nested_deeper_than_a_row_may_be(tmp_path: Path) -> None:
     ((_, _, data, problems),) = found(load_dataset(path).rows)
     assert list(data) == ["ok"]
     assert problems == [
-        ("over", "nested deeper than 64 levels (the row itself is one); flatten it")
+        (
+            "<parquet>",
+            "column 'over': nested deeper than 64 levels (the row itself is one); flatten it",
+        )
     ]
 
 
