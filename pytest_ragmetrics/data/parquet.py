@@ -97,7 +97,7 @@ def _converter(t: _Types, arrow_type: Any, depth: int) -> Convert | str | None:
         return _finite
     if types.is_null(arrow_type) or types.is_boolean(arrow_type) or types.is_integer(arrow_type):
         return None
-    if types.is_string(arrow_type) or types.is_large_string(arrow_type):
+    if _is_any(types, arrow_type, "is_string", "is_large_string", "is_string_view"):
         return None
     if not (types.is_nested(arrow_type)):
         return f"a Parquet {arrow_type} column, which has no JSON value; cast it to a string"
@@ -107,10 +107,16 @@ def _converter(t: _Types, arrow_type: Any, depth: int) -> Convert | str | None:
         return _struct(t, arrow_type, depth + 1)
     if types.is_map(arrow_type):
         return _map(t, arrow_type, depth + 1)
-    lists = (types.is_list, types.is_large_list, types.is_fixed_size_list)
-    if any(is_list(arrow_type) for is_list in lists):
+    lists = ("is_list", "is_large_list", "is_fixed_size_list", "is_list_view", "is_large_list_view")
+    if _is_any(types, arrow_type, *lists):
         return _list(t, arrow_type.value_type, depth + 1)
     return f"a Parquet {arrow_type} column, which has no JSON value; cast it to a list or struct"
+
+
+def _is_any(types: Any, arrow_type: Any, *tests: str) -> bool:
+    """Whether ``arrow_type`` passes one of the ``pyarrow.types`` tests named; a test that
+    this pyarrow lacks (``is_string_view`` came in 16) cannot pass: no such column exists."""
+    return any(getattr(types, test, lambda _: False)(arrow_type) for test in tests)
 
 
 def _list(t: _Types, item_type: Any, depth: int) -> Convert | str | None:

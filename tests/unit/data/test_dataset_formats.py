@@ -59,6 +59,7 @@ def test_parquet_columns_become_the_fields_a_jsonl_line_holds(tmp_path: Path) ->
             "answerable": pa.array([True, False]),
             "relevant": pa.array([[("d1", 2.0)], []], pa.map_(pa.string(), pa.float64())),
             "note": pa.array(["x", "y"], pa.dictionary(pa.int8(), pa.string())),
+            "repeats": pa.array([["p"], []], pa.list_view(pa.string_view())),
         },
     )
     dataset = load_dataset(path, "data/d.parquet")
@@ -76,6 +77,7 @@ def test_parquet_columns_become_the_fields_a_jsonl_line_holds(tmp_path: Path) ->
                 "answerable": True,
                 "relevant": {"d1": 2.0},
                 "note": "x",
+                "repeats": ["p"],
             },
             [],
         ),
@@ -92,6 +94,7 @@ def test_parquet_columns_become_the_fields_a_jsonl_line_holds(tmp_path: Path) ->
                 "answerable": False,
                 "relevant": {},
                 "note": "y",
+                "repeats": [],
             },
             [],
         ),
