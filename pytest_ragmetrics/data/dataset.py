@@ -56,15 +56,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragmetrics.data.parquet import parquet_rows
-from pytest_ragmetrics.data.streams import (
-    DatasetError as DatasetError,  # re-exported: the loader's errors are this module's
-)
-from pytest_ragmetrics.data.streams import (
-    Line,
-    decompressed,
-    lines,
-    raw_chunks,
-)
+
+# DatasetError and Problem live with the file reading that raises and reports them, and
+# are this module's too: every user of the loader imports them from here.
+from pytest_ragmetrics.data.streams import DatasetError as DatasetError
+from pytest_ragmetrics.data.streams import Line, decompressed, lines, raw_chunks
 from pytest_ragmetrics.data.streams import Problem as Problem
 from pytest_ragmetrics.files import loads_finite
 
