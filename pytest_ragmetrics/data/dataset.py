@@ -1,10 +1,21 @@
-r"""Datasets of evaluated rows: JSONL and CSV, validated up front, with stable ids.
+r"""Datasets of evaluated rows: JSONL (plain, gzip or Zstandard), CSV and Parquet, validated
+up front, with stable ids.
 
 Loading never raises for bad *rows*: a malformed line or a field of the wrong type becomes
 a ``LoadedRow`` with problems, each naming the file, line and field, so that the row
 becomes a test that errors while every other row still runs. Only a *file* that cannot be
 read as a whole raises ``DatasetError``: missing or unreadable, an unknown format, UTF-16
-text, or a CSV header row that is malformed, not UTF-8 or names a column twice.
+text, a CSV header row that is malformed, not UTF-8 or names a column twice, compressed
+data that is damaged or truncated, a Parquet file pyarrow cannot read (or pyarrow, or
+zstandard, not installed).
+
+Every format yields records (line or row number, text, data, problems) from an iterator
+that reads the file a chunk at a time (``data.streams``; Parquet a batch of rows at a time,
+``data.parquet``), and every record goes through the same checks below. A compressed
+JSONL file's line numbers and byte offsets are those of its decompressed text. CSV is the
+exception: it is read whole, as lines, since reading resumes after a malformed record on
+the line after the one it started on. ``Dataset.sha256`` is of the file's bytes as stored
+(compressed, for a compressed file).
 
 What makes a row bad, besides a field of the wrong type:
 
@@ -36,6 +47,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -43,28 +55,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_ragmetrics.data.parquet import parquet_rows
+
+# DatasetError and Problem live with the file reading that raises and reports them, and
+# are this module's too: every user of the loader imports them from here.
+from pytest_ragmetrics.data.streams import DatasetError as DatasetError
+from pytest_ragmetrics.data.streams import Line, decompressed, lines, raw_chunks
+from pytest_ragmetrics.data.streams import Problem as Problem
 from pytest_ragmetrics.files import loads_finite
 
-FORMATS = ("jsonl", "csv")
+FORMATS = ("jsonl", "csv", "parquet", "jsonl.gz", "jsonl.zst")
 MAX_DEPTH = 64  # levels of nested lists and objects in a row, the row itself included
 EXACT_INT = 2**53  # the largest count or integer a float (an aggregate) holds exactly
-_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
-
-
-class DatasetError(Exception):
-    """The dataset file as a whole cannot be read."""
+_EXTENSIONS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".jsonl.gz": "jsonl.gz",
+    ".ndjson.gz": "jsonl.gz",
+    ".jsonl.zst": "jsonl.zst",
+    ".ndjson.zst": "jsonl.zst",
+}
 
 
 class RowError(Exception):
     """A row lacks, or has a malformed, field that a metric needs."""
-
-
-@dataclass(frozen=True)
-class Problem:
-    """What is wrong with one field of one row."""
-
-    field: str
-    message: str
 
 
 @dataclass(frozen=True)
@@ -347,57 +363,6 @@ def validate_fields(data: Mapping[str, Any]) -> list[Problem]:
 
 
 @dataclass(frozen=True)
-class _Line:
-    """One physical line of the file, its line end included.
-
-    ``text`` holds bytes that are not UTF-8 as surrogate escapes; ``bad_byte`` is the
-    offset in the line of the first of them (``None`` when the line is UTF-8), ``byte``
-    its value.
-    """
-
-    number: int
-    offset: int
-    text: str
-    bad_byte: int | None = None
-    byte: int = 0
-
-    def not_utf8(self) -> Problem:
-        at = self.bad_byte or 0
-        return Problem(
-            "<utf-8>",
-            f"not UTF-8 text: byte 0x{self.byte:02x} at line {self.number}, byte {at} of the "
-            f"line ({self.offset + at} of the file); save the file as UTF-8",
-        )
-
-
-_UTF8_BOM = b"\xef\xbb\xbf"
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-32 LE starts like UTF-16 LE
-
-
-def _lines(content: bytes, source: str) -> list[_Line]:
-    r"""The file's lines, each decoded on its own, so one bad byte spoils one line only.
-
-    ``\r\n``, ``\n`` and ``\r`` end lines (bytes.splitlines), and nothing else: U+2028,
-    U+0085 and the like are valid inside JSON strings and CSV cells.
-    """
-    if content.startswith(_UTF16_BOMS):
-        raise DatasetError(
-            f"{source}: UTF-16 text (it starts with a UTF-16 byte-order mark); "
-            "save the dataset as UTF-8"
-        )
-    offset = len(_UTF8_BOM) if content.startswith(_UTF8_BOM) else 0
-    lines = []
-    for number, raw in enumerate(content[offset:].splitlines(keepends=True), start=1):
-        try:
-            lines.append(_Line(number, offset, raw.decode("utf-8")))
-        except UnicodeDecodeError as error:
-            text = raw.decode("utf-8", "surrogateescape")
-            lines.append(_Line(number, offset, text, error.start, raw[error.start]))
-        offset += len(raw)
-    return lines
-
-
-@dataclass(frozen=True)
 class _Record:
     line: int
     text: str
@@ -436,7 +401,7 @@ _TOO_DEEP = (
 )
 
 
-def _jsonl_records(lines: list[_Line]) -> Iterator[_Record]:
+def _jsonl_records(lines: Iterable[Line]) -> Iterator[_Record]:
     for line in lines:
         text = line.text.rstrip("\r\n")
         if not text.strip():
@@ -506,7 +471,7 @@ class _LineCursor:
     """The lines ``csv.reader`` reads, with a position that can move back: after a
     malformed record, reading resumes on the line after the one it started on."""
 
-    def __init__(self, lines: list[_Line]) -> None:
+    def __init__(self, lines: list[Line]) -> None:
         self.lines = lines
         self.position = 0
 
@@ -520,7 +485,7 @@ class _LineCursor:
         return self.lines[self.position - 1].text
 
 
-def _csv_records(lines: list[_Line], source: str) -> list[_Record]:
+def _csv_records(lines: list[Line], source: str) -> list[_Record]:
     """Every record of a CSV file; cells of any size are read (long contexts are
     legitimate), and the process-wide ``csv.field_size_limit`` is restored afterwards."""
     limit = csv.field_size_limit()
@@ -557,7 +522,7 @@ def _csv_header(cursor: _LineCursor, reader: Iterator[list[str]], source: str) -
     return names
 
 
-def _csv_parse(lines: list[_Line], source: str) -> Iterator[_Record]:
+def _csv_parse(lines: list[Line], source: str) -> Iterator[_Record]:
     """Records read strictly: a malformed one (a quote left open, text after a closing
     quote) is a problem of the line it starts on, and reading resumes on the next line."""
     cursor = _LineCursor(lines)
@@ -583,7 +548,7 @@ def _csv_parse(lines: list[_Line], source: str) -> Iterator[_Record]:
         yield _csv_record(header, cells, spanned)
 
 
-def _csv_record(header: list[str], cells: list[str], spanned: list[_Line]) -> _Record:
+def _csv_record(header: list[str], cells: list[str], spanned: list[Line]) -> _Record:
     first = spanned[0]
     raw = ",".join(cells)
     bad = next((line for line in spanned if line.bad_byte is not None), None)
@@ -609,12 +574,17 @@ def _csv_record(header: list[str], cells: list[str], spanned: list[_Line]) -> _R
 
 
 def dataset_format(path: Path, declared: str | None = None, display: str | None = None) -> str:
-    """The format of ``path``: ``declared`` if given, else from the file extension."""
-    fmt = declared or _EXTENSIONS.get(path.suffix.lower())
+    """The format of ``path``: ``declared`` if given, else from the file extension, the
+    last two suffixes first (``.jsonl.gz``), then the last one."""
+    suffixes = [suffix.lower() for suffix in path.suffixes]
+    fmt = (
+        declared or _EXTENSIONS.get("".join(suffixes[-2:])) or _EXTENSIONS.get(path.suffix.lower())
+    )
     if fmt not in FORMATS:
         raise DatasetError(
             f"{display or path}: cannot tell the dataset format; use a .jsonl or .csv file "
-            f"or pass format= one of {', '.join(FORMATS)} to the ragmetrics marker"
+            "(or .parquet, .jsonl.gz, .jsonl.zst) or pass format= one of "
+            f"{', '.join(FORMATS)} to the ragmetrics marker"
         )
     return fmt
 
@@ -720,10 +690,16 @@ def _check(record: _Record) -> _Checked:
     return _Checked(record, data, given_id, problems)
 
 
-def _with_ids(checked: list[_Checked], source: str) -> list[LoadedRow]:
+def _with_ids(checked: list[_Checked], source: str, unit: str = "line") -> list[LoadedRow]:
     """Rows with unique ids per system. A row's own id is kept unless an earlier row of
     its system has it; made-up ids (``L<line>-<hash>``, ``<id>@L<line>``) never take an
-    id that any row of the dataset gives itself."""
+    id that any row of the dataset gives itself.
+
+    That last rule needs every id the rows give themselves before the first made-up one,
+    so the rows are all read first; a reader of a dataset in batches would make two
+    passes, the first collecting only the given ids (and their systems), the second
+    assigning ids exactly as here. ``unit`` names what a row's number counts (a Parquet
+    row's is its row, not a line)."""
     taken = {c.given_id for c in checked if c.given_id is not None}
     of_systems = {c.given_id for c in checked if c.given_id is not None and _system(c)}
     first_line: dict[tuple[str | None, str], int] = {}
@@ -738,7 +714,7 @@ def _with_ids(checked: list[_Checked], source: str) -> list[LoadedRow]:
             problems.append(
                 Problem(
                     "id",
-                    f"duplicate id {c.given_id!r}{of_system} (first used at line "
+                    f"duplicate id {c.given_id!r}{of_system} (first used at {unit} "
                     f"{first_line[key]})",
                 )
             )
@@ -761,23 +737,41 @@ def _system(checked: _Checked) -> str | None:
     return system if isinstance(system, str) else None
 
 
-def _read(path: Path, source: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
-        reason = getattr(error, "strerror", None) or str(error)
-        raise DatasetError(f"{source}: cannot read the dataset: {reason}") from None
+def _parquet_records(path: Path, source: str) -> Iterator[_Record]:
+    """A Parquet file's rows as records; the record's text, which a made-up id hashes,
+    is the row as JSON, keys in column order."""
+    for row in parquet_rows(path, source, MAX_DEPTH):
+        yield _Record(row.number, json.dumps(row.data), row.data, row.problems)
+
+
+def _records(path: Path, kind: str, source: str, digest: Any) -> Iterator[_Record]:
+    """The records of ``path`` in file order, read a chunk (a batch of Parquet rows) at a
+    time, the file's bytes fed to ``digest`` as they are read.
+
+    CSV alone is read whole (as lines): after a malformed record, reading resumes on the
+    line after the one it started on, which may lie any number of lines back."""
+    if kind == "parquet":
+        for _ in raw_chunks(path, source, digest):
+            pass  # the digest is of the file's bytes; pyarrow reads the file itself
+        yield from _parquet_records(path, source)
+        return
+    chunks = raw_chunks(path, source, digest)
+    base, _, compression = kind.partition(".")
+    text = lines(decompressed(chunks, compression, source) if compression else chunks, source)
+    if base == "csv":
+        yield from _csv_records(list(text), source)
+    else:
+        yield from _jsonl_records(text)
 
 
 def load_dataset(path: Path, display: str | None = None, fmt: str | None = None) -> Dataset:
     """Read and validate every row of ``path``; see the module docstring."""
     source = display or str(path)
     kind = dataset_format(path, fmt, source)
-    content = _read(path, source)
-    lines = _lines(content, source)
-    records = _jsonl_records(lines) if kind == "jsonl" else _csv_records(lines, source)
-    rows = _with_ids([_check(record) for record in records], source)
-    return Dataset(path, source, hashlib.sha256(content).hexdigest(), _systems_complete(rows))
+    digest = hashlib.sha256()
+    checked = [_check(record) for record in _records(path, kind, source, digest)]
+    rows = _with_ids(checked, source, "row" if kind == "parquet" else "line")
+    return Dataset(path, source, digest.hexdigest(), _systems_complete(rows))
 
 
 def _systems_complete(rows: list[LoadedRow]) -> tuple[LoadedRow, ...]:

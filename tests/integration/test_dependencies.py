@@ -13,7 +13,10 @@ one until it is reinstalled.
 from __future__ import annotations
 
 import ast
+import gzip
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -77,3 +80,40 @@ def test_collecting_an_eval_leaves_no_tool_directory(pytester: pytest.Pytester) 
     result.stdout.no_fnmatch_line("benchmark: *")
     assert not (pytester.path / ".hypothesis").exists()
     assert not (pytester.path / ".benchmarks").exists()
+
+
+# The dataset formats that need a library of their own: the extra that installs it, and
+# the module the plugin imports to read such a file (and only then).
+FORMAT_EXTRAS = {"parquet": ("pyarrow", "pyarrow"), "zstd": ("zstandard", "zstandard")}
+
+
+def test_each_optional_format_has_an_extra_that_dev_installs_too() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = project["optional-dependencies"]
+    runtime = {_name(requirement) for requirement in project["dependencies"]}
+    dev = {_name(requirement) for requirement in extras["dev"]}
+    for extra, (distribution, _) in FORMAT_EXTRAS.items():
+        assert {_name(requirement) for requirement in extras[extra]} == {distribution}
+        assert distribution in dev  # so CI runs the format's tests
+        assert distribution not in runtime
+
+
+def test_the_plugin_imports_a_format_library_only_to_read_that_format(tmp_path: Path) -> None:
+    """Importing the plugin, and loading JSONL, gzip'd JSONL and CSV, imports neither."""
+    (tmp_path / "d.jsonl").write_text('{"id": "a"}\n', encoding="utf-8")
+    (tmp_path / "d.csv").write_text("id\na\n", encoding="utf-8")
+    (tmp_path / "d.jsonl.gz").write_bytes(gzip.compress(b'{"id": "a"}\n'))
+    modules = sorted(module for _, module in FORMAT_EXTRAS.values())
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "import pytest_ragmetrics.plugin.hooks, pytest_ragmetrics.plugin.fixtures\n"
+        "import pytest_ragmetrics.plugin.dataset_fixtures\n"
+        "from pytest_ragmetrics.data.dataset import load_dataset\n"
+        f"folder = Path({str(tmp_path)!r})\n"
+        "for name in ('d.jsonl', 'd.csv', 'd.jsonl.gz'):\n"
+        "    assert [r.row.id for r in load_dataset(folder / name).rows] == ['a'], name\n"
+        f"found = [m for m in sys.modules if m.split('.')[0] in {modules!r}]\n"
+        "assert not found, found\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
