@@ -43,13 +43,13 @@ from pytest_ragmetrics.results.summary import EvalInfo
 MARKER = "ragmetrics"
 MARKER_HELP = (
     "ragmetrics(dataset, name=None, format=None, compare_to=None, rerun=None, systems=None): "
-    "run the test "
-    "once per row of `dataset` (a .jsonl or .csv path relative to the test file) when it "
-    "takes `row`, or once over all rows when it takes `rows`; `name` names the eval "
-    "(default: the module path), `format` overrides the file extension, `compare_to` names "
-    "the system that `baseline` in gate rules means, `rerun` is a second output file of the "
-    "same rows for `determinism`, `systems` names the live systems (from the "
-    "`ragmetrics_system` fixture) that answer the dataset's questions"
+    "run the test once per row of `dataset` (a .jsonl, .csv, .parquet, .jsonl.gz or "
+    ".jsonl.zst path relative to the test file) when it takes `row`, or once over all rows "
+    "when it takes `rows`; `name` names the eval (default: the module path), `format` "
+    "overrides the file extension, `compare_to` names the system that `baseline` in gate "
+    "rules means, `rerun` is a second output file of the same rows for `determinism`, "
+    "`systems` names the live systems (from the `ragmetrics_system` fixture) that answer "
+    "the dataset's questions"
 )
 MARKER_ARGS = ("dataset", "name", "format", "compare_to", "rerun", "systems")
 ROWS_ID = "all-rows"
