@@ -199,8 +199,11 @@ def attach_payload(
         setattr(report, PAYLOAD_ATTR, dataset_payload(item, rows, call, report).to_dict())
     batch = batch_param(item)
     if batch is not None:
+        # Taken out of the stash: the item lives to the end of the run, its rows need not.
         payloads = item.stash.get(BATCH_PAYLOADS_KEY, None)
-        if payloads is None:  # the item did not set up (or -x stopped it): no row started
+        if payloads is not None:
+            del item.stash[BATCH_PAYLOADS_KEY]
+        else:  # the item did not set up (or -x stopped it): no row started
             payloads = [row_payload(item, row, None, outcome) for row in batch.rows]
         setattr(report, PAYLOAD_ATTR, BatchPayload(function_id(item), tuple(payloads)).to_dict())
 

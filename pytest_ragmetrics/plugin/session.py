@@ -209,6 +209,9 @@ class RunSession:
         payload = getattr(report, PAYLOAD_ATTR, None)
         if payload is not None:
             self.payloads.extend(payloads_from_dict(payload))
+            # pytest keeps every report to the end (the terminal's statistics): drop the
+            # wire form, read now, so a row's record is held once, not twice.
+            delattr(report, PAYLOAD_ATTR)
 
     def start_loop(self, session: pytest.Session) -> None:
         """Without xdist the items are known before any row runs: refuse configuration
