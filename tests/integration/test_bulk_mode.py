@@ -266,16 +266,24 @@ def test_a_bad_mode_option_is_a_usage_error(project: Project) -> None:
 
 def test_a_live_eval_in_bulk_mode_calls_each_output_once(pytester: pytest.Pytester) -> None:
     project = _project(pytester, "in-process", SYSTEMS)
-    bulk_result, bulk_report = project.run_json("--ragmetrics-mode=bulk")
+    save = "--ragmetrics-save-outputs"
+    bulk_result, bulk_report = project.run_json("--ragmetrics-mode=bulk", save, "bulk.jsonl")
     bulk_result.assert_outcomes(passed=4 + 2)  # 2 tests x 2 systems, 2 gates on cand
     calls = sorted((project.path / "calls.log").read_text(encoding="utf-8").splitlines())
     assert len(calls) == 6  # one per (system, question): 2 x 3
-    row_result, row_report = project.run_json("--ragmetrics-mode=row")  # from the cache
-    row_result.assert_outcomes(passed=12 + 2)
+    row_result, row_report = project.run_json("--ragmetrics-mode=row", save, "row.jsonl")
+    row_result.assert_outcomes(passed=12 + 2)  # from the cache
+    saved = [_lines(project.path / name) for name in ("bulk.jsonl", "row.jsonl")]
+    assert len(saved[0]) == 6
+    assert saved[0] == saved[1]  # as values: a cached output keeps its fields in its order
     for bulk, row in zip(bulk_report["evals"], row_report["evals"], strict=True):
         assert [r["live"].pop("cached") for r in bulk["rows"]] == [False] * 3
         assert [r["live"].pop("cached") for r in row["rows"]] == [True] * 3
         assert bulk == row
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def _without_called(report: dict[str, Any]) -> list[dict[str, Any]]:
