@@ -308,9 +308,10 @@ def test_the_bundled_evals_report_the_same_in_row_and_bulk_mode(
     shutil.copy(REPO / "thresholds.toml", pytester.path / "thresholds.toml")
     pytester.makeini("[pytest]\n")
     monkeypatch.setenv(CACHE_DIR_ENV, str(pytester.path / "cache"))
+    # In subprocesses: the evals' module names (test_retrieval, ...) are this suite's too.
     args = ("-p", "no:cacheprovider", "--ragmetrics-json")
-    row_result = pytester.runpytest(*args, "row.json", "--ragmetrics-mode=row", "evals")
-    bulk_result = pytester.runpytest(
+    row_result = pytester.runpytest_subprocess(*args, "row.json", "--ragmetrics-mode=row", "evals")
+    bulk_result = pytester.runpytest_subprocess(
         *args, "bulk.json", "--ragmetrics-mode=bulk", "--ragmetrics-batch-size=5", "evals"
     )
     assert (row_result.ret, bulk_result.ret) == (0, 0)
