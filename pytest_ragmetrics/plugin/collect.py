@@ -36,22 +36,34 @@ from pytest_ragmetrics.data.dataset import (
 from pytest_ragmetrics.files import display_path, resolved
 from pytest_ragmetrics.live.system import OUTPUT_FIELDS
 from pytest_ragmetrics.metrics.catalog import close_fixtures
-from pytest_ragmetrics.plugin.fixtures import DETERMINISM, missing_fields
-from pytest_ragmetrics.plugin.state import RowParam, RowsParam, RunState
+from pytest_ragmetrics.plugin.fixtures import DETERMINISM, FIXTURES, missing_fields
+from pytest_ragmetrics.plugin.options import DEFAULT_BATCH_SIZE, MODES
+from pytest_ragmetrics.plugin.state import BatchParam, RowParam, RowsParam, RunState
 from pytest_ragmetrics.results.summary import EvalInfo
 
 MARKER = "ragmetrics"
 MARKER_HELP = (
-    "ragmetrics(dataset, name=None, format=None, compare_to=None, rerun=None, systems=None): "
+    "ragmetrics(dataset, name=None, format=None, compare_to=None, rerun=None, systems=None, "
+    f'mode="row", batch_size={DEFAULT_BATCH_SIZE}): '
     "run the test once per row of `dataset` (a .jsonl, .csv, .parquet, .jsonl.gz or "
     ".jsonl.zst path relative to the test file) when it takes `row`, or once over all rows "
     "when it takes `rows`; `name` names the eval (default: the module path), `format` "
     "overrides the file extension, `compare_to` names the system that `baseline` in gate "
     "rules means, `rerun` is a second output file of the same rows for `determinism`, "
     "`systems` names the live systems (from the `ragmetrics_system` fixture) that answer "
-    "the dataset's questions"
+    "the dataset's questions, `mode` is row (one test item per row) or bulk (one item per "
+    "`batch_size` rows, the test still called once per row)"
 )
-MARKER_ARGS = ("dataset", "name", "format", "compare_to", "rerun", "systems")
+MARKER_ARGS = (
+    "dataset",
+    "name",
+    "format",
+    "compare_to",
+    "rerun",
+    "systems",
+    "mode",
+    "batch_size",
+)
 ROWS_ID = "all-rows"
 
 
@@ -65,6 +77,27 @@ class MarkerSpec:
     compare_to: str | None = None
     rerun: str | None = None
     systems: tuple[str, ...] | None = None
+    mode: str = "row"
+    batch_size: int = DEFAULT_BATCH_SIZE
+
+
+def _mode(kwargs: Mapping[str, Any], where: str) -> tuple[str, int]:
+    """The marker's ``mode`` and ``batch_size``, checked."""
+    mode = kwargs.get("mode", "row")
+    if mode not in MODES:
+        pytest.fail(
+            f"{where}: ragmetrics marker mode must be {' or '.join(map(repr, MODES))}, "
+            f"got {mode!r}",
+            pytrace=False,
+        )
+    size = kwargs.get("batch_size", DEFAULT_BATCH_SIZE)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        pytest.fail(
+            f"{where}: ragmetrics marker batch_size must be a positive whole number of rows, "
+            f"got {size!r}",
+            pytrace=False,
+        )
+    return mode, size
 
 
 def _systems(value: Any, where: str) -> tuple[str, ...] | None:
@@ -118,6 +151,7 @@ def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
             "twice; rerun= is for recorded outputs",
             pytrace=False,
         )
+    mode, batch_size = _mode(kwargs, where)
     return MarkerSpec(
         str(kwargs["dataset"]),
         kwargs.get("name"),
@@ -125,6 +159,8 @@ def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
         kwargs.get("compare_to"),
         None if rerun is None else str(rerun),
         systems,
+        mode,
+        batch_size,
     )
 
 
@@ -407,5 +443,52 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
         # A row that names no system in a dataset of systems is a bad row of every system.
         for info in ([infos[loaded.row.system]] if loaded.row.system in infos else infos.values())
     ]
-    ids = [p.row.id if p.info.system is None else f"{p.info.system}/{p.row.id}" for p in params]
-    metafunc.parametrize("row", params, ids=ids, indirect=True)
+    options = state.options
+    if (options.mode or spec.mode) == "bulk":
+        _refuse_row_fixtures(metafunc, where)
+        batches = _batches(params, options.batch_size or spec.batch_size)
+        metafunc.parametrize(
+            "row", batches, ids=[_id(b.info, b.id) for b in batches], indirect=True
+        )
+        return
+    metafunc.parametrize("row", params, ids=[_id(p.info, p.row.id) for p in params], indirect=True)
+
+
+def _id(info: EvalInfo, name: str) -> str:
+    """A test id, after its system's name in a dataset of systems."""
+    return name if info.system is None else f"{info.system}/{name}"
+
+
+def _batches(params: list[RowParam], size: int) -> list[BatchParam]:
+    """The rows of each eval (each system) in runs of ``size``, in dataset order; a
+    system's batches follow its first row's position, so every process builds the same."""
+    by_eval: dict[str, list[RowParam]] = {}
+    for param in params:
+        by_eval.setdefault(param.info.label, []).append(param)
+    return [
+        BatchParam(rows[0].info, tuple(rows[start : start + size]), start + 1)
+        for rows in by_eval.values()
+        for start in range(0, len(rows), size)
+    ]
+
+
+def _refuse_row_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
+    """In bulk mode pytest sets fixtures up once per batch, so a fixture of the project's
+    that takes ``row`` (or a metric fixture) would see no row at all: a collection error
+    naming it, never a value computed for the wrong row."""
+    defined: Mapping[str, Any] = getattr(metafunc, "_arg2fixturedefs", None) or {}
+    per_row = {"row", *FIXTURES}
+    dependent = sorted(
+        name
+        for name in metafunc.fixturenames
+        if name not in per_row
+        and any(per_row & set(fixturedef.argnames) for fixturedef in defined.get(name, ()))
+    )
+    if dependent:
+        names = ", ".join(f"`{name}`" for name in dependent)
+        pytest.fail(
+            f"{where}: in bulk mode fixtures are set up once per batch of rows, but {names} "
+            "takes `row` (or a metric fixture); compute it inside the test from `row`, or "
+            'run this eval with mode="row"',
+            pytrace=False,
+        )

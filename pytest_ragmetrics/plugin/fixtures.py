@@ -10,7 +10,7 @@ module; nothing here lists the metrics.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,17 +27,29 @@ from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.plugin.state import (
     RECORDER_KEY,
+    BatchParam,
     RowParam,
     RowRecorder,
+    batch_param,
     embedding_store,
     live_cache,
     llm_judge,
     located,
     row_param,
+    row_params,
     run_state,
 )
 
-__all__ = ["DETERMINISM", "FIXTURES", "MetricFixture", "Score", "missing_fields", "session_texts"]
+__all__ = [
+    "DETERMINISM",
+    "FIXTURES",
+    "MetricFixture",
+    "Score",
+    "metric_fixture",
+    "missing_fields",
+    "session_texts",
+    "start_row",
+]
 
 
 class Score(float):
@@ -115,15 +127,16 @@ def missing_fields(row: Row, fixture_names: list[str]) -> list[Problem]:
     ]
 
 
-def _metric_fixture(request: pytest.FixtureRequest, name: str) -> MetricFixture:
+def metric_fixture(
+    config: pytest.Config, name: str, recorder: RowRecorder, param: RowParam | None
+) -> MetricFixture:
+    """The metric fixture ``name`` bound to one row's recorder: the fixture's value in a
+    row test, and what a bulk item gives its test for each row."""
     spec = FIXTURES[name]
-    recorder = request.node.stash[RECORDER_KEY]  # set by `row`, which every metric requires
-    config = request.config
 
     def embed(texts: Sequence[str]) -> Vectors:
         return embedding_store(config).embed(texts)  # built on first use only
 
-    param = row_param(request.node)
     context = MetricContext(
         run_state(config).thresholds.settings,
         embed,
@@ -135,9 +148,12 @@ def _metric_fixture(request: pytest.FixtureRequest, name: str) -> MetricFixture:
 
 
 @pytest.fixture
-def row(request: pytest.FixtureRequest) -> Row:
-    """The dataset row this test runs on; a bad row errors here with file:line:field."""
+def row(request: pytest.FixtureRequest) -> Row | None:
+    """The dataset row this test runs on; a bad row errors here with file:line:field.
+    A bulk item's test is given each of its rows in turn (``plugin.bulk``): here, ``None``."""
     param = getattr(request, "param", None)
+    if isinstance(param, BatchParam):
+        return None
     if not isinstance(param, RowParam):
         raise pytest.UsageError(
             f"{request.node.nodeid} takes `row` but has no dataset: "
@@ -145,45 +161,61 @@ def row(request: pytest.FixtureRequest) -> Row:
         )
     recorder = RowRecorder(param.row)
     request.node.stash[RECORDER_KEY] = recorder
+
+    def systems() -> Any:
+        return request.getfixturevalue("ragmetrics_system")
+
+    return start_row(param, recorder, request.node, systems)
+
+
+def start_row(
+    param: RowParam, recorder: RowRecorder, item: pytest.Item, systems: Callable[[], Any]
+) -> Row:
+    """The row a test is given: ``param``'s row, checked, and for a live eval answered by
+    its system (``systems()`` gives the ``ragmetrics_system`` fixture's value). A bad row
+    fails here (is skipped with ``row_errors = "skip"``); a live system's failure is the
+    row's error. The ``row`` fixture's work in a row test, and a bulk item's for each row."""
     if param.problems:
         message = param.error_message()
         recorder.fail(message)
-        if run_state(request.config).thresholds.settings.row_errors == "skip":
+        if run_state(item.config).thresholds.settings.row_errors == "skip":
             pytest.skip(f"bad row: {message}")
         pytest.fail(message, pytrace=False)
     if param.live is None:
         return param.row
     try:
-        return _answer_live(request, param, recorder)
+        return _answer_live(item, systems, param, recorder)
     except LiveSystemError as error:
         recorder.fail(located(param.row, str(error)))
         raise
 
 
-def _answer_live(request: pytest.FixtureRequest, param: RowParam, recorder: RowRecorder) -> Row:
+def _answer_live(
+    item: pytest.Item, systems: Callable[[], Any], param: RowParam, recorder: RowRecorder
+) -> Row:
     """Call the row's live system (or read its cached output) and give the test the
     question row with the output fields added."""
     assert param.live is not None  # checked by the caller
-    where = request.node.nodeid
-    systems = systems_by_name(request.getfixturevalue("ragmetrics_system"), where)
-    system = systems.get(param.live)
+    by_name = systems_by_name(systems(), item.nodeid)
+    system = by_name.get(param.live)
     if system is None:
-        named = ", ".join(map(repr, systems)) or "none"
+        named = ", ".join(map(repr, by_name)) or "none"
         raise LiveSystemError(
             f"the marker names system {param.live!r}, but ragmetrics_system returned {named}"
         )
-    cache = live_cache(request.config)
+    cache = live_cache(item.config)
     question = param.row.require("question", "the live system")
     output = cache.output(system, question)
     row = live_row(param.row, output)
-    missing = missing_fields(row, list(request.fixturenames))
+    fixturenames = list(getattr(item, "fixturenames", ()))
+    missing = missing_fields(row, fixturenames)
     if missing:
         lacking = "; ".join(f"{p.field} {p.message}" for p in missing)
         raise LiveSystemError(f"system {system.name!r} returned no {lacking}")
     recorder.row = row
     recorder.details["live"] = output.describe()
     recorder.saved = saved_row(param.row, output)
-    if DETERMINISM in request.fixturenames:  # a second, independent call of the system
+    if DETERMINISM in fixturenames:  # a second, independent call of the system
         recorder.rerun = live_row(param.row, cache.output(system, question, repeat=1))
     return row
 
@@ -224,8 +256,12 @@ def _define(spec: MetricSpec) -> Any:
     documented (``pytest --fixtures``) by the metric's own declaration."""
     name = spec.fixture
 
-    def metric(request: pytest.FixtureRequest, row: Row) -> MetricFixture:
-        return _metric_fixture(request, name)
+    def metric(request: pytest.FixtureRequest, row: Row | None) -> MetricFixture | None:
+        node = request.node
+        if batch_param(node) is not None:
+            return None  # a bulk item's test gets one per row (plugin.bulk)
+        recorder = node.stash[RECORDER_KEY]  # set by `row`, which every metric requires
+        return metric_fixture(request.config, name, recorder, row_param(node))
 
     metric.__name__ = name
     metric.__qualname__ = name
@@ -248,15 +284,14 @@ def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]
     """
     texts: dict[str, None] = {}
     for item in items:
-        param = row_param(item)
-        if param is None or param.problems:
-            continue
-        for name in getattr(item, "fixturenames", ()):
-            spec = FIXTURES.get(name)
-            if spec is None or spec.texts is None:
+        specs = [FIXTURES[name] for name in getattr(item, "fixturenames", ()) if name in FIXTURES]
+        embedding = [spec.texts for spec in specs if spec.texts is not None]
+        for param in row_params(item) if embedding else ():
+            if param.problems:
                 continue
-            try:
-                texts.update(dict.fromkeys(spec.texts(param.row, settings)))
-            except RowError:
-                continue
+            for row_texts in embedding:
+                try:
+                    texts.update(dict.fromkeys(row_texts(param.row, settings)))
+                except RowError:
+                    continue
     return list(texts)

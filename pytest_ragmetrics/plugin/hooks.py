@@ -84,6 +84,13 @@ def pytest_runtest_protocol(
     return result
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run a bulk eval's test once per row of the item's batch; leave other tests to
+    pytest (the process that runs the test)."""
+    return run_session(pyfuncitem.config).run_batch(pyfuncitem)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Hand this process's embedding statistics to the report (xdist: to the controller)."""
     run_session(session.config).hand_over_stats()

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +35,7 @@ from pytest_ragmetrics.metrics.judge import CONSISTENCY, JUDGE_METRICS
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
 from pytest_ragmetrics.plugin.options import workerinput
-from pytest_ragmetrics.plugin.state import RunState, row_param
+from pytest_ragmetrics.plugin.state import RunState, row_params
 from pytest_ragmetrics.progress import LineProgress
 
 JUDGE_FIXTURES = frozenset({*JUDGE_METRICS, CONSISTENCY})
@@ -110,30 +110,32 @@ def live_totals(items: Sequence[pytest.Item]) -> dict[str, int]:
     repeat) pairs; a row that failed validation calls nothing."""
     needed: dict[str, set[tuple[object, int]]] = {}
     for item in items:
-        param = row_param(item)
-        if param is None or param.live is None or param.problems:
-            continue
-        question = param.row.data.get("question")
-        pairs = needed.setdefault(param.live, set())
-        pairs.add((question, 0))
-        if DETERMINISM in getattr(item, "fixturenames", ()):
-            pairs.add((question, 1))
+        repeats = DETERMINISM in getattr(item, "fixturenames", ())
+        for param in row_params(item):
+            if param.live is None or param.problems:
+                continue
+            question = param.row.data.get("question")
+            pairs = needed.setdefault(param.live, set())
+            pairs.add((question, 0))
+            if repeats:
+                pairs.add((question, 1))
     return {system: len(pairs) for system, pairs in needed.items()}
 
 
-def judged_tests(items: Sequence[pytest.Item], trust_judge: str) -> frozenset[str]:
-    """The node ids of the selected tests that ask the LLM judge for verdicts."""
+def judged_tests(items: Sequence[pytest.Item], trust_judge: str) -> dict[str, int]:
+    """The node ids of the selected tests that ask the LLM judge for verdicts, each with
+    how many rows it judges: one for a row test, its valid rows for a bulk item."""
     asking = set(JUDGE_FIXTURES)
     if trust_judge == LLM_TRUST_JUDGE:
         asking.add(TRUST)
-    judged = set()
+    judged = {}
     for item in items:
-        param = row_param(item)
-        if param is None or param.problems:
+        if not asking & set(getattr(item, "fixturenames", ())):
             continue
-        if asking & set(getattr(item, "fixturenames", ())):
-            judged.add(item.nodeid)
-    return frozenset(judged)
+        rows = sum(not param.problems for param in row_params(item))
+        if rows:
+            judged[item.nodeid] = rows
+    return judged
 
 
 def _live_line(system: str, calls: SystemCalls, total: int) -> str:
@@ -186,7 +188,7 @@ class RowsProgress:
 
     display: Display
     live: dict[str, int]  # system name -> outputs needed
-    judged: frozenset[str]  # node ids of the tests that ask the judge
+    judged: Mapping[str, int]  # node ids of the tests that ask the judge -> rows judged
     judged_done: int = 0
     systems: dict[str, Tracked] = field(default_factory=dict)
     judge: Tracked | None = None
@@ -200,11 +202,12 @@ class RowsProgress:
             )
             self.systems[system] = Tracked(self._lines(), total, start)
         if self.judged:
+            total = sum(self.judged.values())
             start = (
-                f"LLM judge: {len(self.judged)} test(s) ask for verdicts; asking the endpoint "
+                f"LLM judge: {total} test(s) ask for verdicts; asking the endpoint "
                 "for those not in the cache"
             )
-            self.judge = Tracked(self._lines(), len(self.judged), start)
+            self.judge = Tracked(self._lines(), total, start)
 
     def _lines(self) -> LineProgress:
         """Whole lines (never rewritten in place: pytest writes between them), kept in
@@ -213,8 +216,7 @@ class RowsProgress:
 
     def test_done(self, nodeid: str, state: RunState) -> None:
         """Write what the test's calls and verdicts changed."""
-        if nodeid in self.judged:
-            self.judged_done += 1
+        self.judged_done += self.judged.get(nodeid, 0)
         self._update(state, ending=False)
 
     def end(self, state: RunState) -> None:

@@ -13,24 +13,28 @@ fixture's setup, a bug, a live system's exception) is an error of the row.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import RowError
 from pytest_ragmetrics.live.system import LiveSystemError
 from pytest_ragmetrics.plugin.state import (
+    BATCH_PAYLOADS_KEY,
     DATASET_RECORDER_KEY,
     RECORDER_KEY,
     RowParam,
     RowRecorder,
     RowsParam,
+    batch_param,
     located,
     row_param,
     rows_param,
     run_state,
 )
 from pytest_ragmetrics.results.baseline import input_digest
-from pytest_ragmetrics.results.summary import DatasetPayload, RowPayload
+from pytest_ragmetrics.results.summary import BatchPayload, DatasetPayload, RowPayload
 from pytest_ragmetrics.text.citations import find_citations
 
 # The report attribute the payload's wire form travels in.
@@ -53,24 +57,40 @@ def is_final(call: pytest.CallInfo[None], report: pytest.TestReport) -> bool:
     return call.when == "call" or (call.when == "setup" and report.outcome != "passed")
 
 
-def raised_error(where: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> str | None:
+@dataclass(frozen=True)
+class Outcome:
+    """How a row's test ended: the phase that ended it (``setup`` or ``call``), what it
+    raised, and whether it failed or was skipped. A row test's outcome is its final
+    report's (``of_report``); a bulk item builds one per row it runs."""
+
+    when: str
+    excinfo: pytest.ExceptionInfo[BaseException] | None
+    failed: bool
+    skipped: bool
+
+    @classmethod
+    def of_report(cls, call: pytest.CallInfo[None], report: pytest.TestReport) -> Outcome:
+        return cls(call.when, call.excinfo, report.failed, report.skipped)
+
+
+def raised_error(where: str, outcome: Outcome) -> str | None:
     """``where: <phase> raised <Type>: <first line>`` when the test failed by an exception
     that is not its verdict; ``None`` when it passed, was skipped, or its body failed an
     ``assert`` or ``pytest.fail`` (the test's verdict on the row, not an error)."""
-    if not report.failed or call.excinfo is None:
+    if not outcome.failed or outcome.excinfo is None:
         return None
-    excinfo = call.excinfo
-    if call.when == "call" and excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
+    excinfo = outcome.excinfo
+    if outcome.when == "call" and excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
         return None
     message = str(excinfo.value).splitlines()[0] if str(excinfo.value) else ""
-    return f"{where}: {call.when} raised {excinfo.typename}: {message}"
+    return f"{where}: {outcome.when} raised {excinfo.typename}: {message}"
 
 
-def call_failure(param: RowParam, call: pytest.CallInfo[None]) -> str | None:
+def call_failure(param: RowParam, outcome: Outcome) -> str | None:
     """The line a row test's error is reported with when what failed is one of
     ``CALL_FAILURES``: ``file:line: what: why``, the row's error in the reports; None for
     anything else (a failed assert is the test's verdict, another exception a bug)."""
-    excinfo = call.excinfo
+    excinfo = outcome.excinfo
     if excinfo is None or not excinfo.errisinstance(CALL_FAILURES):
         return None
     return located(param.row, str(excinfo.value))
@@ -103,12 +123,12 @@ def citation_census(recorder: RowRecorder | None, settings: Settings) -> dict[st
 
 
 def row_payload(
-    item: pytest.Item, param: RowParam, call: pytest.CallInfo[None], report: pytest.TestReport
+    item: pytest.Item, param: RowParam, recorder: RowRecorder | None, outcome: Outcome
 ) -> RowPayload:
-    """The payload of a row test's final report."""
-    recorder = item.stash.get(RECORDER_KEY, None)
+    """The payload of one row: of a row test's final report, or of one row a bulk item
+    ran (``recorder`` is ``None`` when the row never started: its item did not set up)."""
     error = recorder.error if recorder else None
-    error = error or raised_error(param.row.where(), call, report)
+    error = error or raised_error(param.row.where(), outcome)
     state = run_state(item.config)
     test = function_id(item)
     row = recorder.row if recorder else param.row  # a live row carries its output
@@ -122,14 +142,14 @@ def row_payload(
         error,
         test=test,
         eval_tests=tuple(state.eval_tests.get(param.info.name, {test})),
-        skipped=report.skipped,
+        skipped=outcome.skipped,
         evidence=recorder.evidence if recorder else {},
         details=recorder.details if recorder else {},
         fields={name: row.data[name] for name in SHOWN_FIELDS if name in row.data},
         output=saved,
         inputs=input_digest(param.row.data),
         citations=citation_census(recorder, state.thresholds.settings),
-        failed=report.failed and error is None,  # an error is not the test's verdict
+        failed=outcome.failed and error is None,  # an error is not the test's verdict
     )
 
 
@@ -139,7 +159,7 @@ def dataset_payload(
     """The payload of a dataset-level test's final report."""
     recorder = item.stash.get(DATASET_RECORDER_KEY, None)
     error = recorder.error if recorder else None
-    error = error or raised_error(item.nodeid, call, report)
+    error = error or raised_error(item.nodeid, Outcome.of_report(call, report))
     test = function_id(item)
     state = run_state(item.config)
     return DatasetPayload(
@@ -164,10 +184,12 @@ def attach_payload(
     for, reported with its one line."""
     if not is_final(call, report):
         return
+    outcome = Outcome.of_report(call, report)
     param = row_param(item)
     if param is not None:
-        setattr(report, PAYLOAD_ATTR, row_payload(item, param, call, report).to_dict())
-        failure = call_failure(param, call) if report.failed else None
+        recorder = item.stash.get(RECORDER_KEY, None)
+        setattr(report, PAYLOAD_ATTR, row_payload(item, param, recorder, outcome).to_dict())
+        failure = call_failure(param, outcome) if report.failed else None
         if failure is not None:
             setattr(report, ERRORED_ATTR, True)  # an attribute: it travels from xdist workers
             if not wants_traceback(item.config):
@@ -175,6 +197,15 @@ def attach_payload(
     rows = rows_param(item)
     if rows is not None:
         setattr(report, PAYLOAD_ATTR, dataset_payload(item, rows, call, report).to_dict())
+    batch = batch_param(item)
+    if batch is not None:
+        # Taken out of the stash: the item lives to the end of the run, its rows need not.
+        payloads = item.stash.get(BATCH_PAYLOADS_KEY, None)
+        if payloads is not None:
+            del item.stash[BATCH_PAYLOADS_KEY]
+        else:  # the item did not set up (or -x stopped it): no row started
+            payloads = [row_payload(item, row, None, outcome) for row in batch.rows]
+        setattr(report, PAYLOAD_ATTR, BatchPayload(function_id(item), tuple(payloads)).to_dict())
 
 
 def is_row_error(report: pytest.CollectReport | pytest.TestReport) -> bool:

@@ -24,6 +24,7 @@ from pytest_ragmetrics.embeddings.progress import EncodingProgress
 from pytest_ragmetrics.files import display_path
 from pytest_ragmetrics.gates.configcheck import check_configuration
 from pytest_ragmetrics.gates.evaluate import applies
+from pytest_ragmetrics.plugin.bulk import run_batch
 from pytest_ragmetrics.plugin.collect import parametrize_rows
 from pytest_ragmetrics.plugin.finish import Finished, finish_run
 from pytest_ragmetrics.plugin.fixtures import session_texts
@@ -55,7 +56,7 @@ from pytest_ragmetrics.results.history import (
     run_record,
     utc_now,
 )
-from pytest_ragmetrics.results.summary import EvalInfo, Payload, payload_from_dict
+from pytest_ragmetrics.results.summary import EvalInfo, Payload, payloads_from_dict
 
 # What an xdist worker hands back to the controller (``workeroutput``).
 PREPARE_STATS_KEY = "ragmetrics_prepare_stats"
@@ -175,6 +176,9 @@ class RunSession:
     ) -> None:
         attach_payload(item, call, report)
 
+    def run_batch(self, item: pytest.Function) -> bool | None:
+        return run_batch(item)
+
     def hand_over_stats(self) -> None:
         """Keep this process's embedding statistics (a worker sends them to the controller)."""
         store = self.state.store
@@ -200,10 +204,14 @@ class RunSession:
             self.prepare_stats[node.gateway.id] = PrepareStats(**stats)
 
     def receive(self, report: pytest.TestReport) -> None:
-        """Keep the payload a report carries, local or from a worker."""
+        """Keep the payload a report carries, local or from a worker; a bulk item's batch
+        becomes its rows' payloads, as their own items would have sent them."""
         payload = getattr(report, PAYLOAD_ATTR, None)
         if payload is not None:
-            self.payloads.append(payload_from_dict(payload))
+            self.payloads.extend(payloads_from_dict(payload))
+            # pytest keeps every report to the end (the terminal's statistics): drop the
+            # wire form, read now, so a row's record is held once, not twice.
+            delattr(report, PAYLOAD_ATTR)
 
     def start_loop(self, session: pytest.Session) -> None:
         """Without xdist the items are known before any row runs: refuse configuration

@@ -19,7 +19,7 @@ from pytest_ragmetrics.judge.client import LlmJudge
 from pytest_ragmetrics.live.cache import OutputCache
 from pytest_ragmetrics.metrics.judge import JudgeNotConfigured
 from pytest_ragmetrics.plugin.options import Options
-from pytest_ragmetrics.results.summary import EvalInfo, merge_details
+from pytest_ragmetrics.results.summary import EvalInfo, RowPayload, merge_details
 
 
 @dataclass
@@ -96,6 +96,39 @@ class RowsParam:
         ]
 
 
+@dataclass(frozen=True)
+class BatchParam:
+    """The parameter of one test item of a bulk eval: a run of consecutive rows of one eval
+    (one system), each with its own ``RowParam``; the user's test runs once per row
+    (``pytest_ragmetrics.plugin.bulk``). ``first`` is the 1-based position of the batch's
+    first row among the eval's selected rows, so ids are stable in every xdist worker."""
+
+    info: EvalInfo
+    rows: tuple[RowParam, ...]
+    first: int
+
+    @property
+    def id(self) -> str:
+        """``rows-<first>-<last>``, the positions of the batch's rows (1-based, inclusive)."""
+        return f"rows-{self.first}-{self.first + len(self.rows) - 1}"
+
+
+def batch_param(item: pytest.Item) -> BatchParam | None:
+    """The rows a bulk test item runs, or ``None`` for any other test."""
+    callspec = getattr(item, "callspec", None)
+    param = callspec.params.get("row") if callspec else None
+    return param if isinstance(param, BatchParam) else None
+
+
+def row_params(item: pytest.Item) -> tuple[RowParam, ...]:
+    """The rows an item runs its test on: its row, its batch's rows, or none."""
+    single = row_param(item)
+    if single is not None:
+        return (single,)
+    batch = batch_param(item)
+    return batch.rows if batch is not None else ()
+
+
 def rows_param(item: pytest.Item) -> RowsParam | None:
     """The rows a dataset-level test runs over, or ``None`` for any other test."""
     callspec = getattr(item, "callspec", None)
@@ -105,7 +138,7 @@ def rows_param(item: pytest.Item) -> RowsParam | None:
 
 def eval_of(item: pytest.Item) -> EvalInfo | None:
     """The eval a row test or dataset-level test belongs to."""
-    param = row_param(item) or rows_param(item)
+    param = row_param(item) or rows_param(item) or batch_param(item)
     return param.info if param is not None else None
 
 
@@ -149,6 +182,8 @@ class RowRecorder:
 
 
 RECORDER_KEY = pytest.StashKey[RowRecorder]()
+# What each row of a bulk item recorded, once the item ran its rows (``plugin.bulk``).
+BATCH_PAYLOADS_KEY = pytest.StashKey[list[RowPayload]]()
 
 
 def llm_judge(config: pytest.Config) -> LlmJudge:

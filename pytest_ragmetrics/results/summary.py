@@ -114,6 +114,7 @@ _DATASET_KEYS = frozenset(
 )
 _INFO_KEYS = frozenset(EvalInfo("", "", "", "", 0).as_payload())
 DATASET_KIND = "dataset"
+BATCH_KIND = "batch"
 
 
 def _malformed(payload: Mapping[str, Any], what: str) -> PayloadError:
@@ -301,10 +302,39 @@ class DatasetPayload:
         )
 
 
+@dataclass(frozen=True)
+class BatchPayload:
+    """The record a test item of a bulk eval sends: one ``RowPayload`` per row it ran, each
+    exactly what that row's own test item would have sent in row mode, so the controller
+    expands it (``payloads_from_dict``) and nothing downstream knows the difference."""
+
+    test: str
+    rows: tuple[RowPayload, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form, attached to the item's report."""
+        return {"kind": BATCH_KIND, "test": self.test, "rows": [row.to_dict() for row in self.rows]}
+
+    @classmethod
+    def from_dict(cls, payload: Mapping[str, Any]) -> BatchPayload:
+        """Read the wire form back; ``PayloadError`` if it is not one."""
+        keys = {"kind", "test", "rows"}
+        if set(payload) != keys:
+            raise _malformed(payload, f"a batch has exactly the keys {', '.join(sorted(keys))}")
+        if not isinstance(payload["test"], str) or not isinstance(payload["rows"], list):
+            raise _malformed(payload, "a batch has a test name and a list of rows")
+        rows = []
+        for row in payload["rows"]:
+            if not isinstance(row, Mapping) or "kind" in row:
+                raise _malformed(payload, "a batch's rows are row payloads")
+            rows.append(RowPayload.from_dict(row))
+        return cls(payload["test"], tuple(rows))
+
+
 Payload = RowPayload | DatasetPayload
 
 
-def payload_from_dict(payload: object) -> Payload:
+def payload_from_dict(payload: object) -> Payload | BatchPayload:
     """The payload a report carried, by its ``kind``; ``PayloadError`` for anything else,
     so a record is never dropped without a word."""
     if not isinstance(payload, Mapping):
@@ -312,9 +342,17 @@ def payload_from_dict(payload: object) -> Payload:
     kind = payload.get("kind")
     if kind == DATASET_KIND:
         return DatasetPayload.from_dict(payload)
+    if kind == BATCH_KIND:
+        return BatchPayload.from_dict(payload)
     if kind is not None:
         raise _malformed(payload, f"unknown kind {kind!r}")
     return RowPayload.from_dict(payload)
+
+
+def payloads_from_dict(payload: object) -> tuple[Payload, ...]:
+    """The row and dataset payloads a report carried: a batch's rows, or the one payload."""
+    read = payload_from_dict(payload)
+    return read.rows if isinstance(read, BatchPayload) else (read,)
 
 
 def merge_details(details: dict[str, Any], new: Mapping[str, Any]) -> None:

@@ -122,3 +122,20 @@ def test_a_stopped_run_skips_gates_in_every_mode(project_in_every_mode: Project)
     # a -x stop is exit code 1 in pytest and 2 (interrupted) under xdist
     assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)
     result.stdout.fnmatch_lines(["*gate skipped: the run stopped early*"])
+
+
+def test_bulk_batches_spread_over_two_workers_merge_as_rows(pytester: pytest.Pytester) -> None:
+    """Bulk mode under -n 2 only (not every mode): four batches of one row reach the
+    controller from two workers, and it merges their rows as in row mode. r3 has no
+    answer: an errored row, counted once."""
+    project = Project(pytester, "n2")
+    rows = [*ROWS[:2], {k: v for k, v in ROWS[2].items() if k != "answer"}, ROWS[3]]
+    project.write("data/rows.jsonl", jsonl(rows))
+    project.write("thresholds.toml", '[gates]\n"f1.count" = ">= 3"\n')
+    result, report = project.run_json("--ragmetrics-mode=bulk", "--ragmetrics-batch-size=1")
+    result.assert_outcomes(passed=3 + 1, failed=1)  # three batches and the gate pass
+    (evaluation,) = report["evals"]
+    assert [row["status"] for row in evaluation["rows"]] == ["passed", "passed", "error", "passed"]
+    assert (evaluation["n"], evaluation["errors"]) == (4, 1)
+    assert evaluation["metrics"]["f1"]["mean"] == pytest.approx(2 / 3)  # (0.5 + 1 + 0.5) / 3
+    assert evaluation["metrics"]["f1"]["count"] == 3

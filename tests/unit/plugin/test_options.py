@@ -118,7 +118,7 @@ def test_every_option_is_in_one_group_and_names_its_default(pytester: pytest.Pyt
     group = config._parser.getgroup("ragmetrics")
     names = [name for option in group.options for name in option.names()]
     fields = {field.name for field in dataclasses.fields(Options)}
-    assert len(names) == 13
+    assert len(names) == 15
     assert all(name.startswith("--ragmetrics-") for name in names)
     assert all(option.attrs()["help"].endswith(")") for option in group.options)
     assert all("(default: " in option.attrs()["help"] for option in group.options)
@@ -151,3 +151,40 @@ def test_a_history_that_is_a_file_is_a_usage_error(pytester: pytest.Pytester) ->
         pytest.UsageError, match=r"--ragmetrics-history hist\.txt: \S* is not a dir"
     ):
         parse_options(config)
+
+
+@pytest.mark.parametrize(
+    ("spelled", "mode"),
+    [
+        (("--ragmetrics-mode=bulk",), "bulk"),
+        (("--ragmetrics-mode", "bulk"), "bulk"),
+        (("--ragmetrics-mode=row",), "row"),
+        ((), None),  # each marker's mode decides
+    ],
+)
+def test_the_mode_option_takes_both_spellings(
+    pytester: pytest.Pytester, spelled: tuple[str, ...], mode: str | None
+) -> None:
+    assert parse_options(pytester.parseconfig(*spelled)).mode == mode
+
+
+def test_an_unknown_mode_is_a_usage_error_naming_the_modes(pytester: pytest.Pytester) -> None:
+    with pytest.raises(
+        pytest.UsageError, match=r"--ragmetrics-mode: unknown mode 'rows'; use row or bulk"
+    ):
+        parse_options(pytester.parseconfig("--ragmetrics-mode=rows"))
+
+
+@pytest.mark.parametrize(("given", "expected"), [("7", 7), ("1", 1)])
+def test_the_batch_size_option_is_a_row_count(
+    pytester: pytest.Pytester, given: str, expected: int
+) -> None:
+    options = parse_options(pytester.parseconfig("--ragmetrics-batch-size", given))
+    assert options.batch_size == expected
+
+
+def test_a_batch_size_below_one_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    with pytest.raises(
+        pytest.UsageError, match="--ragmetrics-batch-size must be at least 1, got 0"
+    ):
+        parse_options(pytester.parseconfig("--ragmetrics-batch-size=0"))

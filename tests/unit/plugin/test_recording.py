@@ -4,16 +4,10 @@ the controller cannot read stops the run instead of being dropped."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import pytest
 
-from pytest_ragmetrics.plugin.recording import raised_error
-
-
-@dataclass
-class Outcome:
-    failed: bool
+from pytest_ragmetrics.plugin.recording import Outcome, raised_error
 
 
 def _fails_assert() -> None:
@@ -46,7 +40,7 @@ def test_a_failed_assert_is_a_verdict_anything_else_an_error(
     when: str, body: Callable[[], None], failed: bool, expected: str | None
 ) -> None:
     call = pytest.CallInfo.from_call(body, when)  # type: ignore[arg-type]
-    assert raised_error("d.jsonl:2", call, Outcome(failed)) == expected  # type: ignore[arg-type]
+    assert raised_error("d.jsonl:2", Outcome(when, call.excinfo, failed, False)) == expected
 
 
 def test_an_unreadable_payload_stops_the_run(pytester: pytest.Pytester) -> None:

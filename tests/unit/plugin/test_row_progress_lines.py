@@ -80,7 +80,7 @@ def test_a_cached_run_is_quiet_and_a_called_one_starts_at_its_first_call(tmp_pat
     system = LiveSystem("topk", lambda question: {"answer": question})
     OutputCache(tmp_path, "earlier").output(system, "q1")
     cache = OutputCache(tmp_path, "now")
-    progress = RowsProgress(Display(written.append, tty=False), {"topk": 4}, frozenset())
+    progress = RowsProgress(Display(written.append, tty=False), {"topk": 4}, {})
     cache.output(system, "q1")  # from the cache: nothing to report yet
     progress.test_done("t::a[topk-q1]", state(cache))
     assert written == []
@@ -102,7 +102,7 @@ def test_a_cached_run_is_quiet_and_a_called_one_starts_at_its_first_call(tmp_pat
 
 def test_the_judges_progress_counts_judged_tests_and_reports_verdicts() -> None:
     written: list[str] = []
-    judged = frozenset({"t::a[q1]", "t::a[q2]"})
+    judged = {"t::a[q1]": 1, "t::a[q2]": 1}
     progress = RowsProgress(
         Display(written.append, tty=True, prefix="[gw1] ragmetrics"), {}, judged
     )

@@ -8,11 +8,13 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.results.summary import (
+    BatchPayload,
     DatasetPayload,
     EvalInfo,
     PayloadError,
     RowPayload,
     payload_from_dict,
+    payloads_from_dict,
     summarize,
 )
 
@@ -121,3 +123,26 @@ def test_summarize_takes_typed_payloads() -> None:
         "evals/test_x.py::test_space": 4,
         "evals/test_x.py::test_z": 0,
     }
+
+
+def test_a_batch_travels_as_its_rows_and_expands_into_them() -> None:
+    other = RowPayload(INFO, "r2", 3, {"f1": 1.0}, {}, None, test=ROW.test)
+    batch = BatchPayload(ROW.test, (ROW, other))
+    wire = json.loads(json.dumps(batch.to_dict()))
+    assert payload_from_dict(wire) == batch
+    assert payloads_from_dict(wire) == (ROW, other)
+    assert payloads_from_dict(DATASET.to_dict()) == (DATASET,)
+
+
+@pytest.mark.parametrize(
+    ("wire", "message"),
+    [
+        ({"kind": "batch", "test": "t", "rows": [], "n": 1}, "exactly the keys kind, rows, test"),
+        ({"kind": "batch", "test": "t", "rows": {}}, "a test name and a list of rows"),
+        ({"kind": "batch", "test": "t", "rows": [DATASET.to_dict()]}, "rows are row payloads"),
+        ({"kind": "batch", "test": "t", "rows": [_without(ROW.to_dict(), "row")]}, "missing row"),
+    ],
+)
+def test_a_malformed_batch_is_an_error(wire: dict[str, Any], message: str) -> None:
+    with pytest.raises(PayloadError, match=message):
+        payloads_from_dict(wire)

@@ -1,0 +1,324 @@
+"""Bulk mode end to end, in process: an eval's rows run in batches inside one test item
+each, and the reports are those of row mode on the same data.
+
+The rows are conftest.py's four (f1 0.5, 1, 0, 0.5 by hand). Most tests run the same
+project in both modes and compare the two ``--ragmetrics-json`` documents' ``evals``:
+that is the promise of bulk mode. The figures the messages must show are hand-derived
+from the rows.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_live_eval import SYSTEMS, _project
+
+from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV
+
+from conftest import ROWS, Project, jsonl
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The first three rows fail `f1 > 0.6` except r2 (f1 1): r1, r3 and r4 fail.
+F1_VERDICT = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", batch_size=3)
+
+
+def test_answers(row, f1, tokens):
+    tokens(row)
+    assert f1(row) > 0.6
+"""
+
+
+def _both(project: Project, *args: str) -> tuple[Any, dict[str, Any], Any, dict[str, Any]]:
+    """Run the project in row mode, then in bulk mode: both results and reports."""
+    row_result, row_report = project.run_json("--ragmetrics-mode=row", *args)
+    bulk_result, bulk_report = project.run_json("--ragmetrics-mode", "bulk", *args)
+    return row_result, row_report, bulk_result, bulk_report
+
+
+def test_rows_run_in_batches_with_the_reports_of_row_mode(project: Project) -> None:
+    row_result, row_report, bulk_result, bulk_report = _both(
+        project, "--ragmetrics-batch-size=3", "-v"
+    )
+    row_result.assert_outcomes(passed=4 + 4)  # 4 rows, 4 gates
+    bulk_result.assert_outcomes(passed=2 + 4)  # batches of rows 1-3 and 4, 4 gates
+    bulk_result.stdout.fnmatch_lines(
+        ["*test_eval.py::test_answers[[]rows-1-3[]] PASSED*", "*[[]rows-4-4[]] PASSED*"]
+    )
+    assert bulk_report["evals"] == row_report["evals"]
+    (evaluation,) = bulk_report["evals"]
+    assert evaluation["metrics"]["f1"]["mean"] == 0.5
+    assert evaluation["metrics"]["tokens"]["mean"] == 250
+
+
+def test_a_failing_assertion_fails_its_rows_and_the_batch_lists_them(project: Project) -> None:
+    project.write("test_eval.py", F1_VERDICT)
+    project.write("thresholds.toml", '[gates]\n"f1.mean" = ">= 0.5"\n')
+    row_result, row_report = project.run_json()
+    bulk_result, bulk_report = project.run_json("--ragmetrics-mode=bulk")
+    row_result.assert_outcomes(passed=1 + 1, failed=3)
+    bulk_result.assert_outcomes(passed=1, failed=2)  # marker batch_size=3: two batches
+    assert bulk_result.ret == 1
+    bulk_result.stdout.fnmatch_lines(
+        [
+            "*rows-1-3: 2 of 3 rows failed, 0 errored (every row's status is in the*",
+            "  data/rows.jsonl:1 (row 'r1'): assert f1=0.5 (row 'r1': best gold 'Paris'*> 0.6",
+            "  data/rows.jsonl:3 (row 'r3'): assert f1=0 (row 'r3': *> 0.6",
+            "*rows-4-4: 1 of 1 rows failed, 0 errored*",
+            "  data/rows.jsonl:4 (row 'r4'): assert f1=0.5 (row 'r4': *> 0.6",
+        ]
+    )
+    assert bulk_report["evals"] == row_report["evals"]
+    (evaluation,) = bulk_report["evals"]
+    assert [row["status"] for row in evaluation["rows"]] == ["failed", "passed", "failed", "failed"]
+    assert evaluation["metrics"]["tokens"]["mean"] == 250  # recorded before each assert
+
+
+def test_a_failed_batch_lists_the_first_ten_rows_and_counts_the_rest(project: Project) -> None:
+    rows = [{"id": f"q{i:02d}", "answer": "no", "gold": "yes"} for i in range(1, 13)]
+    project.write("data/rows.jsonl", jsonl(rows))
+    project.write("test_eval.py", F1_VERDICT.replace(", batch_size=3", "").replace("tokens", "em"))
+    project.write("thresholds.toml", "")
+    result = project.run("--ragmetrics-mode=bulk")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*rows-1-12: 12 of 12 rows failed, 0 errored*",
+            "  data/rows.jsonl:10 (row 'q10'): assert f1=0 *",
+            "  ... and 2 more failing row(s)",
+        ]
+    )
+    assert "(row 'q11')" not in result.stdout.str()
+
+
+def test_a_bad_row_errors_alone_and_the_batch_counts_it(project: Project) -> None:
+    bad = [*ROWS[:2], {k: v for k, v in ROWS[2].items() if k != "answer"}, ROWS[3]]
+    project.write("data/rows.jsonl", jsonl(bad))
+    project.write("thresholds.toml", "")
+    row_result, row_report, bulk_result, bulk_report = _both(project)
+    row_result.assert_outcomes(passed=3, errors=1)
+    bulk_result.assert_outcomes(failed=1)
+    bulk_result.stdout.fnmatch_lines(
+        [
+            "*rows-1-4: 0 of 4 rows failed, 1 errored*",
+            "  data/rows.jsonl:3: field 'answer': required by * but missing",
+        ]
+    )
+    assert bulk_report["evals"] == row_report["evals"]
+    (evaluation,) = bulk_report["evals"]
+    assert [row["status"] for row in evaluation["rows"]] == ["passed", "passed", "error", "passed"]
+    assert evaluation["errors"] == 1
+
+
+def test_a_bad_row_is_skipped_with_row_errors_skip(project: Project) -> None:
+    bad = [*ROWS[:2], {k: v for k, v in ROWS[2].items() if k != "answer"}, ROWS[3]]
+    project.write("data/rows.jsonl", jsonl(bad))
+    project.write("thresholds.toml", '[settings]\nrow_errors = "skip"\n')
+    row_result, row_report, bulk_result, bulk_report = _both(project)
+    row_result.assert_outcomes(passed=3, skipped=1)
+    bulk_result.assert_outcomes(passed=1)
+    assert bulk_report["evals"] == row_report["evals"]
+    # A skipped bad row still counts as an errored row of the eval, as in row mode.
+    statuses = [row["status"] for row in bulk_report["evals"][0]["rows"]]
+    assert statuses == ["passed", "passed", "error", "passed"]
+
+
+RAISING = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")
+
+
+def test_answers(row, tokens, f1):
+    f1(row)
+    if row.id == "r2":
+        raise KeyError("context")
+    tokens(row)
+"""
+
+
+def test_a_raising_metric_and_a_raising_test_are_row_errors(project: Project) -> None:
+    rows = [dict(row) for row in ROWS]
+    rows[0]["tokens"] = "many"  # the tokens metric cannot read it: r1's error, at its line
+    project.write("data/rows.jsonl", jsonl(rows))
+    project.write("test_eval.py", RAISING)
+    project.write("thresholds.toml", "")
+    row_result, row_report, bulk_result, bulk_report = _both(project)
+    row_result.assert_outcomes(passed=2, errors=1, failed=1)
+    bulk_result.assert_outcomes(failed=1)
+    bulk_result.stdout.fnmatch_lines(
+        [
+            "*rows-1-4: 0 of 4 rows failed, 2 errored*",
+            "  data/rows.jsonl:1: *tokens*",
+            "  data/rows.jsonl:2: call raised KeyError: 'context'",
+        ]
+    )
+    assert bulk_report["evals"] == row_report["evals"]
+    statuses = [row["status"] for row in bulk_report["evals"][0]["rows"]]
+    assert statuses == ["error", "error", "passed", "passed"]
+
+
+SKIPPING = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", mode="bulk", batch_size=2)
+
+
+def test_answers(row, f1):
+    if row.id == "r2":
+        pytest.skip("r2 is not ready")
+    f1(row)
+"""
+
+
+def test_a_skip_in_the_test_skips_its_row_and_the_batch_goes_on(project: Project) -> None:
+    project.write("test_eval.py", SKIPPING)
+    project.write("thresholds.toml", "")
+    row_result, row_report = project.run_json("--ragmetrics-mode=row")
+    bulk_result, bulk_report = project.run_json()  # the marker's mode
+    row_result.assert_outcomes(passed=3, skipped=1)
+    bulk_result.assert_outcomes(passed=2)
+    assert bulk_report["evals"] == row_report["evals"]
+    assert [row["id"] for row in bulk_report["evals"][0]["rows"]] == ["r1", "r3", "r4"]
+
+
+def test_the_limit_counts_rows_and_deselection_takes_whole_batches(project: Project) -> None:
+    result, report = project.run_json(
+        "--ragmetrics-mode=bulk", "--ragmetrics-batch-size=2", "--ragmetrics-limit=3", "-v"
+    )
+    result.stdout.fnmatch_lines(["*[[]rows-1-2[]] PASSED*", "*[[]rows-3-3[]] PASSED*"])
+    assert [row["id"] for row in report["evals"][0]["rows"]] == ["r1", "r2", "r3"]
+    result, report = project.run_json(
+        "--ragmetrics-mode=bulk", "--ragmetrics-batch-size=2", "-k", "not rows-3-4"
+    )
+    result.assert_outcomes(passed=1, skipped=4, deselected=1)  # a partial run skips gates
+    assert [row["id"] for row in report["evals"][0]["rows"]] == ["r1", "r2"]
+
+
+ROW_FIXTURE = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", mode="bulk")
+
+
+@pytest.fixture
+def question(row):
+    return row.question
+
+
+def test_answers(row, question, f1):
+    f1(row)
+"""
+
+
+def test_a_fixture_that_takes_row_is_refused_in_bulk_mode(project: Project) -> None:
+    project.write("test_eval.py", ROW_FIXTURE)
+    project.write("thresholds.toml", "")
+    result = project.run()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        [
+            "*test_eval.py::test_answers: in bulk mode fixtures are set up once per batch of "
+            "rows, but `question` takes `row` (or a metric fixture); compute it inside the "
+            'test from `row`, or run this eval with mode="row"'
+        ]
+    )
+    project.run("--ragmetrics-mode=row").assert_outcomes(passed=4)  # fine per row
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ('mode="batch"', "ragmetrics marker mode must be 'row' or 'bulk', got 'batch'"),
+        (
+            "batch_size=0",
+            "ragmetrics marker batch_size must be a positive whole number of rows, got 0",
+        ),
+        ('batch_size="10"', "*batch_size must be a positive whole number of rows, got '10'"),
+    ],
+)
+def test_a_bad_mode_or_batch_size_in_the_marker_is_a_collection_error(
+    project: Project, arguments: str, message: str
+) -> None:
+    project.write(
+        "test_eval.py",
+        "import pytest\n\n"
+        f'pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", {arguments})\n\n\n'
+        "def test_answers(row, f1):\n    f1(row)\n",
+    )
+    result = project.run()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([f"*test_eval.py::test_answers: {message}"])
+
+
+def test_a_bad_mode_option_is_a_usage_error(project: Project) -> None:
+    result = project.run("--ragmetrics-mode=rows")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ragmetrics-mode: unknown mode 'rows'; use row or bulk"])
+
+
+def test_a_live_eval_in_bulk_mode_calls_each_output_once(pytester: pytest.Pytester) -> None:
+    project = _project(pytester, "in-process", SYSTEMS)
+    save = "--ragmetrics-save-outputs"
+    bulk_result, bulk_report = project.run_json("--ragmetrics-mode=bulk", save, "bulk.jsonl")
+    bulk_result.assert_outcomes(passed=4 + 2)  # 2 tests x 2 systems, 2 gates on cand
+    calls = sorted((project.path / "calls.log").read_text(encoding="utf-8").splitlines())
+    assert len(calls) == 6  # one per (system, question): 2 x 3
+    row_result, row_report = project.run_json("--ragmetrics-mode=row", save, "row.jsonl")
+    row_result.assert_outcomes(passed=12 + 2)  # from the cache
+    saved = [_lines(project.path / name) for name in ("bulk.jsonl", "row.jsonl")]
+    assert len(saved[0]) == 6
+    assert saved[0] == saved[1]  # as values: a cached output keeps its fields in its order
+    for bulk, row in zip(bulk_report["evals"], row_report["evals"], strict=True):
+        assert [r["live"].pop("cached") for r in bulk["rows"]] == [False] * 3
+        assert [r["live"].pop("cached") for r in row["rows"]] == [True] * 3
+        assert bulk == row
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _without_called(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The report's evals without ``live.cached``: whether this run called the system for
+    the row or read an earlier run's output, which is all that may differ between two
+    runs sharing a cache (the output and its measured latency are the cached ones)."""
+    evals = json.loads(json.dumps(report["evals"]))
+    for entry in evals:
+        for row in entry["rows"]:
+            if "live" in row:
+                del row["live"]["cached"]
+    return list(evals)
+
+
+def test_the_bundled_evals_report_the_same_in_row_and_bulk_mode(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's "done when": every bundled eval, row mode then bulk mode in batches of
+    5 (so batches end inside every eval), gives the same evals document, except whether a
+    live output was called in this run (the bulk run reads the row run's cache)."""
+    shutil.copytree(REPO / "evals", pytester.path / "evals")
+    shutil.copy(REPO / "thresholds.toml", pytester.path / "thresholds.toml")
+    pytester.makeini("[pytest]\n")
+    monkeypatch.setenv(CACHE_DIR_ENV, str(pytester.path / "cache"))
+    # In subprocesses: the evals' module names (test_retrieval, ...) are this suite's too.
+    args = ("-p", "no:cacheprovider", "--ragmetrics-json")
+    row_result = pytester.runpytest_subprocess(*args, "row.json", "--ragmetrics-mode=row", "evals")
+    bulk_result = pytester.runpytest_subprocess(
+        *args, "bulk.json", "--ragmetrics-mode=bulk", "--ragmetrics-batch-size=5", "evals"
+    )
+    assert (row_result.ret, bulk_result.ret) == (0, 0)
+    row_items = row_result.parseoutcomes()["passed"]
+    bulk_items = bulk_result.parseoutcomes()["passed"]
+    assert bulk_items < row_items / 3
+    row_report = json.loads((pytester.path / "row.json").read_text(encoding="utf-8"))
+    bulk_report = json.loads((pytester.path / "bulk.json").read_text(encoding="utf-8"))
+    assert len(row_report["evals"]) >= 10
+    assert _without_called(bulk_report) == _without_called(row_report)

@@ -1,0 +1,67 @@
+"""What is read ahead from a bulk item (a batch of rows in one test item): the texts to
+embed, the outputs of live systems and the rows the judge is asked about count its rows,
+exactly as the same rows' own items would. Expected values by hand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.data.dataset import LoadedRow, Problem, Row
+from pytest_ragmetrics.plugin.fixtures import session_texts
+from pytest_ragmetrics.plugin.progress import judged_tests, live_totals
+from pytest_ragmetrics.plugin.state import BatchParam, RowParam, eval_of, row_params
+from pytest_ragmetrics.results.summary import EvalInfo
+
+INFO = EvalInfo("test_x.py", "test_x.py", "data/q.jsonl", "0" * 64, 3)
+
+
+@dataclass
+class FakeItem:
+    nodeid: str
+    fixturenames: list[str]
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def callspec(self) -> SimpleNamespace:
+        return SimpleNamespace(params=self.params)
+
+
+def param(row_id: str, answer: str, live: str | None = None, bad: bool = False) -> RowParam:
+    data = {"id": row_id, "question": f"{row_id}?", "answer": answer, "gold": "g"}
+    row = Row(row_id, "data/q.jsonl", 1, 0, data)
+    problems = (Problem("gold", "missing"),) if bad else ()
+    return RowParam(INFO, LoadedRow(row, problems), problems, live=live)
+
+
+def batch(nodeid: str, rows: list[RowParam], *fixtures: str) -> Any:
+    return FakeItem(nodeid, ["row", *fixtures], {"row": BatchParam(INFO, tuple(rows), 1)})
+
+
+def test_a_batch_is_named_by_the_positions_of_its_rows() -> None:
+    rows = [param("a", "x"), param("b", "y")]
+    assert BatchParam(INFO, tuple(rows), 5).id == "rows-5-6"
+    item = batch("t::test[rows-1-2]", rows)
+    assert row_params(item) == tuple(rows)
+    assert eval_of(item) == INFO
+
+
+def test_the_texts_to_embed_are_those_of_every_valid_row_of_a_batch() -> None:
+    rows = [param("a", "Paris."), param("b", "Rome."), param("c", "Oslo.", bad=True)]
+    texts = session_texts([batch("t::s[rows-1-3]", rows, "semantic_similarity")], Settings())
+    # the answer of each valid row and their one gold, in first-use order; c is a bad row
+    assert texts == ["Paris.", "g", "Rome."]
+    assert session_texts([batch("t::f[rows-1-3]", rows, "f1")], Settings()) == []
+
+
+def test_live_outputs_and_judged_rows_count_the_rows_of_a_batch() -> None:
+    rows = [param("a", "", "topk"), param("b", "", "topk"), param("c", "", "topk", bad=True)]
+    items = [
+        batch("t::a[topk/rows-1-3]", rows, "determinism"),  # two outputs for each valid row
+        batch("t::j[rows-1-3]", [param("a", ""), param("b", "", bad=True)], "faithfulness_judge"),
+        batch("t::f[rows-1-1]", [param("a", "")], "f1"),  # asks no judge
+    ]
+    assert live_totals(items) == {"topk": 4}
+    assert judged_tests(items, "embedding") == {"t::j[rows-1-3]": 1}
