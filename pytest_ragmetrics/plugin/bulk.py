@@ -19,20 +19,22 @@ one outcome per item; the rows' own statuses are in the reports.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.plugin.fixtures import FIXTURES, metric_fixture, start_row
-from pytest_ragmetrics.plugin.recording import Outcome, row_payload
+from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.plugin.fixtures import FIXTURES, MetricFixture, metric_fixture, start_row
+from pytest_ragmetrics.plugin.recording import Outcome, PayloadContext, payload_for
 from pytest_ragmetrics.plugin.state import (
     BATCH_PAYLOADS_KEY,
     BatchParam,
     RowParam,
     RowRecorder,
     batch_param,
+    run_state,
 )
 from pytest_ragmetrics.results.summary import RowPayload
 
@@ -64,17 +66,46 @@ class RowRun:
         return f"{row.where()} (row {row.id!r}): {self.message or 'failed'}"
 
 
+@dataclass(frozen=True)
+class RowJob:
+    """What running each row of a bulk item takes besides the row: the test function,
+    its other arguments as pytest set them up for the item, the metric fixtures it takes,
+    and what the rows' payloads take from the run. Plain data when the other arguments
+    are, so the Ray engine can send it to its workers."""
+
+    test: Callable[..., Any]
+    shared: dict[str, Any]
+    metrics: tuple[str, ...]
+    payload: PayloadContext
+
+
+# How a row starts (its ``row`` argument), and its metric fixture ``name``.
+StartRow = Callable[[RowParam, RowRecorder], Row]
+BindMetric = Callable[[str, RowRecorder, RowParam], MetricFixture]
+
+
 def run_batch(item: pytest.Item) -> bool | None:
     """Run a bulk item's test once per row and keep the rows' payloads for its report;
-    ``None`` for any other item (pytest calls it as usual). Fails the item, listing the
+    ``None`` for any other item (pytest calls it as usual). The rows run in this process,
+    or on Ray with the Ray engine (``plugin.ray_engine``). Fails the item, listing the
     first failing rows, unless every row passed or was skipped."""
     batch = batch_param(item)
     if batch is None or not isinstance(item, pytest.Function):
         return None
     argnames: Sequence[str] = item._fixtureinfo.argnames  # what pytest itself passes
-    metrics = [name for name in argnames if name in FIXTURES]
-    shared = {name: item.funcargs[name] for name in argnames if name != "row"}
-    runs = [_run_row(item, param, shared, metrics) for param in batch.rows]
+    job = RowJob(
+        item.obj,
+        {name: item.funcargs[name] for name in argnames if name != "row"},
+        tuple(name for name in argnames if name in FIXTURES),
+        PayloadContext.of_item(item, batch.rows[0]),
+    )
+    # Live rows are answered by the systems of this process: they stay on the local engine.
+    if run_state(item.config).engine == "ray" and not any(p.live for p in batch.rows):
+        from pytest_ragmetrics.plugin import ray_engine  # imports Ray when first used
+
+        runs = ray_engine.run_rows(item.config, job, batch.rows)
+    else:
+        runs = [run_row(job, param, *_here(item)) for param in batch.rows]
     item.stash[BATCH_PAYLOADS_KEY] = [run.payload for run in runs]
     message = batch_failure(batch, runs)
     if message is not None:
@@ -82,33 +113,39 @@ def run_batch(item: pytest.Item) -> bool | None:
     return True
 
 
-def _run_row(
-    item: pytest.Function, param: RowParam, shared: dict[str, Any], metrics: list[str]
-) -> RowRun:
-    """Set the row up as its own item would, call the test on it, and classify the end."""
+def run_row(job: RowJob, param: RowParam, start: StartRow, bind: BindMetric) -> RowRun:
+    """Set the row up as its own item would, call the test on it, and classify the end:
+    in the pytest process, or on a Ray worker (``start`` and ``bind`` say how)."""
     recorder = RowRecorder(param.row)
     when = "setup"
     try:
-        row = start_row(param, recorder, item, _systems(item))
+        row = start(param, recorder)
         when = "call"
-        fixtures = {name: metric_fixture(item.config, name, recorder, param) for name in metrics}
-        item.obj(**{**shared, "row": row, **fixtures})
+        fixtures = {name: bind(name, recorder, param) for name in job.metrics}
+        job.test(**{**job.shared, "row": row, **fixtures})
     except ROW_OUTCOMES as raised:
         skipped = isinstance(raised, pytest.skip.Exception)
         outcome = Outcome(when, pytest.ExceptionInfo.from_exception(raised), not skipped, skipped)
         message = None if skipped else str(raised) or type(raised).__name__
     else:
         outcome, message = Outcome("call", None, failed=False, skipped=False), None
-    return RowRun(param, row_payload(item, param, recorder, outcome), message)
+    return RowRun(param, payload_for(job.payload, param, recorder, outcome), message)
 
 
-def _systems(item: pytest.Function) -> Any:
-    """The ``ragmetrics_system`` fixture's value, asked for only by a live row."""
+def _here(item: pytest.Function) -> tuple[StartRow, BindMetric]:
+    """How a row starts and binds its metrics in this process: as a row test's fixtures
+    do, a live row answered by the ``ragmetrics_system`` fixture's systems."""
 
     def systems() -> Any:
         return item._request.getfixturevalue("ragmetrics_system")  # pytest's own request
 
-    return systems
+    def start(param: RowParam, recorder: RowRecorder) -> Row:
+        return start_row(param, recorder, item, systems)
+
+    def bind(name: str, recorder: RowRecorder, param: RowParam) -> MetricFixture:
+        return metric_fixture(item.config, name, recorder, param)
+
+    return start, bind
 
 
 def batch_failure(batch: BatchParam, runs: Sequence[RowRun]) -> str | None:

@@ -19,6 +19,7 @@ import pytest
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors, model_label
+from pytest_ragmetrics.judge.client import LlmJudge
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
 from pytest_ragmetrics.metrics.base import Compute, MetricContext, MetricSpec
@@ -45,6 +46,8 @@ __all__ = [
     "FIXTURES",
     "MetricFixture",
     "Score",
+    "bound_metric",
+    "check_row",
     "metric_fixture",
     "missing_fields",
     "session_texts",
@@ -132,17 +135,31 @@ def metric_fixture(
 ) -> MetricFixture:
     """The metric fixture ``name`` bound to one row's recorder: the fixture's value in a
     row test, and what a bulk item gives its test for each row."""
-    spec = FIXTURES[name]
 
     def embed(texts: Sequence[str]) -> Vectors:
         return embedding_store(config).embed(texts)  # built on first use only
 
+    settings = run_state(config).thresholds.settings
+    return bound_metric(name, recorder, param, settings, embed, lambda: llm_judge(config))
+
+
+def bound_metric(
+    name: str,
+    recorder: RowRecorder,
+    param: RowParam | None,
+    settings: Settings,
+    embed: Callable[[Sequence[str]], Vectors],
+    judge: Callable[[], LlmJudge],
+) -> MetricFixture:
+    """``metric_fixture`` given the settings, the vectors and the judge instead of the
+    run's config: what a process without the pytest item (a Ray worker) binds."""
+    spec = FIXTURES[name]
     context = MetricContext(
-        run_state(config).thresholds.settings,
+        settings,
         embed,
         recorder.memo,
         recorder.rerun or (param.rerun if param is not None else None),
-        lambda: llm_judge(config),
+        judge,
     )
     return MetricFixture(name, spec.primary, spec.compute, recorder, context, spec.options)
 
@@ -175,12 +192,7 @@ def start_row(
     its system (``systems()`` gives the ``ragmetrics_system`` fixture's value). A bad row
     fails here (is skipped with ``row_errors = "skip"``); a live system's failure is the
     row's error. The ``row`` fixture's work in a row test, and a bulk item's for each row."""
-    if param.problems:
-        message = param.error_message()
-        recorder.fail(message)
-        if run_state(item.config).thresholds.settings.row_errors == "skip":
-            pytest.skip(f"bad row: {message}")
-        pytest.fail(message, pytrace=False)
+    check_row(param, recorder, run_state(item.config).thresholds.settings.row_errors)
     if param.live is None:
         return param.row
     try:
@@ -188,6 +200,17 @@ def start_row(
     except LiveSystemError as error:
         recorder.fail(located(param.row, str(error)))
         raise
+
+
+def check_row(param: RowParam, recorder: RowRecorder, row_errors: str) -> None:
+    """A bad row fails here, naming file:line:field (is skipped with ``row_errors =
+    "skip"``); the start of every row's run, in any process."""
+    if param.problems:
+        message = param.error_message()
+        recorder.fail(message)
+        if row_errors == "skip":
+            pytest.skip(f"bad row: {message}")
+        pytest.fail(message, pytrace=False)
 
 
 def _answer_live(

@@ -122,17 +122,46 @@ def citation_census(recorder: RowRecorder | None, settings: Settings) -> dict[st
     return {"markers": len(markers), "contexts": len(row.contexts or ())}
 
 
+@dataclass(frozen=True)
+class PayloadContext:
+    """What a row's payload takes from the run besides the row and how its test ended:
+    the test function, every test of its eval, whether outputs are saved, the settings.
+    Plain data, so a process that runs rows without the pytest item (a Ray worker,
+    ``plugin.ray_engine``) builds the same payload."""
+
+    test: str
+    eval_tests: tuple[str, ...]
+    save_outputs: bool
+    settings: Settings
+
+    @classmethod
+    def of_item(cls, item: pytest.Item, param: RowParam) -> PayloadContext:
+        state = run_state(item.config)
+        test = function_id(item)
+        return cls(
+            test,
+            tuple(state.eval_tests.get(param.info.name, {test})),
+            state.options.save_outputs is not None,
+            state.thresholds.settings,
+        )
+
+
 def row_payload(
     item: pytest.Item, param: RowParam, recorder: RowRecorder | None, outcome: Outcome
 ) -> RowPayload:
     """The payload of one row: of a row test's final report, or of one row a bulk item
     ran (``recorder`` is ``None`` when the row never started: its item did not set up)."""
+    return payload_for(PayloadContext.of_item(item, param), param, recorder, outcome)
+
+
+def payload_for(
+    context: PayloadContext, param: RowParam, recorder: RowRecorder | None, outcome: Outcome
+) -> RowPayload:
+    """``row_payload`` from the run's ``context`` instead of the item."""
     error = recorder.error if recorder else None
     error = error or raised_error(param.row.where(), outcome)
-    state = run_state(item.config)
-    test = function_id(item)
     row = recorder.row if recorder else param.row  # a live row carries its output
-    saved = recorder.saved if recorder and state.options.save_outputs else None
+    saved = recorder.saved if recorder and context.save_outputs else None
     return RowPayload(
         param.info,
         param.row.id,
@@ -140,15 +169,15 @@ def row_payload(
         recorder.values if recorder else {},
         recorder.breakdowns if recorder else {},
         error,
-        test=test,
-        eval_tests=tuple(state.eval_tests.get(param.info.name, {test})),
+        test=context.test,
+        eval_tests=context.eval_tests,
         skipped=outcome.skipped,
         evidence=recorder.evidence if recorder else {},
         details=recorder.details if recorder else {},
         fields={name: row.data[name] for name in SHOWN_FIELDS if name in row.data},
         output=saved,
         inputs=input_digest(param.row.data),
-        citations=citation_census(recorder, state.thresholds.settings),
+        citations=citation_census(recorder, context.settings),
         failed=outcome.failed and error is None,  # an error is not the test's verdict
     )
 
