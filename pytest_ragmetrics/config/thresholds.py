@@ -15,6 +15,7 @@ Shape::
     refusal_threshold = 85           # fuzzy partial ratio above which an output refuses
     trust_judge = "embedding"        # "table:verdicts.jsonl", "nli:<model directory>", "llm"
     trust_judge_tau = 0.65           # cosine the embedding judge needs to entail
+    engine = "local"                 # "local" | "ray": where bulk evals' rows are scored
 
     [judge]                          # optional: an OpenAI-compatible LLM judge
     base_url = "http://127.0.0.1:8000/v1"
@@ -68,6 +69,8 @@ from pytest_ragmetrics.text.citations import (
 from pytest_ragmetrics.text.idk import DEFAULT_IDK_PATTERNS, IdkMatcher
 
 ROW_ERROR_MODES = ("error", "skip")
+# Where bulk evals' rows are scored (docs/scale.md); the local engine never imports Ray.
+ENGINES = ("local", "ray")
 DEFAULT_TRUST_JUDGE = "embedding"
 # Trust-Score settings enter the signature only when changed, so baselines stored before
 # they existed stay comparable.
@@ -100,6 +103,9 @@ class Settings:
     trust_judge: str = DEFAULT_TRUST_JUDGE
     trust_judge_tau: float = DEFAULT_ENTAILMENT_TAU
     citation_pattern: str | None = None  # a project's own citation marker (one group)
+    # Where bulk evals' rows are scored: "local" (the pytest process) or "ray" (Ray Data).
+    # It changes where values are computed, never what they are: not in the signature.
+    engine: str = "local"
     # Where a relative ``embedding_model`` directory is resolved from (thresholds.toml's
     # directory); not part of the signature, which names the model as it was written.
     base_dir: Path | None = None
@@ -188,6 +194,7 @@ def _settings(path: Path, table: Any) -> Settings:
         "tau_sim",
         "embedding_model",
         "rouge_use_stemmer",
+        "engine",
         *_TRUST_DEFAULTS,
     }
     for key in table:
@@ -231,6 +238,9 @@ def _settings(path: Path, table: Any) -> Settings:
     stemmer = table.get("rouge_use_stemmer", False)
     if not isinstance(stemmer, bool):
         raise _error(path, "[settings] rouge_use_stemmer", "expected true or false")
+    engine = table.get("engine", "local")
+    if engine not in ENGINES:
+        raise _error(path, "[settings] engine", f"expected one of {', '.join(ENGINES)}")
     return Settings(
         citation_format,
         patterns,
@@ -239,6 +249,7 @@ def _settings(path: Path, table: Any) -> Settings:
         model,
         rouge_use_stemmer=stemmer,
         citation_pattern=pattern,
+        engine=engine,
         base_dir=path.parent,
         **_trust_settings(path, table),
     )

@@ -138,7 +138,7 @@ class LoadTimes:
 
 
 @functools.lru_cache(maxsize=4)
-def _load(model_dir: str) -> tuple[Any, LoadTimes]:
+def _load(model_dir: str, device: str = "cpu") -> tuple[Any, LoadTimes]:
     """Import sentence-transformers and load one model, once per process."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local directory never needs the hub
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -155,7 +155,7 @@ def _load(model_dir: str) -> tuple[Any, LoadTimes]:
     times.import_s = time.perf_counter() - started
     started = time.perf_counter()
     try:
-        model = SentenceTransformer(model_dir, device="cpu", local_files_only=True)
+        model = SentenceTransformer(model_dir, device=device, local_files_only=True)
     except Exception as error:  # a broken directory fails in many library-specific ways
         raise EmbeddingModelError(
             f"cannot load the embedding model at {model_dir}: {error}"
@@ -176,6 +176,7 @@ class SentenceTransformerEmbedder:
     name: str
     batch_size: int = 64
     file_digest: FileDigests | None = None
+    device: str = "cpu"  # "cuda" in a Ray engine's encoder that was given a GPU
     times: LoadTimes = field(default_factory=LoadTimes)
     _identity: str | None = None
 
@@ -188,7 +189,7 @@ class SentenceTransformerEmbedder:
 
     def encode(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` (one row per text, float32), as the model outputs them."""
-        model, times = _load(str(self.model_dir))
+        model, times = _load(str(self.model_dir), self.device)
         self.times = times
         if not texts:
             return np.zeros((0, model.get_sentence_embedding_dimension() or 0), np.float32)

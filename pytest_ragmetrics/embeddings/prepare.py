@@ -16,7 +16,7 @@ never imports torch or sentence-transformers.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
@@ -26,6 +26,17 @@ from pytest_ragmetrics.embeddings.cache import EmbeddingCache
 from pytest_ragmetrics.embeddings.model import Embedder, LoadTimes, Vectors
 
 ENCODE_CHUNK = 1024  # texts per encode call: big batches, with progress between them
+
+# Encodes chunks of texts, yielding each chunk with its vectors as it completes, in any
+# order: the embedder in this process by default, an actor pool of the Ray engine
+# (``plugin.ray_engine``) otherwise. The chunks are the same either way, so are the vectors.
+ChunkEncoder = Callable[[Embedder, list[list[str]]], Iterator[tuple[list[str], Vectors]]]
+
+
+def encode_here(embedder: Embedder, chunks: list[list[str]]) -> Iterator[tuple[list[str], Vectors]]:
+    """Each chunk encoded by ``embedder`` in this process, in order."""
+    for chunk in chunks:
+        yield chunk, embedder.encode(chunk)
 
 
 class Progress(Protocol):
@@ -66,8 +77,14 @@ class PrepareStats:
 class EmbeddingStore:
     """Vectors of the run's texts: prepared in bulk, then looked up by the fixtures."""
 
-    def __init__(self, make_embedder: Callable[[EmbeddingCache], Embedder], cache: EmbeddingCache):
+    def __init__(
+        self,
+        make_embedder: Callable[[EmbeddingCache], Embedder],
+        cache: EmbeddingCache,
+        encode_chunks: ChunkEncoder = encode_here,
+    ):
         self._make_embedder = make_embedder
+        self._encode_chunks = encode_chunks
         self._embedder: Embedder | None = None
         self.cache = cache
         self.vectors: dict[str, Vectors] = {}
@@ -103,9 +120,11 @@ class EmbeddingStore:
             progress.start(len(misses), embedder.name)
         ordered = sorted(misses, key=len, reverse=True)  # similar lengths pad least
         started = time.perf_counter()
-        for begin in range(0, len(ordered), ENCODE_CHUNK):
-            chunk = ordered[begin : begin + ENCODE_CHUNK]
-            vectors = embedder.encode(chunk)
+        chunks = [
+            ordered[begin : begin + ENCODE_CHUNK] for begin in range(0, len(ordered), ENCODE_CHUNK)
+        ]
+        done = 0
+        for chunk, vectors in self._encode_chunks(embedder, chunks):
             if vectors.shape[0] != len(chunk):
                 raise RuntimeError(
                     f"{embedder.name} returned {vectors.shape[0]} vectors for {len(chunk)} texts"
@@ -114,8 +133,9 @@ class EmbeddingStore:
             self.cache.put_many(identity, encoded)
             self.vectors.update(encoded)
             self.stats.encoded += len(chunk)
+            done += len(chunk)
             if progress:
-                progress.advance(begin + len(chunk), len(ordered))
+                progress.advance(done, len(ordered))
         elapsed = time.perf_counter() - started
         times = getattr(embedder, "times", LoadTimes())
         if not self._load_counted and times.import_s + times.load_s > 0:

@@ -444,7 +444,13 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
         for info in ([infos[loaded.row.system]] if loaded.row.system in infos else infos.values())
     ]
     options = state.options
-    if (options.mode or spec.mode) == "bulk":
+    if state.engine == "ray" and options.mode == "row":
+        pytest.fail(
+            f"{where}: --ragmetrics-mode=row asks for one test item per row, but the Ray "
+            "engine runs every eval in bulk mode; drop one of the two",
+            pytrace=False,
+        )
+    if state.engine == "ray" or (options.mode or spec.mode) == "bulk":
         _refuse_row_fixtures(metafunc, where)
         batches = _batches(params, options.batch_size or spec.batch_size)
         metafunc.parametrize(

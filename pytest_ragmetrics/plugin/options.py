@@ -24,6 +24,7 @@ from pytest_ragmetrics.config.project import (
     ProjectError,
     locate_project,
 )
+from pytest_ragmetrics.config.thresholds import ENGINES
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
 from pytest_ragmetrics.files import resolve_setting
 from pytest_ragmetrics.reports.write import GITHUB_SUMMARY_ENV
@@ -63,6 +64,8 @@ class Options:
     # --ragmetrics-mode and --ragmetrics-batch-size: override every eval's marker
     mode: str | None = None
     batch_size: int | None = None
+    # --ragmetrics-engine: overrides [settings] engine
+    engine: str | None = None
 
     @property
     def thresholds(self) -> Path | None:
@@ -102,6 +105,14 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="rows per test item of a bulk eval, whatever its marker's batch_size says "
         f"(default: each marker's batch_size, else {DEFAULT_BATCH_SIZE})",
+    )
+    group.addoption(
+        "--ragmetrics-engine",
+        metavar="ENGINE",
+        default=None,
+        help="where bulk evals' rows are scored: local (this pytest process) or ray (Ray "
+        "Data on the cluster RAY_ADDRESS names, else a local Ray started for the run; "
+        "every eval then runs in bulk mode) (default: [settings] engine, else local)",
     )
     group.addoption(
         "--ragmetrics-json",
@@ -277,6 +288,11 @@ def parse_options(config: pytest.Config) -> Options:
         raise pytest.UsageError(
             f"--ragmetrics-mode: unknown mode {mode!r}; use {' or '.join(MODES)}"
         )
+    engine = config.getoption("ragmetrics_engine")
+    if engine is not None and engine not in ENGINES:
+        raise pytest.UsageError(
+            f"--ragmetrics-engine: unknown engine {engine!r}; use {' or '.join(ENGINES)}"
+        )
     batch_size = config.getoption("ragmetrics_batch_size")
     if batch_size is not None and batch_size < 1:
         raise pytest.UsageError(f"--ragmetrics-batch-size must be at least 1, got {batch_size}")
@@ -302,4 +318,5 @@ def parse_options(config: pytest.Config) -> Options:
         history_dir=history_dir(config),
         mode=mode,
         batch_size=batch_size,
+        engine=engine,
     )

@@ -109,6 +109,11 @@ class RunSession:
         refused at once)."""
         options = parse_options(config)
         state = RunState(options, _thresholds(options), options.project.root)
+        if state.engine == "ray" and (getattr(config.option, "numprocesses", None) or 0):
+            raise pytest.UsageError(
+                "the Ray engine spreads the rows over Ray's workers itself: run it without "
+                "pytest-xdist's -n"
+            )
         config.stash[STATE_KEY] = state
         session = cls(config, state)
         if session.controller and options.history_dir is not None:
@@ -123,6 +128,10 @@ class RunSession:
         """Close the embedding cache; remove the run's private cache on the controller."""
         if self.state.store is not None:
             self.state.store.close()
+        if self.state.ray is not None:
+            from pytest_ragmetrics.plugin import ray_engine  # only a run that used Ray
+
+            ray_engine.stop(self.config)
         if self.state.options.no_cache and self.controller:
             shutil.rmtree(self.state.options.cache_dir, ignore_errors=True)
 

@@ -39,6 +39,13 @@ class RunState:
     store: EmbeddingStore | None = None
     live_cache: OutputCache | None = None
     llm: LlmJudge | None = None
+    # The Ray session the run started (plugin.ray_engine), shut down when the run ends.
+    ray: Any = None
+
+    @property
+    def engine(self) -> str:
+        """Where bulk evals' rows are scored: the option, else the setting."""
+        return self.options.engine or self.thresholds.settings.engine
 
 
 STATE_KEY = pytest.StashKey[RunState]()
@@ -57,7 +64,13 @@ def embedding_store(config: pytest.Config) -> EmbeddingStore:
         def make_embedder(cache: EmbeddingCache) -> Embedder:
             return embedder_for(settings.embedding_model, settings.base_dir, cache.file_digest)
 
-        state.store = EmbeddingStore(make_embedder, EmbeddingCache(state.options.cache_dir))
+        cache = EmbeddingCache(state.options.cache_dir)
+        if state.engine == "ray":
+            from pytest_ragmetrics.plugin import ray_engine  # imports Ray when it encodes
+
+            state.store = EmbeddingStore(make_embedder, cache, ray_engine.chunk_encoder(config))
+        else:
+            state.store = EmbeddingStore(make_embedder, cache)
     return state.store
 
 

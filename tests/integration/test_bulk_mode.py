@@ -322,3 +322,15 @@ def test_the_bundled_evals_report_the_same_in_row_and_bulk_mode(
     bulk_report = json.loads((pytester.path / "bulk.json").read_text(encoding="utf-8"))
     assert len(row_report["evals"]) >= 10
     assert _without_called(bulk_report) == _without_called(row_report)
+
+
+def test_the_ray_engine_refuses_row_mode_and_xdist_before_any_row_runs(project: Project) -> None:
+    """Neither needs Ray: both are refused before Ray would be imported."""
+    result = project.run("--ragmetrics-engine=ray", "--ragmetrics-mode=row")
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error
+    result.stdout.fnmatch_lines(
+        ["*--ragmetrics-mode=row asks for one test item per row, but the Ray engine runs*"]
+    )
+    result = project.run("--ragmetrics-engine=ray", "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the Ray engine spreads the rows over Ray's workers itself*"])

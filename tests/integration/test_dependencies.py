@@ -117,3 +117,24 @@ def test_the_plugin_imports_a_format_library_only_to_read_that_format(tmp_path: 
         "assert not found, found\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_the_ray_extra_is_optional_and_the_local_engine_never_imports_ray(
+    pytester: pytest.Pytester,
+) -> None:
+    """Ray is the `ray` extra, not a requirement; a bulk run on the local engine (the
+    default) never imports it, even where it is installed."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert "ray" not in {_name(requirement) for requirement in project["dependencies"]}
+    assert {_name(r) for r in project["optional-dependencies"]["ray"]} == {"ray"}
+    pytester.makefile(".jsonl", **{"data/rows": jsonl(ROWS).rstrip("\n")})
+    pytester.makepyfile(test_eval=EVAL)
+    code = (
+        "import sys, pytest\n"
+        "code = pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'no:xdist', "
+        "'--ragmetrics-mode=bulk'])\n"
+        "assert code == 0, code\n"
+        "found = [m for m in sys.modules if m.split('.')[0] == 'ray']\n"
+        "assert not found, found\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=pytester.path, check=True)

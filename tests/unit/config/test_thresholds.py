@@ -53,9 +53,12 @@ extra_idk_patterns = ["no idea"]
 row_errors = "skip"
 tau_sim = 0.7
 embedding_model = "models/mine"
+engine = "ray"
 """,
     )
     settings = thresholds.settings
+    assert settings.engine == "ray"
+    assert "engine" not in settings.signature()  # where values are computed, not what
     assert settings.citation_format == "numeric"
     assert settings.idk_patterns == (*DEFAULT_IDK_PATTERNS, "no idea")
     assert settings.row_errors == "skip"
@@ -94,6 +97,7 @@ def test_embedding_defaults_name_the_packaged_model_and_its_version() -> None:
         ('[settings]\ncitation_format = "apa"', "[settings] citation_format: expected one of"),
         ("[settings]\nidk_patterns = []", "[settings] idk_patterns: the list is empty"),
         ('[settings]\nrow_errors = "ignore"', "[settings] row_errors: expected one of"),
+        ('[settings]\nengine = "spark"', "[settings] engine: expected one of local, ray"),
         ("[settings]\ntau_sim = 0", "[settings] tau_sim: expected a number in (0, 1]"),
         ("[settings]\ntau_sim = true", "[settings] tau_sim: expected a number in (0, 1]"),
         ('[settings]\nembedding_model = ""', "[settings] embedding_model: expected"),

@@ -118,7 +118,7 @@ def test_every_option_is_in_one_group_and_names_its_default(pytester: pytest.Pyt
     group = config._parser.getgroup("ragmetrics")
     names = [name for option in group.options for name in option.names()]
     fields = {field.name for field in dataclasses.fields(Options)}
-    assert len(names) == 15
+    assert len(names) == 16
     assert all(name.startswith("--ragmetrics-") for name in names)
     assert all(option.attrs()["help"].endswith(")") for option in group.options)
     assert all("(default: " in option.attrs()["help"] for option in group.options)
@@ -188,3 +188,18 @@ def test_a_batch_size_below_one_is_a_usage_error(pytester: pytest.Pytester) -> N
         pytest.UsageError, match="--ragmetrics-batch-size must be at least 1, got 0"
     ):
         parse_options(pytester.parseconfig("--ragmetrics-batch-size=0"))
+
+
+@pytest.mark.parametrize("spelled", [("--ragmetrics-engine=ray",), ("--ragmetrics-engine", "ray")])
+def test_the_engine_option_takes_both_spellings(
+    pytester: pytest.Pytester, spelled: tuple[str, ...]
+) -> None:
+    assert parse_options(pytester.parseconfig(*spelled)).engine == "ray"
+    assert parse_options(pytester.parseconfig()).engine is None  # [settings] engine decides
+
+
+def test_an_unknown_engine_is_a_usage_error_naming_the_engines(pytester: pytest.Pytester) -> None:
+    with pytest.raises(
+        pytest.UsageError, match=r"--ragmetrics-engine: unknown engine 'spark'; use local or ray"
+    ):
+        parse_options(pytester.parseconfig("--ragmetrics-engine=spark"))

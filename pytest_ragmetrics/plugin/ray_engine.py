@@ -1,0 +1,327 @@
+"""The Ray engine: bulk evals' embedding and per-row scoring as Ray Data stages.
+
+With ``engine = "ray"`` in ``[settings]`` (or ``--ragmetrics-engine=ray``) every eval runs
+in bulk mode and two things leave the pytest process (docs/scale.md):
+
+- **Embedding.** The run's texts are listed, looked up in the cache and cut into chunks
+  exactly as the local engine does (``embeddings.prepare``); the misses' chunks go through
+  ``map_batches`` to a pool of actors that each load the model once (one GPU an actor
+  when the cluster has GPUs). Same chunks, same model, so on CPU the same vectors; they
+  are stored in the cache as they come back.
+- **Scoring.** A bulk item's rows go through ``map_batches`` to tasks that run the user's
+  test once per row, exactly as ``plugin.bulk.run_row`` does in the pytest process, the
+  vectors read from the cache directory. Each row comes back as its payload (the
+  ``RowPayload`` its own row test would have sent), so aggregates, gates, baselines and
+  reports are those of the local engine.
+
+The eval module is sent to the workers by value; the rest (this package, the modules the
+eval imports) must be importable there. Rows answered by live systems stay in the pytest
+process; the LLM judge is not called from workers (such a row errors, saying so).
+
+A row whose task failed for good (its worker died on every attempt) is never dropped: it
+is that row's error, and the item fails. Ray is imported only here, on first use; the
+local engine never imports it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import pickle
+import sys
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.data.dataset import Row, RowError
+from pytest_ragmetrics.embeddings.cache import EmbeddingCache
+from pytest_ragmetrics.embeddings.model import (
+    Embedder,
+    SentenceTransformerEmbedder,
+    Vectors,
+)
+from pytest_ragmetrics.judge.client import LlmJudge
+from pytest_ragmetrics.plugin.bulk import RowJob, RowRun, run_row
+from pytest_ragmetrics.plugin.fixtures import FIXTURES, MetricFixture, bound_metric, check_row
+from pytest_ragmetrics.plugin.recording import Outcome, payload_for
+from pytest_ragmetrics.plugin.state import RowParam, RowRecorder, run_state
+from pytest_ragmetrics.results.summary import RowPayload
+
+RAY_ADDRESS_ENV = "RAY_ADDRESS"
+# Rows in one scoring task: enough to pay a task's overhead, few enough to spread a
+# batch over the cluster's CPUs and to lose little when a worker dies.
+ROWS_PER_TASK = 256
+# Attempts of a task whose worker died before it gives up (Ray's own retry).
+TASK_RETRIES = 2
+
+
+class RayEngineError(Exception):
+    """The Ray engine cannot run: Ray is missing, or a cluster cannot be reached."""
+
+
+class NoJudgeOnRay(RowError):
+    """An LLM-judge metric called on a Ray worker."""
+
+
+class LostRow(Exception):
+    """A row the Ray engine sent out and never got back."""
+
+
+@dataclass(frozen=True)
+class RaySession:
+    """The Ray the run uses; ``started`` when this run started it (and stops it)."""
+
+    address: str
+    started: bool
+
+
+def _ray() -> Any:
+    try:
+        import ray
+        import ray.data
+    except ImportError as error:
+        raise pytest.UsageError(
+            f"the Ray engine needs Ray: pip install 'pytest-ragmetrics[ray]' ({error})"
+        ) from None
+    return ray
+
+
+def session(config: pytest.Config) -> Any:
+    """Ray, connected: to the cluster ``RAY_ADDRESS`` names, else a local Ray started for
+    the run (every CPU of the machine, no dashboard), stopped by ``stop``."""
+    state = run_state(config)
+    ray = _ray()
+    if state.ray is None:
+        address = os.environ.get(RAY_ADDRESS_ENV)
+        started = not ray.is_initialized()
+        if started:
+            options: dict[str, Any] = {"logging_level": logging.WARNING}
+            if address:
+                ray.init(address=address, **options)
+            else:
+                ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **options)
+        logging.getLogger("ray.data").setLevel(logging.ERROR)  # its notes; its errors show
+        with warnings.catch_warnings():  # Ray's own deprecations of its own defaults
+            warnings.simplefilter("ignore", DeprecationWarning)
+            context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False  # pytest's output is the run's
+        context.print_on_execution_start = False
+        state.ray = RaySession(address or "local", started)
+    return ray
+
+
+def stop(config: pytest.Config) -> None:
+    """Shut down the Ray this run started; a cluster the run joined is left running."""
+    state = run_state(config)
+    if state.ray is not None and state.ray.started:
+        _ray().shutdown()
+    state.ray = None
+
+
+# -- embedding --------------------------------------------------------------------------
+
+
+def chunk_encoder(config: pytest.Config) -> Any:
+    """The ``embeddings.prepare.ChunkEncoder`` of the Ray engine: the chunks encoded by an
+    actor pool, each chunk with its vectors as it comes back."""
+
+    def encode(embedder: Embedder, chunks: list[list[str]]) -> Iterator[tuple[list[str], Vectors]]:
+        if not isinstance(embedder, SentenceTransformerEmbedder):
+            raise RayEngineError(
+                f"the Ray engine encodes with sentence-transformers models only, not {embedder!r}"
+            )
+        ray = session(config)
+        gpus = int(ray.cluster_resources().get("GPU", 0))
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        actors = max(1, min(len(chunks), gpus or cpus))
+        items = [{"i": i, "texts": pickle.dumps(chunk)} for i, chunk in enumerate(chunks)]
+        # The model is named by the actor class itself (sent by value), not by constructor
+        # arguments, which Ray would keep in the object store for the actors' restarts.
+        model = {"model_dir": str(embedder.model_dir), "name": embedder.name}
+        encoder = type("ChunkEncoder", (ChunkEncoderActor,), model)
+        with _bounded_retries():
+            encoded = ray.data.from_items(items).map_batches(
+                encoder,
+                batch_size=1,
+                compute=ray.data.ActorPoolStrategy(size=actors),
+                num_gpus=1 if gpus else 0,
+                num_cpus=0 if gpus else 1,
+                max_restarts=TASK_RETRIES,
+                max_task_retries=TASK_RETRIES,
+            )
+        for batch in encoded.iter_batches(batch_size=1, batch_format="numpy"):
+            for i, blob in zip(batch["i"], batch["vectors"], strict=True):
+                yield chunks[int(i)], pickle.loads(blob)
+
+    return encode
+
+
+class ChunkEncoderActor:
+    """One actor of the encoding pool: the model, loaded once, on the actor's GPU if Ray
+    gave it one."""
+
+    model_dir: str
+    name: str
+
+    def __init__(self) -> None:
+        import ray
+
+        device = "cuda" if ray.get_gpu_ids() else "cpu"
+        self.embedder = SentenceTransformerEmbedder(Path(self.model_dir), self.name, device=device)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:
+        vectors = [
+            pickle.dumps(self.embedder.encode(pickle.loads(blob))) for blob in batch["texts"]
+        ]
+        return {"i": list(batch["i"]), "vectors": vectors}
+
+
+# -- scoring ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkerJob:
+    """What a scoring task gets: the rows' job, the settings, and where the vectors are."""
+
+    job: RowJob
+    settings: Settings
+    cache_dir: Path
+    identity: str | None  # the embedding model's cache identity; None without embedding
+
+
+def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> list[RowRun]:
+    """Each row of ``params`` run on Ray, in order; a row that never came back is that
+    row's error, naming why."""
+    ray = session(config)
+    work = WorkerJob(job, run_state(config).thresholds.settings, *_vectors_at(config, job))
+    _send_eval_by_value(ray, job)
+    _check_picklable(ray, job)
+    items = [{"i": i, "param": pickle.dumps(param)} for i, param in enumerate(params)]
+    with _bounded_retries():
+        scored = ray.data.from_items(items).map_batches(
+            score_rows, batch_size=ROWS_PER_TASK, fn_kwargs={"work": work}, max_retries=TASK_RETRIES
+        )
+    back: dict[int, tuple[RowPayload, str | None]] = {}
+    lost: str | None = None
+    try:
+        for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
+            for i, blob in zip(batch["i"], batch["run"], strict=True):
+                back[int(i)] = pickle.loads(blob)
+    except Exception as error:  # a task that failed for good: each row it held errors
+        lost = f"the Ray engine lost this row: {type(error).__name__}: {_first_line(error)}"
+    return [
+        RowRun(param, *back[i]) if i in back else _lost(work, param, lost or "not returned")
+        for i, param in enumerate(params)
+    ]
+
+
+@contextlib.contextmanager
+def _bounded_retries() -> Iterator[None]:
+    """Ray Data retries a task, and restarts an actor, whose worker died for ever by
+    default: a row that kills its worker would hang the run. The stages are given
+    ``TASK_RETRIES`` instead, through the keyword arguments Ray 2.60 has for it (it
+    announces named parameters for them in later releases; the extra pins below those)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*ray_remote_args.*is deprecated")
+        yield
+
+
+def _vectors_at(config: pytest.Config, job: RowJob) -> tuple[Path, str | None]:
+    """The cache directory the workers read vectors from, and the model's identity there
+    (``None`` when no metric of the job embeds: no model is touched)."""
+    state = run_state(config)
+    embeds = any(FIXTURES[name].texts is not None for name in job.metrics)
+    if not embeds or state.store is None:
+        return state.options.cache_dir, None
+    return state.options.cache_dir, state.store.embedder.identity
+
+
+def _send_eval_by_value(ray: Any, job: RowJob) -> None:
+    """The eval module goes to the workers inside the job: it is a test file, which they
+    could not import by name."""
+    module = sys.modules.get(getattr(job.test, "__module__", ""))
+    if module is not None:
+        ray.cloudpickle.register_pickle_by_value(module)
+
+
+def _check_picklable(ray: Any, job: RowJob) -> None:
+    """A fixture value that cannot travel to a worker fails the item, naming it."""
+    for name, value in job.shared.items():
+        try:
+            ray.cloudpickle.dumps(value)
+        except Exception as error:  # pickling fails in many ways; each is named
+            pytest.fail(
+                f"the Ray engine sends the test's arguments to its workers, but fixture "
+                f"`{name}` cannot be pickled ({type(error).__name__}: {_first_line(error)}); "
+                'make it picklable, or run this eval with engine = "local"',
+                pytrace=False,
+            )
+
+
+def _lost(work: WorkerJob, param: RowParam, why: str) -> RowRun:
+    try:
+        raise LostRow(why)  # raised, so that it has the traceback pytest's ExceptionInfo needs
+    except LostRow as error:
+        outcome = Outcome("call", pytest.ExceptionInfo.from_exception(error), True, False)
+    return RowRun(param, payload_for(work.job.payload, param, None, outcome), why)
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[Any]]:
+    """A scoring task: each row of the batch run as ``plugin.bulk.run_row`` runs it, its
+    payload and message pickled back."""
+    params: list[RowParam] = [pickle.loads(blob) for blob in batch["param"]]
+    cache = EmbeddingCache(work.cache_dir) if work.identity is not None else None
+    try:
+        embed = _cached_vectors(cache, work.identity)
+        settings = work.settings
+
+        def start(param: RowParam, recorder: RowRecorder) -> Row:
+            check_row(param, recorder, settings.row_errors)
+            return param.row
+
+        def bind(name: str, recorder: RowRecorder, param: RowParam) -> MetricFixture:
+            return bound_metric(name, recorder, param, settings, embed, _no_judge)
+
+        runs = [run_row(work.job, param, start, bind) for param in params]
+    finally:
+        if cache is not None:
+            cache.close()
+    return {"i": list(batch["i"]), "run": [pickle.dumps((r.payload, r.message)) for r in runs]}
+
+
+def _cached_vectors(cache: EmbeddingCache | None, identity: str | None) -> Any:
+    """``embed`` on a worker: vectors the run prepared, read from the cache directory."""
+
+    def embed(texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, 0), np.float32)
+        if cache is None or identity is None:
+            raise RowError("the Ray engine has no embedding model for this eval")
+        found = cache.get_many(identity, texts)
+        missing = [text for text in texts if text not in found]
+        if missing:
+            raise RowError(
+                f"{len(missing)} text(s) were not in the embedding cache the Ray workers read "
+                f"({cache.directory}): on a cluster it must be a directory every node can read"
+            )
+        return np.stack([found[text] for text in texts])
+
+    return embed
+
+
+def _no_judge() -> LlmJudge:
+    raise NoJudgeOnRay(
+        'the LLM judge is called from the pytest process only: run this eval with engine = "local"'
+    )

@@ -1,0 +1,180 @@
+"""The Ray engine on a local Ray: the local engine's reports, bad rows, failing rows, and
+a worker that dies.
+
+The in-process tests share one local Ray, started here as the machine's tests start it
+(``ray.init(num_cpus=2, include_dashboard=False)``) and stopped when they end; the plugin
+joins a Ray that is already running and leaves it running. The dying-worker test runs
+pytest in a subprocess, whose plugin starts (and stops) a local Ray of its own, under a
+timeout: a run that hung would fail it.
+
+Skipped, with the reason, where Ray is not installed; with ``CI`` set (``.ci/run``, which
+installs the ``ray`` extra) a missing Ray fails instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from conftest import ROWS, Project, jsonl
+
+if os.environ.get("CI") and importlib.util.find_spec("ray") is None:
+    pytest.fail("CI is set but Ray is not installed: pip install -e '.[dev,ray]'", pytrace=False)
+ray = pytest.importorskip("ray", reason="the Ray engine's tests need Ray: pip install -e '.[ray]'")
+
+# Forty rows, every fourth answer wrong, each a cited sentence so that overlap embeds.
+CITIES = ["Paris", "Rome", "Berlin", "Madrid"]
+MANY = [
+    {
+        "id": f"q{i:02d}",
+        "question": f"Which city is number {i}?",
+        "answer": f"{CITIES[(i + (i % 4 == 0)) % 4]} is the city [CIT:d{i}].",
+        "gold": [CITIES[i % 4]],
+        "contexts": [{"doc_id": f"d{i}", "text": f"{CITIES[i % 4]} is city number {i}."}],
+        "tokens": 100 + i,
+    }
+    for i in range(40)
+]
+
+EVAL = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", batch_size=16)
+
+
+def test_answers(row, em, f1, idk_citation, tokens, overlap):
+    assert idk_citation(row) == 0
+    em(row); f1(row); tokens(row); overlap(row)
+"""
+
+GATES = """
+[gates]
+"idk_citation.sum" = "== 0"
+"f1.mean" = ">= 0.3"
+"overlap.count" = ">= 1"
+"""
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    """A local Ray for this module's in-process runs, stopped when they are done."""
+    ray.init(num_cpus=2, include_dashboard=False)
+    yield
+    ray.shutdown()
+
+
+def _evals(report: dict[str, Any]) -> str:
+    return json.dumps(report["evals"], sort_keys=True)
+
+
+def test_the_ray_engine_gives_the_local_engines_reports(local_ray: None, project: Project) -> None:
+    """Cold caches both: the same chunks of texts are encoded (on Ray's actors, or here),
+    so even the embedding similarities agree to the last bit."""
+    project.write("data/rows.jsonl", jsonl(MANY))
+    project.write("test_eval.py", EVAL)
+    project.write("thresholds.toml", GATES)
+    local, local_report = project.run_json("--ragmetrics-mode=bulk", "--ragmetrics-no-cache")
+    project.write("thresholds.toml", '[settings]\nengine = "ray"\n' + GATES)
+    on_ray, ray_report = project.run_json("--ragmetrics-no-cache")
+    local.assert_outcomes(passed=3 + 3)  # three batches (16, 16, 8 rows), three gates
+    on_ray.assert_outcomes(passed=3 + 3)
+    assert _evals(ray_report) == _evals(local_report)
+    (evaluation,) = ray_report["evals"]
+    # by hand: rows 0, 4, ..., 36 answer the next city (f1 0); the 30 others answer
+    # "<gold> is the city", normalised "<gold> is city": precision 1/3, recall 1, f1 0.5
+    assert evaluation["metrics"]["f1"]["mean"] == 30 * 0.5 / 40
+    assert evaluation["metrics"]["tokens"]["mean"] == 100 + 39 / 2
+
+
+@pytest.mark.parametrize("spelling", [["--ragmetrics-engine=ray"], ["--ragmetrics-engine", "ray"]])
+def test_the_option_runs_every_eval_on_ray_in_bulk_mode(
+    local_ray: None, project: Project, spelling: list[str]
+) -> None:
+    project.write("thresholds.toml", '[gates]\n"f1.mean" = ">= 0.5"\n')
+    result, report = project.run_json(*spelling, "-v")
+    result.assert_outcomes(passed=1 + 1)  # the conftest eval's four rows in one batch
+    result.stdout.fnmatch_lines(["*test_answers[[]rows-1-4[]] PASSED*"])
+    (evaluation,) = report["evals"]
+    assert evaluation["metrics"]["f1"]["mean"] == 0.5  # by hand, conftest.py's ROWS
+
+
+def test_bad_rows_and_failing_rows_on_ray_are_counted_per_row(
+    local_ray: None, project: Project
+) -> None:
+    rows = [*ROWS[:2], {k: v for k, v in ROWS[2].items() if k != "answer"}, ROWS[3]]
+    project.write("data/rows.jsonl", jsonl(rows))
+    project.write(
+        "test_eval.py",
+        EVAL.replace("batch_size=16", "batch_size=4").replace(
+            "em(row); f1(row); tokens(row); overlap(row)", "assert f1(row) > 0.6"
+        ),
+    )
+    project.write("thresholds.toml", '[gates]\n"f1.count" = ">= 3"\n')
+    result, report = project.run_json("--ragmetrics-engine=ray")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*rows-1-4: 2 of 4 rows failed, 1 errored*",
+            "  data/rows.jsonl:1 (row 'r1'): assert f1=0.5 *> 0.6",
+            "  data/rows.jsonl:3: field 'answer': required by * but missing",
+            "  data/rows.jsonl:4 (row 'r4'): assert f1=0.5 *> 0.6",
+        ]
+    )
+    (evaluation,) = report["evals"]
+    assert [row["status"] for row in evaluation["rows"]] == ["failed", "passed", "error", "failed"]
+    assert (evaluation["n"], evaluation["errors"]) == (4, 1)
+
+
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist"]
+
+DYING = """
+import os
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", batch_size=10)
+
+
+def test_answers(row, f1):
+    if row.id == "q13":
+        os._exit(3)  # the worker process dies, on every attempt
+    f1(row)
+"""
+
+
+def test_a_worker_that_dies_errors_its_rows_and_the_run_ends(pytester: pytest.Pytester) -> None:
+    """Row q13 kills its worker each time Ray retries it. Its batch (rows 11-20) comes back
+    as errored rows naming the loss; the other batches pass; the run exits 1, in time."""
+    project = Project(pytester)
+    project.write("data/rows.jsonl", jsonl(MANY))
+    project.write("test_eval.py", DYING)
+    project.write("thresholds.toml", '[gates]\n"f1.count" = ">= 30"\n')
+    done = subprocess.run(
+        [*PYTEST, "--ragmetrics-engine=ray", "--ragmetrics-json=report.json"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
+    (evaluation,) = report["evals"]
+    statuses = {row["id"]: row["status"] for row in evaluation["rows"]}
+    assert len(statuses) == 40  # no row dropped
+    assert statuses["q13"] == "error", [r for r in evaluation["rows"] if r["id"] == "q13"]
+    lost = [row for row in evaluation["rows"] if row["status"] == "error"]
+    assert all(
+        "the Ray engine lost this row: WorkerCrashedError" in " ".join(row["errors"])
+        for row in lost
+    )
+    assert {row["id"] for row in lost} <= {f"q{i:02d}" for i in range(10, 20)}
+    assert evaluation["errors"] == len(lost)
+    assert evaluation["metrics"]["f1"]["count"] == 40 - len(lost)
+    assert f"rows-11-20: 0 of 10 rows failed, {len(lost)} errored" in done.stdout
