@@ -9,7 +9,7 @@ in bulk mode and two things leave the pytest process (docs/scale.md):
   when the cluster has GPUs). Same chunks, same model, so on CPU the same vectors; they
   are stored in the cache as they come back.
 - **Scoring.** A bulk item's rows go through ``map_batches`` to tasks that run the user's
-  test once per row, exactly as ``plugin.bulk.run_row`` does in the pytest process, the
+  test once per row, exactly as ``plugin.rows.run_row`` does in the pytest process, the
   vectors read from the cache directory. Each row comes back as its payload (the
   ``RowPayload`` its own row test would have sent), so aggregates, gates, baselines and
   reports are those of the local engine.
@@ -48,9 +48,9 @@ from pytest_ragmetrics.embeddings.model import (
     Vectors,
 )
 from pytest_ragmetrics.judge.client import LlmJudge
-from pytest_ragmetrics.plugin.bulk import RowJob, RowRun, run_row
 from pytest_ragmetrics.plugin.fixtures import FIXTURES, MetricFixture, bound_metric, check_row
 from pytest_ragmetrics.plugin.recording import Outcome, payload_for
+from pytest_ragmetrics.plugin.rows import RowJob, RowRun, run_row
 from pytest_ragmetrics.plugin.state import RowParam, RowRecorder, run_state
 from pytest_ragmetrics.results.summary import RowPayload
 
@@ -279,7 +279,7 @@ def _first_line(error: BaseException) -> str:
 
 
 def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[Any]]:
-    """A scoring task: each row of the batch run as ``plugin.bulk.run_row`` runs it, its
+    """A scoring task: each row of the batch run as ``plugin.rows.run_row`` runs it, its
     payload and message pickled back."""
     params: list[RowParam] = [pickle.loads(blob) for blob in batch["param"]]
     cache = EmbeddingCache(work.cache_dir) if work.identity is not None else None

@@ -114,6 +114,10 @@ class RunSession:
                 "the Ray engine spreads the rows over Ray's workers itself: run it without "
                 "pytest-xdist's -n"
             )
+        if state.engine == "ray":
+            from pytest_ragmetrics.plugin import ray_engine  # Ray itself when it encodes
+
+            state.encode_chunks = ray_engine.chunk_encoder(config)
         config.stash[STATE_KEY] = state
         session = cls(config, state)
         if session.controller and options.history_dir is not None:

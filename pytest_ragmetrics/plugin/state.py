@@ -14,7 +14,7 @@ from pytest_ragmetrics.config.thresholds import Thresholds
 from pytest_ragmetrics.data.dataset import Dataset, LoadedRow, Problem, Row
 from pytest_ragmetrics.embeddings.cache import EmbeddingCache
 from pytest_ragmetrics.embeddings.model import Embedder, embedder_for
-from pytest_ragmetrics.embeddings.prepare import EmbeddingStore
+from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, EmbeddingStore, encode_here
 from pytest_ragmetrics.judge.client import LlmJudge
 from pytest_ragmetrics.live.cache import OutputCache
 from pytest_ragmetrics.metrics.judge import JudgeNotConfigured
@@ -41,6 +41,8 @@ class RunState:
     llm: LlmJudge | None = None
     # The Ray session the run started (plugin.ray_engine), shut down when the run ends.
     ray: Any = None
+    # Who encodes the texts the store misses: this process, or the Ray engine's actors.
+    encode_chunks: ChunkEncoder = encode_here
 
     @property
     def engine(self) -> str:
@@ -65,12 +67,7 @@ def embedding_store(config: pytest.Config) -> EmbeddingStore:
             return embedder_for(settings.embedding_model, settings.base_dir, cache.file_digest)
 
         cache = EmbeddingCache(state.options.cache_dir)
-        if state.engine == "ray":
-            from pytest_ragmetrics.plugin import ray_engine  # imports Ray when it encodes
-
-            state.store = EmbeddingStore(make_embedder, cache, ray_engine.chunk_encoder(config))
-        else:
-            state.store = EmbeddingStore(make_embedder, cache)
+        state.store = EmbeddingStore(make_embedder, cache, state.encode_chunks)
     return state.store
 
 

@@ -1,0 +1,83 @@
+"""One row of a bulk item, run in any process: the pytest process that holds the item
+(``plugin.bulk``) or a worker of the Ray engine (``plugin.ray_engine``).
+
+What the row needs besides itself travels as a ``RowJob`` (plain data when the test's
+other arguments are); how the row starts and binds its metric fixtures is given by the
+caller, since only the pytest process can answer a live row or call the LLM judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.plugin.fixtures import MetricFixture
+from pytest_ragmetrics.plugin.recording import Outcome, PayloadContext, payload_for
+from pytest_ragmetrics.plugin.state import RowParam, RowRecorder
+from pytest_ragmetrics.results.summary import RowPayload
+
+# What a row's test may raise and still leave the batch running: its verdict
+# (``assert``, ``pytest.fail``), a skip, and any error. KeyboardInterrupt and
+# ``pytest.exit`` stop the run as they would in row mode.
+ROW_OUTCOMES = (Exception, pytest.fail.Exception, pytest.skip.Exception)
+
+
+@dataclass(frozen=True)
+class RowRun:
+    """One row a bulk item ran: its payload, and the message its test failed with."""
+
+    param: RowParam
+    payload: RowPayload
+    message: str | None
+
+    @property
+    def errored(self) -> bool:
+        return self.payload.error is not None and not self.payload.skipped
+
+    def line(self) -> str:
+        """The row in a failed batch's message: its error, or its file:line and verdict."""
+        if self.errored and self.payload.error is not None:
+            return self.payload.error
+        row = self.param.row
+        return f"{row.where()} (row {row.id!r}): {self.message or 'failed'}"
+
+
+@dataclass(frozen=True)
+class RowJob:
+    """What running each row of a bulk item takes besides the row: the test function,
+    its other arguments as pytest set them up for the item, the metric fixtures it takes,
+    and what the rows' payloads take from the run. Plain data when the other arguments
+    are, so the Ray engine can send it to its workers."""
+
+    test: Callable[..., Any]
+    shared: dict[str, Any]
+    metrics: tuple[str, ...]
+    payload: PayloadContext
+
+
+# How a row starts (its ``row`` argument), and its metric fixture ``name``.
+StartRow = Callable[[RowParam, RowRecorder], Row]
+BindMetric = Callable[[str, RowRecorder, RowParam], MetricFixture]
+
+
+def run_row(job: RowJob, param: RowParam, start: StartRow, bind: BindMetric) -> RowRun:
+    """Set the row up as its own item would, call the test on it, and classify the end:
+    in the pytest process, or on a Ray worker (``start`` and ``bind`` say how)."""
+    recorder = RowRecorder(param.row)
+    when = "setup"
+    try:
+        row = start(param, recorder)
+        when = "call"
+        fixtures = {name: bind(name, recorder, param) for name in job.metrics}
+        job.test(**{**job.shared, "row": row, **fixtures})
+    except ROW_OUTCOMES as raised:
+        skipped = isinstance(raised, pytest.skip.Exception)
+        outcome = Outcome(when, pytest.ExceptionInfo.from_exception(raised), not skipped, skipped)
+        message = None if skipped else str(raised) or type(raised).__name__
+    else:
+        outcome, message = Outcome("call", None, failed=False, skipped=False), None
+    return RowRun(param, payload_for(job.payload, param, recorder, outcome), message)
