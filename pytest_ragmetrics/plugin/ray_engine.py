@@ -48,6 +48,7 @@ from pytest_ragmetrics.embeddings.model import (
     Vectors,
 )
 from pytest_ragmetrics.judge.client import LlmJudge
+from pytest_ragmetrics.metrics.base import Embed, Texts
 from pytest_ragmetrics.plugin.fixtures import FIXTURES, MetricFixture, bound_metric, check_row
 from pytest_ragmetrics.plugin.recording import Outcome, payload_for
 from pytest_ragmetrics.plugin.rows import RowJob, RowRun, run_row
@@ -282,43 +283,61 @@ def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[
     """A scoring task: each row of the batch run as ``plugin.rows.run_row`` runs it, its
     payload and message pickled back."""
     params: list[RowParam] = [pickle.loads(blob) for blob in batch["param"]]
-    cache = EmbeddingCache(work.cache_dir) if work.identity is not None else None
-    try:
-        embed = _cached_vectors(cache, work.identity)
-        settings = work.settings
+    settings = work.settings
+    embed = _prepared_vectors(work, params)
 
-        def start(param: RowParam, recorder: RowRecorder) -> Row:
-            check_row(param, recorder, settings.row_errors)
-            return param.row
+    def start(param: RowParam, recorder: RowRecorder) -> Row:
+        check_row(param, recorder, settings.row_errors)
+        return param.row
 
-        def bind(name: str, recorder: RowRecorder, param: RowParam) -> MetricFixture:
-            return bound_metric(name, recorder, param, settings, embed, _no_judge)
+    def bind(name: str, recorder: RowRecorder, param: RowParam) -> MetricFixture:
+        return bound_metric(name, recorder, param, settings, embed, _no_judge)
 
-        runs = [run_row(work.job, param, start, bind) for param in params]
-    finally:
-        if cache is not None:
-            cache.close()
+    runs = [run_row(work.job, param, start, bind) for param in params]
     return {"i": list(batch["i"]), "run": [pickle.dumps((r.payload, r.message)) for r in runs]}
 
 
-def _cached_vectors(cache: EmbeddingCache | None, identity: str | None) -> Any:
-    """``embed`` on a worker: vectors the run prepared, read from the cache directory."""
+def _prepared_vectors(work: WorkerJob, params: Sequence[RowParam]) -> Embed:
+    """``embed`` on a worker: the vectors the run prepared for these rows, read from the
+    cache directory in one query (the texts listed as the pytest process listed them)."""
+    found: dict[str, Vectors] = {}
+    if work.identity is not None:
+        listers = [FIXTURES[name].texts for name in work.job.metrics]
+        texts = dict.fromkeys(
+            text
+            for param in params
+            if not param.problems
+            for lister in listers
+            if lister is not None
+            for text in _texts(lister, param.row, work.settings)
+        )
+        cache = EmbeddingCache(work.cache_dir)
+        try:
+            found = cache.get_many(work.identity, texts)
+        finally:
+            cache.close()
 
     def embed(texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, 0), np.float32)
-        if cache is None or identity is None:
-            raise RowError("the Ray engine has no embedding model for this eval")
-        found = cache.get_many(identity, texts)
         missing = [text for text in texts if text not in found]
         if missing:
             raise RowError(
                 f"{len(missing)} text(s) were not in the embedding cache the Ray workers read "
-                f"({cache.directory}): on a cluster it must be a directory every node can read"
+                f"({work.cache_dir}): on a cluster it must be a directory every node can read"
             )
         return np.stack([found[text] for text in texts])
 
     return embed
+
+
+def _texts(lister: Texts, row: Row, settings: Settings) -> list[str]:
+    """What a metric embeds for ``row``; nothing for a row it cannot measure (it errors
+    when the metric runs, as in the pytest process)."""
+    try:
+        return list(lister(row, settings))
+    except RowError:
+        return []
 
 
 def _no_judge() -> LlmJudge:
