@@ -107,7 +107,10 @@ def session(config: pytest.Config) -> Any:
             if address:
                 ray.init(address=address, **options)
             else:
-                ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **options)
+                # "local": a new instance, never a cluster some earlier `ray start` left
+                # recorded on the machine (ray.init's default would join that one)
+                cpus = os.cpu_count() or 1
+                ray.init(address="local", num_cpus=cpus, include_dashboard=False, **options)
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # its notes; its errors show
         with warnings.catch_warnings():  # Ray's own deprecations of its own defaults
             warnings.simplefilter("ignore", DeprecationWarning)

@@ -65,7 +65,7 @@ GATES = """
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     """A local Ray for this module's in-process runs, stopped when they are done."""
-    ray.init(num_cpus=2, include_dashboard=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False)  # never another's
     yield
     ray.shutdown()
 
