@@ -56,7 +56,7 @@ from pytest_ragmetrics.results.history import (
     run_record,
     utc_now,
 )
-from pytest_ragmetrics.results.summary import EvalInfo, Payload, payloads_from_dict
+from pytest_ragmetrics.results.summary import EvalInfo, Gathered, payloads_from_dict
 
 # What an xdist worker hands back to the controller (``workeroutput``).
 PREPARE_STATS_KEY = "ragmetrics_prepare_stats"
@@ -89,8 +89,9 @@ class RunSession:
         self.config = config
         self.state = state
         self.controller = workerinput(config) is None
-        # The controller's findings: what the tests sent, then what finishing made of it.
-        self.payloads: list[Payload] = []
+        # The controller's findings: what the tests sent, merged row by row as it
+        # arrives, then what finishing made of it.
+        self.gathered = Gathered()
         self.notes: list[str] = []
         self.prepare_stats: dict[str, PrepareStats] = {}  # by process
         self.finished = Finished((), (), ())
@@ -208,7 +209,8 @@ class RunSession:
         becomes its rows' payloads, as their own items would have sent them."""
         payload = getattr(report, PAYLOAD_ATTR, None)
         if payload is not None:
-            self.payloads.extend(payloads_from_dict(payload))
+            for read in payloads_from_dict(payload):
+                self.gathered.add(read)
             # pytest keeps every report to the end (the terminal's statistics): drop the
             # wire form, read now, so a row's record is held once, not twice.
             delattr(report, PAYLOAD_ATTR)
@@ -230,9 +232,11 @@ class RunSession:
         if session.shouldfail or session.shouldstop:
             stopped = stopped or str(session.shouldfail or session.shouldstop)
         if not self.checked:
-            reported = {payload.info for payload in self.payloads}
+            reported = self.gathered.infos.values()
             self._check_configuration(sorted(reported, key=lambda info: info.label))
-        self.finished = finish_run(self.state, self.payloads, stopped)
+        summaries = self.gathered.summaries()
+        self.gathered = Gathered()  # the summaries hold the rows now; drop the index by id
+        self.finished = finish_run(self.state, summaries, stopped)
         self.notes += self.finished.notes
         results = self.finished.gate_results
         infos = {summary.info.label: summary.info for summary in self.finished.summaries}

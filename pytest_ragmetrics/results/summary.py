@@ -14,6 +14,7 @@ aggregates are bit-identical with and without pytest-xdist.
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -177,6 +178,9 @@ class RowPayload:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "eval_tests", tuple(sorted(self.eval_tests)))
+        # Every row of an eval names the same few test functions: one string each, shared
+        # by the rows' records on the controller, not one copy per row.
+        object.__setattr__(self, "test", sys.intern(self.test))
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form, attached to the test's report."""
@@ -584,26 +588,52 @@ def _summarize_eval(
     return EvalSummary(info, tuple(rows), metrics, breakdowns, coverage, skipped, details, errors)
 
 
+@dataclass
+class Gathered:
+    """The payloads of a run merged as they arrive (on the controller), so a row is held
+    once, as its ``RowResult``, and not also as the payloads it came in.
+
+    Merging in arrival order is what ``summarize`` does with a list of payloads, so the
+    summaries are the same whether the payloads were gathered one by one or all at once.
+    """
+
+    infos: dict[str, EvalInfo] = field(default_factory=dict)
+    rows: dict[str, dict[str, RowResult]] = field(default_factory=dict)
+    tests: dict[str, set[str]] = field(default_factory=dict)
+    datasets: dict[str, list[DatasetPayload]] = field(default_factory=dict)
+
+    def add(self, payload: Payload) -> None:
+        """Merge one row or dataset payload into what was gathered."""
+        info = self.infos.setdefault(payload.info.label, payload.info)
+        self.tests.setdefault(info.label, set()).update(payload.eval_tests)
+        by_id = self.rows.setdefault(info.label, {})
+        if isinstance(payload, DatasetPayload):
+            self.datasets.setdefault(info.label, []).append(payload)
+            return
+        row = by_id.get(payload.row)
+        if row is None:
+            row = by_id[payload.row] = RowResult(payload.row, payload.index)
+        row.merge(payload)
+
+    def summaries(self) -> list[EvalSummary]:
+        """One ``EvalSummary`` per eval and system, sorted by eval name and then by the
+        systems' order in the dataset."""
+        order = sorted(self.infos.values(), key=lambda info: (info.name, info.system_index))
+        return [
+            _summarize_eval(
+                info,
+                list(self.rows[info.label].values()),
+                self.tests[info.label],
+                self.datasets.get(info.label, []),
+            )
+            for info in order
+        ]
+
+
 def summarize(payloads: Iterable[Payload]) -> list[EvalSummary]:
     """Merge row and dataset payloads into one ``EvalSummary`` per eval and system, sorted
     by eval name and then by the systems' order in the dataset."""
-    infos: dict[str, EvalInfo] = {}
-    rows: dict[str, dict[str, RowResult]] = {}
-    tests: dict[str, set[str]] = {}
-    datasets: dict[str, list[DatasetPayload]] = {}
+    gathered = Gathered()
     for payload in payloads:
-        info = infos.setdefault(payload.info.label, payload.info)
-        tests.setdefault(info.label, set()).update(payload.eval_tests)
-        by_id = rows.setdefault(info.label, {})
-        if isinstance(payload, DatasetPayload):
-            datasets.setdefault(info.label, []).append(payload)
-            continue
-        row = by_id.setdefault(payload.row, RowResult(payload.row, payload.index))
-        row.merge(payload)
-    order = sorted(infos.values(), key=lambda info: (info.name, info.system_index))
-    return [
-        _summarize_eval(
-            info, list(rows[info.label].values()), tests[info.label], datasets.get(info.label, [])
-        )
-        for info in order
-    ]
+        gathered.add(payload)
+    return gathered.summaries()
