@@ -38,7 +38,13 @@ from pytest_ragmetrics.plugin.options import (
 )
 from pytest_ragmetrics.plugin.progress import RowsProgress, display, rows_progress
 from pytest_ragmetrics.plugin.recording import PAYLOAD_ATTR, attach_payload
-from pytest_ragmetrics.plugin.state import STATE_KEY, RunState, embedding_store, eval_of
+from pytest_ragmetrics.plugin.state import (
+    STATE_KEY,
+    RunState,
+    embedding_store,
+    eval_of,
+    release_batch,
+)
 from pytest_ragmetrics.reports.document import (
     ReportDocument,
     entries,
@@ -148,6 +154,10 @@ class RunSession:
     def prepare(self, session: pytest.Session) -> None:
         """Embed every text the selected rows need, unless nothing will run."""
         config = session.config
+        # Collection is over: the items hold the rows they run, and a bulk item lets
+        # them go once it ran (``test_done``), which this cache of whole datasets would
+        # otherwise prevent.
+        self.state.datasets.clear()
         collection_failed = session.testsfailed and not config.option.continue_on_collection_errors
         if not session.items or config.option.collectonly or collection_failed:
             return
@@ -162,9 +172,11 @@ class RunSession:
                 raise pytest.UsageError(str(error)) from None
 
     def test_done(self, item: pytest.Item) -> None:
-        """Write the progress of live calls and judge verdicts after a test ran."""
+        """Write the progress of live calls and judge verdicts after a test ran; a bulk
+        item that ran lets its parsed rows go (its report carried their records)."""
         if self.rows_progress is not None:
             self.rows_progress.test_done(item.nodeid, self.state)
+        release_batch(item)
 
     def end_progress(self) -> None:
         """The last progress lines, with their totals, once the rows ran."""
