@@ -13,11 +13,13 @@ aggregates are bit-identical with and without pytest-xdist.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
@@ -372,9 +374,27 @@ def merge_details(details: dict[str, Any], new: Mapping[str, Any]) -> None:
         details[name] = detail
 
 
-@dataclass
+@functools.lru_cache(maxsize=1024)
+def _with_test(tests: frozenset[str], test: str) -> frozenset[str]:
+    """``tests`` and ``test``, one shared object for the same tests: the rows of an eval
+    name the same few test functions, and a set is 216 bytes a row on the controller."""
+    return tests | {test}
+
+
+@functools.lru_cache(maxsize=1024)
+def _census(counts: tuple[tuple[str, int], ...]) -> Mapping[str, int]:
+    """A row's citation census, read-only and shared by the rows with the same counts."""
+    return MappingProxyType(dict(counts))
+
+
+@dataclass(slots=True)
 class RowResult:
-    """Everything recorded for one row of an eval, over all the tests that ran it."""
+    """Everything recorded for one row of an eval, over all the tests that ran it.
+
+    The controller holds one per row to the end of the run, so it has slots, and its sets
+    of test names and its citation census are shared between rows (``_with_test``,
+    ``_census``) rather than copied into each.
+    """
 
     id: str
     index: int
@@ -383,12 +403,12 @@ class RowResult:
     evidence: dict[str, str] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
-    tests: set[str] = field(default_factory=set)
+    tests: frozenset[str] = frozenset()
     fields: dict[str, Any] = field(default_factory=dict)  # question, answer, gold, answerable
     output: dict[str, Any] | None = None  # a live row's saved line (--ragmetrics-save-outputs)
     inputs: str = ""  # digest of the row's inputs (pytest_ragmetrics.results.baseline.input_digest)
-    citations: dict[str, int] | None = None  # markers and contexts, if citations were read
-    failed: set[str] = field(default_factory=set)  # tests whose verdict on the row failed
+    citations: Mapping[str, int] | None = None  # markers and contexts, if citations were read
+    failed: frozenset[str] = frozenset()  # tests whose verdict on the row failed
 
     @property
     def status(self) -> str:
@@ -403,12 +423,12 @@ class RowResult:
 
     def merge(self, payload: RowPayload) -> None:
         if not payload.skipped or payload.error:
-            self.tests.add(payload.test)
+            self.tests = _with_test(self.tests, payload.test)
         if payload.failed:
-            self.failed.add(payload.test)
+            self.failed = _with_test(self.failed, payload.test)
         self.inputs = payload.inputs or self.inputs
         if payload.citations is not None:
-            self.citations = dict(payload.citations)
+            self.citations = _census(tuple(payload.citations.items()))
         for metric, value in payload.values.items():
             if metric in self.values and self.values[metric] != value:
                 self.errors.append(

@@ -152,3 +152,22 @@ def test_a_rows_test_name_is_one_string_shared_by_every_row() -> None:
     read = [RowPayload.from_dict(one.to_dict()) for one in sent]
     assert read[0].test == "evals/test_x.py::test_rows"
     assert read[0].test is read[1].test
+
+
+def test_rows_of_the_same_tests_share_their_set_of_tests_and_their_census() -> None:
+    """A row's set of tests and its citation census are one object for every row with the
+    same ones, and the census cannot be changed through a row."""
+    sent = [
+        RowPayload(INFO, row, i, {}, {}, None, test="t1", citations={"markers": 1, "contexts": 1})
+        for i, row in enumerate(["a", "b"])
+    ]
+    sent.append(RowPayload(INFO, "b", 1, {}, {}, None, test="t2", failed=True))
+    (summary,) = summarize(sent)
+    a, b = summary.rows
+    assert (a.tests, b.tests, b.failed) == ({"t1"}, {"t1", "t2"}, {"t2"})
+    assert a.citations == {"markers": 1, "contexts": 1}
+    assert a.citations is b.citations
+    with pytest.raises(TypeError):
+        a.citations["markers"] = 2  # type: ignore[index]
+    (again,) = summarize([sent[0], RowPayload(INFO, "c", 2, {}, {}, None, test="t1")])
+    assert again.rows[0].tests is again.rows[1].tests
