@@ -1,32 +1,42 @@
 """Wall time and peak memory of one deterministic eval in row mode and in bulk mode.
 
 Writes a synthetic dataset of N rows (answers, golds, a cited context, token counts; no
-embedding metric, so no model is loaded), an eval taking ``em``, ``f1``, ``idk_citation``
-and ``tokens``, and gates on them, then runs ``pytest`` on it in a subprocess per mode
-under ``/usr/bin/time`` (wall seconds and peak RSS of the whole pytest process, which
-without xdist is the controller). Nothing is asserted: the figures are for reading
+embedding metric, so no model is loaded) as JSONL or Parquet (``--format``), an eval
+taking ``em``, ``f1``, ``idk_citation`` and ``tokens``, and gates on them, then runs
+``pytest`` on it in a subprocess per mode under ``/usr/bin/time`` (wall seconds and peak
+RSS of the whole pytest process, which without xdist is the controller). Each run's line
+gives pytest's exit status and its gate summary (``Gates: 4 passed, ...``): a run whose
+gates were not evaluated says so. Nothing is asserted: the figures are for reading
 (docs/performance.md, "Bulk mode")::
 
-    .venv/bin/python benchmarks/bulk_memory.py 200000 --modes row bulk
-    .venv/bin/python benchmarks/bulk_memory.py 20000 200000 --modes bulk
+    .venv/bin/python benchmarks/bulk_memory.py 200000 1000000 --modes row bulk \
+        --row-mode-max 200000
+    .venv/bin/python benchmarks/bulk_memory.py 200000 1000000 --modes bulk --format parquet
 
-Bytes per row are the slope between two sizes of the same mode: what each further row
-costs, without the interpreter, pytest and the plugin that every run pays once.
+``--row-mode-max`` leaves row mode out of the larger sizes (a million rows in row mode
+would need some 13 GB). ``--json`` also writes the ``--ragmetrics-json`` report, so its
+cost is in the figures. Bytes per row are the slope between two sizes of the same mode:
+what each further row costs, without the interpreter, pytest and the plugin that every
+run pays once.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 EVAL = """
 import pytest
 
-pytestmark = pytest.mark.ragmetrics(dataset="rows.jsonl")
+pytestmark = pytest.mark.ragmetrics(dataset="rows.{suffix}")
 
 
 def test_answers(row, em, f1, idk_citation, tokens):
@@ -44,31 +54,62 @@ GATES = """
 "tokens.p95" = "<= 500"
 """
 
+# Rows per Parquet row group: the writer holds one group at a time.
+PARQUET_GROUP = 50_000
 CITIES = ["Paris", "Rome", "Berlin", "Madrid", "Vienna", "Lisbon", "Oslo", "Prague"]
 
 
-def write_project(folder: Path, rows: int) -> None:
-    """The eval, its gates and ``rows`` deterministic rows (one in eight answers wrong)."""
-    (folder / "test_bulk_eval.py").write_text(EVAL, encoding="utf-8")
+def synthetic_rows(rows: int) -> Iterator[dict[str, Any]]:
+    """``rows`` deterministic rows; one in eight answers names the wrong city."""
+    for i in range(rows):
+        gold = CITIES[i % len(CITIES)]
+        answer = CITIES[(i + (i % 8 == 0)) % len(CITIES)]
+        yield {
+            "id": f"q{i:07d}",
+            "question": f"Which city is number {i}?",
+            "answer": f"{answer} [CIT:d{i}].",
+            "gold": [gold],
+            "contexts": [{"doc_id": f"d{i}", "text": f"{gold} is the city of row {i}."}],
+            "tokens": 100 + i % 300,
+        }
+
+
+def write_parquet(path: Path, rows: int) -> None:
+    """The rows as Parquet, written a row group of ``PARQUET_GROUP`` rows at a time."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    made = synthetic_rows(rows)
+    schema: Any = None
+    writer: Any = None
+    try:
+        while group := list(itertools.islice(made, PARQUET_GROUP)):
+            table = pa.Table.from_pylist(group, schema=schema)
+            if writer is None:
+                schema = table.schema
+                writer = pq.ParquetWriter(path, schema)
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def write_project(folder: Path, rows: int, fmt: str = "jsonl") -> None:
+    """The eval, its gates and ``rows`` deterministic rows in ``fmt`` (jsonl or parquet)."""
+    (folder / "test_bulk_eval.py").write_text(EVAL.replace("{suffix}", fmt), encoding="utf-8")
     (folder / "thresholds.toml").write_text(GATES, encoding="utf-8")
     (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    if fmt == "parquet":
+        write_parquet(folder / "rows.parquet", rows)
+        return
     with (folder / "rows.jsonl").open("w", encoding="utf-8") as out:
-        for i in range(rows):
-            gold = CITIES[i % len(CITIES)]
-            answer = CITIES[(i + (i % 8 == 0)) % len(CITIES)]
-            row = {
-                "id": f"q{i:07d}",
-                "question": f"Which city is number {i}?",
-                "answer": f"{answer} [CIT:d{i}].",
-                "gold": [gold],
-                "contexts": [{"doc_id": f"d{i}", "text": f"{gold} is the city of row {i}."}],
-                "tokens": 100 + i % 300,
-            }
+        for row in synthetic_rows(rows):
             out.write(json.dumps(row) + "\n")
 
 
-def measure(folder: Path, mode: str) -> dict[str, float]:
-    """Run the eval in ``mode``: wall seconds, peak RSS in MB, and pytest's exit status."""
+def measure(folder: Path, mode: str, report: bool = False) -> dict[str, Any]:
+    """Run the eval in ``mode``: wall seconds, peak RSS in MB, pytest's exit status and
+    its gate summary (``None`` when the run printed none: its gates did not run)."""
     command = [
         "/usr/bin/time",
         "-f",
@@ -83,23 +124,45 @@ def measure(folder: Path, mode: str) -> dict[str, float]:
         "no:xdist",
         f"--ragmetrics-mode={mode}",
         "--ragmetrics-no-cache",
+        *(["--ragmetrics-json=report.json"] if report else []),
     ]
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
     seconds, kilobytes = done.stderr.strip().splitlines()[-1].split()
-    return {"seconds": float(seconds), "peak_mb": int(kilobytes) / 1024, "exit": done.returncode}
+    gates = re.findall(r"^Gates: (.*)$", done.stdout, re.MULTILINE)
+    return {
+        "seconds": float(seconds),
+        "peak_mb": int(kilobytes) / 1024,
+        "exit": done.returncode,
+        "gates": gates[-1] if gates else None,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rows", type=int, nargs="+", help="dataset sizes to run")
     parser.add_argument("--modes", nargs="+", default=["row", "bulk"], choices=["row", "bulk"])
+    parser.add_argument("--format", default="jsonl", choices=["jsonl", "parquet"])
+    parser.add_argument(
+        "--row-mode-max", type=int, default=None, help="run row mode only up to this size"
+    )
+    parser.add_argument("--json", action="store_true", help="also write the JSON report")
     args = parser.parse_args()
     results = []
     for rows in args.rows:
+        modes = [
+            mode
+            for mode in args.modes
+            if mode == "bulk" or args.row_mode_max is None or rows <= args.row_mode_max
+        ]
         with tempfile.TemporaryDirectory() as tmp:
-            write_project(Path(tmp), rows)
-            for mode in args.modes:
-                figures = {"rows": rows, "mode": mode, **measure(Path(tmp), mode)}
+            write_project(Path(tmp), rows, args.format)
+            for mode in modes:
+                figures = {
+                    "rows": rows,
+                    "mode": mode,
+                    "format": args.format,
+                    **measure(Path(tmp), mode, args.json),
+                }
                 print(json.dumps(figures), flush=True)
                 results.append(figures)
     for mode in args.modes:

@@ -31,7 +31,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Generic, NoReturn, TypeVar
 
@@ -60,8 +60,12 @@ def _remove_stale(path: Path) -> None:
             continue  # another process cleaned it up first
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old file or the new one, never half."""
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write ``text`` to ``path`` so readers see the old file or the new one, never half.
+
+    ``text`` may come in pieces (any iterable of strings), written as they are made, so a
+    large file is never held whole in memory.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(path)
     try:
@@ -71,7 +75,10 @@ def write_atomic(path: Path, text: str) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
-            stream.write(text)
+            if isinstance(text, str):
+                stream.write(text)
+            else:
+                stream.writelines(text)
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:

@@ -5,7 +5,7 @@ session keeps it (``plugin.session``), and ``plugin.gate_reports`` reports the g
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from pytest_ragmetrics.results.baseline import (
 )
 from pytest_ragmetrics.results.compare import compare_systems, references, row_state
 from pytest_ragmetrics.results.pairing import BaselineState, accepting
-from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, Payload, summarize
+from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary
 from pytest_ragmetrics.text.citations import describe_citations
 
 
@@ -185,10 +185,11 @@ def citation_warning(summary: EvalSummary, settings: Settings) -> str | None:
     )
 
 
-def finish_run(state: RunState, payloads: Iterable[Payload], stopped: str | None) -> Finished:
-    """Aggregate the payloads, compare systems, update baselines if asked, and evaluate
-    every gate; ``stopped`` says why the run stopped early, if it did."""
-    compared = compare_systems(summarize(payloads))
+def finish_run(state: RunState, summaries: Sequence[EvalSummary], stopped: str | None) -> Finished:
+    """Compare the systems of the aggregated evals (``results.summary.summarize``), update
+    baselines if asked, and evaluate every gate; ``stopped`` says why the run stopped
+    early, if it did."""
+    compared = compare_systems(summaries)
     notes = live_notes(compared)
     if state.options.save_outputs is not None:
         notes.append(save_outputs(state.options.save_outputs, compared, state))

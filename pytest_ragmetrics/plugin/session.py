@@ -38,7 +38,13 @@ from pytest_ragmetrics.plugin.options import (
 )
 from pytest_ragmetrics.plugin.progress import RowsProgress, display, rows_progress
 from pytest_ragmetrics.plugin.recording import PAYLOAD_ATTR, attach_payload
-from pytest_ragmetrics.plugin.state import STATE_KEY, RunState, embedding_store, eval_of
+from pytest_ragmetrics.plugin.state import (
+    STATE_KEY,
+    RunState,
+    embedding_store,
+    eval_of,
+    release_batch,
+)
 from pytest_ragmetrics.reports.document import (
     ReportDocument,
     entries,
@@ -56,7 +62,7 @@ from pytest_ragmetrics.results.history import (
     run_record,
     utc_now,
 )
-from pytest_ragmetrics.results.summary import EvalInfo, Payload, payloads_from_dict
+from pytest_ragmetrics.results.summary import EvalInfo, Gathered, payloads_from_dict
 
 # What an xdist worker hands back to the controller (``workeroutput``).
 PREPARE_STATS_KEY = "ragmetrics_prepare_stats"
@@ -89,8 +95,9 @@ class RunSession:
         self.config = config
         self.state = state
         self.controller = workerinput(config) is None
-        # The controller's findings: what the tests sent, then what finishing made of it.
-        self.payloads: list[Payload] = []
+        # The controller's findings: what the tests sent, merged row by row as it
+        # arrives, then what finishing made of it.
+        self.gathered = Gathered()
         self.notes: list[str] = []
         self.prepare_stats: dict[str, PrepareStats] = {}  # by process
         self.finished = Finished((), (), ())
@@ -160,6 +167,10 @@ class RunSession:
     def prepare(self, session: pytest.Session) -> None:
         """Embed every text the selected rows need, unless nothing will run."""
         config = session.config
+        # Collection is over: the items hold the rows they run, and a bulk item lets
+        # them go once it ran (``test_done``), which this cache of whole datasets would
+        # otherwise prevent.
+        self.state.datasets.clear()
         collection_failed = session.testsfailed and not config.option.continue_on_collection_errors
         if not session.items or config.option.collectonly or collection_failed:
             return
@@ -174,9 +185,11 @@ class RunSession:
                 raise pytest.UsageError(str(error)) from None
 
     def test_done(self, item: pytest.Item) -> None:
-        """Write the progress of live calls and judge verdicts after a test ran."""
+        """Write the progress of live calls and judge verdicts after a test ran; a bulk
+        item that ran lets its parsed rows go (its report carried their records)."""
         if self.rows_progress is not None:
             self.rows_progress.test_done(item.nodeid, self.state)
+        release_batch(item)
 
     def end_progress(self) -> None:
         """The last progress lines, with their totals, once the rows ran."""
@@ -221,7 +234,8 @@ class RunSession:
         becomes its rows' payloads, as their own items would have sent them."""
         payload = getattr(report, PAYLOAD_ATTR, None)
         if payload is not None:
-            self.payloads.extend(payloads_from_dict(payload))
+            for read in payloads_from_dict(payload):
+                self.gathered.add(read)
             # pytest keeps every report to the end (the terminal's statistics): drop the
             # wire form, read now, so a row's record is held once, not twice.
             delattr(report, PAYLOAD_ATTR)
@@ -243,9 +257,11 @@ class RunSession:
         if session.shouldfail or session.shouldstop:
             stopped = stopped or str(session.shouldfail or session.shouldstop)
         if not self.checked:
-            reported = {payload.info for payload in self.payloads}
+            reported = self.gathered.infos.values()
             self._check_configuration(sorted(reported, key=lambda info: info.label))
-        self.finished = finish_run(self.state, self.payloads, stopped)
+        summaries = self.gathered.summaries()
+        self.gathered = Gathered()  # the summaries hold the rows now; drop the index by id
+        self.finished = finish_run(self.state, summaries, stopped)
         self.notes += self.finished.notes
         results = self.finished.gate_results
         infos = {summary.info.label: summary.info for summary in self.finished.summaries}

@@ -4,7 +4,7 @@ test: its row parameter and what its metric fixtures record."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ class RunState:
     # Where eval names, baselines and displayed paths are relative to: the project root of
     # ``pytest_ragmetrics.config.project``, which pytest's rootdir need not be.
     project_root: Path
+    # The datasets collection loaded, by file and format; emptied once rows start running.
     datasets: dict[tuple[Path, str | None], Dataset] = field(default_factory=dict)
     eval_datasets: dict[str, Path] = field(default_factory=dict)
     eval_tests: dict[str, set[str]] = field(default_factory=dict)
@@ -111,16 +112,27 @@ class BatchParam:
     """The parameter of one test item of a bulk eval: a run of consecutive rows of one eval
     (one system), each with its own ``RowParam``; the user's test runs once per row
     (``pytest_ragmetrics.plugin.bulk``). ``first`` is the 1-based position of the batch's
-    first row among the eval's selected rows, so ids are stable in every xdist worker."""
+    first row among the eval's selected rows, so ids are stable in every xdist worker;
+    ``size`` is how many rows the batch runs (its rows' count, also once they are
+    ``released``)."""
 
     info: EvalInfo
     rows: tuple[RowParam, ...]
     first: int
+    size: int = -1
+
+    def __post_init__(self) -> None:
+        if self.size < 0:
+            object.__setattr__(self, "size", len(self.rows))
 
     @property
     def id(self) -> str:
         """``rows-<first>-<last>``, the positions of the batch's rows (1-based, inclusive)."""
-        return f"rows-{self.first}-{self.first + len(self.rows) - 1}"
+        return f"rows-{self.first}-{self.first + self.size - 1}"
+
+    def released(self) -> BatchParam:
+        """The batch without its parsed rows: what its item keeps once it ran."""
+        return replace(self, rows=())
 
 
 def batch_param(item: pytest.Item) -> BatchParam | None:
@@ -128,6 +140,19 @@ def batch_param(item: pytest.Item) -> BatchParam | None:
     callspec = getattr(item, "callspec", None)
     param = callspec.params.get("row") if callspec else None
     return param if isinstance(param, BatchParam) else None
+
+
+def release_batch(item: pytest.Item) -> None:
+    """Let a bulk item that ran drop its batch's parsed rows (``BatchParam.released``).
+
+    pytest keeps every item, and with it its parameter, to the end of the run; a row's
+    record has reached the controller on the item's report by the time its protocol
+    ended, so the rows themselves (about 1.3 KB each, parsed) need not stay. Called once
+    the item's whole protocol ran, so a plugin that runs an item again still finds them.
+    """
+    batch = batch_param(item)
+    if batch is not None and batch.rows:
+        item.callspec.params["row"] = batch.released()  # type: ignore[attr-defined]
 
 
 def row_params(item: pytest.Item) -> tuple[RowParam, ...]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,15 @@ from pytest_ragmetrics.reports.html import render_html
 from pytest_ragmetrics.reports.markdown import markdown_summary
 
 GITHUB_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+
+
+def json_chunks(document: Mapping[str, Any]) -> Iterator[str]:
+    """The ``--ragmetrics-json`` file in the pieces the JSON encoder makes, the text
+    ``json.dumps`` would join from the same pieces: the file is written piece by piece,
+    since held whole (and the encoder's list of pieces with it) it costs several kilobytes
+    a row at the end of a large run."""
+    yield from json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False).iterencode(document)
+    yield "\n"
 
 
 def json_text(document: Mapping[str, Any]) -> str:
@@ -33,7 +42,7 @@ def write_reports(
     """Write each report asked for. JSON and HTML are written for any run; the Markdown
     summary only when some eval ran (an empty summary would only add noise to a CI page)."""
     if json_path is not None:
-        write_atomic(json_path, json_text(document))
+        write_atomic(json_path, json_chunks(document))
     if html_path is not None:
         write_atomic(html_path, render_html(document))
     github = os.environ.get(GITHUB_SUMMARY_ENV)

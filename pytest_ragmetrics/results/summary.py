@@ -13,10 +13,13 @@ aggregates are bit-identical with and without pytest-xdist.
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
@@ -177,6 +180,9 @@ class RowPayload:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "eval_tests", tuple(sorted(self.eval_tests)))
+        # Every row of an eval names the same few test functions: one string each, shared
+        # by the rows' records on the controller, not one copy per row.
+        object.__setattr__(self, "test", sys.intern(self.test))
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form, attached to the test's report."""
@@ -368,9 +374,27 @@ def merge_details(details: dict[str, Any], new: Mapping[str, Any]) -> None:
         details[name] = detail
 
 
-@dataclass
+@functools.lru_cache(maxsize=1024)
+def _with_test(tests: frozenset[str], test: str) -> frozenset[str]:
+    """``tests`` and ``test``, one shared object for the same tests: the rows of an eval
+    name the same few test functions, and a set is 216 bytes a row on the controller."""
+    return tests | {test}
+
+
+@functools.lru_cache(maxsize=1024)
+def _census(counts: tuple[tuple[str, int], ...]) -> Mapping[str, int]:
+    """A row's citation census, read-only and shared by the rows with the same counts."""
+    return MappingProxyType(dict(counts))
+
+
+@dataclass(slots=True)
 class RowResult:
-    """Everything recorded for one row of an eval, over all the tests that ran it."""
+    """Everything recorded for one row of an eval, over all the tests that ran it.
+
+    The controller holds one per row to the end of the run, so it has slots, and its sets
+    of test names and its citation census are shared between rows (``_with_test``,
+    ``_census``) rather than copied into each.
+    """
 
     id: str
     index: int
@@ -379,12 +403,12 @@ class RowResult:
     evidence: dict[str, str] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
-    tests: set[str] = field(default_factory=set)
+    tests: frozenset[str] = frozenset()
     fields: dict[str, Any] = field(default_factory=dict)  # question, answer, gold, answerable
     output: dict[str, Any] | None = None  # a live row's saved line (--ragmetrics-save-outputs)
     inputs: str = ""  # digest of the row's inputs (pytest_ragmetrics.results.baseline.input_digest)
-    citations: dict[str, int] | None = None  # markers and contexts, if citations were read
-    failed: set[str] = field(default_factory=set)  # tests whose verdict on the row failed
+    citations: Mapping[str, int] | None = None  # markers and contexts, if citations were read
+    failed: frozenset[str] = frozenset()  # tests whose verdict on the row failed
 
     @property
     def status(self) -> str:
@@ -399,12 +423,12 @@ class RowResult:
 
     def merge(self, payload: RowPayload) -> None:
         if not payload.skipped or payload.error:
-            self.tests.add(payload.test)
+            self.tests = _with_test(self.tests, payload.test)
         if payload.failed:
-            self.failed.add(payload.test)
+            self.failed = _with_test(self.failed, payload.test)
         self.inputs = payload.inputs or self.inputs
         if payload.citations is not None:
-            self.citations = dict(payload.citations)
+            self.citations = _census(tuple(payload.citations.items()))
         for metric, value in payload.values.items():
             if metric in self.values and self.values[metric] != value:
                 self.errors.append(
@@ -584,26 +608,52 @@ def _summarize_eval(
     return EvalSummary(info, tuple(rows), metrics, breakdowns, coverage, skipped, details, errors)
 
 
+@dataclass
+class Gathered:
+    """The payloads of a run merged as they arrive (on the controller), so a row is held
+    once, as its ``RowResult``, and not also as the payloads it came in.
+
+    Merging in arrival order is what ``summarize`` does with a list of payloads, so the
+    summaries are the same whether the payloads were gathered one by one or all at once.
+    """
+
+    infos: dict[str, EvalInfo] = field(default_factory=dict)
+    rows: dict[str, dict[str, RowResult]] = field(default_factory=dict)
+    tests: dict[str, set[str]] = field(default_factory=dict)
+    datasets: dict[str, list[DatasetPayload]] = field(default_factory=dict)
+
+    def add(self, payload: Payload) -> None:
+        """Merge one row or dataset payload into what was gathered."""
+        info = self.infos.setdefault(payload.info.label, payload.info)
+        self.tests.setdefault(info.label, set()).update(payload.eval_tests)
+        by_id = self.rows.setdefault(info.label, {})
+        if isinstance(payload, DatasetPayload):
+            self.datasets.setdefault(info.label, []).append(payload)
+            return
+        row = by_id.get(payload.row)
+        if row is None:
+            row = by_id[payload.row] = RowResult(payload.row, payload.index)
+        row.merge(payload)
+
+    def summaries(self) -> list[EvalSummary]:
+        """One ``EvalSummary`` per eval and system, sorted by eval name and then by the
+        systems' order in the dataset."""
+        order = sorted(self.infos.values(), key=lambda info: (info.name, info.system_index))
+        return [
+            _summarize_eval(
+                info,
+                list(self.rows[info.label].values()),
+                self.tests[info.label],
+                self.datasets.get(info.label, []),
+            )
+            for info in order
+        ]
+
+
 def summarize(payloads: Iterable[Payload]) -> list[EvalSummary]:
     """Merge row and dataset payloads into one ``EvalSummary`` per eval and system, sorted
     by eval name and then by the systems' order in the dataset."""
-    infos: dict[str, EvalInfo] = {}
-    rows: dict[str, dict[str, RowResult]] = {}
-    tests: dict[str, set[str]] = {}
-    datasets: dict[str, list[DatasetPayload]] = {}
+    gathered = Gathered()
     for payload in payloads:
-        info = infos.setdefault(payload.info.label, payload.info)
-        tests.setdefault(info.label, set()).update(payload.eval_tests)
-        by_id = rows.setdefault(info.label, {})
-        if isinstance(payload, DatasetPayload):
-            datasets.setdefault(info.label, []).append(payload)
-            continue
-        row = by_id.setdefault(payload.row, RowResult(payload.row, payload.index))
-        row.merge(payload)
-    order = sorted(infos.values(), key=lambda info: (info.name, info.system_index))
-    return [
-        _summarize_eval(
-            info, list(rows[info.label].values()), tests[info.label], datasets.get(info.label, [])
-        )
-        for info in order
-    ]
+        gathered.add(payload)
+    return gathered.summaries()

@@ -334,3 +334,35 @@ def test_the_ray_engine_refuses_row_mode_and_xdist_before_any_row_runs(project: 
     result = project.run("--ragmetrics-engine=ray", "-n", "2")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*the Ray engine spreads the rows over Ray's workers itself*"])
+
+
+# Writes, at the end of the run, how many parsed rows each bulk item still holds.
+HELD_ROWS = """
+def pytest_sessionfinish(session):
+    from pytest_ragmetrics.plugin.state import batch_param
+    for item in session.items:
+        batch = batch_param(item)
+        if batch is not None:
+            print(f"HELD {batch.id} {len(batch.rows)} of {batch.size}")
+"""
+
+
+def test_a_batch_that_ran_lets_its_rows_go_and_every_row_keeps_its_evidence(
+    project: Project,
+) -> None:
+    """Once a bulk item ran, it drops its parsed rows: its report carried their records,
+    so every row's evidence is still in the report (f1's evidence by hand: r1 'Paris is
+    the capital' and r4 'Rome is old' share one token with their gold, r2 'Berlin' one,
+    r3 'I don't know' none)."""
+    project.write("conftest.py", HELD_ROWS)
+    result, report = project.run_json("--ragmetrics-mode=bulk", "--ragmetrics-batch-size=3", "-s")
+    result.assert_outcomes(passed=2 + 4)
+    result.stdout.fnmatch_lines(["*HELD rows-1-3 0 of 3", "HELD rows-4-4 0 of 1"])
+    (evaluation,) = report["evals"]
+    evidence = {row["id"]: row["evidence"]["f1"] for row in evaluation["rows"]}
+    assert list(evidence) == ["r1", "r2", "r3", "r4"]
+    assert evidence["r1"].startswith("best gold 'Paris': 1 common token(s)")
+    assert evidence["r2"].startswith("best gold 'Berlin': 1 common token(s)")
+    assert evidence["r3"].startswith("best gold 'Ljubljana': 0 common token(s)")
+    assert evidence["r4"].startswith("best gold 'Rome': 1 common token(s)")
+    assert all(row["question"] is None and row["answer"] for row in evaluation["rows"])

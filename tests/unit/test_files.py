@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from pytest_ragmetrics.files import STALE_AFTER, write_atomic
 
@@ -54,3 +57,25 @@ def test_text_that_is_not_valid_unicode_is_written_escaped(tmp_path: Path) -> No
     path = tmp_path / "report.json"
     write_atomic(path, json.dumps({"id": "a\udc80"}, ensure_ascii=False))
     assert json.loads(path.read_text(encoding="utf-8")) == {"id": "a\udc80"}
+
+
+def test_a_write_in_pieces_is_the_text_they_join(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    write_atomic(path, "old\n")
+    write_atomic(path, (piece for piece in ["{", '"a": "é"', "}\n"]))
+    assert path.read_text(encoding="utf-8") == '{"a": "é"}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+def test_a_write_in_pieces_that_fails_leaves_the_old_file(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    write_atomic(path, "old\n")
+
+    def pieces() -> Iterator[str]:
+        yield "half"
+        raise ValueError("the document cannot be encoded")
+
+    with pytest.raises(ValueError, match="cannot be encoded"):
+        write_atomic(path, pieces())
+    assert path.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]

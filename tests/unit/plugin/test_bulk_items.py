@@ -12,7 +12,13 @@ from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import LoadedRow, Problem, Row
 from pytest_ragmetrics.plugin.fixtures import session_texts
 from pytest_ragmetrics.plugin.progress import judged_tests, live_totals
-from pytest_ragmetrics.plugin.state import BatchParam, RowParam, eval_of, row_params
+from pytest_ragmetrics.plugin.state import (
+    BatchParam,
+    RowParam,
+    eval_of,
+    release_batch,
+    row_params,
+)
 from pytest_ragmetrics.results.summary import EvalInfo
 
 INFO = EvalInfo("test_x.py", "test_x.py", "data/q.jsonl", "0" * 64, 3)
@@ -65,3 +71,23 @@ def test_live_outputs_and_judged_rows_count_the_rows_of_a_batch() -> None:
     ]
     assert live_totals(items) == {"topk": 4}
     assert judged_tests(items, "embedding") == {"t::j[rows-1-3]": 1}
+
+
+def test_a_released_batch_keeps_its_name_and_size_but_not_its_rows() -> None:
+    rows = [param("a", "x"), param("b", "y"), param("c", "z")]
+    item = batch("t::test[rows-4-6]", rows)
+    item.params["row"] = BatchParam(INFO, tuple(rows), 4)
+    release_batch(item)
+    released = item.params["row"]
+    assert (released.id, released.size, released.rows) == ("rows-4-6", 3, ())
+    assert eval_of(item) == INFO
+    assert row_params(item) == ()
+    release_batch(item)  # a second call changes nothing
+    assert item.params["row"] == released
+
+
+def test_releasing_leaves_any_other_item_alone() -> None:
+    single = param("a", "x")
+    item = FakeItem("t::test[a]", ["row"], {"row": single})
+    release_batch(item)
+    assert item.params["row"] is single

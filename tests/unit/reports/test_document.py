@@ -20,7 +20,7 @@ from pytest_ragmetrics.reports.document import (
 )
 from pytest_ragmetrics.reports.markdown import markdown_summary
 from pytest_ragmetrics.reports.terminal import terminal_lines
-from pytest_ragmetrics.reports.write import json_text, write_reports
+from pytest_ragmetrics.reports.write import json_chunks, json_text, write_reports
 from pytest_ragmetrics.results.baseline import Baseline, StoredRow
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState, Pairing
@@ -65,6 +65,17 @@ RESULTS = [
     ),
     GateResult("evals/test_a.py", "f1.mean", ">= 0.1", "passed", "ok", 0.5, 0.1),
 ]
+
+
+def test_the_json_file_written_in_pieces_is_json_dumps_text(tmp_path: Path) -> None:
+    """The report is streamed to its file; ``json.dumps`` with the file's settings (sorted
+    keys, two-space indent, UTF-8 as it is) is the reference for its bytes."""
+    document = report_document([_summary()], RESULTS, Settings(), "9.9")
+    document["evals"][0]["rows"][0]["answer"] = "Zürich — 10 km"
+    reference = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    assert "".join(json_chunks(document)) == reference
+    write_reports(document, tmp_path / "report.json", None, None)
+    assert (tmp_path / "report.json").read_bytes() == reference.encode("utf-8")
 
 
 def test_renderers_need_only_what_the_json_file_holds() -> None:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_ragmetrics.results.stats import aggregate
-from pytest_ragmetrics.results.summary import EvalInfo, RowPayload, summarize
+from pytest_ragmetrics.results.summary import EvalInfo, Gathered, RowPayload, summarize
 
 INFO = EvalInfo("evals/test_x.py", "evals/test_x.py", "evals/data/x.jsonl", "0" * 64, 4)
 
@@ -114,3 +114,60 @@ def test_a_row_is_failed_when_one_test_failed_it_and_an_error_outranks_that() ->
         ("c", "error"),
     ]
     assert summary.rows[1].failed == {"t1"}
+
+
+def test_payloads_gathered_as_they_arrive_summarize_as_a_list_of_them() -> None:
+    """The controller merges each payload when its report arrives (``Gathered.add``):
+    two evals interleaved, a row sent by two tests, and an error give the summaries that
+    merging the same list at the end gives, and the values worked out by hand."""
+    other = EvalInfo("evals/test_y.py", "evals/test_y.py", "evals/data/y.jsonl", "1" * 64, 2)
+    payloads = [
+        RowPayload(INFO, "b", 1, {"f1": 0.25}, {}, None, test="t1"),
+        RowPayload(other, "q", 0, {"em": 1.0}, {}, None, test="t1"),
+        RowPayload(INFO, "a", 0, {"f1": 0.75}, {}, None, test="t1"),
+        RowPayload(INFO, "a", 0, {"tokens": 12.0}, {}, None, test="t2"),
+        RowPayload(other, "r", 1, {}, {}, "y.jsonl:2: field 'gold': missing", test="t1"),
+    ]
+    gathered = Gathered()
+    for one in payloads:
+        gathered.add(one)
+    x, y = gathered.summaries()
+    assert [row.id for row in x.rows] == ["a", "b"]
+    assert x.metrics["f1"]["mean"] == 0.5  # (0.75 + 0.25) / 2
+    assert x.rows[0].values == {"f1": 0.75, "tokens": 12.0, "errors": 0.0}
+    assert x.rows[0].tests == {"t1", "t2"}
+    assert (y.n, y.errors, y.metrics["em"]["sum"]) == (2, 1, 1.0)
+    at_the_end = summarize(payloads)
+    assert [(s.info, s.metrics, s.coverage) for s in at_the_end] == [
+        (s.info, s.metrics, s.coverage) for s in (x, y)
+    ]
+
+
+def test_a_rows_test_name_is_one_string_shared_by_every_row() -> None:
+    """Every row of a bulk eval names the same test function: read back from the wire,
+    the rows' names are one object, not a copy per row."""
+    names = ["".join(["evals/test_x.py::", "test_rows"]) for _ in range(2)]
+    assert names[0] is not names[1]
+    sent = [RowPayload(INFO, f"r{i}", i, {}, {}, None, test=name) for i, name in enumerate(names)]
+    read = [RowPayload.from_dict(one.to_dict()) for one in sent]
+    assert read[0].test == "evals/test_x.py::test_rows"
+    assert read[0].test is read[1].test
+
+
+def test_rows_of_the_same_tests_share_their_set_of_tests_and_their_census() -> None:
+    """A row's set of tests and its citation census are one object for every row with the
+    same ones, and the census cannot be changed through a row."""
+    sent = [
+        RowPayload(INFO, row, i, {}, {}, None, test="t1", citations={"markers": 1, "contexts": 1})
+        for i, row in enumerate(["a", "b"])
+    ]
+    sent.append(RowPayload(INFO, "b", 1, {}, {}, None, test="t2", failed=True))
+    (summary,) = summarize(sent)
+    a, b = summary.rows
+    assert (a.tests, b.tests, b.failed) == ({"t1"}, {"t1", "t2"}, {"t2"})
+    assert a.citations == {"markers": 1, "contexts": 1}
+    assert a.citations is b.citations
+    with pytest.raises(TypeError):
+        a.citations["markers"] = 2  # type: ignore[index]
+    (again,) = summarize([sent[0], RowPayload(INFO, "c", 2, {}, {}, None, test="t1")])
+    assert again.rows[0].tests is again.rows[1].tests
