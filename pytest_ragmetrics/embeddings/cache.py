@@ -135,14 +135,13 @@ class EmbeddingCache:
         """The cached vectors of ``texts`` that are present and intact."""
         keyed = {entry_key(model_identity, text): text for text in texts}
         try:
-            return self._select(self._connect(), keyed)
+            return EmbeddingCache._select(self._connect(), keyed)
         except sqlite3.DatabaseError as error:
             self._recovering("read", error)
             return {}
 
-    def _select(
-        self, connection: sqlite3.Connection, keyed: Mapping[bytes, str]
-    ) -> dict[str, Vectors]:
+    @staticmethod
+    def _select(connection: sqlite3.Connection, keyed: Mapping[bytes, str]) -> dict[str, Vectors]:
         found: dict[str, Vectors] = {}
         keys = list(keyed)
         for start in range(0, len(keys), _CHUNK):
@@ -156,6 +155,12 @@ class EmbeddingCache:
                     continue  # truncated or corrupted: a miss, recomputed and overwritten
                 found[keyed[key]] = np.frombuffer(blob, dtype=np.float32)
         return found
+
+    def checkpoint(self) -> None:
+        """Move the write-ahead log into the database file, so that readers that share
+        neither this machine's memory nor its locks (``read_vectors``) see every vector."""
+        if self._connection is not None:
+            self._connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def put_many(self, model_identity: str, vectors: Mapping[str, Vectors]) -> None:
         """Store vectors (replacing any entry under the same key) in one transaction."""
@@ -204,3 +209,33 @@ class EmbeddingCache:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+class CacheReadError(Exception):
+    """The cache could not be read where it was opened read-only (``read_vectors``)."""
+
+
+def read_vectors(directory: Path, model_identity: str, texts: Iterable[str]) -> dict[str, Vectors]:
+    """The cached vectors of ``texts``, read without writing anything: no folder or schema
+    is created, no journal mode set, and a database that cannot be read is reported
+    (``CacheReadError``), never moved aside. For processes that only read a cache another
+    process has written and checkpointed, such as the Ray engine's workers on a shared file
+    system. A vector read while the file changes fails its checksum: a miss, never a wrong
+    vector."""
+    path = directory / DB_NAME
+    if not path.is_file():
+        raise CacheReadError(f"{path}: no embedding cache there")
+    try:
+        # immutable: no lock, no -shm or -wal file, which a reader on another node of a
+        # network file system could not share; the writer checkpoints first (checkpoint)
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error as error:
+        raise CacheReadError(f"{path}: {error}") from None
+    try:
+        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        keyed = {entry_key(model_identity, text): text for text in texts}
+        return EmbeddingCache._select(connection, keyed)
+    except sqlite3.Error as error:
+        raise CacheReadError(f"{path}: {error}") from None
+    finally:
+        connection.close()

@@ -27,6 +27,12 @@ from pytest_ragmetrics.embeddings.model import Embedder, LoadTimes, Vectors
 
 ENCODE_CHUNK = 1024  # texts per encode call: big batches, with progress between them
 
+
+class EncodingError(Exception):
+    """The texts could not be encoded where the run encodes them (the Ray engine's actor
+    pool failed, or could not be reached); the run stops and says why."""
+
+
 # Encodes chunks of texts, yielding each chunk with its vectors as it completes, in any
 # order: the embedder in this process by default, an actor pool of the Ray engine
 # (``plugin.ray_engine``) otherwise. The chunks are the same either way, so are the vectors.
@@ -82,9 +88,14 @@ class EmbeddingStore:
         make_embedder: Callable[[EmbeddingCache], Embedder],
         cache: EmbeddingCache,
         encode_chunks: ChunkEncoder = encode_here,
+        keep_vectors: bool = True,
     ):
         self._make_embedder = make_embedder
         self._encode_chunks = encode_chunks
+        # False where the rows are scored elsewhere (the Ray engine's workers read the
+        # cache): the vectors are then only stored, not also held in this process.
+        self._keep_vectors = keep_vectors
+        self._prepared: set[str] = set()  # texts prepared but not held (keep_vectors off)
         self._embedder: Embedder | None = None
         self.cache = cache
         self.vectors: dict[str, Vectors] = {}
@@ -99,20 +110,28 @@ class EmbeddingStore:
 
     def prepare(self, texts: Iterable[str], progress: Progress | None = None) -> None:
         """Make every text of ``texts`` available, encoding only what no cache holds."""
-        needed = [text for text in dict.fromkeys(texts) if text not in self.vectors]
+        needed = [
+            text
+            for text in dict.fromkeys(texts)
+            if text not in self.vectors and text not in self._prepared
+        ]
         if not needed:
             return
         started = time.perf_counter()
         with self.cache.prepare_lock():
             identity = self.embedder.identity
             found = self.cache.get_many(identity, needed)
-            self.vectors.update(found)
+            if self._keep_vectors:
+                self.vectors.update(found)
             misses = [text for text in needed if text not in found]
             self.stats.lookup_s += time.perf_counter() - started
             self.stats.texts += len(needed)
             self.stats.cached += len(found)
             if misses:
                 self._encode(identity, misses, progress)
+            if not self._keep_vectors:  # read elsewhere: the file must hold them all
+                self._prepared.update(needed)
+                self.cache.checkpoint()
 
     def _encode(self, identity: str, misses: list[str], progress: Progress | None) -> None:
         embedder = self.embedder
@@ -131,7 +150,8 @@ class EmbeddingStore:
                 )
             encoded = dict(zip(chunk, vectors, strict=True))
             self.cache.put_many(identity, encoded)
-            self.vectors.update(encoded)
+            if self._keep_vectors:
+                self.vectors.update(encoded)
             self.stats.encoded += len(chunk)
             done += len(chunk)
             if progress:
@@ -152,7 +172,15 @@ class EmbeddingStore:
         self.prepare(texts)
         if not texts:
             return np.zeros((0, 0), np.float32)
-        return np.stack([self.vectors[text] for text in texts])
+        elsewhere = [text for text in texts if text not in self.vectors]  # not held here
+        stored = self.cache.get_many(self.embedder.identity, elsewhere) if elsewhere else {}
+        lost = [text for text in elsewhere if text not in stored]
+        if lost:
+            raise EncodingError(
+                f"{len(lost)} prepared text(s) are not in the embedding cache "
+                f"{self.cache.directory} any more; was it removed during the run?"
+            )
+        return np.stack([self.vectors[t] if t in self.vectors else stored[t] for t in texts])
 
     def close(self) -> None:
         self.cache.close()

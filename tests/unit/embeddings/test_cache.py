@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 
 from pytest_ragmetrics.embeddings import cache as cache_module
-from pytest_ragmetrics.embeddings.cache import DB_NAME, CacheWarning, EmbeddingCache, entry_key
+from pytest_ragmetrics.embeddings.cache import (
+    DB_NAME,
+    CacheReadError,
+    CacheWarning,
+    EmbeddingCache,
+    entry_key,
+    read_vectors,
+)
 from pytest_ragmetrics.embeddings.model import Vectors, model_fingerprint
 from pytest_ragmetrics.embeddings.prepare import ENCODE_CHUNK, EmbeddingStore, PrepareStats
 
@@ -202,3 +209,36 @@ def test_model_fingerprint_follows_file_content(tmp_path: Path) -> None:
     assert model_fingerprint(tmp_path) == before  # the card does not change vectors
     (tmp_path / "model.safetensors").write_bytes(b"weights v2")
     assert model_fingerprint(tmp_path) != before
+
+
+def test_a_store_that_keeps_no_vectors_stores_them_and_still_embeds(tmp_path: Path) -> None:
+    """The Ray engine's store: vectors go to the cache only (its workers read them
+    there), nothing encodes twice, and an embed in this process reads the cache."""
+    embedder = FakeEmbedder()
+    store = EmbeddingStore(lambda cache: embedder, EmbeddingCache(tmp_path), keep_vectors=False)
+    store.prepare(["bb", "a"])
+    store.prepare(["a", "bb"])  # prepared already: neither looked up nor encoded again
+    assert store.vectors == {}
+    assert embedder.encoded == [["bb", "a"]]
+    assert (store.stats.texts, store.stats.encoded) == (2, 2)
+    assert store.embed(["a", "bb"]).tolist() == [vector("a").tolist(), vector("bb").tolist()]
+    # read while the store is still open: prepare checkpointed what it wrote
+    assert read_vectors(tmp_path, "fake-model-v1", ["a"])["a"].tolist() == vector("a").tolist()
+
+
+def test_reading_read_only_writes_nothing_and_moves_nothing_aside(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path)
+    cache.put_many("m", {"a": vector("a"), "b": vector("b")})
+    cache.close()
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in tmp_path.iterdir())
+    found = read_vectors(tmp_path, "m", ["a", "b", "c"])
+    assert sorted(found) == ["a", "b"]  # "c" is a miss
+    assert found["b"].tolist() == vector("b").tolist()
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in tmp_path.iterdir()) == before
+    with pytest.raises(CacheReadError, match="no embedding cache there"):
+        read_vectors(tmp_path / "elsewhere", "m", ["a"])
+    assert not (tmp_path / "elsewhere").exists()
+    (tmp_path / DB_NAME).write_bytes(b"not a database at all, but long enough" * 100)
+    with pytest.raises(CacheReadError, match=DB_NAME):
+        read_vectors(tmp_path, "m", ["a"])
+    assert (tmp_path / DB_NAME).exists()  # never moved aside
