@@ -26,6 +26,7 @@ local engine never imports it.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import os
 import pickle
@@ -41,15 +42,17 @@ import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.embeddings.cache import EmbeddingCache
+from pytest_ragmetrics.embeddings.cache import CacheReadError, read_vectors
 from pytest_ragmetrics.embeddings.model import (
     Embedder,
     SentenceTransformerEmbedder,
     Vectors,
 )
+from pytest_ragmetrics.embeddings.prepare import EncodingError
 from pytest_ragmetrics.judge.client import LlmJudge
 from pytest_ragmetrics.metrics.base import Embed, Texts
 from pytest_ragmetrics.plugin.fixtures import FIXTURES, MetricFixture, bound_metric, check_row
+from pytest_ragmetrics.plugin.options import Options
 from pytest_ragmetrics.plugin.recording import Outcome, payload_for
 from pytest_ragmetrics.plugin.rows import RowJob, RowRun, run_row
 from pytest_ragmetrics.plugin.state import RowParam, RowRecorder, run_state
@@ -63,8 +66,10 @@ ROWS_PER_TASK = 256
 TASK_RETRIES = 2
 
 
-class RayEngineError(Exception):
-    """The Ray engine cannot run: Ray is missing, or a cluster cannot be reached."""
+class RayEngineError(EncodingError):
+    """The Ray engine cannot run: a cluster cannot be reached or started, or its actors
+    failed on every attempt. Before the rows run it stops the run (a usage error); while
+    an item runs, each of its rows errors with it."""
 
 
 class NoJudgeOnRay(RowError):
@@ -94,6 +99,22 @@ def _ray() -> Any:
     return ray
 
 
+def check_usable(options: Options) -> None:
+    """Usage errors, before anything runs: Ray missing, or a run whose private cache
+    folder the workers of a remote cluster could not read."""
+    if importlib.util.find_spec("ray") is None:
+        raise pytest.UsageError(
+            "the Ray engine needs Ray: pip install 'pytest-ragmetrics[ray]', or run "
+            'without --ragmetrics-engine=ray / engine = "ray"'
+        )
+    if options.no_cache and os.environ.get(RAY_ADDRESS_ENV):
+        raise pytest.UsageError(
+            f"--ragmetrics-no-cache with {RAY_ADDRESS_ENV} set: the run's private cache is a "
+            "folder on this machine, which the cluster's workers cannot read; give "
+            "--ragmetrics-cache-dir a folder on a file system every node mounts instead"
+        )
+
+
 def session(config: pytest.Config) -> Any:
     """Ray, connected: to the cluster ``RAY_ADDRESS`` names, else a local Ray started for
     the run (every CPU of the machine, no dashboard), stopped by ``stop``."""
@@ -103,22 +124,35 @@ def session(config: pytest.Config) -> Any:
         address = os.environ.get(RAY_ADDRESS_ENV)
         started = not ray.is_initialized()
         if started:
-            options: dict[str, Any] = {"logging_level": logging.WARNING}
-            if address:
-                ray.init(address=address, **options)
-            else:
-                # "local": a new instance, never a cluster some earlier `ray start` left
-                # recorded on the machine (ray.init's default would join that one)
-                cpus = os.cpu_count() or 1
-                ray.init(address="local", num_cpus=cpus, include_dashboard=False, **options)
+            _start(ray, address)
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # its notes; its errors show
         with warnings.catch_warnings():  # Ray's own deprecations of its own defaults
             warnings.simplefilter("ignore", DeprecationWarning)
             context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False  # pytest's output is the run's
         context.print_on_execution_start = False
+        # A block whose task failed on every retry must not abort the other blocks: the
+        # rows it held are found missing and become errors (``run_rows``), the rest count.
+        context.max_errored_blocks = -1
         state.ray = RaySession(address or "local", started)
     return ray
+
+
+def _start(ray: Any, address: str | None) -> None:
+    """Join the cluster at ``address``, or start a new local Ray: ``"local"``, never a
+    cluster an earlier ``ray start`` left recorded on the machine (which ``ray.init()``
+    would join), with the CPUs Ray detects (it knows a container's limits)."""
+    try:
+        if address:
+            ray.init(address=address, logging_level=logging.WARNING)
+        else:
+            ray.init(address="local", include_dashboard=False, logging_level=logging.WARNING)
+    except Exception as error:  # Ray fails to connect or start in many ways; each is named
+        where = f"{RAY_ADDRESS_ENV}={address}" if address else "a local Ray"
+        fix = f"unset {RAY_ADDRESS_ENV} to use a local Ray" if address else "see Ray's log"
+        raise RayEngineError(
+            f"the Ray engine: {where}: {type(error).__name__}: {_first_line(error)}; {fix}"
+        ) from None
 
 
 def stop(config: pytest.Config) -> None:
@@ -137,10 +171,7 @@ def chunk_encoder(config: pytest.Config) -> Any:
     actor pool, each chunk with its vectors as it comes back."""
 
     def encode(embedder: Embedder, chunks: list[list[str]]) -> Iterator[tuple[list[str], Vectors]]:
-        if not isinstance(embedder, SentenceTransformerEmbedder):
-            raise RayEngineError(
-                f"the Ray engine encodes with sentence-transformers models only, not {embedder!r}"
-            )
+        assert isinstance(embedder, SentenceTransformerEmbedder)  # what embedder_for makes
         ray = session(config)
         gpus = int(ray.cluster_resources().get("GPU", 0))
         cpus = int(ray.cluster_resources().get("CPU", 1))
@@ -150,7 +181,7 @@ def chunk_encoder(config: pytest.Config) -> Any:
         # arguments, which Ray would keep in the object store for the actors' restarts.
         model = {"model_dir": str(embedder.model_dir), "name": embedder.name}
         encoder = type("ChunkEncoder", (ChunkEncoderActor,), model)
-        with _bounded_retries():
+        with _without_retry_deprecations():
             encoded = ray.data.from_items(items).map_batches(
                 encoder,
                 batch_size=1,
@@ -160,9 +191,22 @@ def chunk_encoder(config: pytest.Config) -> Any:
                 max_restarts=TASK_RETRIES,
                 max_task_retries=TASK_RETRIES,
             )
-        for batch in encoded.iter_batches(batch_size=1, batch_format="numpy"):
-            for i, blob in zip(batch["i"], batch["vectors"], strict=True):
-                yield chunks[int(i)], pickle.loads(blob)
+        done: set[int] = set()
+        try:
+            for batch in encoded.iter_batches(batch_size=1, batch_format="numpy"):
+                for i, blob in zip(batch["i"], batch["vectors"], strict=True):
+                    done.add(int(i))
+                    yield chunks[int(i)], pickle.loads(blob)
+        except Exception as error:  # Ray's own errors: the run stops, naming it
+            raise RayEngineError(
+                f"the Ray engine's encoders failed: {type(error).__name__}: {_first_line(error)}"
+            ) from None
+        if len(done) < len(chunks):
+            raise RayEngineError(
+                f"the Ray engine's encoders failed on every attempt for "
+                f"{len(chunks) - len(done)} of {len(chunks)} chunk(s) of texts (Ray's errors "
+                "are above); what was encoded is in the cache"
+            )
 
     return encode
 
@@ -192,49 +236,47 @@ class ChunkEncoderActor:
 
 @dataclass(frozen=True)
 class WorkerJob:
-    """What a scoring task gets: the rows' job, the settings, and where the vectors are."""
+    """What a scoring task gets: the rows' job, and where the vectors are and under what
+    model identity."""
 
     job: RowJob
-    settings: Settings
     cache_dir: Path
     identity: str | None  # the embedding model's cache identity; None without embedding
 
 
 def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> list[RowRun]:
-    """Each row of ``params`` run on Ray, in order; a row that never came back is that
-    row's error, naming why."""
-    ray = session(config)
-    work = WorkerJob(job, run_state(config).thresholds.settings, *_vectors_at(config, job))
+    """Each row of ``params`` run on Ray, in order. A row that did not come back (its task
+    failed on every retry, or Ray could not be reached, or the test's arguments cannot
+    travel) is that row's error, naming why; the other rows count."""
+    try:
+        ray = session(config)
+    except RayEngineError as error:
+        return [_lost(job, param, str(error)) for param in params]
+    unsendable = _unpicklable(ray, job)
+    if unsendable is not None:
+        return [_lost(job, param, unsendable) for param in params]
+    work = WorkerJob(job, *_vectors_at(config, job))
     _send_eval_by_value(ray, job)
-    _check_picklable(ray, job)
     items = [{"i": i, "param": pickle.dumps(param)} for i, param in enumerate(params)]
-    with _bounded_retries():
-        scored = ray.data.from_items(items).map_batches(
-            score_rows, batch_size=ROWS_PER_TASK, fn_kwargs={"work": work}, max_retries=TASK_RETRIES
+    # One block a task (batch_size None: the block is the batch), of at most ROWS_PER_TASK
+    # rows: a task that fails for good loses no more.
+    blocks = -(-len(items) // ROWS_PER_TASK)
+    with _without_retry_deprecations():
+        scored = ray.data.from_items(items, override_num_blocks=blocks).map_batches(
+            score_rows, batch_size=None, fn_kwargs={"work": work}, max_retries=TASK_RETRIES
         )
     back: dict[int, tuple[RowPayload, str | None]] = {}
-    lost: str | None = None
+    why = "the Ray engine lost this row: its task failed on every attempt (Ray's error is above)"
     try:
         for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
             for i, blob in zip(batch["i"], batch["run"], strict=True):
                 back[int(i)] = pickle.loads(blob)
-    except Exception as error:  # a task that failed for good: each row it held errors
-        lost = f"the Ray engine lost this row: {type(error).__name__}: {_first_line(error)}"
+    except Exception as error:  # Ray stopped the whole run: each row not back errors
+        why = f"the Ray engine lost this row: {type(error).__name__}: {_first_line(error)}"
     return [
-        RowRun(param, *back[i]) if i in back else _lost(work, param, lost or "not returned")
+        RowRun(param, *back[i]) if i in back else _lost(job, param, why)
         for i, param in enumerate(params)
     ]
-
-
-@contextlib.contextmanager
-def _bounded_retries() -> Iterator[None]:
-    """Ray Data retries a task, and restarts an actor, whose worker died for ever by
-    default: a row that kills its worker would hang the run. The stages are given
-    ``TASK_RETRIES`` instead, through the keyword arguments Ray 2.60 has for it (it
-    announces named parameters for them in later releases; the extra pins below those)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*ray_remote_args.*is deprecated")
-        yield
 
 
 def _vectors_at(config: pytest.Config, job: RowJob) -> tuple[Path, str | None]:
@@ -255,26 +297,27 @@ def _send_eval_by_value(ray: Any, job: RowJob) -> None:
         ray.cloudpickle.register_pickle_by_value(module)
 
 
-def _check_picklable(ray: Any, job: RowJob) -> None:
-    """A fixture value that cannot travel to a worker fails the item, naming it."""
+def _unpicklable(ray: Any, job: RowJob) -> str | None:
+    """Why the test's arguments cannot travel to the workers, naming the fixture; None
+    when they can."""
     for name, value in job.shared.items():
         try:
             ray.cloudpickle.dumps(value)
         except Exception as error:  # pickling fails in many ways; each is named
-            pytest.fail(
+            return (
                 f"the Ray engine sends the test's arguments to its workers, but fixture "
                 f"`{name}` cannot be pickled ({type(error).__name__}: {_first_line(error)}); "
-                'make it picklable, or run this eval with engine = "local"',
-                pytrace=False,
+                "make it picklable, or run this eval on the local engine"
             )
+    return None
 
 
-def _lost(work: WorkerJob, param: RowParam, why: str) -> RowRun:
+def _lost(job: RowJob, param: RowParam, why: str) -> RowRun:
     try:
         raise LostRow(why)  # raised, so that it has the traceback pytest's ExceptionInfo needs
     except LostRow as error:
         outcome = Outcome("call", pytest.ExceptionInfo.from_exception(error), True, False)
-    return RowRun(param, payload_for(work.job.payload, param, None, outcome), why)
+    return RowRun(param, payload_for(job.payload, param, None, outcome), why)
 
 
 def _first_line(error: BaseException) -> str:
@@ -282,11 +325,22 @@ def _first_line(error: BaseException) -> str:
     return lines[0] if lines else ""
 
 
+@contextlib.contextmanager
+def _without_retry_deprecations() -> Iterator[None]:
+    """Ray Data retries a task, and restarts an actor, whose worker died for ever by
+    default: a row that kills its worker would hang the run. The stages are given
+    ``TASK_RETRIES`` instead, through the keyword arguments Ray 2.60 has for it; it warns
+    that they go in a later release (the extra pins below that one), silenced here."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*ray_remote_args.*is deprecated")
+        yield
+
+
 def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[Any]]:
     """A scoring task: each row of the batch run as ``plugin.rows.run_row`` runs it, its
     payload and message pickled back."""
     params: list[RowParam] = [pickle.loads(blob) for blob in batch["param"]]
-    settings = work.settings
+    settings = work.job.payload.settings
     embed = _prepared_vectors(work, params)
 
     def start(param: RowParam, recorder: RowRecorder) -> Row:
@@ -302,9 +356,12 @@ def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[
 
 def _prepared_vectors(work: WorkerJob, params: Sequence[RowParam]) -> Embed:
     """``embed`` on a worker: the vectors the run prepared for these rows, read from the
-    cache directory in one query (the texts listed as the pytest process listed them)."""
+    cache directory in one read-only query (the texts listed as the pytest process listed
+    them). A vector that cannot be read is the row's error, naming the directory."""
     found: dict[str, Vectors] = {}
+    problem = None
     if work.identity is not None:
+        settings = work.job.payload.settings
         listers = [FIXTURES[name].texts for name in work.job.metrics]
         texts = dict.fromkeys(
             text
@@ -312,13 +369,12 @@ def _prepared_vectors(work: WorkerJob, params: Sequence[RowParam]) -> Embed:
             if not param.problems
             for lister in listers
             if lister is not None
-            for text in _texts(lister, param.row, work.settings)
+            for text in _texts(lister, param.row, settings)
         )
-        cache = EmbeddingCache(work.cache_dir)
         try:
-            found = cache.get_many(work.identity, texts)
-        finally:
-            cache.close()
+            found = read_vectors(work.cache_dir, work.identity, texts)
+        except CacheReadError as error:
+            problem = str(error)
 
     def embed(texts: Sequence[str]) -> Vectors:
         if not texts:
@@ -326,8 +382,9 @@ def _prepared_vectors(work: WorkerJob, params: Sequence[RowParam]) -> Embed:
         missing = [text for text in texts if text not in found]
         if missing:
             raise RowError(
-                f"{len(missing)} text(s) were not in the embedding cache the Ray workers read "
-                f"({work.cache_dir}): on a cluster it must be a directory every node can read"
+                f"{len(missing)} text(s) could not be read from the embedding cache the Ray "
+                f"workers read ({problem or work.cache_dir}): on a cluster it must be a "
+                "folder every node mounts (--ragmetrics-cache-dir)"
             )
         return np.stack([found[text] for text in texts])
 
@@ -345,5 +402,6 @@ def _texts(lister: Texts, row: Row, settings: Settings) -> list[str]:
 
 def _no_judge() -> LlmJudge:
     raise NoJudgeOnRay(
-        'the LLM judge is called from the pytest process only: run this eval with engine = "local"'
+        "the LLM judge is called from the pytest process only: run this eval on the local "
+        'engine (without --ragmetrics-engine=ray or engine = "ray")'
     )

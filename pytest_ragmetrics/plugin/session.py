@@ -19,7 +19,7 @@ import pytest
 from pytest_ragmetrics import __version__
 from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
-from pytest_ragmetrics.embeddings.prepare import PrepareStats
+from pytest_ragmetrics.embeddings.prepare import EncodingError, PrepareStats
 from pytest_ragmetrics.embeddings.progress import EncodingProgress
 from pytest_ragmetrics.files import display_path
 from pytest_ragmetrics.gates.configcheck import check_configuration
@@ -124,6 +124,7 @@ class RunSession:
         if state.engine == "ray":
             from pytest_ragmetrics.plugin import ray_engine  # Ray itself when it encodes
 
+            ray_engine.check_usable(options)
             state.encode_chunks = ray_engine.chunk_encoder(config)
         config.stash[STATE_KEY] = state
         session = cls(config, state)
@@ -181,7 +182,7 @@ class RunSession:
             encoding = EncodingProgress(shown.lines(in_place=True))
             try:
                 embedding_store(config).prepare(texts, encoding)
-            except EmbeddingModelError as error:
+            except (EmbeddingModelError, EncodingError) as error:
                 raise pytest.UsageError(str(error)) from None
 
     def test_done(self, item: pytest.Item) -> None:

@@ -68,7 +68,9 @@ def embedding_store(config: pytest.Config) -> EmbeddingStore:
             return embedder_for(settings.embedding_model, settings.base_dir, cache.file_digest)
 
         cache = EmbeddingCache(state.options.cache_dir)
-        state.store = EmbeddingStore(make_embedder, cache, state.encode_chunks)
+        # On the Ray engine the workers read the vectors from the cache: not held here.
+        keep = state.engine != "ray"
+        state.store = EmbeddingStore(make_embedder, cache, state.encode_chunks, keep)
     return state.store
 
 

@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from pytest_ragmetrics.plugin.ray_engine import ROWS_PER_TASK
+
 from conftest import ROWS, Project, jsonl
 
 if os.environ.get("CI") and importlib.util.find_spec("ray") is None:
@@ -138,23 +140,25 @@ DYING = """
 import os
 import pytest
 
-pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", batch_size=10)
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", batch_size=1000)
 
 
 def test_answers(row, f1):
-    if row.id == "q13":
+    if row.id == "q0513":
         os._exit(3)  # the worker process dies, on every attempt
     f1(row)
 """
 
 
-def test_a_worker_that_dies_errors_its_rows_and_the_run_ends(pytester: pytest.Pytester) -> None:
-    """Row q13 kills its worker each time Ray retries it. Its batch (rows 11-20) comes back
-    as errored rows naming the loss; the other batches pass; the run exits 1, in time."""
+def test_a_worker_that_dies_errors_only_its_tasks_rows(pytester: pytest.Pytester) -> None:
+    """Row q0513 kills its worker each time Ray retries it. Of the one item's 1,000 rows,
+    those of its task (at most 256, ``ROWS_PER_TASK``) come back as errors naming the
+    loss; every other row counts; the run exits 1, in time."""
     project = Project(pytester)
-    project.write("data/rows.jsonl", jsonl(MANY))
+    rows = [{**MANY[i % 40], "id": f"q{i:04d}"} for i in range(1000)]
+    project.write("data/rows.jsonl", jsonl(rows))
     project.write("test_eval.py", DYING)
-    project.write("thresholds.toml", '[gates]\n"f1.count" = ">= 30"\n')
+    project.write("thresholds.toml", '[gates]\n"f1.count" = ">= 700"\n')
     done = subprocess.run(
         [*PYTEST, "--ragmetrics-engine=ray", "--ragmetrics-json=report.json"],
         cwd=pytester.path,
@@ -167,14 +171,60 @@ def test_a_worker_that_dies_errors_its_rows_and_the_run_ends(pytester: pytest.Py
     report = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
     (evaluation,) = report["evals"]
     statuses = {row["id"]: row["status"] for row in evaluation["rows"]}
-    assert len(statuses) == 40  # no row dropped
-    assert statuses["q13"] == "error", [r for r in evaluation["rows"] if r["id"] == "q13"]
+    assert len(statuses) == 1000  # no row dropped
+    assert statuses["q0513"] == "error"
     lost = [row for row in evaluation["rows"] if row["status"] == "error"]
-    assert all(
-        "the Ray engine lost this row: WorkerCrashedError" in " ".join(row["errors"])
-        for row in lost
-    )
-    assert {row["id"] for row in lost} <= {f"q{i:02d}" for i in range(10, 20)}
+    assert 1 <= len(lost) <= ROWS_PER_TASK
+    assert all("the Ray engine lost this row" in " ".join(row["errors"]) for row in lost)
     assert evaluation["errors"] == len(lost)
-    assert evaluation["metrics"]["f1"]["count"] == 40 - len(lost)
-    assert f"rows-11-20: 0 of 10 rows failed, {len(lost)} errored" in done.stdout
+    assert evaluation["metrics"]["f1"]["count"] == 1000 - len(lost)
+    assert f"rows-1-1000: 0 of 1000 rows failed, {len(lost)} errored" in done.stdout
+    assert "Gates: 1 passed" in done.stdout  # the rows that came back count
+
+
+UNSENDABLE = """
+import threading
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")
+
+
+@pytest.fixture
+def lock():
+    return threading.Lock()
+
+
+def test_answers(row, f1, lock):
+    f1(row)
+"""
+
+
+def test_an_argument_that_cannot_travel_errors_every_row_naming_it(
+    local_ray: None, project: Project
+) -> None:
+    project.write("test_eval.py", UNSENDABLE)
+    result, report = project.run_json("--ragmetrics-engine=ray")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*rows-1-4: 0 of 4 rows failed, 4 errored*"])
+    result.stdout.fnmatch_lines(["*fixture `lock` cannot be pickled (TypeError: *"])
+    (evaluation,) = report["evals"]
+    assert [row["status"] for row in evaluation["rows"]] == ["error"] * 4
+    assert evaluation["errors"] == 4
+
+
+def test_a_judge_metric_on_ray_errors_its_row_saying_why(local_ray: None, project: Project) -> None:
+    project.write(
+        "test_eval.py",
+        EVAL.replace("batch_size=16", "batch_size=4").replace(
+            "def test_answers(row, em, f1, idk_citation, tokens, overlap):\n"
+            "    assert idk_citation(row) == 0\n"
+            "    em(row); f1(row); tokens(row); overlap(row)",
+            "def test_answers(row, faithfulness_judge):\n    faithfulness_judge(row)",
+        ),
+    )
+    project.write("data/rows.jsonl", jsonl([{**ROWS[0], "question": "Capital of France?"}]))
+    result, report = project.run_json("--ragmetrics-engine=ray")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*the LLM judge is called from the pytest process only*"])
+    (evaluation,) = report["evals"]
+    assert [row["status"] for row in evaluation["rows"]] == ["error"]
