@@ -102,16 +102,16 @@ def _ray() -> Any:
 def check_usable(options: Options) -> None:
     """Usage errors, before anything runs: Ray missing, or a run whose private cache
     folder the workers of a remote cluster could not read."""
-    if importlib.util.find_spec("ray") is None:
-        raise pytest.UsageError(
-            "the Ray engine needs Ray: pip install 'pytest-ragmetrics[ray]', or run "
-            'without --ragmetrics-engine=ray / engine = "ray"'
-        )
     if options.no_cache and os.environ.get(RAY_ADDRESS_ENV):
         raise pytest.UsageError(
             f"--ragmetrics-no-cache with {RAY_ADDRESS_ENV} set: the run's private cache is a "
             "folder on this machine, which the cluster's workers cannot read; give "
             "--ragmetrics-cache-dir a folder on a file system every node mounts instead"
+        )
+    if importlib.util.find_spec("ray") is None:
+        raise pytest.UsageError(
+            "the Ray engine needs Ray: pip install 'pytest-ragmetrics[ray]', or run "
+            'without --ragmetrics-engine=ray / engine = "ray"'
         )
 
 

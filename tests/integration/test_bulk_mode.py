@@ -9,6 +9,7 @@ from the rows.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -366,3 +367,28 @@ def test_a_batch_that_ran_lets_its_rows_go_and_every_row_keeps_its_evidence(
     assert evidence["r3"].startswith("best gold 'Ljubljana': 0 common token(s)")
     assert evidence["r4"].startswith("best gold 'Rome': 1 common token(s)")
     assert all(row["question"] is None and row["answer"] for row in evaluation["rows"])
+
+
+def test_the_ray_engine_refuses_a_private_cache_a_remote_cluster_cannot_read(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", "auto")
+    result = project.run("--ragmetrics-engine=ray", "--ragmetrics-no-cache")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--ragmetrics-no-cache with RAY_ADDRESS set: *give --ragmetrics-cache-dir a folder*"]
+    )
+
+
+def test_the_ray_engine_without_ray_is_a_usage_error_saying_what_to_install(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else find_spec(name, *a)
+    )
+    result = project.run("--ragmetrics-engine", "ray")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*the Ray engine needs Ray: pip install 'pytest-ragmetrics[[]ray[]]'*"]
+    )
