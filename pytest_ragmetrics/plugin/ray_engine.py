@@ -82,9 +82,8 @@ class LostRow(Exception):
 
 @dataclass(frozen=True)
 class RaySession:
-    """The Ray the run uses; ``started`` when this run started it (and stops it)."""
+    """The Ray the run uses: ``started`` when this run started it (and stops it)."""
 
-    address: str
     started: bool
 
 
@@ -134,7 +133,7 @@ def session(config: pytest.Config) -> Any:
         # A block whose task failed on every retry must not abort the other blocks: the
         # rows it held are found missing and become errors (``run_rows``), the rest count.
         context.max_errored_blocks = -1
-        state.ray = RaySession(address or "local", started)
+        state.ray = RaySession(started)
     return ray
 
 
@@ -177,13 +176,11 @@ def chunk_encoder(config: pytest.Config) -> Any:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         actors = max(1, min(len(chunks), gpus or cpus))
         items = [{"i": i, "texts": pickle.dumps(chunk)} for i, chunk in enumerate(chunks)]
-        # The model is named by the actor class itself (sent by value), not by constructor
-        # arguments, which Ray would keep in the object store for the actors' restarts.
         model = {"model_dir": str(embedder.model_dir), "name": embedder.name}
-        encoder = type("ChunkEncoder", (ChunkEncoderActor,), model)
         with _without_retry_deprecations():
             encoded = ray.data.from_items(items).map_batches(
-                encoder,
+                ChunkEncoderActor,
+                fn_constructor_kwargs=model,
                 batch_size=1,
                 compute=ray.data.ActorPoolStrategy(size=actors),
                 num_gpus=1 if gpus else 0,
@@ -215,14 +212,11 @@ class ChunkEncoderActor:
     """One actor of the encoding pool: the model, loaded once, on the actor's GPU if Ray
     gave it one."""
 
-    model_dir: str
-    name: str
-
-    def __init__(self) -> None:
+    def __init__(self, model_dir: str, name: str) -> None:
         import ray
 
         device = "cuda" if ray.get_gpu_ids() else "cpu"
-        self.embedder = SentenceTransformerEmbedder(Path(self.model_dir), self.name, device=device)
+        self.embedder = SentenceTransformerEmbedder(Path(model_dir), name, device=device)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:
         vectors = [
