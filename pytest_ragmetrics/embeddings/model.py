@@ -184,7 +184,10 @@ class SentenceTransformerEmbedder:
     def identity(self) -> str:
         if self._identity is None:
             fingerprint = model_fingerprint(self.model_dir, self.file_digest)
-            self._identity = f"sentence-transformers:{fingerprint}"
+            # A GPU's vectors differ from a CPU's in the last bits: never one cache entry.
+            # (The CPU's identity is unchanged, so caches written before stay valid.)
+            device = "" if self.device == "cpu" else f"@{self.device}"
+            self._identity = f"sentence-transformers:{fingerprint}{device}"
         return self._identity
 
     def encode(self, texts: Sequence[str]) -> Vectors:
@@ -203,9 +206,15 @@ class SentenceTransformerEmbedder:
 
 
 def embedder_for(
-    setting: str, base_dir: Path | None = None, file_digest: FileDigests | None = None
+    setting: str,
+    base_dir: Path | None = None,
+    file_digest: FileDigests | None = None,
+    device: str = "cpu",
 ) -> SentenceTransformerEmbedder:
-    """The embedder that ``embedding_model = setting`` names."""
+    """The embedder that ``embedding_model = setting`` names, encoding on ``device``."""
     return SentenceTransformerEmbedder(
-        resolve_model_dir(setting, base_dir), model_label(setting), file_digest=file_digest
+        resolve_model_dir(setting, base_dir),
+        model_label(setting),
+        file_digest=file_digest,
+        device=device,
     )

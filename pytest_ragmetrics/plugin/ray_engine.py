@@ -208,6 +208,13 @@ def chunk_encoder(config: pytest.Config) -> Any:
     return encode
 
 
+def encoding_device(config: pytest.Config) -> str:
+    """Where the actor pool encodes: ``cuda`` when the cluster has GPUs (an actor takes
+    one), else ``cpu``. Part of the model's cache identity, so a GPU's vectors and a
+    CPU's are never taken for each other."""
+    return "cuda" if session(config).cluster_resources().get("GPU", 0) else "cpu"
+
+
 class ChunkEncoderActor:
     """One actor of the encoding pool: the model, loaded once, on the actor's GPU if Ray
     gave it one."""

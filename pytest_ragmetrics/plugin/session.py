@@ -126,6 +126,7 @@ class RunSession:
 
             ray_engine.check_usable(options)
             state.encode_chunks = ray_engine.chunk_encoder(config)
+            state.encoding_device = lambda: ray_engine.encoding_device(config)
         config.stash[STATE_KEY] = state
         session = cls(config, state)
         if session.controller and options.history_dir is not None:

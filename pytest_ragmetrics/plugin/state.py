@@ -3,7 +3,7 @@ test: its row parameter and what its metric fixtures record."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,8 +42,10 @@ class RunState:
     llm: LlmJudge | None = None
     # The Ray session the run started (plugin.ray_engine), shut down when the run ends.
     ray: Any = None
-    # Who encodes the texts the store misses: this process, or the Ray engine's actors.
+    # Who encodes the texts the store misses: this process, or the Ray engine's actors,
+    # and on what device ("cuda" where the Ray engine's cluster has GPUs).
     encode_chunks: ChunkEncoder = encode_here
+    encoding_device: Callable[[], str] = lambda: "cpu"
 
     @property
     def engine(self) -> str:
@@ -65,7 +67,10 @@ def embedding_store(config: pytest.Config) -> EmbeddingStore:
         settings = state.thresholds.settings
 
         def make_embedder(cache: EmbeddingCache) -> Embedder:
-            return embedder_for(settings.embedding_model, settings.base_dir, cache.file_digest)
+            device = state.encoding_device()  # where the run's vectors are computed
+            return embedder_for(
+                settings.embedding_model, settings.base_dir, cache.file_digest, device
+            )
 
         cache = EmbeddingCache(state.options.cache_dir)
         # On the Ray engine the workers read the vectors from the cache: not held here.

@@ -77,6 +77,18 @@ def test_identity_is_the_content_of_the_model_directory(tmp_path: Path) -> None:
     assert embedder_for(str(tmp_path)).identity != first
 
 
+def test_a_gpus_vectors_are_cached_apart_from_a_cpus(tmp_path: Path) -> None:
+    """The same weights on another device give vectors that differ in the last bits: a
+    cache entry never serves both. The CPU's identity is the one caches always had."""
+    for name in ("config.json", "modules.json"):
+        (tmp_path / name).write_text("{}")
+    cpu = embedder_for(str(tmp_path)).identity
+    assert embedder_for(str(tmp_path), device="cpu").identity == cpu
+    assert embedder_for(str(tmp_path), device="cuda").identity == f"{cpu}@cuda"
+    assert cpu.startswith("sentence-transformers:")
+    assert "@" not in cpu
+
+
 def test_relative_model_directories_resolve_from_the_thresholds_file(tmp_path: Path) -> None:
     (tmp_path / "models" / "mine").mkdir(parents=True)
     (tmp_path / "models" / "mine" / "modules.json").write_text("[]")
