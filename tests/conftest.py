@@ -6,7 +6,9 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -98,6 +100,20 @@ def terminal_section(result: pytest.RunResult, title: str) -> list[str]:
     start = next(i for i, line in enumerate(lines) if re.fullmatch(f"=+ {title} =+", line))
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(("==", "- ")))
     return lines[start + 1 : end]
+
+
+@dataclass
+class FakeItem:
+    """What the plugin reads of a pytest item, for unit tests: its node id, fixture
+    names and parameters (``item.callspec.params``)."""
+
+    nodeid: str
+    fixturenames: list[str]
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def callspec(self) -> SimpleNamespace:
+        return SimpleNamespace(params=self.params)
 
 
 def jsonl(rows: list[dict[str, Any]]) -> str:

@@ -4,8 +4,6 @@ exactly as the same rows' own items would. Expected values by hand."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 from pytest_ragmetrics.config.thresholds import Settings
@@ -21,18 +19,9 @@ from pytest_ragmetrics.plugin.state import (
 )
 from pytest_ragmetrics.results.summary import EvalInfo
 
+from conftest import FakeItem
+
 INFO = EvalInfo("test_x.py", "test_x.py", "data/q.jsonl", "0" * 64, 3)
-
-
-@dataclass
-class FakeItem:
-    nodeid: str
-    fixturenames: list[str]
-    params: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def callspec(self) -> SimpleNamespace:
-        return SimpleNamespace(params=self.params)
 
 
 def param(row_id: str, answer: str, live: str | None = None, bad: bool = False) -> RowParam:

@@ -4,7 +4,6 @@ and its last line when the run stops short. Expected lines by hand."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -24,18 +23,9 @@ from pytest_ragmetrics.plugin.progress import (
 from pytest_ragmetrics.plugin.state import RowParam, RunState
 from pytest_ragmetrics.results.summary import EvalInfo
 
+from conftest import FakeItem
+
 INFO = EvalInfo("test_live.py", "test_live", "data/q.jsonl", "0" * 64, 2)
-
-
-@dataclass
-class FakeItem:
-    nodeid: str
-    fixturenames: list[str]
-    params: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def callspec(self) -> SimpleNamespace:
-        return SimpleNamespace(params=self.params)
 
 
 def item(nodeid: str, question: str, live: str | None, *fixtures: str, bad: bool = False) -> Any:
