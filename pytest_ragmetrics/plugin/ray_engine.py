@@ -87,14 +87,18 @@ class RaySession:
     started: bool
 
 
+NEEDS_RAY = (
+    "the Ray engine needs Ray: pip install 'pytest-ragmetrics[ray]', or run without "
+    '--ragmetrics-engine=ray / engine = "ray"'
+)
+
+
 def _ray() -> Any:
     try:
         import ray
         import ray.data
-    except ImportError as error:
-        raise pytest.UsageError(
-            f"the Ray engine needs Ray: pip install 'pytest-ragmetrics[ray]' ({error})"
-        ) from None
+    except ImportError as error:  # installed in part: check_usable found the package
+        raise pytest.UsageError(f"{NEEDS_RAY} ({error})") from None
     return ray
 
 
@@ -108,15 +112,12 @@ def check_usable(options: Options) -> None:
             "--ragmetrics-cache-dir a folder on a file system every node mounts instead"
         )
     if importlib.util.find_spec("ray") is None:
-        raise pytest.UsageError(
-            "the Ray engine needs Ray: pip install 'pytest-ragmetrics[ray]', or run "
-            'without --ragmetrics-engine=ray / engine = "ray"'
-        )
+        raise pytest.UsageError(NEEDS_RAY)
 
 
 def session(config: pytest.Config) -> Any:
     """Ray, connected: to the cluster ``RAY_ADDRESS`` names, else a local Ray started for
-    the run (every CPU of the machine, no dashboard), stopped by ``stop``."""
+    the run (the CPUs Ray detects, no dashboard), stopped by ``stop``."""
     state = run_state(config)
     ray = _ray()
     if state.ray is None:
