@@ -50,8 +50,10 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from array import array
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +62,7 @@ from pytest_ragmetrics.data.parquet import parquet_rows
 # DatasetError and Problem live with the file reading that raises and reports them, and
 # are this module's too: every user of the loader imports them from here.
 from pytest_ragmetrics.data.streams import DatasetError as DatasetError
-from pytest_ragmetrics.data.streams import Line, decompressed, lines, raw_chunks
+from pytest_ragmetrics.data.streams import Digest, Line, decompressed, lines, raw_chunks
 from pytest_ragmetrics.data.streams import Problem as Problem
 from pytest_ragmetrics.files import loads_finite
 
@@ -175,6 +177,13 @@ class Dataset:
         """The systems the rows name, in order of first appearance; ``()`` when none does."""
         found = (loaded.row.system for loaded in self.rows)
         return tuple(dict.fromkeys(s for s in found if isinstance(s, str)))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def row_keys(self) -> Iterator[tuple[str | None, str]]:
+        """Each row's (system, id), in file order."""
+        return ((loaded.row.system, loaded.row.id) for loaded in self.rows)
 
 
 # -- field validation -----------------------------------------------------------------
@@ -401,29 +410,31 @@ _TOO_DEEP = (
 )
 
 
-def _jsonl_records(lines: Iterable[Line]) -> Iterator[_Record]:
-    for line in lines:
-        text = line.text.rstrip("\r\n")
-        if not text.strip():
-            continue
-        if line.bad_byte is not None:
-            yield _Record(line.number, text, None, (line.not_utf8(),))
-            continue
-        try:
-            data = loads_finite(text, refusal=_NOT_A_NUMBER)
-        except RecursionError:
-            data, problem = None, Problem("<json>", _TOO_DEEP)
-        except ValueError as error:
-            data, problem = None, Problem("<json>", f"not valid JSON: {error}")
+def _jsonl_lines(lines: Iterable[Line]) -> Iterator[Line]:
+    """The lines that hold a row: every line that is not blank."""
+    return (line for line in lines if line.text.strip())
+
+
+def _jsonl_record(line: Line) -> _Record:
+    """One JSONL line parsed; what makes it unreadable is the record's ``<json>`` (or
+    ``<utf-8>``) problem."""
+    text = line.text.rstrip("\r\n")
+    if line.bad_byte is not None:
+        return _Record(line.number, text, None, (line.not_utf8(),))
+    try:
+        data = loads_finite(text, refusal=_NOT_A_NUMBER)
+    except RecursionError:
+        data, problem = None, Problem("<json>", _TOO_DEEP)
+    except ValueError as error:
+        data, problem = None, Problem("<json>", f"not valid JSON: {error}")
+    else:
+        if not isinstance(data, dict):
+            problem = Problem("<json>", f"expected a JSON object per line, got {_kind(data)}")
+        elif _too_deep(data, text, MAX_DEPTH):
+            problem = Problem("<json>", _TOO_DEEP)
         else:
-            if not isinstance(data, dict):
-                problem = Problem("<json>", f"expected a JSON object per line, got {_kind(data)}")
-            elif _too_deep(data, text, MAX_DEPTH):
-                problem = Problem("<json>", _TOO_DEEP)
-            else:
-                yield _Record(line.number, text, data, ())
-                continue
-        yield _Record(line.number, text, None, (problem,))
+            return _Record(line.number, text, data, ())
+    return _Record(line.number, text, None, (problem,))
 
 
 _CSV_JSON_FIELDS = frozenset(
@@ -690,51 +701,83 @@ def _check(record: _Record) -> _Checked:
     return _Checked(record, data, given_id, problems)
 
 
-def _with_ids(checked: list[_Checked], source: str, unit: str = "line") -> list[LoadedRow]:
-    """Rows with unique ids per system. A row's own id is kept unless an earlier row of
-    its system has it; made-up ids (``L<line>-<hash>``, ``<id>@L<line>``) never take an
-    id that any row of the dataset gives itself.
-
-    That last rule needs every id the rows give themselves before the first made-up one,
-    so the rows are all read first; a reader of a dataset in batches would make two
-    passes, the first collecting only the given ids (and their systems), the second
-    assigning ids exactly as here. ``unit`` names what a row's number counts (a Parquet
-    row's is its row, not a line)."""
-    taken = {c.given_id for c in checked if c.given_id is not None}
-    of_systems = {c.given_id for c in checked if c.given_id is not None and _system(c)}
-    first_line: dict[tuple[str | None, str], int] = {}
-    rows: list[LoadedRow] = []
-    for c in checked:
-        line, problems, system = c.record.line, list(c.problems), _system(c)
-        key = (system, c.given_id or "")
-        if c.given_id is None:
-            row_id = _unused(_fallback_id(c.record), taken)
-        elif key in first_line:
-            of_system = f" of system {system!r}" if system is not None else ""
-            problems.append(
-                Problem(
-                    "id",
-                    f"duplicate id {c.given_id!r}{of_system} (first used at {unit} "
-                    f"{first_line[key]})",
-                )
-            )
-            row_id = _unused(f"{c.given_id}@L{line}", taken)  # keeps test ids unique
-        elif system is None and c.given_id in of_systems:
-            # A row that names no system in a dataset of systems is a bad row of every
-            # system (``_systems_complete``): it must not share an id with their rows.
-            first_line[key] = line
-            row_id = _unused(f"{c.given_id}@L{line}", taken)
-        else:
-            first_line[key] = line
-            row_id = c.given_id
-        taken.add(row_id)
-        rows.append(LoadedRow(Row(row_id, source, line, len(rows), c.data or {}), tuple(problems)))
-    return rows
-
-
 def _system(checked: _Checked) -> str | None:
     system = (checked.data or {}).get("system")
     return system if isinstance(system, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Ident:
+    """What a row's id depends on: its number, the id it gives itself, its system, and
+    the id made up for it (``L<line>-<hash>``) when it gives none."""
+
+    line: int
+    given_id: str | None
+    system: str | None
+    made_up: str | None
+
+
+def _ident(checked: _Checked) -> _Ident:
+    given = checked.given_id
+    made_up = _fallback_id(checked.record) if given is None else None
+    return _Ident(checked.record.line, given, _system(checked), made_up)
+
+
+def _assign_ids(idents: list[_Ident], unit: str) -> Iterator[tuple[str, tuple[Problem, ...]]]:
+    """Each row's id, unique per system, and the problem with its own id if it has one.
+    A row's own id is kept unless an earlier row of its system has it; made-up ids
+    (``L<line>-<hash>``, ``<id>@L<line>``) never take an id that any row of the dataset
+    gives itself, which is why every row's ident is known first. ``unit`` names what a
+    row's number counts (a Parquet row's is its row, not a line)."""
+    taken = {i.given_id for i in idents if i.given_id is not None}
+    of_systems = {i.given_id for i in idents if i.given_id is not None and i.system}
+    first_line: dict[tuple[str | None, str], int] = {}
+    for i in idents:
+        key = (i.system, i.given_id or "")
+        problems: tuple[Problem, ...] = ()
+        if i.given_id is None:
+            row_id = _unused(i.made_up or "", taken)
+        elif key in first_line:
+            of_system = f" of system {i.system!r}" if i.system is not None else ""
+            problems = (
+                Problem(
+                    "id",
+                    f"duplicate id {i.given_id!r}{of_system} (first used at {unit} "
+                    f"{first_line[key]})",
+                ),
+            )
+            row_id = _unused(f"{i.given_id}@L{i.line}", taken)  # keeps test ids unique
+        elif i.system is None and i.given_id in of_systems:
+            # A row that names no system in a dataset of systems is a bad row of every
+            # system (``_NO_SYSTEM``): it must not share an id with their rows.
+            first_line[key] = i.line
+            row_id = _unused(f"{i.given_id}@L{i.line}", taken)
+        else:
+            first_line[key] = i.line
+            row_id = i.given_id
+        taken.add(row_id)
+        yield row_id, problems
+
+
+_NO_SYSTEM = Problem("system", "missing: other rows of this dataset name their system")
+
+
+def _loaded(
+    checked: _Checked,
+    position: int,
+    row_id: str,
+    id_problems: tuple[Problem, ...],
+    source: str,
+    of_systems: bool,
+) -> LoadedRow:
+    """The row at ``position`` with its id and every problem it has. Once one row of the
+    dataset names its ``system`` (``of_systems``), a row without one cannot be told apart:
+    a problem of that row (a row that could not be read already has one)."""
+    problems = (*checked.problems, *id_problems)
+    data = checked.data or {}
+    if of_systems and "system" not in data and not any(p.field.startswith("<") for p in problems):
+        problems = (*problems, _NO_SYSTEM)
+    return LoadedRow(Row(row_id, source, checked.record.line, position, data), problems)
 
 
 def _parquet_records(path: Path, source: str) -> Iterator[_Record]:
@@ -744,24 +787,37 @@ def _parquet_records(path: Path, source: str) -> Iterator[_Record]:
         yield _Record(row.number, json.dumps(row.data), row.data, row.problems)
 
 
-def _records(path: Path, kind: str, source: str, digest: Any) -> Iterator[_Record]:
+def _ready(record: _Record) -> Callable[[], _Record]:
+    return lambda: record
+
+
+def _records(
+    path: Path, kind: str, source: str, digest: Digest | None
+) -> Generator[Callable[[], _Record], None, None]:
     """The records of ``path`` in file order, read a chunk (a batch of Parquet rows) at a
-    time, the file's bytes fed to ``digest`` as they are read.
+    time, the file's bytes fed to ``digest`` (if any) as they are read. Each is handed on
+    as a function that makes it: a JSONL line is parsed only when its record is made, so
+    that a reader after later rows skips earlier ones cheaply.
 
     CSV alone is read whole (as lines): after a malformed record, reading resumes on the
     line after the one it started on, which may lie any number of lines back."""
     if kind == "parquet":
-        for _ in raw_chunks(path, source, digest):
-            pass  # the digest is of the file's bytes; pyarrow reads the file itself
-        yield from _parquet_records(path, source)
+        if digest is not None:
+            for _ in raw_chunks(path, source, digest):
+                pass  # the digest is of the file's bytes; pyarrow reads the file itself
+        yield from map(_ready, _parquet_records(path, source))
         return
     chunks = raw_chunks(path, source, digest)
     base, _, compression = kind.partition(".")
     text = lines(decompressed(chunks, compression, source) if compression else chunks, source)
     if base == "csv":
-        yield from _csv_records(list(text), source)
+        yield from map(_ready, _csv_records(list(text), source))
     else:
-        yield from _jsonl_records(text)
+        yield from (partial(_jsonl_record, line) for line in _jsonl_lines(text))
+
+
+def _unit(kind: str) -> str:
+    return "row" if kind == "parquet" else "line"
 
 
 def load_dataset(path: Path, display: str | None = None, fmt: str | None = None) -> Dataset:
@@ -769,20 +825,143 @@ def load_dataset(path: Path, display: str | None = None, fmt: str | None = None)
     source = display or str(path)
     kind = dataset_format(path, fmt, source)
     digest = hashlib.sha256()
-    checked = [_check(record) for record in _records(path, kind, source, digest)]
-    rows = _with_ids(checked, source, "row" if kind == "parquet" else "line")
-    return Dataset(path, source, digest.hexdigest(), _systems_complete(rows))
-
-
-def _systems_complete(rows: list[LoadedRow]) -> tuple[LoadedRow, ...]:
-    """Once one row names its ``system``, a row without one cannot be told apart: it is a
-    problem of that row (a parse failure already is one)."""
-    if not any(isinstance(loaded.row.system, str) for loaded in rows):
-        return tuple(rows)
-    problem = Problem("system", "missing: other rows of this dataset name their system")
-    return tuple(
-        loaded
-        if "system" in loaded.row.data or any(p.field.startswith("<") for p in loaded.problems)
-        else LoadedRow(loaded.row, (*loaded.problems, problem))
-        for loaded in rows
+    checked = [_check(make()) for make in _records(path, kind, source, digest)]
+    ids = _assign_ids([_ident(c) for c in checked], _unit(kind))
+    of_systems = any(_system(c) is not None for c in checked)
+    rows = tuple(
+        _loaded(c, position, row_id, problems, source, of_systems)
+        for position, (c, (row_id, problems)) in enumerate(zip(checked, ids, strict=True))
     )
+    return Dataset(path, source, digest.hexdigest(), rows)
+
+
+# -- datasets read a batch of rows at a time ----------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class DatasetIndex:
+    """What a run needs to know of a dataset's rows without holding them: how many, each
+    one's id, line and system, and the file's hash; the rows themselves are read again,
+    a batch at a time, by a ``DatasetReader``. About 100 bytes a row (the ids)."""
+
+    path: Path
+    display: str
+    format: str
+    sha256: str
+    stamp: tuple[int, int]  # the file's size and modification time when it was scanned
+    ids: tuple[str, ...]
+    lines: array[int]
+    system_codes: array[int]  # an index into ``systems``, -1 for a row that names none
+    systems: tuple[str, ...]
+    id_problems: Mapping[int, tuple[Problem, ...]]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def system_at(self, position: int) -> str | None:
+        code = self.system_codes[position]
+        return None if code < 0 else self.systems[code]
+
+    def row_keys(self) -> Iterator[tuple[str | None, str]]:
+        """Each row's (system, id), in file order."""
+        return ((self.system_at(p), row_id) for p, row_id in enumerate(self.ids))
+
+
+def _stamp(path: Path, source: str) -> tuple[int, int]:
+    try:
+        stat = path.stat()
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise DatasetError(f"{source}: cannot read the dataset: {reason}") from None
+    return stat.st_size, stat.st_mtime_ns
+
+
+def scan_dataset(path: Path, display: str | None = None, fmt: str | None = None) -> DatasetIndex:
+    """Read every row of ``path`` once, as ``load_dataset`` does, keeping only its index:
+    the ids are those ``load_dataset`` gives, and a ``DatasetReader`` gives the same rows."""
+    source = display or str(path)
+    kind = dataset_format(path, fmt, source)
+    stamp = _stamp(path, source)
+    digest = hashlib.sha256()
+    idents = [_ident(_check(make())) for make in _records(path, kind, source, digest)]
+    systems = tuple(dict.fromkeys(i.system for i in idents if i.system is not None))
+    codes = {system: code for code, system in enumerate(systems)}
+    ids: list[str] = []
+    id_problems: dict[int, tuple[Problem, ...]] = {}
+    for position, (row_id, problems) in enumerate(_assign_ids(idents, _unit(kind))):
+        ids.append(row_id)
+        if problems:
+            id_problems[position] = problems
+    return DatasetIndex(
+        path,
+        source,
+        kind,
+        digest.hexdigest(),
+        stamp,
+        tuple(ids),
+        array("q", (i.line for i in idents)),
+        array("i", (-1 if i.system is None else codes[i.system] for i in idents)),
+        systems,
+        id_problems,
+    )
+
+
+class DatasetReader:
+    """The rows of a scanned dataset, read again a batch at a time, each exactly as
+    ``load_dataset`` gives it (id, line, position, data and problems).
+
+    Reading goes forward through the file: rows asked for in increasing positions (the
+    batches of a run, in the order one process runs them) cost one pass, rows before the
+    last one read start a new pass. A file whose size or modification time changed since
+    the scan raises ``DatasetError``, as does a row that is no longer where it was: the
+    rows read must be the rows the run collected."""
+
+    def __init__(self, index: DatasetIndex) -> None:
+        self.index = index
+        self._stream: Generator[Callable[[], _Record], None, None] | None = None
+        self._records: Iterator[tuple[int, Callable[[], _Record]]] = iter(())
+        self._next = 0
+
+    def rows(self, positions: Sequence[int]) -> list[LoadedRow]:
+        """The rows at ``positions``, which increase."""
+        index = self.index
+        if not positions:
+            return []
+        if self._stream is None or positions[0] < self._next:
+            self.close()
+            if _stamp(index.path, index.display) != index.stamp:
+                raise DatasetError(self._changed("its size or modification time differ"))
+            self._stream = _records(index.path, index.format, index.display, None)
+            self._records, self._next = enumerate(self._stream), 0
+        of_systems = bool(index.systems)
+        loaded = []
+        for position in positions:
+            record = self._record_at(position)
+            if record.line != index.lines[position]:
+                raise DatasetError(self._changed(f"row {position + 1} is no longer there"))
+            problems = index.id_problems.get(position, ())
+            checked = _check(record)
+            row_id = index.ids[position]
+            loaded.append(_loaded(checked, position, row_id, problems, index.display, of_systems))
+        return loaded
+
+    def _record_at(self, position: int) -> _Record:
+        if position < self._next:
+            raise ValueError(f"rows are read in increasing positions; {position} came late")
+        for found, make in self._records:
+            self._next = found + 1
+            if found == position:
+                return make()
+        raise DatasetError(self._changed(f"it has fewer than {position + 1} rows"))
+
+    def _changed(self, how: str) -> str:
+        return (
+            f"{self.index.display}: the dataset changed while the run read it ({how}); "
+            "leave it unchanged until the run ends, and run again"
+        )
+
+    def close(self) -> None:
+        """Close the file of the pass under way, if any."""
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None

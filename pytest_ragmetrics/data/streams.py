@@ -38,16 +38,17 @@ class Problem:
     message: str
 
 
-class _Digest(Protocol):
+class Digest(Protocol):
     def update(self, data: bytes, /) -> None: ...
 
 
-def raw_chunks(path: Path, source: str, digest: _Digest) -> Iterator[bytes]:
-    """The bytes of ``path``, ``CHUNK`` at a time, each also fed to ``digest``."""
+def raw_chunks(path: Path, source: str, digest: Digest | None = None) -> Iterator[bytes]:
+    """The bytes of ``path``, ``CHUNK`` at a time, each also fed to ``digest`` if given."""
     try:
         with path.open("rb") as stream:
             while chunk := stream.read(CHUNK):
-                digest.update(chunk)
+                if digest is not None:
+                    digest.update(chunk)
                 yield chunk
     except (OSError, ValueError) as error:  # ValueError: a NUL in the path
         reason = getattr(error, "strerror", None) or str(error)

@@ -3,7 +3,9 @@ process that runs the item).
 
 A bulk eval is parametrized over batches of rows (``plugin.state.BatchParam``) instead of
 one item per row, which saves pytest's per-item cost (about 1 ms and 18 KB of controller
-memory a row). The user's test function is unchanged: for each row the item does what a
+memory a row). A batch holds its rows' positions only: its item reads them from the
+dataset when it runs (``data.dataset.DatasetReader``), so no process holds the whole
+file. The user's test function is unchanged: for each row the item does what a
 row test's fixtures would do (``plugin.fixtures.start_row``: a bad row fails or is
 skipped, a live row is answered), gives the test the row and fresh metric fixtures bound
 to that row's recorder, and every other argument as pytest set it up for the batch. How a
@@ -24,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.data.dataset import DatasetError, Row
 from pytest_ragmetrics.plugin.fixtures import FIXTURES, MetricFixture, metric_fixture, start_row
 from pytest_ragmetrics.plugin.recording import PayloadContext
 from pytest_ragmetrics.plugin.rows import BindMetric, RowJob, RowRun, StartRow, run_row
@@ -49,20 +51,27 @@ def run_batch(item: pytest.Item) -> bool | None:
     batch = batch_param(item)
     if batch is None or not isinstance(item, pytest.Function):
         return None
+    problem: str | None = None
+    try:
+        params = batch.read()
+    except DatasetError as error:
+        problem = f"{batch.id}: {error}"
+    if problem is not None:  # failed outside the except block: no chained traceback
+        pytest.fail(problem, pytrace=False)
     argnames: Sequence[str] = item._fixtureinfo.argnames  # what pytest itself passes
     job = RowJob(
         item.obj,
         {name: item.funcargs[name] for name in argnames if name != "row"},
         tuple(name for name in argnames if name in FIXTURES),
-        PayloadContext.of_item(item, batch.rows[0]),
+        PayloadContext.of_item(item, params[0]),
     )
     # Live rows are answered by the systems of this process: they stay on the local engine.
-    if run_state(item.config).engine == "ray" and not any(p.live for p in batch.rows):
+    if run_state(item.config).engine == "ray" and not batch.live:
         from pytest_ragmetrics.plugin import ray_engine  # imports Ray when first used
 
-        runs = ray_engine.run_rows(item.config, job, batch.rows)
+        runs = ray_engine.run_rows(item.config, job, params)
     else:
-        runs = [run_row(job, param, *_here(item)) for param in batch.rows]
+        runs = [run_row(job, param, *_here(item)) for param in params]
     item.stash[BATCH_PAYLOADS_KEY] = [run.payload for run in runs]
     message = batch_failure(batch, runs)
     if message is not None:

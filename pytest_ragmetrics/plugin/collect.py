@@ -17,21 +17,24 @@ when the row's test sets up (``pytest_ragmetrics.live.system``).
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
 from pytest_ragmetrics.data.dataset import (
     Dataset,
     DatasetError,
+    DatasetReader,
     LoadedRow,
     Problem,
     Row,
     load_dataset,
+    scan_dataset,
 )
 from pytest_ragmetrics.files import display_path, resolved
 from pytest_ragmetrics.live.system import OUTPUT_FIELDS
@@ -164,11 +167,38 @@ def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
     )
 
 
+class RowTable(Protocol):
+    """What collection reads of a dataset before its rows: a loaded ``Dataset``, or the
+    ``DatasetIndex`` of one whose rows a bulk eval reads a batch at a time."""
+
+    @property
+    def display(self) -> str: ...
+
+    @property
+    def sha256(self) -> str: ...
+
+    @property
+    def systems(self) -> tuple[str, ...]: ...
+
+    def __len__(self) -> int: ...
+
+    def row_keys(self) -> Iterator[tuple[str | None, str]]: ...
+
+
 def _dataset(state: RunState, path: Path, fmt: str | None) -> Dataset:
     key = (path, fmt)
     if key not in state.datasets:
         state.datasets[key] = load_dataset(path, display_path(path, state.project_root), fmt)
     return state.datasets[key]
+
+
+def _reader(state: RunState, path: Path, fmt: str | None) -> DatasetReader:
+    """The reader of ``path`` for this process's bulk evals, made by scanning it once."""
+    key = (path, fmt)
+    if key not in state.readers:
+        index = scan_dataset(path, display_path(path, state.project_root), fmt)
+        state.readers[key] = DatasetReader(index)
+    return state.readers[key]
 
 
 Key = tuple[str | None, str]
@@ -177,7 +207,7 @@ Key = tuple[str | None, str]
 def _param(
     info: EvalInfo,
     loaded: LoadedRow,
-    fixture_names: list[str],
+    fixture_names: Sequence[str],
     rerun: Mapping[Key, LoadedRow],
     unpaired: list[Problem],
     live: str | None = None,
@@ -193,7 +223,7 @@ def _param(
     return RowParam(info, loaded, (*loaded.problems, *missing), again.row if again else None)
 
 
-def _question_problems(row: Row, fixture_names: list[str]) -> list[Problem]:
+def _question_problems(row: Row, fixture_names: Sequence[str]) -> list[Problem]:
     """What is wrong with a row of a live eval's question set, before any system runs:
     it needs a question, must leave the output fields to the system, and must have every
     other field its metrics need."""
@@ -229,14 +259,18 @@ def _rerun_problems(info: EvalInfo, row: Row, again: LoadedRow | None) -> list[P
     return []
 
 
-def _pairing(compare_to: str | None, dataset: Dataset) -> Callable[[Row], list[Problem]]:
+def _pairing(
+    compare_to: str | None, keys: Iterable[tuple[str | None, str]]
+) -> Callable[[Row], list[Problem]]:
     """With ``compare_to``, every system must answer the same questions: a row whose id the
     reference system lacks, or a reference row that some system lacks, is a bad row, so
-    that means over different questions are never compared."""
+    that means over different questions are never compared. ``keys`` are the rows'
+    (system, id)."""
     ids: dict[str, set[str]] = {}
-    for loaded in dataset.rows:
-        if isinstance(loaded.row.system, str):
-            ids.setdefault(loaded.row.system, set()).add(loaded.row.id)
+    if compare_to is not None:
+        for system, row_id in keys:
+            if system is not None:
+                ids.setdefault(system, set()).add(row_id)
 
     def problems(row: Row) -> list[Problem]:
         system = row.system
@@ -256,21 +290,35 @@ def _pairing(compare_to: str | None, dataset: Dataset) -> Callable[[Row], list[P
     return problems
 
 
+_Found = TypeVar("_Found", Dataset, DatasetReader)
+
+
 def _load(state: RunState, where: str, path: Path, fmt: str | None) -> Dataset:
+    return _read(where, lambda: _dataset(state, path, fmt))
+
+
+def _scan(state: RunState, where: str, path: Path, fmt: str | None) -> DatasetReader:
+    return _read(where, lambda: _reader(state, path, fmt))
+
+
+def _read(where: str, read: Callable[[], _Found]) -> _Found:
+    """What ``read`` gives; a dataset that cannot be read, or has no rows, fails the
+    collection of the test at ``where``."""
     problem: str | None = None
     try:
-        dataset = _dataset(state, path, fmt)
+        found = read()
     except DatasetError as error:
         problem = str(error)
     if problem is not None:  # failed outside the except block: no chained traceback
         pytest.fail(f"{where}: {problem}", pytrace=False)
-    if not dataset.rows:
-        pytest.fail(f"{where}: {dataset.display} has no rows", pytrace=False)
-    return dataset
+    table = found if isinstance(found, Dataset) else found.index
+    if not len(table):
+        pytest.fail(f"{where}: {table.display} has no rows", pytrace=False)
+    return found
 
 
 def _infos(
-    spec: MarkerSpec, base: EvalInfo, dataset: Dataset, where: str
+    spec: MarkerSpec, base: EvalInfo, dataset: RowTable, where: str
 ) -> dict[str | None, EvalInfo]:
     """One ``EvalInfo`` per system of the dataset; one in all when rows name no system, or
     all the same one and nothing is compared (a run's rows that log their system)."""
@@ -297,11 +345,11 @@ def _infos(
     base = replace(base, systems=tuple(systems))
     if not systems or (len(systems) == 1 and spec.compare_to is None):
         return {None: base}
-    counts = Counter(loaded.row.system for loaded in dataset.rows)
+    counts = Counter(system for system, _ in dataset.row_keys())
     return {
         system: replace(
             base,
-            dataset_rows=len(dataset.rows) if spec.systems else counts[system],
+            dataset_rows=len(dataset) if spec.systems else counts[system],
             system=system,
             system_index=index,
             compare_to=spec.compare_to,
@@ -310,16 +358,17 @@ def _infos(
     }
 
 
-def _limited(rows: tuple[LoadedRow, ...], limit: int | None) -> list[LoadedRow]:
-    """The first ``limit`` rows of each system (all rows without a limit)."""
+def _limited(dataset: RowTable, limit: int | None) -> Sequence[int]:
+    """The positions of the first ``limit`` rows of each system (all rows without a
+    limit)."""
     if limit is None:
-        return list(rows)
+        return range(len(dataset))
     seen: Counter[str | None] = Counter()
-    kept = []
-    for loaded in rows:
-        seen[loaded.row.system] += 1
-        if seen[loaded.row.system] <= limit:
-            kept.append(loaded)
+    kept = array("q")
+    for position, (system, _) in enumerate(dataset.row_keys()):
+        seen[system] += 1
+        if seen[system] <= limit:
+            kept.append(position)
     return kept
 
 
@@ -374,9 +423,21 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
             pytrace=False,
         )
     spec = marker_spec(marker, where)
+    options = state.options
+    bulk = takes_row and (state.engine == "ray" or (options.mode or spec.mode) == "bulk")
+    if takes_row and state.engine == "ray" and options.mode == "row":
+        pytest.fail(
+            f"{where}: --ragmetrics-mode=row asks for one test item per row, but the Ray "
+            "engine runs every eval in bulk mode; drop one of the two",
+            pytrace=False,
+        )
+    if bulk:
+        _refuse_row_fixtures(metafunc, where)
     module_path = metafunc.definition.path
     dataset_path = resolved(module_path.parent / spec.dataset)
-    dataset = _load(state, where, dataset_path, spec.format)
+    # A bulk eval reads its rows a batch at a time: collection keeps only their index.
+    reader = _scan(state, where, dataset_path, spec.format) if bulk else None
+    dataset: RowTable = reader.index if reader else _load(state, where, dataset_path, spec.format)
     rerun = None
     if spec.rerun is not None:
         rerun = _load(
@@ -397,67 +458,105 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
         module,
         dataset.display,
         dataset.sha256,
-        len(dataset.rows),
+        len(dataset),
         rerun=rerun.display if rerun else None,
         rerun_sha256=rerun.sha256 if rerun else None,
         test_path=metafunc.definition.nodeid.split("::", 1)[0],
     )
     infos = _infos(spec, base, dataset, where)
-    rows = _limited(dataset.rows, state.options.limit)
-    if takes_rows:
-        if spec.systems is not None:
-            pytest.fail(
-                f"{where}: a dataset-level test (one that takes `rows`) runs over recorded "
-                "outputs; save the live outputs with --ragmetrics-save-outputs and give them "
-                "an eval of their own",
-                pytrace=False,
-            )
-        # A row that names no system in a dataset of systems goes to every system's test,
-        # which then errors on it (it is a bad row) instead of leaving it out.
-        sets = [
-            RowsParam(
-                info,
-                tuple(
-                    r for r in rows if info.system is None or r.row.system in (info.system, None)
-                ),
-            )
-            for info in infos.values()
-        ]
-        ids = [ROWS_ID if s.info.system is None else f"{s.info.system}/{ROWS_ID}" for s in sets]
-        metafunc.parametrize("rows", sets, ids=ids, indirect=True)
-        return
-    again = {_key(r.row): r for r in rerun.rows} if rerun else {}
-    names = list(metafunc.fixturenames)
-    pairing = _pairing(spec.compare_to, dataset)
-    live = spec.systems or ()
-    params = [
-        _param(
-            info,
-            loaded,
-            names,
-            again,
-            pairing(loaded.row),
-            (info.system or live[0]) if live else None,
+    positions = _limited(dataset, options.limit)
+    source = RowSource(
+        tuple(metafunc.fixturenames),
+        {_key(r.row): r for r in rerun.rows} if rerun else {},
+        _pairing(spec.compare_to, dataset.row_keys()),
+        spec.systems or (),
+    )
+    if reader is not None:
+        batches = _batches(
+            BatchRows(source, reader), infos, positions, options.batch_size or spec.batch_size
         )
-        for loaded in rows
-        # A row that names no system in a dataset of systems is a bad row of every system.
-        for info in ([infos[loaded.row.system]] if loaded.row.system in infos else infos.values())
-    ]
-    options = state.options
-    if state.engine == "ray" and options.mode == "row":
-        pytest.fail(
-            f"{where}: --ragmetrics-mode=row asks for one test item per row, but the Ray "
-            "engine runs every eval in bulk mode; drop one of the two",
-            pytrace=False,
-        )
-    if state.engine == "ray" or (options.mode or spec.mode) == "bulk":
-        _refuse_row_fixtures(metafunc, where)
-        batches = _batches(params, options.batch_size or spec.batch_size)
         metafunc.parametrize(
             "row", batches, ids=[_id(b.info, b.id) for b in batches], indirect=True
         )
         return
+    assert isinstance(dataset, Dataset)
+    rows = [dataset.rows[position] for position in positions]
+    if takes_rows:
+        _parametrize_rows_test(metafunc, spec, infos, rows, where)
+        return
+    params = [
+        source.param(info, loaded)
+        for loaded in rows
+        # A row that names no system in a dataset of systems is a bad row of every system.
+        for info in _evals_of(loaded.row.system, infos)
+    ]
     metafunc.parametrize("row", params, ids=[_id(p.info, p.row.id) for p in params], indirect=True)
+
+
+def _evals_of(system: str | None, infos: Mapping[str | None, EvalInfo]) -> Iterable[EvalInfo]:
+    """The evals a row with ``system`` belongs to: its system's, or every one of a
+    dataset of systems when it names none (it is a bad row of each)."""
+    return [infos[system]] if system in infos else infos.values()
+
+
+def _parametrize_rows_test(
+    metafunc: pytest.Metafunc,
+    spec: MarkerSpec,
+    infos: Mapping[str | None, EvalInfo],
+    rows: list[LoadedRow],
+    where: str,
+) -> None:
+    """Give a dataset-level test (one that takes ``rows``) every row of each eval."""
+    if spec.systems is not None:
+        pytest.fail(
+            f"{where}: a dataset-level test (one that takes `rows`) runs over recorded "
+            "outputs; save the live outputs with --ragmetrics-save-outputs and give them "
+            "an eval of their own",
+            pytrace=False,
+        )
+    # A row that names no system in a dataset of systems goes to every system's test,
+    # which then errors on it (it is a bad row) instead of leaving it out.
+    sets = [
+        RowsParam(
+            info,
+            tuple(r for r in rows if info.system is None or r.row.system in (info.system, None)),
+        )
+        for info in infos.values()
+    ]
+    ids = [ROWS_ID if s.info.system is None else f"{s.info.system}/{ROWS_ID}" for s in sets]
+    metafunc.parametrize("rows", sets, ids=ids, indirect=True)
+
+
+@dataclass(frozen=True)
+class RowSource:
+    """How a row test's parameter is made from a loaded row: what its fixtures need, its
+    second run, whether its system's reference answers it, and its live systems."""
+
+    fixture_names: tuple[str, ...]
+    rerun: Mapping[Key, LoadedRow]
+    pairing: Callable[[Row], list[Problem]]
+    live: tuple[str, ...]
+
+    def param(self, info: EvalInfo, loaded: LoadedRow) -> RowParam:
+        live = (info.system or self.live[0]) if self.live else None
+        return _param(info, loaded, self.fixture_names, self.rerun, self.pairing(loaded.row), live)
+
+
+@dataclass(frozen=True, eq=False)
+class BatchRows:
+    """Where a bulk eval's batches get their rows: read from the dataset when a batch
+    runs (``plugin.state.BatchParam.read``), each made into the parameter its own row
+    test would have had."""
+
+    source: RowSource
+    reader: DatasetReader
+
+    @property
+    def live(self) -> bool:
+        return bool(self.source.live)
+
+    def params(self, info: EvalInfo, positions: Sequence[int]) -> list[RowParam]:
+        return [self.source.param(info, loaded) for loaded in self.reader.rows(positions)]
 
 
 def _id(info: EvalInfo, name: str) -> str:
@@ -465,16 +564,24 @@ def _id(info: EvalInfo, name: str) -> str:
     return name if info.system is None else f"{info.system}/{name}"
 
 
-def _batches(params: list[RowParam], size: int) -> list[BatchParam]:
-    """The rows of each eval (each system) in runs of ``size``, in dataset order; a
-    system's batches follow its first row's position, so every process builds the same."""
-    by_eval: dict[str, list[RowParam]] = {}
-    for param in params:
-        by_eval.setdefault(param.info.label, []).append(param)
+def _batches(
+    rows: BatchRows,
+    infos: Mapping[str | None, EvalInfo],
+    positions: Sequence[int],
+    size: int,
+) -> list[BatchParam]:
+    """The rows at ``positions`` of each eval (each system) in runs of ``size``, in
+    dataset order; a system's batches follow its first row's position, so every process
+    builds the same. A batch holds only its rows' positions."""
+    index = rows.reader.index
+    by_eval: dict[str, tuple[EvalInfo, array[int]]] = {}
+    for position in positions:
+        for info in _evals_of(index.system_at(position), infos):
+            by_eval.setdefault(info.label, (info, array("q")))[1].append(position)
     return [
-        BatchParam(rows[0].info, tuple(rows[start : start + size]), start + 1)
-        for rows in by_eval.values()
-        for start in range(0, len(rows), size)
+        BatchParam(info, rows, eval_positions[start : start + size], start + 1)
+        for info, eval_positions in by_eval.values()
+        for start in range(0, len(eval_positions), size)
     ]
 
 

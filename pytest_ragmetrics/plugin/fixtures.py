@@ -116,7 +116,7 @@ class MetricFixture:
         return Score(value, primary, row.id, measured.evidence)
 
 
-def missing_fields(row: Row, fixture_names: list[str]) -> list[Problem]:
+def missing_fields(row: Row, fixture_names: Sequence[str]) -> list[Problem]:
     """Fields the requested metric fixtures need that ``row`` lacks, one problem each."""
     needed: dict[str, list[str]] = {}
     for name in fixture_names:

@@ -35,7 +35,7 @@ from pytest_ragmetrics.metrics.judge import CONSISTENCY, JUDGE_METRICS
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
 from pytest_ragmetrics.plugin.options import workerinput
-from pytest_ragmetrics.plugin.state import RunState, row_params
+from pytest_ragmetrics.plugin.state import RunState, batch_param, row_params
 from pytest_ragmetrics.progress import LineProgress
 
 JUDGE_FIXTURES = frozenset({*JUDGE_METRICS, CONSISTENCY})
@@ -110,6 +110,9 @@ def live_totals(items: Sequence[pytest.Item]) -> dict[str, int]:
     repeat) pairs; a row that failed validation calls nothing."""
     needed: dict[str, set[tuple[object, int]]] = {}
     for item in items:
+        batch = batch_param(item)
+        if batch is not None and not batch.live:
+            continue  # its rows need no reading: no system answers them
         repeats = DETERMINISM in getattr(item, "fixturenames", ())
         for param in row_params(item):
             if param.live is None or param.problems:

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings
-from pytest_ragmetrics.data.dataset import RowError
+from pytest_ragmetrics.data.dataset import DatasetError, RowError
 from pytest_ragmetrics.live.system import LiveSystemError
 from pytest_ragmetrics.plugin.state import (
     BATCH_PAYLOADS_KEY,
     DATASET_RECORDER_KEY,
     RECORDER_KEY,
+    BatchParam,
     RowParam,
     RowRecorder,
     RowsParam,
@@ -233,8 +234,18 @@ def attach_payload(
         if payloads is not None:
             del item.stash[BATCH_PAYLOADS_KEY]
         else:  # the item did not set up (or -x stopped it): no row started
-            payloads = [row_payload(item, row, None, outcome) for row in batch.rows]
+            payloads = [row_payload(item, row, None, outcome) for row in _unstarted(batch)]
         setattr(report, PAYLOAD_ATTR, BatchPayload(function_id(item), tuple(payloads)).to_dict())
+
+
+def _unstarted(batch: BatchParam) -> list[RowParam]:
+    """The rows of a batch whose item did not set up, each an error of its own. If the
+    dataset changed so that they cannot be read again, none: the item failed, and so
+    does the run, with its own error, and the reports lack the batch's rows."""
+    try:
+        return batch.read()
+    except DatasetError:
+        return []
 
 
 def is_row_error(report: pytest.CollectReport | pytest.TestReport) -> bool:

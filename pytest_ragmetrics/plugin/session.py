@@ -18,6 +18,7 @@ import pytest
 
 from pytest_ragmetrics import __version__
 from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
+from pytest_ragmetrics.data.dataset import DatasetError
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.embeddings.prepare import EncodingError, PrepareStats
 from pytest_ragmetrics.embeddings.progress import EncodingProgress
@@ -43,7 +44,6 @@ from pytest_ragmetrics.plugin.state import (
     RunState,
     embedding_store,
     eval_of,
-    release_batch,
 )
 from pytest_ragmetrics.reports.document import (
     ReportDocument,
@@ -138,7 +138,10 @@ class RunSession:
         return session
 
     def close(self) -> None:
-        """Close the embedding cache; remove the run's private cache on the controller."""
+        """Close the embedding cache and the bulk evals' datasets; remove the run's private
+        cache on the controller."""
+        for reader in self.state.readers.values():
+            reader.close()
         if self.state.store is not None:
             self.state.store.close()
         if self.state.ray is not None:
@@ -169,16 +172,21 @@ class RunSession:
     def prepare(self, session: pytest.Session) -> None:
         """Embed every text the selected rows need, unless nothing will run."""
         config = session.config
-        # Collection is over: the items hold the rows they run, and a bulk item lets
-        # them go once it ran (``test_done``), which this cache of whole datasets would
-        # otherwise prevent.
+        # Collection is over: row items hold the rows they run, and bulk items read
+        # theirs when they run; whole datasets need not stay.
         self.state.datasets.clear()
         collection_failed = session.testsfailed and not config.option.continue_on_collection_errors
         if not session.items or config.option.collectonly or collection_failed:
             return
         shown = display(config)
-        self.rows_progress = rows_progress(session.items, self.state, shown)
-        texts = session_texts(session.items, self.state.thresholds.settings)
+        problem: str | None = None
+        try:  # bulk items' rows are read here, from the datasets, for what they need
+            self.rows_progress = rows_progress(session.items, self.state, shown)
+            texts = session_texts(session.items, self.state.thresholds.settings)
+        except DatasetError as error:
+            problem = str(error)
+        if problem is not None:  # raised outside the except block: no chained traceback
+            raise pytest.UsageError(problem)
         if texts:
             encoding = EncodingProgress(shown.lines(in_place=True))
             try:
@@ -187,11 +195,9 @@ class RunSession:
                 raise pytest.UsageError(str(error)) from None
 
     def test_done(self, item: pytest.Item) -> None:
-        """Write the progress of live calls and judge verdicts after a test ran; a bulk
-        item that ran lets its parsed rows go (its report carried their records)."""
+        """Write the progress of live calls and judge verdicts after a test ran."""
         if self.rows_progress is not None:
             self.rows_progress.test_done(item.nodeid, self.state)
-        release_batch(item)
 
     def end_progress(self) -> None:
         """The last progress lines, with their totals, once the rows ran."""

@@ -3,15 +3,15 @@ test: its row parameter and what its metric fixtures record."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
 from pytest_ragmetrics.config.thresholds import Thresholds
-from pytest_ragmetrics.data.dataset import Dataset, LoadedRow, Problem, Row
+from pytest_ragmetrics.data.dataset import Dataset, DatasetReader, LoadedRow, Problem, Row
 from pytest_ragmetrics.embeddings.cache import EmbeddingCache
 from pytest_ragmetrics.embeddings.model import Embedder, embedder_for
 from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, EmbeddingStore, encode_here
@@ -35,6 +35,9 @@ class RunState:
     project_root: Path
     # The datasets collection loaded, by file and format; emptied once rows start running.
     datasets: dict[tuple[Path, str | None], Dataset] = field(default_factory=dict)
+    # The readers of bulk evals' datasets (their index, and the pass under way), closed
+    # when the run ends.
+    readers: dict[tuple[Path, str | None], DatasetReader] = field(default_factory=dict)
     eval_datasets: dict[str, Path] = field(default_factory=dict)
     eval_tests: dict[str, set[str]] = field(default_factory=dict)
     store: EmbeddingStore | None = None
@@ -114,32 +117,45 @@ class RowsParam:
         ]
 
 
+class BatchRows(Protocol):
+    """Where a bulk eval's batches read their rows (``plugin.collect.BatchRows``)."""
+
+    @property
+    def live(self) -> bool: ...
+
+    def params(self, info: EvalInfo, positions: Sequence[int]) -> list[RowParam]: ...
+
+
 @dataclass(frozen=True)
 class BatchParam:
-    """The parameter of one test item of a bulk eval: a run of consecutive rows of one eval
-    (one system), each with its own ``RowParam``; the user's test runs once per row
+    """The parameter of one test item of a bulk eval: a run of rows of one eval (one
+    system), given by their positions in the dataset; they are read, each with its own
+    ``RowParam``, when the item runs (``read``) and the user's test runs once per row
     (``pytest_ragmetrics.plugin.bulk``). ``first`` is the 1-based position of the batch's
-    first row among the eval's selected rows, so ids are stable in every xdist worker;
-    ``size`` is how many rows the batch runs (its rows' count, also once they are
-    ``released``)."""
+    first row among the eval's selected rows, so ids are stable in every xdist worker."""
 
     info: EvalInfo
-    rows: tuple[RowParam, ...]
+    source: BatchRows
+    positions: Sequence[int]
     first: int
-    size: int = -1
 
-    def __post_init__(self) -> None:
-        if self.size < 0:
-            object.__setattr__(self, "size", len(self.rows))
+    @property
+    def size(self) -> int:
+        return len(self.positions)
 
     @property
     def id(self) -> str:
         """``rows-<first>-<last>``, the positions of the batch's rows (1-based, inclusive)."""
         return f"rows-{self.first}-{self.first + self.size - 1}"
 
-    def released(self) -> BatchParam:
-        """The batch without its parsed rows: what its item keeps once it ran."""
-        return replace(self, rows=())
+    @property
+    def live(self) -> bool:
+        """Whether live systems answer the rows' questions."""
+        return self.source.live
+
+    def read(self) -> list[RowParam]:
+        """The batch's rows, read from the dataset (``DatasetError`` if it changed)."""
+        return self.source.params(self.info, self.positions)
 
 
 def batch_param(item: pytest.Item) -> BatchParam | None:
@@ -149,26 +165,14 @@ def batch_param(item: pytest.Item) -> BatchParam | None:
     return param if isinstance(param, BatchParam) else None
 
 
-def release_batch(item: pytest.Item) -> None:
-    """Let a bulk item that ran drop its batch's parsed rows (``BatchParam.released``).
-
-    pytest keeps every item, and with it its parameter, to the end of the run; a row's
-    record has reached the controller on the item's report by the time its protocol
-    ended, so the rows themselves (about 1.3 KB each, parsed) need not stay. Called once
-    the item's whole protocol ran, so a plugin that runs an item again still finds them.
-    """
-    batch = batch_param(item)
-    if batch is not None and batch.rows:
-        item.callspec.params["row"] = batch.released()  # type: ignore[attr-defined]
-
-
-def row_params(item: pytest.Item) -> tuple[RowParam, ...]:
-    """The rows an item runs its test on: its row, its batch's rows, or none."""
+def row_params(item: pytest.Item) -> Sequence[RowParam]:
+    """The rows an item runs its test on: its row, its batch's rows (read from the
+    dataset), or none."""
     single = row_param(item)
     if single is not None:
         return (single,)
     batch = batch_param(item)
-    return batch.rows if batch is not None else ()
+    return batch.read() if batch is not None else ()
 
 
 def rows_param(item: pytest.Item) -> RowsParam | None:

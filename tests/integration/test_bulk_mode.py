@@ -9,6 +9,7 @@ from the rows.
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
 import shutil
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_dataset_formats_eval import uniform_rows, write_parquet
 from test_live_eval import SYSTEMS, _project
 
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV
@@ -338,35 +340,55 @@ def test_the_ray_engine_refuses_row_mode_and_xdist_before_any_row_runs(project: 
 
 
 # Writes, at the end of the run, how many parsed rows each bulk item still holds.
-HELD_ROWS = """
-def pytest_sessionfinish(session):
-    from pytest_ragmetrics.plugin.state import batch_param
-    for item in session.items:
-        batch = batch_param(item)
-        if batch is not None:
-            print(f"HELD {batch.id} {len(batch.rows)} of {batch.size}")
+# Rewrites the dataset once collection is over, before any batch reads its rows.
+EDIT_AFTER_COLLECTION = """
+def pytest_collection_finish(session):
+    path = session.config.rootpath / "data" / "rows.jsonl"
+    path.write_text(path.read_text() + '{"id": "late", "answer": "x", "gold": "x"}\\n')
 """
 
 
-def test_a_batch_that_ran_lets_its_rows_go_and_every_row_keeps_its_evidence(
+def test_a_dataset_changed_after_collection_fails_every_batch_naming_it(
     project: Project,
 ) -> None:
-    """Once a bulk item ran, it drops its parsed rows: its report carried their records,
-    so every row's evidence is still in the report (f1's evidence by hand: r1 'Paris is
-    the capital' and r4 'Rome is old' share one token with their gold, r2 'Berlin' one,
-    r3 'I don't know' none)."""
-    project.write("conftest.py", HELD_ROWS)
-    result, report = project.run_json("--ragmetrics-mode=bulk", "--ragmetrics-batch-size=3", "-s")
-    result.assert_outcomes(passed=2 + 4)
-    result.stdout.fnmatch_lines(["*HELD rows-1-3 0 of 3", "HELD rows-4-4 0 of 1"])
-    (evaluation,) = report["evals"]
-    evidence = {row["id"]: row["evidence"]["f1"] for row in evaluation["rows"]}
-    assert list(evidence) == ["r1", "r2", "r3", "r4"]
-    assert evidence["r1"].startswith("best gold 'Paris': 1 common token(s)")
-    assert evidence["r2"].startswith("best gold 'Berlin': 1 common token(s)")
-    assert evidence["r3"].startswith("best gold 'Ljubljana': 0 common token(s)")
-    assert evidence["r4"].startswith("best gold 'Rome': 1 common token(s)")
-    assert all(row["question"] is None and row["answer"] for row in evaluation["rows"])
+    """A batch reads its rows when it runs: rows that are no longer the rows collected
+    are never scored. Each batch fails saying why, and the run exits 1."""
+    project.write("conftest.py", EDIT_AFTER_COLLECTION)
+    result = project.run("--ragmetrics-mode=bulk", "--ragmetrics-batch-size=3")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    # The two batches; no row of the eval reached the controller, so it has no gates.
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*rows-1-3: data/rows.jsonl: the dataset changed while the run read it (its size or "
+            "modification time differ)*",
+            "*rows-4-4: data/rows.jsonl: the dataset changed while the run read it*",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
+
+
+def test_every_format_runs_in_bulk_mode_as_in_row_mode(project: Project) -> None:
+    """Rows read a batch at a time from Parquet and gzip'd JSONL: the reports of row mode,
+    and a bad row (a null gold in Parquet, a line that is no JSON) keeps its file:line."""
+    rows = uniform_rows()
+    rows[1]["gold"] = None
+    write_parquet(project.path / "data/rows.parquet", rows)
+    text = jsonl(uniform_rows()).replace('"id": "r3"', '"id": "r3",, ')
+    (project.path / "data/rows.jsonl.gz").write_bytes(gzip.compress(text.encode()))
+    expected = {
+        "rows.parquet": "*data/rows.parquet:2: field 'gold': required by f1 but missing*",
+        "rows.jsonl.gz": "*data/rows.jsonl.gz:3: field '<json>': not valid JSON*",
+    }
+    for name, bad_row in expected.items():
+        project.write("test_eval.py", F1_VERDICT.replace("data/rows.jsonl", f"data/{name}"))
+        row_result, row_report, bulk_result, bulk_report = _both(
+            project, "--ragmetrics-batch-size=3"
+        )
+        assert bulk_report["evals"] == row_report["evals"], name
+        assert bulk_report["evals"][0]["errors"] == 1, name
+        assert bulk_result.ret == row_result.ret == pytest.ExitCode.TESTS_FAILED
+        bulk_result.stdout.fnmatch_lines([bad_row])
 
 
 def test_the_ray_engine_refuses_a_private_cache_a_remote_cluster_cannot_read(

@@ -4,6 +4,8 @@ exactly as the same rows' own items would. Expected values by hand."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_ragmetrics.config.thresholds import Settings
@@ -14,7 +16,6 @@ from pytest_ragmetrics.plugin.state import (
     BatchParam,
     RowParam,
     eval_of,
-    release_batch,
     row_params,
 )
 from pytest_ragmetrics.results.summary import EvalInfo
@@ -31,15 +32,33 @@ def param(row_id: str, answer: str, live: str | None = None, bad: bool = False) 
     return RowParam(INFO, LoadedRow(row, problems), problems, live=live)
 
 
+@dataclass(frozen=True)
+class GivenRows:
+    """A batch source over rows made here; ``read`` counts how often rows are read."""
+
+    rows: tuple[RowParam, ...]
+    live: bool = False
+    read: list[Sequence[int]] | None = None
+
+    def params(self, info: EvalInfo, positions: Sequence[int]) -> list[RowParam]:
+        if self.read is not None:
+            self.read.append(positions)
+        return [self.rows[p] for p in positions]
+
+
 def batch(nodeid: str, rows: list[RowParam], *fixtures: str) -> Any:
-    return FakeItem(nodeid, ["row", *fixtures], {"row": BatchParam(INFO, tuple(rows), 1)})
+    source = GivenRows(tuple(rows), live=any(p.live for p in rows))
+    return FakeItem(
+        nodeid, ["row", *fixtures], {"row": BatchParam(INFO, source, range(len(rows)), 1)}
+    )
 
 
 def test_a_batch_is_named_by_the_positions_of_its_rows() -> None:
-    rows = [param("a", "x"), param("b", "y")]
-    assert BatchParam(INFO, tuple(rows), 5).id == "rows-5-6"
-    item = batch("t::test[rows-1-2]", rows)
-    assert row_params(item) == tuple(rows)
+    rows = [param("a", "x"), param("b", "y"), param("c", "z")]
+    later = BatchParam(INFO, GivenRows(tuple(rows)), [1, 2], 5)
+    assert (later.id, later.size, later.read()) == ("rows-5-6", 2, rows[1:])
+    item = batch("t::test[rows-1-3]", rows)
+    assert list(row_params(item)) == rows
     assert eval_of(item) == INFO
 
 
@@ -62,21 +81,11 @@ def test_live_outputs_and_judged_rows_count_the_rows_of_a_batch() -> None:
     assert judged_tests(items, "embedding") == {"t::j[rows-1-3]": 1}
 
 
-def test_a_released_batch_keeps_its_name_and_size_but_not_its_rows() -> None:
-    rows = [param("a", "x"), param("b", "y"), param("c", "z")]
-    item = batch("t::test[rows-4-6]", rows)
-    item.params["row"] = BatchParam(INFO, tuple(rows), 4)
-    release_batch(item)
-    released = item.params["row"]
-    assert (released.id, released.size, released.rows) == ("rows-4-6", 3, ())
-    assert eval_of(item) == INFO
-    assert row_params(item) == ()
-    release_batch(item)  # a second call changes nothing
-    assert item.params["row"] == released
-
-
-def test_releasing_leaves_any_other_item_alone() -> None:
-    single = param("a", "x")
-    item = FakeItem("t::test[a]", ["row"], {"row": single})
-    release_batch(item)
-    assert item.params["row"] is single
+def test_a_batch_that_no_system_answers_is_not_read_for_live_totals() -> None:
+    read: list[Sequence[int]] = []
+    source = GivenRows((param("a", "x"), param("b", "y")), read=read)
+    item = FakeItem("t::f[rows-1-2]", ["row", "f1"], {"row": BatchParam(INFO, source, [0, 1], 1)})
+    assert live_totals([item]) == {}
+    assert judged_tests([item], "embedding") == {}
+    assert session_texts([item], Settings()) == []
+    assert read == []  # nothing asked for its rows: they stay in the dataset

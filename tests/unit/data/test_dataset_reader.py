@@ -1,0 +1,160 @@
+"""Reading a dataset a batch at a time (``scan_dataset`` + ``DatasetReader``): the same
+rows as ``load_dataset`` gives, whose own tests pin what each row is, in every format,
+read in any split into batches; a file that changed under the run is an error."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_ragmetrics.data.dataset import (
+    DatasetError,
+    DatasetReader,
+    LoadedRow,
+    load_dataset,
+    scan_dataset,
+)
+
+# Every id rule at once: own ids, a duplicate, made-up ids and a row giving itself the
+# made-up id of another, systems with a row naming none, a bad line, a lone surrogate.
+TRICKY = [
+    '{"id": "a", "system": "s1", "answer": "x"}',
+    '{"id": "a", "system": "s2", "answer": "y"}',
+    '{"id": "a", "system": "s1", "answer": "again"}',
+    '{"system": "s1", "answer": "no id"}',
+    "",
+    "not json",
+    '{"id": "a", "answer": "names no system"}',
+    '{"id": "L4-00000000", "system": "s2"}',
+    '{"id": "q\\ud800", "system": "s2", "tokens": -1}',
+    '{"id": 7, "system": "s1", "contexts": [{"doc_id": "d", "text": "t"}]}',
+]
+
+
+def as_tuples(rows: Sequence[LoadedRow]) -> list[tuple[Any, ...]]:
+    return [
+        (r.row.id, r.row.source, r.row.line, r.row.index, dict(r.row.data), r.problems)
+        for r in rows
+    ]
+
+
+def tricky(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    text = "\n".join(TRICKY) + "\n"
+    if name.endswith(".gz"):
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", ["d.jsonl", "d.jsonl.gz"])
+def test_batches_read_the_rows_that_loading_gives(tmp_path: Path, name: str) -> None:
+    path = tricky(tmp_path, name)
+    loaded = load_dataset(path, "data/d")
+    index = scan_dataset(path, "data/d")
+    assert (index.sha256, index.systems, len(index)) == (loaded.sha256, loaded.systems, 9)
+    assert list(index.row_keys()) == list(loaded.row_keys())
+    reader = DatasetReader(index)
+    try:
+        batches = [reader.rows(range(0, 4)), reader.rows([5, 8]), reader.rows([])]
+        assert as_tuples([*batches[0], *batches[1]]) == as_tuples(
+            [*loaded.rows[:4], loaded.rows[5], loaded.rows[8]]
+        )
+        # An earlier row starts a new pass through the file.
+        assert as_tuples(reader.rows([4])) == as_tuples([loaded.rows[4]])
+    finally:
+        reader.close()
+
+
+def test_csv_and_parquet_rows_by_batch_are_the_loaded_rows(tmp_path: Path) -> None:
+    csv_path = tmp_path / "d.csv"
+    csv_path.write_text('id,answer,tokens\na,x,3\na,y,4\n,z,"5\n,w,oops\n', encoding="utf-8")
+    table = pa.table({"id": ["a", None, "a"], "answer": ["x", "y", None], "n": [1.0, None, 2.0]})
+    parquet_path = tmp_path / "d.parquet"
+    pq.write_table(table, parquet_path, row_group_size=2)
+    for path in (csv_path, parquet_path):
+        loaded = load_dataset(path)
+        reader = DatasetReader(scan_dataset(path))
+        positions = range(len(loaded.rows))
+        read = [row for p in positions for row in reader.rows([p])]
+        assert as_tuples(read) == as_tuples(loaded.rows), path.name
+        reader.close()
+
+
+LINES = st.lists(
+    st.one_of(
+        st.builds(
+            lambda i, s: json.dumps({k: v for k, v in (("id", i), ("system", s)) if v}),
+            st.sampled_from([None, "a", "b", "L1-x", "a@L2"]),
+            st.sampled_from([None, "s1", "s2"]),
+        ),
+        st.just(""),
+        st.just("{broken"),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=LINES, cuts=st.lists(st.integers(0, 12), max_size=4))
+def test_any_split_into_batches_reads_every_row_as_loaded(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], cuts: list[int]
+) -> None:
+    path = tmp_path_factory.mktemp("split") / "d.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    loaded = load_dataset(path)
+    index = scan_dataset(path)
+    assert list(index.row_keys()) == list(loaded.row_keys())
+    bounds = sorted({0, len(index), *(c for c in cuts if c < len(index))})
+    reader = DatasetReader(index)
+    read = [row for lo, hi in itertools.pairwise(bounds) for row in reader.rows(range(lo, hi))]
+    reader.close()
+    assert as_tuples(read) == as_tuples(loaded.rows)
+
+
+def test_a_dataset_changed_after_the_scan_is_an_error_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"id": "a"}\n{"id": "b"}\n', encoding="utf-8")
+    reader = DatasetReader(scan_dataset(path, "data/d.jsonl"))
+    path.write_text('{"id": "a"}\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"data/d\.jsonl: the dataset changed while the run"):
+        reader.rows([0])
+
+
+def test_a_row_moved_in_a_file_of_the_same_size_and_time_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"id": "a"}\n\n{"id": "b"}\n', encoding="utf-8")
+    index = scan_dataset(path, "data/d.jsonl")
+    stat = path.stat()
+    path.write_text('\n{"id": "a"}\n{"id": "b"}\n', encoding="utf-8")  # same bytes, moved
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    reader = DatasetReader(index)
+    with pytest.raises(DatasetError, match=r"row 1 is no longer there"):
+        reader.rows([0])
+    reader.close()
+
+
+def test_a_truncated_file_of_the_same_size_and_time_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"id": "a"}\n{"id": "b"}\n', encoding="utf-8")
+    index = scan_dataset(path, "data/d.jsonl")
+    stat = path.stat()
+    path.write_text('{"id": "a"}\n' + " " * 12, encoding="utf-8")  # same size, one row
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    reader = DatasetReader(index)
+    with pytest.raises(DatasetError, match=r"it has fewer than 2 rows"):
+        reader.rows([0, 1])
+    reader.close()
