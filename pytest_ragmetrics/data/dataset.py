@@ -11,7 +11,11 @@ zstandard, not installed).
 
 Every format yields records (line or row number, text, data, problems) from an iterator
 that reads the file a chunk at a time (``data.streams``; Parquet a batch of rows at a time,
-``data.parquet``), and every record goes through the same checks below. A compressed
+``data.parquet``), and every record goes through the same checks below. ``load_dataset``
+keeps every row; ``scan_dataset`` keeps only each row's id, line and system (a
+``DatasetIndex``), and a ``DatasetReader`` reads rows again a batch at a time, each
+exactly as ``load_dataset`` gives it, for bulk evals, so that no process holds a JSONL or
+Parquet dataset whole. A compressed
 JSONL file's line numbers and byte offsets are those of its decompressed text. CSV is the
 exception: it is read whole, as lines, since reading resumes after a malformed record on
 the line after the one it started on. ``Dataset.sha256`` is of the file's bytes as stored
@@ -51,13 +55,14 @@ import json
 import math
 import re
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pytest_ragmetrics.data.parquet import parquet_rows
+from pytest_ragmetrics.data.parquet import parquet_rows, row_groups
 
 # DatasetError and Problem live with the file reading that raises and reports them, and
 # are this module's too: every user of the loader imports them from here.
@@ -377,6 +382,7 @@ class _Record:
     text: str
     data: dict[str, Any] | None
     problems: tuple[Problem, ...]
+    offset: int = 0  # of a JSONL line in the (decompressed) text
 
 
 _NOT_A_NUMBER = "is not a valid number here (no NaN or Infinity)"
@@ -420,7 +426,7 @@ def _jsonl_record(line: Line) -> _Record:
     ``<utf-8>``) problem."""
     text = line.text.rstrip("\r\n")
     if line.bad_byte is not None:
-        return _Record(line.number, text, None, (line.not_utf8(),))
+        return _Record(line.number, text, None, (line.not_utf8(),), line.offset)
     try:
         data = loads_finite(text, refusal=_NOT_A_NUMBER)
     except RecursionError:
@@ -433,8 +439,8 @@ def _jsonl_record(line: Line) -> _Record:
         elif _too_deep(data, text, MAX_DEPTH):
             problem = Problem("<json>", _TOO_DEEP)
         else:
-            return _Record(line.number, text, data, ())
-    return _Record(line.number, text, None, (problem,))
+            return _Record(line.number, text, data, (), line.offset)
+    return _Record(line.number, text, None, (problem,), line.offset)
 
 
 _CSV_JSON_FIELDS = frozenset(
@@ -780,10 +786,10 @@ def _loaded(
     return LoadedRow(Row(row_id, source, checked.record.line, position, data), problems)
 
 
-def _parquet_records(path: Path, source: str) -> Iterator[_Record]:
-    """A Parquet file's rows as records; the record's text, which a made-up id hashes,
-    is the row as JSON, keys in column order."""
-    for row in parquet_rows(path, source, MAX_DEPTH):
+def _parquet_records(path: Path, source: str, group: int = 0) -> Iterator[_Record]:
+    """A Parquet file's rows as records, from row group ``group`` on; the record's text,
+    which a made-up id hashes, is the row as JSON, keys in column order."""
+    for row in parquet_rows(path, source, MAX_DEPTH, group):
         yield _Record(row.number, json.dumps(row.data), row.data, row.problems)
 
 
@@ -791,13 +797,28 @@ def _ready(record: _Record) -> Callable[[], _Record]:
     return lambda: record
 
 
+@dataclass(frozen=True)
+class _Resume:
+    """A place to start reading a file other than its start: the position of a row, its
+    line (its row's number in Parquet), and ``at``, the byte offset of that line (plain
+    JSONL) or the row group it starts (Parquet)."""
+
+    position: int
+    line: int
+    at: int
+
+
+_START = _Resume(0, 1, 0)
+
+
 def _records(
-    path: Path, kind: str, source: str, digest: Digest | None
+    path: Path, kind: str, source: str, digest: Digest | None, resume: _Resume = _START
 ) -> Generator[Callable[[], _Record], None, None]:
-    """The records of ``path`` in file order, read a chunk (a batch of Parquet rows) at a
-    time, the file's bytes fed to ``digest`` (if any) as they are read. Each is handed on
-    as a function that makes it: a JSONL line is parsed only when its record is made, so
-    that a reader after later rows skips earlier ones cheaply.
+    """The records of ``path`` in file order, from ``resume`` on, read a chunk (a batch
+    of Parquet rows) at a time, the file's bytes fed to ``digest`` (if any) as they are
+    read. Each is handed on as a function that makes it: a JSONL line is parsed only when
+    its record is made, so that a reader after later rows skips earlier ones cheaply.
+    Only plain JSONL and Parquet resume anywhere but at the start.
 
     CSV alone is read whole (as lines): after a malformed record, reading resumes on the
     line after the one it started on, which may lie any number of lines back."""
@@ -805,11 +826,16 @@ def _records(
         if digest is not None:
             for _ in raw_chunks(path, source, digest):
                 pass  # the digest is of the file's bytes; pyarrow reads the file itself
-        yield from map(_ready, _parquet_records(path, source))
+        yield from map(_ready, _parquet_records(path, source, resume.at))
         return
-    chunks = raw_chunks(path, source, digest)
+    chunks = raw_chunks(path, source, digest, resume.at)
     base, _, compression = kind.partition(".")
-    text = lines(decompressed(chunks, compression, source) if compression else chunks, source)
+    text = lines(
+        decompressed(chunks, compression, source) if compression else chunks,
+        source,
+        resume.line,
+        resume.at,
+    )
     if base == "csv":
         yield from map(_ready, _csv_records(list(text), source))
     else:
@@ -838,11 +864,16 @@ def load_dataset(path: Path, display: str | None = None, fmt: str | None = None)
 # -- datasets read a batch of rows at a time ----------------------------------------------
 
 
+# Rows between the places a reader of plain JSONL can start (a byte offset each).
+RESUME_EVERY = 1024
+
+
 @dataclass(frozen=True, eq=False)
 class DatasetIndex:
     """What a run needs to know of a dataset's rows without holding them: how many, each
-    one's id, line and system, and the file's hash; the rows themselves are read again,
-    a batch at a time, by a ``DatasetReader``. About 100 bytes a row (the ids)."""
+    one's id, line, system and a digest of its text, the file's hash, and the places a
+    reader can start from; the rows themselves are read again, a batch at a time, by a
+    ``DatasetReader``. 86 bytes a row with ids of 8 characters, mostly the ids."""
 
     path: Path
     display: str
@@ -851,9 +882,11 @@ class DatasetIndex:
     stamp: tuple[int, int]  # the file's size and modification time when it was scanned
     ids: tuple[str, ...]
     lines: array[int]
+    digests: array[int]  # 64 bits of each row's text's BLAKE2b
     system_codes: array[int]  # an index into ``systems``, -1 for a row that names none
     systems: tuple[str, ...]
     id_problems: Mapping[int, tuple[Problem, ...]]
+    resumes: tuple[_Resume, ...]  # in increasing position, the start of the file first
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -866,6 +899,16 @@ class DatasetIndex:
         """Each row's (system, id), in file order."""
         return ((self.system_at(p), row_id) for p, row_id in enumerate(self.ids))
 
+    def resume_for(self, position: int) -> _Resume:
+        """The last place to start reading from before the row at ``position``."""
+        found = bisect_right(self.resumes, position, key=lambda resume: resume.position)
+        return self.resumes[found - 1]
+
+
+def _digest(text: str) -> int:
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8)
+    return int.from_bytes(digest.digest(), "big")
+
 
 def _stamp(path: Path, source: str) -> tuple[int, int]:
     try:
@@ -876,6 +919,19 @@ def _stamp(path: Path, source: str) -> tuple[int, int]:
     return stat.st_size, stat.st_mtime_ns
 
 
+def _resumes(path: Path, kind: str, source: str, records: list[_Record]) -> tuple[_Resume, ...]:
+    """Where a reader may start: in plain JSONL at every ``RESUME_EVERY``-th row
+    (``records`` are those rows), in Parquet at each row group; in compressed JSONL and
+    CSV only at the start of the file."""
+    if kind == "jsonl":
+        later = enumerate(records[1:], start=1)
+        return (_START, *(_Resume(n * RESUME_EVERY, r.line, r.offset) for n, r in later))
+    if kind == "parquet":
+        starts = enumerate(row_groups(path, source))
+        return tuple(_Resume(start, start + 1, group) for group, start in starts)
+    return (_START,)
+
+
 def scan_dataset(path: Path, display: str | None = None, fmt: str | None = None) -> DatasetIndex:
     """Read every row of ``path`` once, as ``load_dataset`` does, keeping only its index:
     the ids are those ``load_dataset`` gives, and a ``DatasetReader`` gives the same rows."""
@@ -883,7 +939,15 @@ def scan_dataset(path: Path, display: str | None = None, fmt: str | None = None)
     kind = dataset_format(path, fmt, source)
     stamp = _stamp(path, source)
     digest = hashlib.sha256()
-    idents = [_ident(_check(make())) for make in _records(path, kind, source, digest)]
+    idents: list[_Ident] = []
+    digests = array("Q")
+    places: list[_Record] = []  # the records a reader may start at (see _resumes)
+    for position, make in enumerate(_records(path, kind, source, digest)):
+        record = make()
+        idents.append(_ident(_check(record)))
+        digests.append(_digest(record.text))
+        if position % RESUME_EVERY == 0:
+            places.append(record)
     systems = tuple(dict.fromkeys(i.system for i in idents if i.system is not None))
     codes = {system: code for code, system in enumerate(systems)}
     ids: list[str] = []
@@ -900,9 +964,11 @@ def scan_dataset(path: Path, display: str | None = None, fmt: str | None = None)
         stamp,
         tuple(ids),
         array("q", (i.line for i in idents)),
+        digests,
         array("i", (-1 if i.system is None else codes[i.system] for i in idents)),
         systems,
         id_problems,
+        _resumes(path, kind, source, places),
     )
 
 
@@ -911,10 +977,12 @@ class DatasetReader:
     ``load_dataset`` gives it (id, line, position, data and problems).
 
     Reading goes forward through the file: rows asked for in increasing positions (the
-    batches of a run, in the order one process runs them) cost one pass, rows before the
-    last one read start a new pass. A file whose size or modification time changed since
-    the scan raises ``DatasetError``, as does a row that is no longer where it was: the
-    rows read must be the rows the run collected."""
+    batches of a run, in the order one process runs them) cost one pass. Rows before the
+    last one read, or far after it, start reading at the nearest place before them that
+    the index knows (``DatasetIndex.resumes``): anywhere in plain JSONL and Parquet, only
+    the start of the file in compressed JSONL and CSV, whose batches are best run in
+    order. The file must be the file the run scanned: a changed size or modification
+    time, or a row that is not on its line or not its text, raises ``DatasetError``."""
 
     def __init__(self, index: DatasetIndex) -> None:
         self.index = index
@@ -924,21 +992,30 @@ class DatasetReader:
 
     def rows(self, positions: Sequence[int]) -> list[LoadedRow]:
         """The rows at ``positions``, which increase."""
-        index = self.index
         if not positions:
             return []
-        if self._stream is None or positions[0] < self._next:
+        try:
+            return self._read(positions)
+        except DatasetError:
+            self.close()  # the next batch starts afresh, and checks the file again
+            raise
+
+    def _read(self, positions: Sequence[int]) -> list[LoadedRow]:
+        index = self.index
+        if _stamp(index.path, index.display) != index.stamp:
+            raise DatasetError(self._changed("its size or modification time differ"))
+        resume = index.resume_for(positions[0])
+        if self._stream is None or positions[0] < self._next or resume.position > self._next:
             self.close()
-            if _stamp(index.path, index.display) != index.stamp:
-                raise DatasetError(self._changed("its size or modification time differ"))
-            self._stream = _records(index.path, index.format, index.display, None)
-            self._records, self._next = enumerate(self._stream), 0
+            self._stream = _records(index.path, index.format, index.display, None, resume)
+            self._records, self._next = enumerate(self._stream, resume.position), resume.position
         of_systems = bool(index.systems)
         loaded = []
         for position in positions:
             record = self._record_at(position)
-            if record.line != index.lines[position]:
-                raise DatasetError(self._changed(f"row {position + 1} is no longer there"))
+            moved = record.line != index.lines[position]
+            if moved or _digest(record.text) != index.digests[position]:
+                raise DatasetError(self._changed(f"row {position + 1} is not the row it was"))
             problems = index.id_problems.get(position, ())
             checked = _check(record)
             row_id = index.ids[position]

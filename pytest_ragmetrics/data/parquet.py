@@ -168,9 +168,10 @@ def _map(t: _Types, arrow_type: Any, depth: int) -> Convert | str | None:
     return as_object
 
 
-def parquet_rows(path: Path, source: str, max_depth: int) -> Iterator[ParquetRow]:
-    """Every row of the Parquet file ``path``, in file order, ``BATCH_ROWS`` at a time;
-    a row nests lists and objects at most ``max_depth`` levels deep, itself included."""
+def parquet_rows(path: Path, source: str, max_depth: int, group: int = 0) -> Iterator[ParquetRow]:
+    """Every row of the Parquet file ``path``, in file order, ``BATCH_ROWS`` at a time,
+    from the first row of its row group ``group`` on; a row nests lists and objects at
+    most ``max_depth`` levels deep, itself included."""
     pa = _pyarrow(source)
     types = _Types(pa, max_depth)
     try:
@@ -178,16 +179,35 @@ def parquet_rows(path: Path, source: str, max_depth: int) -> Iterator[ParquetRow
         schema = parquet.schema_arrow
         _names_once(schema.names, source)
         columns = [(f.name, _converter(types, f.type, 1)) for f in schema]
-        number = 0
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
+        groups = range(group, parquet.metadata.num_row_groups)
+        number = sum(parquet.metadata.row_group(g).num_rows for g in range(group))
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=groups):
             for values in batch.to_pylist():
                 number += 1
                 yield _row(number, values, columns)
     except (OSError, ValueError, pa.ArrowException) as error:
-        raise DatasetError(
-            f"{source}: cannot read the Parquet file: {error}; check that it is a whole, "
-            "uncorrupted Parquet file"
-        ) from None
+        raise _unreadable_file(source, error) from None
+
+
+def _unreadable_file(source: str, error: Exception) -> DatasetError:
+    return DatasetError(
+        f"{source}: cannot read the Parquet file: {error}; check that it is a whole, "
+        "uncorrupted Parquet file"
+    )
+
+
+def row_groups(path: Path, source: str) -> list[int]:
+    """The 0-based position of the first row of each row group of the Parquet file."""
+    pa = _pyarrow(source)
+    try:
+        metadata = pa.parquet.ParquetFile(path).metadata
+    except (OSError, ValueError, pa.ArrowException) as error:
+        raise _unreadable_file(source, error) from None
+    starts, start = [], 0
+    for group in range(metadata.num_row_groups):
+        starts.append(start)
+        start += metadata.row_group(group).num_rows
+    return starts
 
 
 def _names_once(names: list[str], source: str) -> None:

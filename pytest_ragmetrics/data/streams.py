@@ -42,10 +42,14 @@ class Digest(Protocol):
     def update(self, data: bytes, /) -> None: ...
 
 
-def raw_chunks(path: Path, source: str, digest: Digest | None = None) -> Iterator[bytes]:
-    """The bytes of ``path``, ``CHUNK`` at a time, each also fed to ``digest`` if given."""
+def raw_chunks(
+    path: Path, source: str, digest: Digest | None = None, start: int = 0
+) -> Iterator[bytes]:
+    """The bytes of ``path`` from byte ``start`` on, ``CHUNK`` at a time, each also fed to
+    ``digest`` if given."""
     try:
         with path.open("rb") as stream:
+            stream.seek(start)
             while chunk := stream.read(CHUNK):
                 if digest is not None:
                     digest.update(chunk)
@@ -157,15 +161,16 @@ def _physical_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
     yield from b"".join(pending).splitlines(keepends=True)
 
 
-def lines(chunks: Iterable[bytes], source: str) -> Iterator[Line]:
+def lines(chunks: Iterable[bytes], source: str, number: int = 1, offset: int = 0) -> Iterator[Line]:
     r"""The text's lines, each decoded on its own, so one bad byte spoils one line only.
 
     ``\r\n``, ``\n`` and ``\r`` end lines, and nothing else: U+2028, U+0085 and the like
     are valid inside JSON strings and CSV cells. A UTF-8 byte-order mark is skipped; a
-    UTF-16 one fails the dataset.
+    UTF-16 one fails the dataset. ``chunks`` may start at the beginning of a later line:
+    ``number`` and ``offset`` are that line's.
     """
-    offset = 0
-    for number, raw in enumerate(_physical_lines(chunks), start=1):
+    first = number
+    for number, raw in enumerate(_physical_lines(chunks), start=first):
         if number == 1:
             if raw.startswith(_UTF16_BOMS):
                 raise DatasetError(

@@ -4,8 +4,8 @@ process that runs the item).
 A bulk eval is parametrized over batches of rows (``plugin.state.BatchParam``) instead of
 one item per row, which saves pytest's per-item cost (about 1 ms and 18 KB of controller
 memory a row). A batch holds its rows' positions only: its item reads them from the
-dataset when it runs (``data.dataset.DatasetReader``), so no process holds the whole
-file. The user's test function is unchanged: for each row the item does what a
+dataset when it runs (``data.dataset.DatasetReader``), so no process holds a JSONL or
+Parquet dataset whole. The user's test function is unchanged: for each row the item does what a
 row test's fixtures would do (``plugin.fixtures.start_row``: a bad row fails or is
 skipped, a live row is answered), gives the test the row and fresh metric fixtures bound
 to that row's recorder, and every other argument as pytest set it up for the batch. How a
@@ -28,7 +28,7 @@ import pytest
 
 from pytest_ragmetrics.data.dataset import DatasetError, Row
 from pytest_ragmetrics.plugin.fixtures import FIXTURES, MetricFixture, metric_fixture, start_row
-from pytest_ragmetrics.plugin.recording import PayloadContext
+from pytest_ragmetrics.plugin.recording import Outcome, PayloadContext, payload_for
 from pytest_ragmetrics.plugin.rows import BindMetric, RowJob, RowRun, StartRow, run_row
 from pytest_ragmetrics.plugin.state import (
     BATCH_PAYLOADS_KEY,
@@ -38,6 +38,7 @@ from pytest_ragmetrics.plugin.state import (
     batch_param,
     run_state,
 )
+from pytest_ragmetrics.results.summary import RowPayload
 
 # How many failing rows a failed batch lists; every row is in the JSON and HTML reports.
 SHOWN_ROWS = 10
@@ -55,9 +56,10 @@ def run_batch(item: pytest.Item) -> bool | None:
     try:
         params = batch.read()
     except DatasetError as error:
-        problem = f"{batch.id}: {error}"
+        problem = str(error)
     if problem is not None:  # failed outside the except block: no chained traceback
-        pytest.fail(problem, pytrace=False)
+        item.stash[BATCH_PAYLOADS_KEY] = unreadable(item, batch, problem)
+        pytest.fail(f"{batch.label}: {problem}", pytrace=False)
     argnames: Sequence[str] = item._fixtureinfo.argnames  # what pytest itself passes
     job = RowJob(
         item.obj,
@@ -77,6 +79,21 @@ def run_batch(item: pytest.Item) -> bool | None:
     if message is not None:
         pytest.fail(message, pytrace=False)
     return True
+
+
+def unreadable(item: pytest.Item, batch: BatchParam, problem: str) -> list[RowPayload]:
+    """The payload of each row of a batch whose rows could not be read: an error of that
+    row, saying why, so the eval still counts it (its gates see errored rows, never
+    fewer rows)."""
+    params = batch.unread()
+    context = PayloadContext.of_item(item, params[0])
+    outcome = Outcome("setup", None, failed=True, skipped=False)
+    payloads = []
+    for param in params:
+        recorder = RowRecorder(param.row)
+        recorder.error = f"{param.row.where()}: {problem}"
+        payloads.append(payload_for(context, param, recorder, outcome))
+    return payloads
 
 
 def _here(item: pytest.Function) -> tuple[StartRow, BindMetric]:
@@ -104,7 +121,7 @@ def batch_failure(batch: BatchParam, runs: Sequence[RowRun]) -> str | None:
     failed = sum(run.payload.failed for run in runs)
     errored = sum(run.errored for run in runs)
     lines = [
-        f"{batch.id}: {failed} of {len(runs)} rows failed, {errored} errored "
+        f"{batch.label}: {failed} of {len(runs)} rows failed, {errored} errored "
         f"(every row's status is in the --ragmetrics-json and --ragmetrics-html reports)"
     ]
     for run in failing[:SHOWN_ROWS]:

@@ -475,9 +475,7 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
         batches = _batches(
             BatchRows(source, reader), infos, positions, options.batch_size or spec.batch_size
         )
-        metafunc.parametrize(
-            "row", batches, ids=[_id(b.info, b.id) for b in batches], indirect=True
-        )
+        metafunc.parametrize("row", batches, ids=[b.label for b in batches], indirect=True)
         return
     assert isinstance(dataset, Dataset)
     rows = [dataset.rows[position] for position in positions]
@@ -557,6 +555,13 @@ class BatchRows:
 
     def params(self, info: EvalInfo, positions: Sequence[int]) -> list[RowParam]:
         return [self.source.param(info, loaded) for loaded in self.reader.rows(positions)]
+
+    def unread(self, info: EvalInfo, positions: Sequence[int]) -> list[RowParam]:
+        index = self.reader.index
+        return [
+            RowParam(info, LoadedRow(Row(index.ids[p], index.display, index.lines[p], p, {})), ())
+            for p in positions
+        ]
 
 
 def _id(info: EvalInfo, name: str) -> str:

@@ -239,13 +239,12 @@ def attach_payload(
 
 
 def _unstarted(batch: BatchParam) -> list[RowParam]:
-    """The rows of a batch whose item did not set up, each an error of its own. If the
-    dataset changed so that they cannot be read again, none: the item failed, and so
-    does the run, with its own error, and the reports lack the batch's rows."""
+    """The rows of a batch whose item did not set up, each an error of its own: as read,
+    or as the dataset's index knows them if they can no longer be read."""
     try:
         return batch.read()
     except DatasetError:
-        return []
+        return batch.unread()
 
 
 def is_row_error(report: pytest.CollectReport | pytest.TestReport) -> bool:

@@ -18,7 +18,6 @@ import pytest
 
 from pytest_ragmetrics import __version__
 from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
-from pytest_ragmetrics.data.dataset import DatasetError
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.embeddings.prepare import EncodingError, PrepareStats
 from pytest_ragmetrics.embeddings.progress import EncodingProgress
@@ -179,14 +178,8 @@ class RunSession:
         if not session.items or config.option.collectonly or collection_failed:
             return
         shown = display(config)
-        problem: str | None = None
-        try:  # bulk items' rows are read here, from the datasets, for what they need
-            self.rows_progress = rows_progress(session.items, self.state, shown)
-            texts = session_texts(session.items, self.state.thresholds.settings)
-        except DatasetError as error:
-            problem = str(error)
-        if problem is not None:  # raised outside the except block: no chained traceback
-            raise pytest.UsageError(problem)
+        self.rows_progress = rows_progress(session.items, self.state, shown)
+        texts = session_texts(session.items, self.state.thresholds.settings)
         if texts:
             encoding = EncodingProgress(shown.lines(in_place=True))
             try:

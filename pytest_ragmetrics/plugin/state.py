@@ -11,7 +11,14 @@ from typing import Any, Protocol
 import pytest
 
 from pytest_ragmetrics.config.thresholds import Thresholds
-from pytest_ragmetrics.data.dataset import Dataset, DatasetReader, LoadedRow, Problem, Row
+from pytest_ragmetrics.data.dataset import (
+    Dataset,
+    DatasetError,
+    DatasetReader,
+    LoadedRow,
+    Problem,
+    Row,
+)
 from pytest_ragmetrics.embeddings.cache import EmbeddingCache
 from pytest_ragmetrics.embeddings.model import Embedder, embedder_for
 from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, EmbeddingStore, encode_here
@@ -125,6 +132,8 @@ class BatchRows(Protocol):
 
     def params(self, info: EvalInfo, positions: Sequence[int]) -> list[RowParam]: ...
 
+    def unread(self, info: EvalInfo, positions: Sequence[int]) -> list[RowParam]: ...
+
 
 @dataclass(frozen=True)
 class BatchParam:
@@ -149,6 +158,11 @@ class BatchParam:
         return f"rows-{self.first}-{self.first + self.size - 1}"
 
     @property
+    def label(self) -> str:
+        """The item's test id: ``id``, after its system's name in a dataset of systems."""
+        return self.id if self.info.system is None else f"{self.info.system}/{self.id}"
+
+    @property
     def live(self) -> bool:
         """Whether live systems answer the rows' questions."""
         return self.source.live
@@ -156,6 +170,11 @@ class BatchParam:
     def read(self) -> list[RowParam]:
         """The batch's rows, read from the dataset (``DatasetError`` if it changed)."""
         return self.source.params(self.info, self.positions)
+
+    def unread(self) -> list[RowParam]:
+        """The batch's rows as the dataset's index knows them (id, line, system), with
+        no fields: for reporting each as an error when they cannot be read."""
+        return self.source.unread(self.info, self.positions)
 
 
 def batch_param(item: pytest.Item) -> BatchParam | None:
@@ -167,12 +186,18 @@ def batch_param(item: pytest.Item) -> BatchParam | None:
 
 def row_params(item: pytest.Item) -> Sequence[RowParam]:
     """The rows an item runs its test on: its row, its batch's rows (read from the
-    dataset), or none."""
+    dataset), or none. A batch whose rows can no longer be read has none here: when it
+    runs, each of its rows errors, saying why (``plugin.bulk``)."""
     single = row_param(item)
     if single is not None:
         return (single,)
     batch = batch_param(item)
-    return batch.read() if batch is not None else ()
+    if batch is None:
+        return ()
+    try:
+        return batch.read()
+    except DatasetError:
+        return ()
 
 
 def rows_param(item: pytest.Item) -> RowsParam | None:

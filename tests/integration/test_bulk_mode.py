@@ -339,7 +339,6 @@ def test_the_ray_engine_refuses_row_mode_and_xdist_before_any_row_runs(project: 
     result.stderr.fnmatch_lines(["*the Ray engine spreads the rows over Ray's workers itself*"])
 
 
-# Writes, at the end of the run, how many parsed rows each bulk item still holds.
 # Rewrites the dataset once collection is over, before any batch reads its rows.
 EDIT_AFTER_COLLECTION = """
 def pytest_collection_finish(session):
@@ -348,24 +347,34 @@ def pytest_collection_finish(session):
 """
 
 
-def test_a_dataset_changed_after_collection_fails_every_batch_naming_it(
+def test_a_dataset_changed_after_collection_errors_every_row_of_its_batches(
     project: Project,
 ) -> None:
     """A batch reads its rows when it runs: rows that are no longer the rows collected
-    are never scored. Each batch fails saying why, and the run exits 1."""
+    are never scored. Each batch fails saying why, each of its rows is an error in the
+    reports (so the gates see four errored rows, not an eval with none), and the run
+    exits 1."""
     project.write("conftest.py", EDIT_AFTER_COLLECTION)
-    result = project.run("--ragmetrics-mode=bulk", "--ragmetrics-batch-size=3")
+    result, report = project.run_json("--ragmetrics-mode=bulk", "--ragmetrics-batch-size=3")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    # The two batches; no row of the eval reached the controller, so it has no gates.
-    result.assert_outcomes(failed=2)
+    changed = "data/rows.jsonl: the dataset changed while the run read it (its size or"
     result.stdout.fnmatch_lines_random(
-        [
-            "*rows-1-3: data/rows.jsonl: the dataset changed while the run read it (its size or "
-            "modification time differ)*",
-            "*rows-4-4: data/rows.jsonl: the dataset changed while the run read it*",
-        ]
+        [f"*rows-1-3: {changed} modification time differ)*", f"*rows-4-4: {changed}*"]
     )
     result.stdout.no_fnmatch_line("*INTERNALERROR*")
+    (evaluation,) = report["evals"]
+    assert [(row["id"], row["status"]) for row in evaluation["rows"]] == [
+        (f"r{i}", "error") for i in range(1, 5)
+    ]
+    assert evaluation["rows"][0]["errors"] == [
+        f"data/rows.jsonl:1: {changed} modification "
+        "time differ); leave it unchanged until the run ends, and run again"
+    ]
+    gates = {"idk_citation.sum", "f1.mean", "tokens.mean", "latency_ms.p50"}  # PASSING_GATES
+    assert {gate["name"] for gate in evaluation["gates"]} == gates
+    failed = {g["name"]: g["message"] for g in evaluation["gates"] if g["status"] == "failed"}
+    assert set(failed) == gates - {"idk_citation.sum"}  # no row recorded them
+    assert all(": cannot be checked: no row of test_eval.py recorded" in m for m in failed.values())
 
 
 def test_every_format_runs_in_bulk_mode_as_in_row_mode(project: Project) -> None:

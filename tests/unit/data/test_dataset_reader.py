@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_ragmetrics.data import dataset
 from pytest_ragmetrics.data.dataset import (
     DatasetError,
     DatasetReader,
@@ -142,7 +143,7 @@ def test_a_row_moved_in_a_file_of_the_same_size_and_time_is_an_error(tmp_path: P
     path.write_text('\n{"id": "a"}\n{"id": "b"}\n', encoding="utf-8")  # same bytes, moved
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     reader = DatasetReader(index)
-    with pytest.raises(DatasetError, match=r"row 1 is no longer there"):
+    with pytest.raises(DatasetError, match=r"row 1 is not the row it was"):
         reader.rows([0])
     reader.close()
 
@@ -158,3 +159,55 @@ def test_a_truncated_file_of_the_same_size_and_time_is_an_error(tmp_path: Path) 
     with pytest.raises(DatasetError, match=r"it has fewer than 2 rows"):
         reader.rows([0, 1])
     reader.close()
+
+
+def test_a_row_edited_in_place_to_the_same_size_and_time_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"id": "a", "answer": "old"}\n{"id": "b"}\n', encoding="utf-8")
+    index = scan_dataset(path, "data/d.jsonl")
+    stat = path.stat()
+    path.write_text('{"id": "a", "answer": "new"}\n{"id": "b"}\n', encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    reader = DatasetReader(index)
+    with pytest.raises(DatasetError, match=r"data/d\.jsonl: .*row 1 is not the row it was"):
+        reader.rows([0])
+    assert as_tuples(reader.rows([1]))[0][0] == "b"  # the next batch reads afresh
+    reader.close()
+
+
+def test_a_change_between_two_batches_of_one_pass_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(f'{{"id": "r{i}"}}\n' for i in range(10)), encoding="utf-8")
+    reader = DatasetReader(scan_dataset(path, "data/d.jsonl"))
+    assert [r.row.id for r in reader.rows([0, 1])] == ["r0", "r1"]
+    with path.open("a", encoding="utf-8") as more:
+        more.write('{"id": "late"}\n')
+    with pytest.raises(DatasetError, match=r"size or modification time differ"):
+        reader.rows([8, 9])
+    reader.close()
+
+
+def test_batches_out_of_order_start_at_the_nearest_place_before_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain JSONL resumes at every RESUME_EVERY-th row (a byte offset), Parquet at each
+    row group; any order of batches reads the rows loading gives. A byte-order mark, blank
+    lines and CRLF ends shift the offsets the JSONL places are found at."""
+    monkeypatch.setattr(dataset, "RESUME_EVERY", 4)
+    text = "\r\n".join(
+        "" if i % 5 == 2 else json.dumps({"id": f"r{i}", "answer": "é" * i}) for i in range(23)
+    )
+    jsonl_path = tmp_path / "d.jsonl"
+    jsonl_path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    parquet_path = tmp_path / "d.parquet"
+    table = pa.table({"id": [f"r{i}" for i in range(10)], "answer": ["x"] * 10})
+    pq.write_table(table, parquet_path, row_group_size=3)
+    for path, places in ((jsonl_path, [0, 4, 8, 12, 16]), (parquet_path, [0, 3, 6, 9])):
+        loaded = load_dataset(path)
+        index = scan_dataset(path)
+        assert [resume.position for resume in index.resumes] == places
+        reader = DatasetReader(index)
+        batches = [range(lo, min(lo + 3, len(index))) for lo in range(0, len(index), 3)]
+        read = {p: row for b in reversed(batches) for p, row in zip(b, reader.rows(b), strict=True)}
+        reader.close()
+        assert as_tuples([read[p] for p in range(len(index))]) == as_tuples(loaded.rows)

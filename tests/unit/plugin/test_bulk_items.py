@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_ragmetrics.config.thresholds import Settings
-from pytest_ragmetrics.data.dataset import LoadedRow, Problem, Row
+from pytest_ragmetrics.data.dataset import DatasetError, LoadedRow, Problem, Row
 from pytest_ragmetrics.plugin.fixtures import session_texts
 from pytest_ragmetrics.plugin.progress import judged_tests, live_totals
 from pytest_ragmetrics.plugin.state import (
@@ -89,3 +89,26 @@ def test_a_batch_that_no_system_answers_is_not_read_for_live_totals() -> None:
     assert judged_tests([item], "embedding") == {}
     assert session_texts([item], Settings()) == []
     assert read == []  # nothing asked for its rows: they stay in the dataset
+
+
+@dataclass(frozen=True)
+class ChangedRows(GivenRows):
+    """A dataset that changed after collection: its rows cannot be read."""
+
+    def params(self, info: EvalInfo, positions: Sequence[int]) -> list[RowParam]:
+        raise DatasetError("data/q.jsonl: the dataset changed while the run read it")
+
+
+def test_a_batch_that_cannot_be_read_is_left_to_error_when_it_runs() -> None:
+    """Reading ahead (texts to embed, live outputs, judged rows) skips it: its item then
+    reports each row as an error (tests/integration/test_bulk_mode.py)."""
+    source = ChangedRows((param("a", "Paris."),), live=True)
+    item = FakeItem(
+        "t::s[rows-1-1]",
+        ["row", "semantic_similarity", "faithfulness_judge"],
+        {"row": BatchParam(INFO, source, [0], 1)},
+    )
+    assert row_params(item) == ()
+    assert session_texts([item], Settings()) == []
+    assert live_totals([item]) == {}
+    assert judged_tests([item], "embedding") == {}
