@@ -50,6 +50,15 @@ def as_tuples(rows: Sequence[LoadedRow]) -> list[tuple[Any, ...]]:
     ]
 
 
+def rewrite_keeping_stamp(path: Path, text: str) -> None:
+    """Write ``text`` over ``path``, keeping its modification time: a change that the
+    file's size and time cannot show (``text`` is as long as what it replaces)."""
+    stat = path.stat()
+    assert len(text.encode()) == stat.st_size
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
 def tricky(tmp_path: Path, name: str) -> Path:
     path = tmp_path / name
     text = "\n".join(TRICKY) + "\n"
@@ -139,9 +148,7 @@ def test_a_row_moved_in_a_file_of_the_same_size_and_time_is_an_error(tmp_path: P
     path = tmp_path / "d.jsonl"
     path.write_text('{"id": "a"}\n\n{"id": "b"}\n', encoding="utf-8")
     index = scan_dataset(path, "data/d.jsonl")
-    stat = path.stat()
-    path.write_text('\n{"id": "a"}\n{"id": "b"}\n', encoding="utf-8")  # same bytes, moved
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    rewrite_keeping_stamp(path, '\n{"id": "a"}\n{"id": "b"}\n')  # same bytes, moved
     reader = DatasetReader(index)
     with pytest.raises(DatasetError, match=r"row 1 is not the row it was"):
         reader.rows([0])
@@ -152,9 +159,7 @@ def test_a_truncated_file_of_the_same_size_and_time_is_an_error(tmp_path: Path) 
     path = tmp_path / "d.jsonl"
     path.write_text('{"id": "a"}\n{"id": "b"}\n', encoding="utf-8")
     index = scan_dataset(path, "data/d.jsonl")
-    stat = path.stat()
-    path.write_text('{"id": "a"}\n' + " " * 12, encoding="utf-8")  # same size, one row
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    rewrite_keeping_stamp(path, '{"id": "a"}\n' + " " * 12)  # same size, one row
     reader = DatasetReader(index)
     with pytest.raises(DatasetError, match=r"it has fewer than 2 rows"):
         reader.rows([0, 1])
@@ -165,9 +170,7 @@ def test_a_row_edited_in_place_to_the_same_size_and_time_is_an_error(tmp_path: P
     path = tmp_path / "d.jsonl"
     path.write_text('{"id": "a", "answer": "old"}\n{"id": "b"}\n', encoding="utf-8")
     index = scan_dataset(path, "data/d.jsonl")
-    stat = path.stat()
-    path.write_text('{"id": "a", "answer": "new"}\n{"id": "b"}\n', encoding="utf-8")
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    rewrite_keeping_stamp(path, '{"id": "a", "answer": "new"}\n{"id": "b"}\n')
     reader = DatasetReader(index)
     with pytest.raises(DatasetError, match=r"data/d\.jsonl: .*row 1 is not the row it was"):
         reader.rows([0])
