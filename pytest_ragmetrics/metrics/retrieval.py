@@ -1,11 +1,13 @@
 """Retrieval metrics (Tier 1), vectorised over queries, equal to trec_eval.
 
 Names are ranx-style: ``hit_rate@k``, ``mrr``, ``mrr@k``, ``recall@k``, ``precision@k``,
-``ndcg``, ``ndcg@k``, ``ndcg_exp`` and ``ndcg_exp@k``. For each query:
+``ndcg``, ``ndcg@k``, ``ndcg_exp``, ``ndcg_exp@k``, ``map``, ``map@k``, ``gm_map``,
+``rprec``, ``bpref``, ``num_ret``, ``num_rel``, ``num_rel_ret`` and
+``iprec_at_recall@0.0`` ... ``iprec_at_recall@1.0``. For each query:
 
-* a document is *relevant* when its grade in the qrels is > 0 (trec_eval's relevance
-  level 1 for integer grades); a judged document with grade 0 or less is non-relevant,
-  an unjudged one too;
+* a document is *relevant* when its grade in the qrels is at least the relevance level
+  (1 unless ``evaluate(relevance_level=...)``, trec_eval -l); a judged document graded
+  below it is non-relevant, an unjudged one too;
 * ``hit_rate@k`` is 1 when a relevant document is among the first k retrieved (trec_eval
   ``success_k``);
 * ``precision@k`` is the number of relevant documents among the first k, divided by k even
@@ -18,17 +20,40 @@ Names are ranx-style: ``hit_rate@k``, ``mrr``, ``mrr@k``, ``recall@k``, ``precis
   1-based ranks, and the ideal ranking built from *all* relevant documents of the qrels;
   0 when the qrels have no relevant document (trec_eval ``ndcg_cut_k``; ``ndcg`` without a
   cutoff is trec_eval ``ndcg``). ``ndcg_exp`` uses the exponential gain 2^grade - 1.
+  nDCG keeps the grades whatever the relevance level: every document graded above 0 gains;
+* ``map`` is the sum of the precisions at each retrieved relevant document divided by the
+  number R of relevant documents in the qrels (trec_eval ``map``); ``map@k`` sums over the
+  first k only (``map_cut_k``); ``gm_map`` is per query the same average precision, and
+  its mean over queries is geometric, each value floored at 0.00001 (``gm_map``);
+* ``rprec`` is the relevant documents among the first R, over R (``Rprec``);
+* ``num_ret``, ``num_rel`` and ``num_rel_ret`` count the retrieved, relevant and
+  relevant retrieved documents (the mean over queries: trec_eval's summary sums them);
+* ``iprec_at_recall@L`` is trec_eval 9's interpolated precision at recall L: with
+  c = trunc(L * R + 0.9), the highest precision at or after the c-th retrieved relevant
+  document, 0 when fewer were retrieved (``iprec_at_recall_L``);
+* ``bpref`` ranks the judged non-relevant documents (graded 0 up to the relevance level;
+  negative grades are not judged) too: each retrieved relevant document adds
+  1 - min(n, R) / min(N, R), n the judged non-relevant ones above it and N all of the
+  qrels' (1 when n is 0); the sum is divided by R (trec_eval ``bpref``).
+
+Every measure but ``num_ret`` is 0 for a query without relevant documents, as in trec_eval.
 
 A run gives, per query, either scores (``{doc_id: score}``, ranked by score descending,
-ties broken by doc id descending, as trec_eval does; like trec_eval, scores are compared as
-32-bit floats, so scores equal at that precision tie) or a ranked list
+ties broken by doc id descending, as trec_eval does; like trec_eval 9, scores are compared
+as 32-bit floats, so scores equal at that precision tie, or as doubles with
+``ties="double"``, as trec_eval 10) or a ranked list
 (``[doc_id, ...]``, best first). A query of the qrels that is absent from the run is left
-out of the mean (trec_eval) and listed in ``Evaluation.missing``; a query of the run that
+out of the mean (trec_eval; with ``all_queries=True``, trec_eval -c, it is evaluated with
+an empty ranking) and listed in ``Evaluation.missing``; a query of the run that
 the qrels do not judge is left out too and listed in ``Evaluation.unjudged``. A query whose
-ranking is *empty* is evaluated and scores 0 on every metric (pytrec_eval does the same).
+ranking is *empty* is evaluated and scores 0 on every metric but ``num_rel`` (pytrec_eval
+does the same, except that trec_eval's ``iprec_at_recall`` at a level asking for no relevant
+document divides 0 by 0 there: NaN; ours is 0). ``evaluate(cutoff=N)`` (trec_eval -M) cuts
+each ranking to its first N documents before anything.
 
 The per-row fixtures and ``evaluate`` share ``score_queries``: every metric is computed
-from the ranks of each query's relevant documents only, so the cost is one comparison of
+from the ranks of each query's relevant documents only (and of its judged non-relevant
+ones when ``bpref`` is asked for), so the cost is one comparison of
 each relevant document's score with the query's scores, vectorised over all queries.
 """
 
@@ -537,7 +562,10 @@ def evaluate(
     """
     options = Options(relevance_level, cutoff, gains, ties)
     if not isinstance(all_queries, bool):
-        raise ValueError(f"evaluate(all_queries=...): {all_queries!r} is not True or False")
+        raise ValueError(
+            f"evaluate(all_queries=...): {all_queries!r} is not True or False; use "
+            "True to average over every judged query of the qrels (trec_eval -c)"
+        )
     names = list(dict.fromkeys(metrics))
     for name in names:
         parse_metric(name)
