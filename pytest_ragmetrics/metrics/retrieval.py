@@ -461,7 +461,8 @@ def judge_rankings(
     tracked = [_relevant_docs(qrels[qid], nonrelevant) for qid in qids]
     width = max((len(docs) for docs, _ in tracked), default=0)
     grades = _pad([g for _, g in tracked], width, 0.0)
-    judged = _pad([[1.0] * len(g) for _, g in tracked], width, 0.0) > 0
+    counts = np.fromiter((len(g) for _, g in tracked), dtype=np.int64, count=len(tracked))
+    judged = np.arange(width)[None, :] < counts[:, None]
     ranks = np.full((len(qids), width), math.inf)
     scored_at = [i for i, r in enumerate(rankings) if isinstance(r, Mapping)]
     if scored_at:
