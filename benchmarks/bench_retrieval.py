@@ -16,9 +16,12 @@ precision and this module in double, so scores that are distinct only in double 
 would rank differently (the test suite documents this); 32-bit scores keep the comparison
 exact.
 
-The same five metrics are computed by both implementations, the mean over all queries:
-``ndcg@10``, ``mrr``, ``precision@5``, ``recall@10``, ``hit_rate@5`` (trec_eval's
-``ndcg_cut_10``, ``recip_rank``, ``P_5``, ``recall_10``, ``success_5``). Each timing starts
+The same twelve metrics are computed by both implementations, the mean over all queries:
+``ndcg@10``, ``mrr``, ``precision@5``, ``recall@10``, ``hit_rate@5``, ``map``, ``map@10``,
+``gm_map`` (its geometric mean), ``rprec``, ``bpref``, ``num_rel_ret`` and
+``iprec_at_recall@0.5`` (trec_eval's ``ndcg_cut_10``, ``recip_rank``, ``P_5``,
+``recall_10``, ``success_5``, ``map``, ``map_cut_10``, ``gm_map``, ``Rprec``, ``bpref``,
+``num_rel_ret``, ``iprec_at_recall_0.50``). Each timing starts
 from the Python dicts and includes everything the caller pays:
 
 ``ours``
@@ -65,15 +68,50 @@ from pytest_ragmetrics.metrics.retrieval import evaluate, score_queries
 
 from conftest import SIDES, Side, Timer
 
-METRICS = ("ndcg@10", "mrr", "precision@5", "recall@10", "hit_rate@5")
+METRICS = (
+    "ndcg@10",
+    "mrr",
+    "precision@5",
+    "recall@10",
+    "hit_rate@5",
+    "map",
+    "map@10",
+    "gm_map",
+    "rprec",
+    "bpref",
+    "num_rel_ret",
+    "iprec_at_recall@0.5",
+)
 TREC_KEYS = {
     "ndcg@10": "ndcg_cut_10",
     "mrr": "recip_rank",
     "precision@5": "P_5",
     "recall@10": "recall_10",
     "hit_rate@5": "success_5",
+    "map": "map",
+    "map@10": "map_cut_10",
+    "gm_map": "gm_map",
+    "rprec": "Rprec",
+    "bpref": "bpref",
+    "num_rel_ret": "num_rel_ret",
+    "iprec_at_recall@0.5": "iprec_at_recall_0.50",
 }
-TREC_MEASURES = {"ndcg_cut.10", "recip_rank", "P.5", "recall.10", "success.5"}
+TREC_MEASURES = {
+    "ndcg_cut.10",
+    "recip_rank",
+    "P.5",
+    "recall.10",
+    "success.5",
+    "map",
+    "map_cut.10",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "num_rel_ret",
+    "iprec_at_recall",
+}
+# trec_eval's gm_map per query is log(max(AP, GM_FLOOR)); its mean is exp(mean(logs)).
+GM_FLOOR = 0.00001
 SCENARIOS = ("scores", "tied", "equal", "lists")
 QUERIES = {"small": 1_000, "large": 10_000}
 DOCS = 100
@@ -134,7 +172,7 @@ def as_scores(lists: Lists) -> Scores:
 
 
 # ---------------------------------------------------------------------------------------
-# The two implementations, each from Python dicts to the five means
+# The two implementations, each from Python dicts to the means
 # ---------------------------------------------------------------------------------------
 
 
@@ -149,10 +187,15 @@ def trec_per_query(qrels: Qrels, run: Scores) -> dict[str, dict[str, float]]:
     return result
 
 
+def trec_mean(name: str, values: list[float]) -> float:
+    mean = math.fsum(values) / len(values)
+    return math.exp(mean) if name == "gm_map" else mean
+
+
 def run_pytrec_eval(qrels: Qrels, run: Scores) -> dict[str, float]:
     per_query = trec_per_query(qrels, run)
     return {
-        name: math.fsum(row[key] for row in per_query.values()) / len(per_query)
+        name: trec_mean(name, [row[key] for row in per_query.values()])
         for name, key in TREC_KEYS.items()
     }
 
@@ -197,15 +240,18 @@ def check_against_trec_eval(collection: Collection, scenario: str) -> list[str]:
     problems = []
     for name, key in TREC_KEYS.items():
         expected = np.array([theirs[qid][key] for qid in qids])
-        gap = np.abs(ours[name] - expected)
+        mine_all = ours[name]
+        if name == "gm_map":  # per query ours is AP, trec_eval's log(max(AP, floor))
+            mine_all = np.log(np.maximum(mine_all, GM_FLOOR))
+        gap = np.abs(mine_all - expected)
         if gap.max() > TOLERANCE:
             worst = int(gap.argmax())
-            mine, reference = float(ours[name][worst]), float(expected[worst])
+            mine, reference = float(mine_all[worst]), float(expected[worst])
             problems.append(
                 f"{scenario} {name}: {int((gap > TOLERANCE).sum())} queries differ, e.g. "
                 f"{qids[worst]}: ours {mine!r}, pytrec_eval {reference!r}"
             )
-        mean = math.fsum(expected.tolist()) / len(qids)
+        mean = trec_mean(name, expected.tolist())
         if abs(means[name] - mean) > TOLERANCE:
             problems.append(f"{scenario} {name}: mean ours {means[name]!r}, pytrec_eval {mean!r}")
     return problems

@@ -1,11 +1,13 @@
 """Retrieval metrics (Tier 1), vectorised over queries, equal to trec_eval.
 
 Names are ranx-style: ``hit_rate@k``, ``mrr``, ``mrr@k``, ``recall@k``, ``precision@k``,
-``ndcg``, ``ndcg@k``, ``ndcg_exp`` and ``ndcg_exp@k``. For each query:
+``ndcg``, ``ndcg@k``, ``ndcg_exp``, ``ndcg_exp@k``, ``map``, ``map@k``, ``gm_map``,
+``rprec``, ``bpref``, ``num_ret``, ``num_rel``, ``num_rel_ret`` and
+``iprec_at_recall@0.0`` ... ``iprec_at_recall@1.0``. For each query:
 
-* a document is *relevant* when its grade in the qrels is > 0 (trec_eval's relevance
-  level 1 for integer grades); a judged document with grade 0 or less is non-relevant,
-  an unjudged one too;
+* a document is *relevant* when its grade in the qrels is at least the relevance level
+  (1 unless ``evaluate(relevance_level=...)``, trec_eval -l); a judged document graded
+  below it is non-relevant, an unjudged one too;
 * ``hit_rate@k`` is 1 when a relevant document is among the first k retrieved (trec_eval
   ``success_k``);
 * ``precision@k`` is the number of relevant documents among the first k, divided by k even
@@ -18,17 +20,40 @@ Names are ranx-style: ``hit_rate@k``, ``mrr``, ``mrr@k``, ``recall@k``, ``precis
   1-based ranks, and the ideal ranking built from *all* relevant documents of the qrels;
   0 when the qrels have no relevant document (trec_eval ``ndcg_cut_k``; ``ndcg`` without a
   cutoff is trec_eval ``ndcg``). ``ndcg_exp`` uses the exponential gain 2^grade - 1.
+  nDCG keeps the grades whatever the relevance level: every document graded above 0 gains;
+* ``map`` is the sum of the precisions at each retrieved relevant document divided by the
+  number R of relevant documents in the qrels (trec_eval ``map``); ``map@k`` sums over the
+  first k only (``map_cut_k``); ``gm_map`` is per query the same average precision, and
+  its mean over queries is geometric, each value floored at 0.00001 (``gm_map``);
+* ``rprec`` is the relevant documents among the first R, over R (``Rprec``);
+* ``num_ret``, ``num_rel`` and ``num_rel_ret`` count the retrieved, relevant and
+  relevant retrieved documents (the mean over queries: trec_eval's summary sums them);
+* ``iprec_at_recall@L`` is trec_eval 9's interpolated precision at recall L: with
+  c = trunc(L * R + 0.9), the highest precision at or after the c-th retrieved relevant
+  document, 0 when fewer were retrieved (``iprec_at_recall_L``);
+* ``bpref`` ranks the judged non-relevant documents (graded 0 up to the relevance level;
+  negative grades are not judged) too: each retrieved relevant document adds
+  1 - min(n, R) / min(N, R), n the judged non-relevant ones above it and N all of the
+  qrels' (1 when n is 0); the sum is divided by R (trec_eval ``bpref``).
+
+Every measure but ``num_ret`` is 0 for a query without relevant documents, as in trec_eval.
 
 A run gives, per query, either scores (``{doc_id: score}``, ranked by score descending,
-ties broken by doc id descending, as trec_eval does; like trec_eval, scores are compared as
-32-bit floats, so scores equal at that precision tie) or a ranked list
+ties broken by doc id descending, as trec_eval does; like trec_eval 9, scores are compared
+as 32-bit floats, so scores equal at that precision tie, or as doubles with
+``ties="double"``, as trec_eval 10) or a ranked list
 (``[doc_id, ...]``, best first). A query of the qrels that is absent from the run is left
-out of the mean (trec_eval) and listed in ``Evaluation.missing``; a query of the run that
+out of the mean (trec_eval; with ``all_queries=True``, trec_eval -c, it is evaluated with
+an empty ranking) and listed in ``Evaluation.missing``; a query of the run that
 the qrels do not judge is left out too and listed in ``Evaluation.unjudged``. A query whose
-ranking is *empty* is evaluated and scores 0 on every metric (pytrec_eval does the same).
+ranking is *empty* is evaluated and scores 0 on every metric but ``num_rel`` (pytrec_eval
+does the same, except that trec_eval's ``iprec_at_recall`` at a level asking for no relevant
+document divides 0 by 0 there: NaN; ours is 0). ``evaluate(cutoff=N)`` (trec_eval -M) cuts
+each ranking to its first N documents before anything.
 
 The per-row fixtures and ``evaluate`` share ``score_queries``: every metric is computed
-from the ranks of each query's relevant documents only, so the cost is one comparison of
+from the ranks of each query's relevant documents only (and of its judged non-relevant
+ones when ``bpref`` is asked for), so the cost is one comparison of
 each relevant document's score with the query's scores, vectorised over all queries.
 """
 
@@ -60,24 +85,73 @@ Ranking = Mapping[str, float] | Sequence[str]
 Run = Mapping[str, Ranking]
 FloatArray = npt.NDArray[np.float64]
 
-Family = Literal["hit_rate", "mrr", "recall", "precision", "ndcg", "ndcg_exp"]
-FAMILIES: tuple[Family, ...] = ("hit_rate", "mrr", "recall", "precision", "ndcg", "ndcg_exp")
+Family = Literal[
+    "hit_rate",
+    "mrr",
+    "recall",
+    "precision",
+    "ndcg",
+    "ndcg_exp",
+    "map",
+    "gm_map",
+    "rprec",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "iprec_at_recall",
+    "bpref",
+]
+FAMILIES: tuple[Family, ...] = (
+    "hit_rate",
+    "mrr",
+    "recall",
+    "precision",
+    "ndcg",
+    "ndcg_exp",
+    "map",
+    "gm_map",
+    "rprec",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "iprec_at_recall",
+    "bpref",
+)
 NEEDS_CUTOFF = frozenset({"hit_rate", "recall", "precision"})
-_NAME = re.compile(r"^(?P<family>[a-z_]+?)(?:@(?P<k>[0-9]+))?$")
+TAKES_CUTOFF = frozenset({"hit_rate", "recall", "precision", "mrr", "ndcg", "ndcg_exp", "map"})
+# trec_eval's 11 recall points of iprec_at_recall, written as in our metric names.
+RECALL_LEVELS = tuple(f"{i / 10:.1f}" for i in range(11))
+# trec_eval's floor of a query's average precision in the geometric mean (gm_map).
+GM_FLOOR = 0.00001
+Ties = Literal["float32", "double"]
+TIES: tuple[Ties, ...] = ("float32", "double")
+_NAME = re.compile(r"^(?P<family>[a-z_]+?)(?:@(?P<k>[0-9]+(?:\.[0-9]+)?))?$")
 # Bounds the (queries x relevant x retrieved) comparison block, in elements.
 _BLOCK_ELEMENTS = 1 << 22
 
 
 @dataclass(frozen=True)
 class RetrievalMetric:
-    """A parsed metric name: its family and cutoff (``None``: the whole ranking)."""
+    """A parsed metric name: its family and cutoff (``None``: the whole ranking); for
+    ``iprec_at_recall`` the recall level instead (one of ``RECALL_LEVELS``)."""
 
     family: Family
     k: int | None = None
+    level: str | None = None
 
     @property
     def name(self) -> str:
+        if self.level is not None:
+            return f"{self.family}@{self.level}"
         return self.family if self.k is None else f"{self.family}@{self.k}"
+
+
+def _usage(family: Family) -> str:
+    if family == "iprec_at_recall":
+        return "iprec_at_recall@0.0 ... @1.0"
+    if family in NEEDS_CUTOFF:
+        return f"{family}@k"
+    return f"{family}[@k]" if family in TAKES_CUTOFF else family
 
 
 def parse_metric(name: str) -> RetrievalMetric:
@@ -87,9 +161,19 @@ def parse_metric(name: str) -> RetrievalMetric:
     if match is None or family not in FAMILIES:
         raise ValueError(
             f"unknown retrieval metric {name!r}; use one of "
-            + ", ".join(f"{f}@k" if f in NEEDS_CUTOFF else f"{f}[@k]" for f in FAMILIES)
+            + ", ".join(_usage(f) for f in FAMILIES)
         )
-    k = int(match.group("k")) if match.group("k") is not None else None
+    suffix = match.group("k")
+    if family == "iprec_at_recall":
+        if suffix not in RECALL_LEVELS:
+            raise ValueError(
+                f"{name!r}: the recall level is one of {', '.join(RECALL_LEVELS)}, "
+                "e.g. iprec_at_recall@0.5"
+            )
+        return RetrievalMetric(family, level=suffix)
+    if suffix is not None and (family not in TAKES_CUTOFF or not suffix.isdigit()):
+        raise ValueError(f"{name!r}: use {_usage(family)}")
+    k = int(suffix) if suffix is not None else None
     if k is not None and k < 1:
         raise ValueError(f"{name!r}: the cutoff k must be at least 1")
     if k is None and family in NEEDS_CUTOFF:
@@ -98,13 +182,55 @@ def parse_metric(name: str) -> RetrievalMetric:
 
 
 @dataclass(frozen=True)
+class Options:
+    """trec_eval's options, checked (see ``evaluate``): ``relevance_level`` (-l),
+    ``cutoff`` (-M), ``gains`` (the ndcg gains parameter) and ``ties`` (float32 as
+    trec_eval 9.x, double as trec_eval 10)."""
+
+    relevance_level: float = 1
+    cutoff: int | None = None
+    gains: Mapping[float, float] | None = None
+    ties: Ties = "float32"
+
+    def __post_init__(self) -> None:
+        level = self.relevance_level
+        if isinstance(level, bool) or not isinstance(level, int | float) or not level > 0:
+            raise ValueError(
+                f"evaluate(relevance_level=...): {level!r} is not a number above 0; "
+                "use the lowest grade that counts as relevant, e.g. 1"
+            )
+        cut = self.cutoff
+        if cut is not None and (isinstance(cut, bool) or not isinstance(cut, int) or cut < 1):
+            raise ValueError(
+                f"evaluate(cutoff=...): {cut!r} is not an integer >= 1; use e.g. cutoff=100 "
+                "or None for the whole run"
+            )
+        if self.ties not in TIES:
+            raise ValueError(
+                f"evaluate(ties=...): {self.ties!r} is unknown; use 'float32' (trec_eval 9, "
+                "pytrec_eval) or 'double' (trec_eval 10)"
+            )
+        for grade, gain in (self.gains or {}).items():
+            for what, value in (("grade", grade), ("gain", gain)):
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ValueError(
+                        f"evaluate(gains=...): the {what} {value!r} is not a number; "
+                        "map grades to gains, e.g. {1: 1, 2: 3}"
+                    )
+                if math.isnan(value):
+                    raise ValueError(f"evaluate(gains=...): the {what} is NaN; use a number")
+
+
+@dataclass(frozen=True)
 class JudgedRanks:
-    """Per query, what every metric needs: the grades of the relevant documents (grade > 0,
-    padded with 0), their 0-based ranks in the run (``inf`` when not retrieved or padding)
-    and how many documents were retrieved. Shapes: (queries, width), (queries, width),
-    (queries,)."""
+    """Per query, what every metric needs: the grades of the judged documents we track
+    (grade > 0; with ``nonrelevant``, every grade >= 0), padded with 0, whether each
+    column is such a document, their 0-based ranks in the run (``inf`` when not retrieved,
+    cut off or padding) and how many documents were retrieved. Shapes: (queries, width)
+    three times, (queries,)."""
 
     grades: FloatArray
+    judged: npt.NDArray[np.bool_]
     ranks: FloatArray
     retrieved: npt.NDArray[np.int64]
 
@@ -113,16 +239,25 @@ def _discount(ranks: FloatArray) -> FloatArray:
     return np.log2(ranks + 2.0)
 
 
-def _gain(grades: FloatArray, family: Family) -> FloatArray:
-    return np.exp2(grades) - 1.0 if family == "ndcg_exp" else grades
+def _gain(judged: JudgedRanks, family: Family, gains: Mapping[float, float] | None) -> FloatArray:
+    """The gain of each tracked document: 2^grade - 1 for ndcg_exp; for ndcg the grade, or
+    its value in ``gains`` (a grade missing there keeps itself, as in trec_eval). Documents
+    graded 0 or less gain nothing."""
+    grades = np.where(judged.judged & (judged.grades > 0), judged.grades, 0.0)
+    if family == "ndcg_exp":
+        return np.exp2(grades) - 1.0
+    if gains:
+        mapped = np.vectorize(lambda g: float(gains.get(g, g)), otypes=[np.float64])(grades)
+        return np.where(grades > 0, mapped, 0.0)
+    return grades
 
 
-def _ndcg(judged: JudgedRanks, metric: RetrievalMetric) -> FloatArray:
+def _ndcg(judged: JudgedRanks, metric: RetrievalMetric, options: Options) -> FloatArray:
     cutoff = math.inf if metric.k is None else metric.k
-    gains = _gain(judged.grades, metric.family)
+    gains = _gain(judged, metric.family, options.gains)
     hit = judged.ranks < cutoff
     dcg = np.where(hit, gains / _discount(np.where(hit, judged.ranks, 0.0)), 0.0).sum(axis=1)
-    ideal_gains = -np.sort(-gains, axis=1)  # best grades first; padding (gain 0) last
+    ideal_gains = -np.sort(-gains, axis=1)  # best gains first; padding (gain 0) last
     positions = np.arange(ideal_gains.shape[1], dtype=np.float64)
     ideal_terms = np.where(positions < cutoff, ideal_gains / _discount(positions), 0.0)
     ideal = ideal_terms.sum(axis=1)
@@ -130,12 +265,70 @@ def _ndcg(judged: JudgedRanks, metric: RetrievalMetric) -> FloatArray:
     return values
 
 
-def metric_values(judged: JudgedRanks, metric: RetrievalMetric) -> FloatArray:
-    """One metric for every query of ``judged``; the definitions are in the module doc."""
+def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    """numerator / denominator, 0 where the denominator is 0 (a query without relevant
+    documents scores 0, as in trec_eval)."""
+    values: FloatArray = np.divide(
+        numerator, denominator, out=np.zeros_like(numerator), where=denominator > 0
+    )
+    return values
+
+
+def _relevant_ranks(judged: JudgedRanks, relevant: npt.NDArray[np.bool_]) -> FloatArray:
+    """Each query's retrieved relevant documents' ranks in rank order, ``inf`` after."""
+    return np.sort(np.where(relevant, judged.ranks, np.inf), axis=1)
+
+
+def _precisions(sorted_ranks: FloatArray) -> FloatArray:
+    """Precision at each retrieved relevant document: (how many so far) / (its rank),
+    0 past the last one."""
+    found = np.arange(1, sorted_ranks.shape[1] + 1, dtype=np.float64)
+    hit = np.isfinite(sorted_ranks)
+    return np.where(hit, found / np.where(hit, sorted_ranks + 1.0, 1.0), 0.0)
+
+
+def _iprec(sorted_ranks: FloatArray, total: FloatArray, level: str) -> FloatArray:
+    """trec_eval 9's iprec_at_recall: the recall level asks for the first c relevant
+    documents, c = trunc(level * R + 0.9) for R relevant ones in the qrels; the value is the
+    highest precision at any rank from the c-th retrieved relevant document on (at any
+    relevant one when c is 0), 0 when fewer than c were retrieved. A later non-relevant
+    document never has a higher precision than the relevant one before it, so the maximum
+    is over the retrieved relevant documents."""
+    found = np.arange(1, sorted_ranks.shape[1] + 1, dtype=np.float64)
+    needed = np.maximum(np.trunc(float(level) * total + 0.9), 1.0)
+    reached = (found[None, :] >= needed[:, None]) & np.isfinite(sorted_ranks)
+    values: FloatArray = np.where(reached, _precisions(sorted_ranks), 0.0).max(axis=1, initial=0.0)
+    return values
+
+
+def _bpref(judged: JudgedRanks, relevant: npt.NDArray[np.bool_], total: FloatArray) -> FloatArray:
+    """trec_eval bpref: over the retrieved relevant documents, 1 - min(n, R) / min(N, R)
+    where n is the judged non-relevant documents retrieved above it, R the relevant and N
+    the judged non-relevant documents of the qrels (1 when n is 0); the sum over R."""
+    nonrelevant = judged.judged & ~relevant
+    non_ranks = np.where(nonrelevant, judged.ranks, np.inf)
+    rel_ranks = np.where(relevant, judged.ranks, np.inf)
+    above = (non_ranks[:, None, :] < rel_ranks[:, :, None]).sum(axis=2).astype(np.float64)
+    nonrel_total = nonrelevant.sum(axis=1).astype(np.float64)
+    scale = np.minimum(nonrel_total, total)[:, None]
+    terms = 1.0 - _ratio(np.minimum(above, total[:, None]), np.broadcast_to(scale, above.shape))
+    terms = np.where(np.isfinite(rel_ranks), terms, 0.0)
+    return _ratio(terms.sum(axis=1), total)
+
+
+def metric_values(
+    judged: JudgedRanks, metric: RetrievalMetric, options: Options | None = None
+) -> FloatArray:
+    """One metric for every query of ``judged``; the definitions are in the module doc.
+    ``gm_map`` is the per-query average precision (its mean is geometric: ``evaluate``)."""
+    options = options or Options()
     if metric.family in ("ndcg", "ndcg_exp"):
-        return _ndcg(judged, metric)
+        return _ndcg(judged, metric, options)
+    if metric.family == "num_ret":
+        return judged.retrieved.astype(np.float64)
     cutoff = math.inf if metric.k is None else metric.k
-    relevant = judged.grades > 0
+    relevant = judged.judged & (judged.grades >= options.relevance_level)
+    total = relevant.sum(axis=1).astype(np.float64)
     found = relevant & (judged.ranks < cutoff)
     count = found.sum(axis=1).astype(np.float64)
     values: FloatArray
@@ -146,17 +339,34 @@ def metric_values(judged: JudgedRanks, metric: RetrievalMetric) -> FloatArray:
         values = (count > 0).astype(np.float64)
     elif metric.family == "precision":
         values = count / float(cutoff)
-    else:  # recall
-        total = relevant.sum(axis=1).astype(np.float64)
-        values = np.divide(count, total, out=np.zeros_like(count), where=total > 0)
+    elif metric.family == "recall":
+        values = _ratio(count, total)
+    elif metric.family == "num_rel":
+        values = total
+    elif metric.family == "num_rel_ret":
+        values = count
+    elif metric.family == "rprec":
+        values = _ratio((relevant & (judged.ranks < total[:, None])).sum(axis=1) * 1.0, total)
+    elif metric.family in ("map", "gm_map"):
+        sorted_ranks = _relevant_ranks(judged, found)
+        values = _ratio(_precisions(sorted_ranks).sum(axis=1), total)
+    elif metric.family == "iprec_at_recall":
+        assert metric.level is not None
+        values = _iprec(_relevant_ranks(judged, relevant), total, metric.level)
+    else:  # bpref
+        values = _bpref(judged, relevant, total)
     return values
 
 
 # -- building the ranks from Python data ------------------------------------------------
 
 
-def _relevant_docs(judgements: Mapping[str, float]) -> tuple[list[str], list[float]]:
-    docs = [doc for doc, grade in judgements.items() if grade > 0]
+def _relevant_docs(
+    judgements: Mapping[str, float], nonrelevant: bool = False
+) -> tuple[list[str], list[float]]:
+    """The documents to rank: graded above 0, or with ``nonrelevant`` every one graded
+    0 or more (bpref counts judged non-relevant ones; trec_eval skips negative grades)."""
+    docs = [doc for doc, grade in judgements.items() if grade > 0 or (nonrelevant and grade >= 0)]
     return docs, [float(judgements[doc]) for doc in docs]
 
 
@@ -176,13 +386,13 @@ def _pad(rows: Sequence[Sequence[float]], width: int, fill: float) -> FloatArray
 def _break_ties(
     ranks: FloatArray,
     q: int,
-    scores: npt.NDArray[np.float32],
-    judged: npt.NDArray[np.float32],
+    scores: npt.NDArray[np.floating[Any]],
+    judged: npt.NDArray[np.floating[Any]],
     ids: list[str],
     docs: Sequence[str],
     columns: Sequence[int],
 ) -> None:
-    """Add to each tied document's rank the documents of equal 32-bit score that trec_eval
+    """Add to each tied document's rank the documents of equal score that trec_eval
     puts above it: equal scores go by doc id descending."""
     groups: dict[float, list[str]] = {}  # score -> its documents' ids, sorted
     for column in columns:
@@ -196,16 +406,21 @@ def _break_ties(
 
 
 def _score_ranks(
-    scored: Sequence[Mapping[str, float]], docs: Sequence[Sequence[str]], width: int
+    scored: Sequence[Mapping[str, float]],
+    docs: Sequence[Sequence[str]],
+    width: int,
+    ties: Ties = "float32",
 ) -> FloatArray:
     """Ranks of each query's ``docs`` in its scored run, vectorised over the queries."""
     longest = max(map(len, scored), default=0)
-    # trec_eval keeps scores as 32-bit floats: scores equal at that precision are a tie.
-    all_scores = _pad([list(s.values()) for s in scored], longest, -math.inf).astype(np.float32)
+    # trec_eval 9 keeps scores as 32-bit floats: scores equal at that precision are a tie;
+    # trec_eval 10 compares them as doubles (ties="double").
+    dtype: type[np.floating[Any]] = np.float32 if ties == "float32" else np.float64
+    all_scores = _pad([list(s.values()) for s in scored], longest, -math.inf).astype(dtype)
     if np.isnan(all_scores).any():
         raise ValueError("run scores must be numbers (found NaN)")
     lookups = [[s.get(d, math.nan) for d in ds] for s, ds in zip(scored, docs, strict=True)]
-    judged = _pad(lookups, width, math.nan).astype(np.float32)
+    judged = _pad(lookups, width, math.nan).astype(dtype)
     ranks = np.full(judged.shape, math.inf)
     block = max(1, _BLOCK_ELEMENTS // max(1, width * longest))
     for start in range(0, len(scored), block):
@@ -213,11 +428,11 @@ def _score_ranks(
         mine = judged[part][:, :, None]
         theirs = all_scores[part][:, None, :]
         ranks[part] = (theirs > mine).sum(axis=2)
-        ties = (theirs == mine).sum(axis=2) > 1  # rare: equal scores need the doc ids
-        for query in np.flatnonzero(ties.any(axis=1)).tolist():
+        tied = (theirs == mine).sum(axis=2) > 1  # rare: equal scores need the doc ids
+        for query in np.flatnonzero(tied.any(axis=1)).tolist():
             q = start + query
             ids = list(scored[q])  # the column order of all_scores[q], before its padding
-            columns = np.flatnonzero(ties[query]).tolist()
+            columns = np.flatnonzero(tied[query]).tolist()
             _break_ties(ranks, q, all_scores[q, : len(ids)], judged[q], ids, docs[q], columns)
     ranks[np.isnan(judged)] = math.inf
     return ranks
@@ -232,40 +447,62 @@ def _list_ranks(qid: str, ranking: Sequence[str], docs: Sequence[str]) -> list[f
     return [float(position.get(doc, math.inf)) for doc in docs]
 
 
-def judge_rankings(qids: Sequence[str], qrels: Qrels, rankings: Sequence[Ranking]) -> JudgedRanks:
-    """The ranks of each query's relevant documents in its ranking (scores or a list)."""
-    relevant = [_relevant_docs(qrels[qid]) for qid in qids]
-    width = max((len(docs) for docs, _ in relevant), default=0)
-    grades = _pad([g for _, g in relevant], width, 0.0)
+def judge_rankings(
+    qids: Sequence[str],
+    qrels: Qrels,
+    rankings: Sequence[Ranking],
+    options: Options | None = None,
+    nonrelevant: bool = False,
+) -> JudgedRanks:
+    """The ranks of each query's judged documents (those graded above 0; with
+    ``nonrelevant`` those graded 0 or more) in its ranking (scores or a list), each ranking
+    cut to its first ``options.cutoff`` documents."""
+    options = options or Options()
+    tracked = [_relevant_docs(qrels[qid], nonrelevant) for qid in qids]
+    width = max((len(docs) for docs, _ in tracked), default=0)
+    grades = _pad([g for _, g in tracked], width, 0.0)
+    counts = np.fromiter((len(g) for _, g in tracked), dtype=np.int64, count=len(tracked))
+    judged = np.arange(width)[None, :] < counts[:, None]
     ranks = np.full((len(qids), width), math.inf)
     scored_at = [i for i, r in enumerate(rankings) if isinstance(r, Mapping)]
     if scored_at:
         scored = [rankings[i] for i in scored_at]
-        docs = [relevant[i][0] for i in scored_at]
-        ranks[scored_at] = _score_ranks(scored, docs, width)  # type: ignore[arg-type]
+        docs = [tracked[i][0] for i in scored_at]
+        ranks[scored_at] = _score_ranks(scored, docs, width, options.ties)  # type: ignore[arg-type]
     for i, ranking in enumerate(rankings):
         if not isinstance(ranking, Mapping):
             if isinstance(ranking, str):
                 raise ValueError(f"query {qids[i]!r}: a ranking is a list of doc ids, not a string")
-            ranks[i, : len(relevant[i][0])] = _list_ranks(qids[i], ranking, relevant[i][0])
+            ranks[i, : len(tracked[i][0])] = _list_ranks(qids[i], ranking, tracked[i][0])
     retrieved = np.fromiter(map(len, rankings), dtype=np.int64, count=len(rankings))
-    return JudgedRanks(grades, ranks, retrieved)
+    if options.cutoff is not None:  # trec_eval -M: only the first N documents exist
+        ranks[ranks >= options.cutoff] = math.inf
+        retrieved = np.minimum(retrieved, options.cutoff)
+    return JudgedRanks(grades, judged, ranks, retrieved)
 
 
 def score_queries(
-    qids: Sequence[str], qrels: Qrels, rankings: Sequence[Ranking], metrics: Iterable[str]
+    qids: Sequence[str],
+    qrels: Qrels,
+    rankings: Sequence[Ranking],
+    metrics: Iterable[str],
+    options: Options | None = None,
 ) -> dict[str, FloatArray]:
-    """Every metric for every query, in ``qids`` order: ``{name: values}``."""
+    """Every metric for every query, in ``qids`` order: ``{name: values}``. For ``gm_map``
+    the value is the query's average precision (its geometric mean is ``evaluate``'s)."""
     parsed = [parse_metric(name) for name in metrics]
-    judged = judge_rankings(qids, qrels, rankings)
-    return {metric.name: metric_values(judged, metric) for metric in parsed}
+    nonrelevant = any(metric.family == "bpref" for metric in parsed)
+    judged = judge_rankings(qids, qrels, rankings, options, nonrelevant)
+    return {metric.name: metric_values(judged, metric, options) for metric in parsed}
 
 
 class Evaluation(dict[str, float]):
     """``{metric name: mean over the evaluated queries}``, plus which queries those were.
 
+    The mean is arithmetic except for ``gm_map``, whose mean is trec_eval's geometric one.
     ``queries`` is how many were evaluated; ``missing`` lists qrels queries absent from the
-    run and ``unjudged`` run queries absent from the qrels (both left out of the means).
+    run and ``unjudged`` run queries absent from the qrels (both left out of the means,
+    except ``missing`` ones with ``all_queries=True``).
     """
 
     queries: int
@@ -283,27 +520,67 @@ class Evaluation(dict[str, float]):
         self.queries, self.missing, self.unjudged = queries, tuple(missing), tuple(unjudged)
 
 
-def evaluate(qrels: Qrels, run: Run, metrics: Iterable[str]) -> Evaluation:
+def _mean(name: str, values: FloatArray) -> float:
+    """The arithmetic mean; for gm_map trec_eval's geometric mean of the average
+    precisions, each floored at ``GM_FLOOR`` (so one query with none retrieved does not
+    make the mean 0): exp(mean(log(max(AP, 0.00001))))."""
+    if parse_metric(name).family == "gm_map":
+        logs = np.log(np.maximum(values, GM_FLOOR))
+        return math.exp(math.fsum(logs.tolist()) / len(values))
+    return math.fsum(values.tolist()) / len(values)
+
+
+def evaluate(
+    qrels: Qrels,
+    run: Run,
+    metrics: Iterable[str],
+    *,
+    relevance_level: float = 1,
+    cutoff: int | None = None,
+    all_queries: bool = False,
+    gains: Mapping[float, float] | None = None,
+    ties: Ties = "float32",
+) -> Evaluation:
     """Mean of each metric over the queries both ``qrels`` and ``run`` have (trec_eval).
 
     ``qrels = {qid: {doc_id: grade}}``; ``run = {qid: {doc_id: score}}`` or
     ``{qid: [doc_id, ...]}`` (ranked); ``metrics`` like ``["ndcg@10", "mrr", "hit_rate@5"]``.
     A query whose qrels are empty (``{}``) has no judgement and is unjudged, as in trec_eval,
-    whose qrels cannot express it. Raises ``ValueError`` for an unknown metric name, a NaN
-    score, a doc id listed twice in a ranking, or when no query is in both (there would be
-    no mean).
+    whose qrels cannot express it. The options are trec_eval's:
+
+    * ``relevance_level`` (-l): the lowest grade that is relevant for the binary measures
+      (everything but nDCG, which keeps the grades);
+    * ``cutoff`` (-M): each ranking is cut to its first ``cutoff`` documents before anything;
+    * ``all_queries`` (-c): every judged query of the qrels is averaged; one absent from the
+      run is evaluated with an empty ranking (0 on every measure but ``num_rel``);
+    * ``gains``: grade -> gain for ``ndcg`` and ``ndcg@k`` (trec_eval ndcg's gains
+      parameter); a grade not listed gains its own value;
+    * ``ties``: "float32" compares scores as 32-bit floats (trec_eval 9, pytrec_eval),
+      "double" as 64-bit ones (trec_eval 10).
+
+    Raises ``ValueError`` for an unknown metric name, a bad option, a NaN score, a doc id
+    listed twice in a ranking, or when no query is in both (there would be no mean).
     """
+    options = Options(relevance_level, cutoff, gains, ties)
+    if not isinstance(all_queries, bool):
+        raise ValueError(
+            f"evaluate(all_queries=...): {all_queries!r} is not True or False; use "
+            "True to average over every judged query of the qrels (trec_eval -c)"
+        )
     names = list(dict.fromkeys(metrics))
     for name in names:
         parse_metric(name)
     judged = {qid for qid, judgements in qrels.items() if judgements}
     qids = [qid for qid in run if qid in judged]
-    if not qids:
-        raise ValueError("no query of the run is judged in the qrels: there is nothing to average")
-    values = score_queries(qids, qrels, [run[qid] for qid in qids], names)
-    means = {name: math.fsum(values[name].tolist()) / len(qids) for name in names}
     missing = sorted(qid for qid in judged if qid not in run)
     unjudged = sorted(qid for qid in run if qid not in judged)
+    rankings: list[Ranking] = [run[qid] for qid in qids]
+    if all_queries:
+        qids, rankings = qids + missing, rankings + [[] for _ in missing]
+    if not qids:
+        raise ValueError("no query of the run is judged in the qrels: there is nothing to average")
+    values = score_queries(qids, qrels, rankings, names, options)
+    means = {name: _mean(name, values[name]) for name in names}
     return Evaluation(means, len(qids), missing, unjudged)
 
 

@@ -354,12 +354,12 @@ def test_string_ranking_is_an_error() -> None:
 @pytest.mark.parametrize(
     "name",
     ["precision", "recall", "hit_rate", "ndcg@0", "mrr@0", "foo@3", "foo", "ndcg@", "NDCG@10",
-     "ndcg@-1", "ndcg@10x", "map@10", ""],
+     "ndcg@-1", "ndcg@10x", "rprec@10", "iprec_at_recall@0.05", ""],
 )  # fmt: skip
 def test_bad_metric_name_is_an_error(name: str) -> None:
-    with pytest.raises(ValueError, match=r"retrieval metric|cutoff"):
+    with pytest.raises(ValueError, match=r"retrieval metric|cutoff|use |recall level"):
         parse_metric(name)
-    with pytest.raises(ValueError, match=r"retrieval metric|cutoff"):
+    with pytest.raises(ValueError, match=r"retrieval metric|cutoff|use |recall level"):
         evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["mrr", name])
 
 
