@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 # rouge-score, NLTK and sacrebleu are imported where a score is first computed: loading the
 # plugin (which reads this module's declarations) must not take their seconds of start-up.
 _ROUGE_TYPES: Final = ("rouge1", "rouge2", "rougeL")
+_ROUGE_DETAIL_TYPES: Final = (*_ROUGE_TYPES, "rougeLsum")
 _BLEU_ORDER: Final = 4
 _BLEU_SMOOTHING: Final = "exp"  # sacrebleu's default for sentence_bleu and corpus_bleu
 _MAX_BLEU: Final = 100.0
@@ -81,14 +82,42 @@ class RougeScores:
     rougeL: float
 
 
-@functools.lru_cache(maxsize=2)
-def _rouge_scorer(use_stemmer: bool) -> Any:  # rouge_score.rouge_scorer.RougeScorer (untyped)
+@dataclass(frozen=True)
+class RougeScore:
+    """Precision, recall and F-measure of one ROUGE type, as rouge-score's ``Score``.
+
+    ``precision`` is matches / prediction units, ``recall`` matches / reference units and
+    ``fmeasure`` their harmonic mean (0 when both are 0); all in [0, 1].
+    """
+
+    precision: float
+    recall: float
+    fmeasure: float
+
+
+@dataclass(frozen=True)
+class RougeDetail:
+    """Every ROUGE type with its precision, recall and F-measure, best reference by F."""
+
+    rouge1: RougeScore
+    rouge2: RougeScore
+    rougeL: RougeScore
+    rougeLsum: RougeScore
+
+
+@functools.lru_cache(maxsize=4)
+def _rouge_scorer(use_stemmer: bool, rouge_types: tuple[str, ...] = _ROUGE_TYPES) -> Any:
+    """rouge-score's ``RougeScorer`` (untyped) with our tokenizer, for ``rouge_types``.
+
+    ``split_summaries`` stays rouge-score's default ``False``: ``rougeLsum`` takes the
+    sentences of a summary to be its lines.
+    """
     from rouge_score import rouge_scorer  # type: ignore[import-untyped]
 
     from pytest_ragmetrics.metrics.rouge_tokenizer import UnicodeTokenizer
 
     return rouge_scorer.RougeScorer(
-        list(_ROUGE_TYPES), use_stemmer=use_stemmer, tokenizer=UnicodeTokenizer(use_stemmer)
+        list(rouge_types), use_stemmer=use_stemmer, tokenizer=UnicodeTokenizer(use_stemmer)
     )
 
 
@@ -108,17 +137,51 @@ def rouge(prediction: str, references: Sequence[str], use_stemmer: bool = False)
     matches / prediction n-grams) and recall (clipped matches / reference n-grams); ROUGE-L F
     uses the longest common subsequence of tokens instead of n-gram matches. Tokens come from
     ``rouge_tokenizer.tokenize`` (NFC, lowercase, letters/digits of every script, Porter
-    stemming of ASCII tokens if ``use_stemmer``). With several references each ROUGE type
-    takes its best F over the references independently (rouge-score's ``score_multi``). A
-    prediction or reference without tokens (empty, white space, punctuation only) scores 0
-    against it, even when both are empty. An empty ``references`` raises ``ValueError``; a
-    bare string, ``TypeError``.
+    stemming of ASCII tokens if ``use_stemmer``; off by default, as in rouge-score). With
+    several references each ROUGE type takes its best F over the references independently
+    (rouge-score's ``score_multi``). A prediction or reference without tokens (empty, white
+    space, punctuation only) scores 0 against it, even when both are empty. An empty
+    ``references`` raises ``ValueError``; a bare string, ``TypeError``. :func:`rouge_detail`
+    gives precision and recall too, and ``rougeLsum``.
     """
     best = _rouge_scorer(use_stemmer).score_multi(_reference_list(references), prediction)
     return RougeScores(
         rouge1=float(best["rouge1"].fmeasure),
         rouge2=float(best["rouge2"].fmeasure),
         rougeL=float(best["rougeL"].fmeasure),
+    )
+
+
+def _score(score: Any) -> RougeScore:  # rouge_score.scoring.Score (untyped)
+    return RougeScore(float(score.precision), float(score.recall), float(score.fmeasure))
+
+
+def rouge_detail(
+    prediction: str, references: Sequence[str], *, use_stemmer: bool = False
+) -> RougeDetail:
+    """Precision, recall and F-measure of ROUGE-1, -2, -L and -Lsum, as rouge-score's.
+
+    ``rouge1``, ``rouge2`` and ``rougeL`` are defined as in :func:`rouge` (whose F-measures
+    equal these). ``rougeLsum`` is rouge-score's summary-level LCS with
+    ``split_summaries=False``: both texts are split into sentences on ``"\\n"`` (empty lines
+    dropped; nothing else, not even ``"\\r"``, splits), and for each reference sentence the
+    union of its LCS with every prediction sentence counts as matched, each token counted at
+    most as often as it occurs in both texts; precision = matched / prediction tokens, recall
+    = matched / reference tokens. On a single line it equals ``rougeL``.
+
+    With several references, each type keeps the whole ``RougeScore`` of the reference with
+    the best F-measure (the first on a tie), exactly as rouge-score's ``score_multi``: the
+    precision and recall are that reference's, not separate maxima. ``use_stemmer`` (off by
+    default, as in rouge-score) Porter-stems ASCII tokens of more than 3 characters. Errors as
+    :func:`rouge`.
+    """
+    scorer = _rouge_scorer(use_stemmer, _ROUGE_DETAIL_TYPES)
+    best = scorer.score_multi(_reference_list(references), prediction)
+    return RougeDetail(
+        rouge1=_score(best["rouge1"]),
+        rouge2=_score(best["rouge2"]),
+        rougeL=_score(best["rougeL"]),
+        rougeLsum=_score(best["rougeLsum"]),
     )
 
 

@@ -19,11 +19,14 @@ from pytest_ragmetrics.metrics.repeats import response_exact_match_rate
 from pytest_ragmetrics.metrics.rouge_tokenizer import UnicodeTokenizer, tokenize
 from pytest_ragmetrics.metrics.text import (
     BleuStats,
+    RougeDetail,
+    RougeScore,
     RougeScores,
     SentenceBleu,
     _rouge_scorer,
     corpus_bleu_from_stats,
     rouge,
+    rouge_detail,
     sentence_bleu,
     sum_stats,
 )
@@ -223,6 +226,139 @@ def test_rouge_of_identical_texts(text: str, use_stemmer: bool) -> None:
 @pytest.mark.parametrize(("prediction", "reference"), [("", ""), ("   ", "a b"), ("a b", " \n")])
 def test_rouge_empty_or_whitespace_is_zero(prediction: str, reference: str) -> None:
     assert rouge(prediction, [reference]) == RougeScores(0.0, 0.0, 0.0)
+
+
+# ----------------------------------------------------------------------------- ROUGE P/R/F, Lsum
+
+_DETAIL_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+# Summaries of several lines (rougeLsum splits on "\n" only), some lines empty or blank.
+multiline_text = st.lists(st.one_of(ascii_text, st.just(""), st.just(" ")), max_size=4).map(
+    "\n".join
+)
+any_summary = st.one_of(ascii_text, multiline_text)
+
+
+def _prf(score: RougeScore) -> tuple[float, float, float]:
+    return (score.precision, score.recall, score.fmeasure)
+
+
+def _assert_matches_rouge_score(prediction: str, references: list[str], use_stemmer: bool) -> None:
+    scorer = rouge_scorer.RougeScorer(list(_DETAIL_TYPES), use_stemmer=use_stemmer)
+    expected = scorer.score_multi(references, prediction)
+    detail = rouge_detail(prediction, references, use_stemmer=use_stemmer)
+    for rouge_type in _DETAIL_TYPES:
+        got: RougeScore = getattr(detail, rouge_type)
+        want = expected[rouge_type]
+        assert got.precision == pytest.approx(want.precision, rel=0, abs=1e-12), rouge_type
+        assert got.recall == pytest.approx(want.recall, rel=0, abs=1e-12), rouge_type
+        assert got.fmeasure == pytest.approx(want.fmeasure, rel=0, abs=1e-12), rouge_type
+
+
+@FAST
+@given(
+    prediction=any_summary,
+    references=st.lists(any_summary, min_size=1, max_size=3),
+    use_stemmer=st.booleans(),
+)
+def test_rouge_detail_matches_rouge_score_on_ascii(
+    prediction: str, references: list[str], use_stemmer: bool
+) -> None:
+    _assert_matches_rouge_score(prediction, references, use_stemmer)
+
+
+@pytest.mark.parametrize("use_stemmer", [False, True])
+@pytest.mark.parametrize(
+    ("prediction", "references"),
+    [
+        ("", [""]),
+        ("", ["a b"]),
+        ("a b", [""]),
+        ("\n\n", ["a\n\nb"]),
+        ("Running 42 dogs!\nThe dogs ran.", ["the DOGS were running\n42, 42, 42", "dogs"]),
+        ("U.S.A. e-mail\r\nsnake_case", ["usa email\nsnake case"]),
+    ],
+)
+def test_rouge_detail_matches_rouge_score_on_edge_cases(
+    prediction: str, references: list[str], use_stemmer: bool
+) -> None:
+    _assert_matches_rouge_score(prediction, references, use_stemmer)
+
+
+@FAST
+@given(prediction=any_summary, references=st.lists(any_summary, min_size=1, max_size=3))
+def test_rouge_detail_fmeasures_equal_rouge(prediction: str, references: list[str]) -> None:
+    detail = rouge_detail(prediction, references)
+    scores = rouge(prediction, references)
+    assert (detail.rouge1.fmeasure, detail.rouge2.fmeasure, detail.rougeL.fmeasure) == (
+        scores.rouge1,
+        scores.rouge2,
+        scores.rougeL,
+    )
+
+
+def test_rouge_detail_hand_computed_precision_recall() -> None:
+    # prediction  the cat sat (3 tokens)   reference  the cat sat on the mat (6 tokens)
+    # rouge1: 3 matched -> P = 3/3, R = 3/6, F = 2 * 1 * 1/2 / (3/2) = 2/3
+    # rouge2: pred bigrams (the cat, cat sat) both in ref; ref has 5 bigrams
+    #         -> P = 2/2, R = 2/5, F = 2 * 2/5 / (7/5) = 4/7
+    # rougeL: LCS 3 -> as rouge1; rougeLsum: one line each -> as rougeL
+    detail = rouge_detail("The cat sat.", ["the cat sat on the mat"])
+    half = pytest.approx((1.0, 1 / 2, 2 / 3))
+    assert _prf(detail.rouge1) == half
+    assert _prf(detail.rouge2) == pytest.approx((1.0, 2 / 5, 4 / 7))
+    assert _prf(detail.rougeL) == half
+    assert _prf(detail.rougeLsum) == half
+
+
+def test_rouge_lsum_hand_computed_union_of_lcs() -> None:
+    # reference lines r1 = a b c, r2 = d e; prediction lines c1 = a c e, c2 = d b (5 tokens each)
+    # r1: LCS(r1, c1) = a c, LCS(r1, c2) = b -> union a b c -> 3 hits
+    # r2: LCS(r2, c1) = e,   LCS(r2, c2) = d -> union d e   -> 2 hits
+    # rougeLsum: P = 5/5, R = 5/5, F = 1
+    # rougeL over the whole texts a b c d e / a c e d b: LCS 3 (a c e) -> P = R = F = 3/5
+    detail = rouge_detail("a c e\nd b", ["a b c\nd e"])
+    assert detail.rougeLsum == RougeScore(1.0, 1.0, 1.0)
+    assert _prf(detail.rougeL) == pytest.approx((3 / 5, 3 / 5, 3 / 5))
+
+
+def test_rouge_lsum_hand_computed_token_counted_once() -> None:
+    # reference lines "the cat", "the dog" (4 tokens); prediction one line of 5 tokens
+    # r1: LCS = the cat -> 2 hits (prediction counts: the 2 -> 1, cat 1 -> 0)
+    # r2: LCS = the dog -> 2 hits (the 1 -> 0, dog 1 -> 0)
+    # P = 4/5, R = 4/4, F = 2 * 4/5 / (9/5) = 8/9
+    detail = rouge_detail("the cat the dog sat", ["the cat\nthe dog"])
+    assert _prf(detail.rougeLsum) == pytest.approx((4 / 5, 1.0, 8 / 9))
+    # reference lines "a", "a"; prediction "a": the prediction's one "a" is matched once
+    # P = 1/1, R = 1/2, F = 2/3
+    assert _prf(rouge_detail("a", ["a\na"]).rougeLsum) == pytest.approx((1.0, 1 / 2, 2 / 3))
+
+
+def test_rouge_detail_multi_reference_keeps_the_best_references_score() -> None:
+    # prediction a b vs "a":       rouge1 P = 1/2, R = 1/1, F = 2/3
+    # prediction a b vs "a b c d": rouge1 P = 2/2, R = 2/4, F = 2/3
+    # F ties: the first reference's whole score is kept (not P = 1 and R = 1 from each).
+    detail = rouge_detail("a b", ["a", "a b c d"])
+    assert detail.rouge1 == RougeScore(1 / 2, 1.0, 2 / 3)
+
+
+def test_rouge_detail_stemmer_is_explicit_and_off_by_default() -> None:
+    # "running" vs "runs": different unstemmed; Porter stems both to "run".
+    # off: rouge1 P = R = F = 0; on: P = R = F = 1
+    assert rouge_detail("running", ["runs"]).rouge1 == RougeScore(0.0, 0.0, 0.0)
+    assert rouge_detail("running", ["runs"], use_stemmer=True).rouge1 == RougeScore(1.0, 1.0, 1.0)
+
+
+def test_rouge_detail_is_a_frozen_record() -> None:
+    detail = rouge_detail("a", ["a"])
+    assert isinstance(detail, RougeDetail)
+    assert detail.rougeLsum == RougeScore(1.0, 1.0, 1.0)
+
+
+def test_rouge_detail_rejects_missing_or_bare_references() -> None:
+    with pytest.raises(ValueError, match="reference"):
+        rouge_detail("a", [])
+    with pytest.raises(TypeError, match="single string"):
+        rouge_detail("a", "a")
 
 
 def test_rouge_rejects_missing_references() -> None:
