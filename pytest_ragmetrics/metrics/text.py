@@ -350,6 +350,18 @@ def measure_rouge(metric: str) -> Compute:
     return measure
 
 
+def measure_rouge_lsum(row: Row, ctx: MetricContext) -> Measured:
+    """``rougeLsum``: scored apart, so rouge1/2/L alone never pay for the sentence split."""
+    answer = claim_text(row, "rougeLsum", ctx.settings)
+    scorer = _rouge_scorer(ctx.settings.rouge_use_stemmer, ("rougeLsum",))
+    best = _score(scorer.score_multi(_reference_list(golds(row, "rougeLsum")), answer)["rougeLsum"])
+    evidence = (
+        f"rougeLsum F-measure, best of the gold(s): precision {best.precision:.4f}, "
+        f"recall {best.recall:.4f} (sentences are the lines)"
+    )
+    return Measured({"rougeLsum": best.fmeasure}, evidence)
+
+
 def measure_bleu(row: Row, ctx: MetricContext) -> Measured:
     result = sentence_bleu(claim_text(row, "bleu", ctx.settings), golds(row, "bleu"))
     stats = result.stats
@@ -365,14 +377,14 @@ def bleu_corpus(sums: Mapping[str, float]) -> dict[str, float]:
     return {"corpus": corpus_bleu_from_stats(BleuStats.from_dict(sums))}
 
 
-def _rouge(name: str, doc: str) -> MetricSpec:
+def _rouge(name: str, doc: str, compute: Compute | None = None) -> MetricSpec:
     return MetricSpec(
         name,
         doc + " Tokens: NFC, lowercase, letters and digits of every script "
         "(Porter stemming of ASCII tokens with rouge_use_stemmer).",
         (MetricInfo(name, f"{name[:5].upper()}-{name[5:]} F-measure, best gold"),),
         ("answer", "gold"),
-        measure_rouge(name),
+        compute or measure_rouge(name),
     )
 
 
@@ -383,6 +395,12 @@ SPECS = (
         "rougeL",
         "ROUGE-L (longest common subsequence) F-measure of the answer (markers stripped), "
         "best gold, 0-1.",
+    ),
+    _rouge(
+        "rougeLsum",
+        "ROUGE-Lsum (summary-level LCS, sentences are the lines) F-measure of the answer "
+        "(markers stripped), best gold, 0-1.",
+        measure_rouge_lsum,
     ),
     MetricSpec(
         "bleu",

@@ -15,6 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer, tokenizers  # type: ignore[import-untyped]
 
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.metrics.base import MetricContext
 from pytest_ragmetrics.metrics.repeats import response_exact_match_rate
 from pytest_ragmetrics.metrics.rouge_tokenizer import UnicodeTokenizer, tokenize
 from pytest_ragmetrics.metrics.text import (
@@ -25,6 +28,8 @@ from pytest_ragmetrics.metrics.text import (
     SentenceBleu,
     _rouge_scorer,
     corpus_bleu_from_stats,
+    measure_rouge,
+    measure_rouge_lsum,
     rouge,
     rouge_detail,
     sentence_bleu,
@@ -359,6 +364,38 @@ def test_rouge_detail_rejects_missing_or_bare_references() -> None:
         rouge_detail("a", [])
     with pytest.raises(TypeError, match="single string"):
         rouge_detail("a", "a")
+
+
+def _no_embed(texts: object) -> object:
+    raise AssertionError("ROUGE embeds nothing")
+
+
+def _measure_row(answer: str, gold: object, use_stemmer: bool = False) -> tuple[float, float]:
+    """(rougeL, rougeLsum) as the fixtures record them for one row."""
+    row = Row("r1", "rows.jsonl", 1, 0, {"answer": answer, "gold": gold})
+    ctx = MetricContext(Settings(rouge_use_stemmer=use_stemmer), _no_embed)
+    rouge_l = measure_rouge("rougeL")(row, ctx).values["rougeL"]
+    return rouge_l, measure_rouge_lsum(row, ctx).values["rougeLsum"]
+
+
+def test_recorded_rouge_lsum_keeps_the_answers_lines() -> None:
+    # answer "b a [1].\nc d" -> markers stripped, line break kept: lines (b a), (c d)
+    # gold lines (c d), (b a): each gold line is the LCS of one answer line
+    # rougeLsum: 4 hits of 4 -> P = R = F = 1
+    # rougeL over b a c d / c d b a: LCS 2 -> P = R = F = 1/2
+    rouge_l, rouge_lsum = _measure_row("b a [1].\nc d", "c d\nb a")
+    assert rouge_lsum == 1.0
+    assert rouge_l == pytest.approx(1 / 2)
+
+
+@pytest.mark.parametrize("use_stemmer", [False, True])
+def test_recorded_rouge_lsum_matches_rouge_score(use_stemmer: bool) -> None:
+    answer = "The dogs were running [1].\nCats sat [2]."
+    golds = ["cats sat\nthe dog is running", "a dog ran"]
+    scorer = rouge_scorer.RougeScorer(["rougeLsum"], use_stemmer=use_stemmer)
+    stripped = "The dogs were running.\nCats sat."
+    expected = scorer.score_multi(golds, stripped)["rougeLsum"].fmeasure
+    assert _measure_row(answer, golds, use_stemmer)[1] == pytest.approx(expected, rel=0, abs=1e-12)
 
 
 def test_rouge_rejects_missing_references() -> None:
