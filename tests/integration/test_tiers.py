@@ -72,9 +72,10 @@ def test_retrieval(row, hit_rate, mrr, recall, precision, ndcg, retrieval_consis
     retrieval_consistency(row, k=1)
 
 
-def test_text(row, rouge1, rougeL, bleu, response_exact_match_rate, judge_pipeline):
+def test_text(row, rouge1, rougeL, rougeLsum, bleu, response_exact_match_rate, judge_pipeline):
     rouge1(row)
     rougeL(row)
+    rougeLsum(row)
     bleu(row)
     response_exact_match_rate(row)
     judge_pipeline(row)
@@ -130,12 +131,13 @@ def test_text_aggregates_equal_the_reference_libraries(make_project: Any) -> Non
     project = _tiers_project(make_project("n2"))
     _, report = project.run_json()
     metrics = report["evals"][0]["metrics"]
-    scorer = rouge_scorer.RougeScorer(["rouge1", "rougeL"])  # ASCII: the default tokenizer
-    rouge1 = [
-        max(scorer.score(gold, row["answer"])["rouge1"].fmeasure for gold in _golds(row))
-        for row in ROWS
-    ]
-    assert metrics["rouge1"]["mean"] == pytest.approx(sum(rouge1) / 2, abs=1e-12)
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rougeLsum"])  # ASCII: the default tokenizer
+    for rouge_type in ("rouge1", "rougeLsum"):
+        best = [
+            max(scorer.score(gold, row["answer"])[rouge_type].fmeasure for gold in _golds(row))
+            for row in ROWS
+        ]
+        assert metrics[rouge_type]["mean"] == pytest.approx(sum(best) / 2, abs=1e-12)
     hypotheses = [row["answer"] for row in ROWS]
     # sacrebleu takes reference streams; the row with one gold is padded with None.
     streams = [[_golds(row)[0] for row in ROWS], [None, ROWS[1]["gold"][1]]]
