@@ -105,7 +105,8 @@ class RougeDetail:
     rougeLsum: RougeScore
 
 
-@functools.lru_cache(maxsize=4)
+# 3 type sets (rouge1/2/L, rouge_detail, rougeLsum alone) x 2 stemmer flags: 6 scorers at most
+@functools.lru_cache(maxsize=8)
 def _rouge_scorer(use_stemmer: bool, rouge_types: tuple[str, ...] = _ROUGE_TYPES) -> Any:
     """rouge-score's ``RougeScorer`` (untyped) with our tokenizer, for ``rouge_types``.
 
