@@ -65,7 +65,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -101,22 +101,7 @@ Family = Literal[
     "iprec_at_recall",
     "bpref",
 ]
-FAMILIES: tuple[Family, ...] = (
-    "hit_rate",
-    "mrr",
-    "recall",
-    "precision",
-    "ndcg",
-    "ndcg_exp",
-    "map",
-    "gm_map",
-    "rprec",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "iprec_at_recall",
-    "bpref",
-)
+FAMILIES: tuple[Family, ...] = get_args(Family)
 NEEDS_CUTOFF = frozenset({"hit_rate", "recall", "precision"})
 TAKES_CUTOFF = frozenset({"hit_rate", "recall", "precision", "mrr", "ndcg", "ndcg_exp", "map"})
 # trec_eval's 11 recall points of iprec_at_recall, written as in our metric names.
