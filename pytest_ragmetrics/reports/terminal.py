@@ -55,10 +55,15 @@ _TABLED = frozenset(c.metric for c in (*MAIN_COLUMNS, *APPENDIX_COLUMNS)) | {
 _WIDTH = 96
 
 
-def _natural(metric: str) -> tuple[str, int]:
-    """Sort key: ``hit_rate@5`` before ``hit_rate@10``."""
-    base, _, k = metric.partition("@")
-    return base, int(k) if k.isdigit() else -1
+def _natural(metric: str) -> tuple[str, float, str]:
+    """Sort key: the suffix after ``@`` as a number, so ``hit_rate@5`` comes before
+    ``hit_rate@10`` and ``iprec_at_recall@0.2`` before ``iprec_at_recall@0.3``."""
+    base, _, suffix = metric.partition("@")
+    try:
+        number = float(suffix)
+    except ValueError:
+        number = -1.0
+    return base, number, suffix
 
 
 def _info(metric: str) -> MetricInfo | None:

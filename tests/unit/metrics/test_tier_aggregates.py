@@ -147,7 +147,21 @@ def test_a_failed_dataset_test_counts_as_an_error() -> None:
 
 def test_more_metrics_golden() -> None:
     rows = [
-        RowPayload(INFO, "a", 0, {"hit_rate@10": 1.0, "hit_rate@5": 0.0, "f1": 1.0}, {}, None),
+        RowPayload(
+            INFO,
+            "a",
+            0,
+            {
+                "hit_rate@10": 1.0,
+                "hit_rate@5": 0.0,
+                "f1": 1.0,
+                "iprec_at_recall@1.0": 0.25,
+                "iprec_at_recall@0.2": 0.5,
+                "iprec_at_recall@0.0": 1.0,
+            },
+            {},
+            None,
+        ),
     ]
     space = DatasetPayload(
         INFO,
@@ -164,7 +178,9 @@ def test_more_metrics_golden() -> None:
     assert more_metric_lines(entries(document)) == [
         "More metrics (mean over rows unless named):",
         "  evals/test_x.py (1 rows):",
-        "    hit_rate@5 0 · hit_rate@10 1",  # natural order of k; f1 is in the main table
+        # natural order of k and of recall levels; f1 is in the main table
+        "    hit_rate@5 0 · hit_rate@10 1 · iprec_at_recall@0.0 1 · iprec_at_recall@0.2 0.5",
+        "    iprec_at_recall@1.0 0.25",
         "    ux: questions 3 · cache_hit_rate 0.5",
     ]
 
