@@ -236,15 +236,22 @@ def render_baseline(
 
 
 def signature_differences(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
-    """One line per signature key whose value differs, e.g. ``tau_sim: stored 0.65, now 0.7``."""
+    """One line per signature key whose value differs, e.g. ``tau_sim: stored 0.65, now 0.7``.
+    A key one side lacks is a setting at its default there (settings enter a signature only
+    when changed): ``retrieval: stored default, now {"relevance_level": 2}``."""
     differences = []
     for key in sorted(set(stored) | set(current)):
-        before, after = stored.get(key), current.get(key)
+        before, after = stored.get(key, _DEFAULT), current.get(key, _DEFAULT)
         if before != after:
             differences.append(f"{key}: stored {_short(before)}, now {_short(after)}")
     return differences
 
 
+_DEFAULT = object()
+
+
 def _short(value: Any) -> str:
+    if value is _DEFAULT:
+        return "default"
     text = json.dumps(value, sort_keys=True, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "..."

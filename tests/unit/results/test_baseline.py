@@ -152,6 +152,14 @@ def test_signature_differences_name_each_key() -> None:
     current = {"tau_sim": 0.7, "citation_format": "auto", "metrics_version": 1}
     assert signature_differences(stored, current) == ["tau_sim: stored 0.65, now 0.7"]
     assert signature_differences(current, current) == []
+    # A key only one side has is a setting left at its default on the other.
+    changed = {**current, "rouge_use_stemmer": True}
+    assert signature_differences(current, changed) == [
+        "rouge_use_stemmer: stored default, now true"
+    ]
+    assert signature_differences(changed, current) == [
+        "rouge_use_stemmer: stored true, now default"
+    ]
 
 
 def test_a_rows_input_digest_ignores_what_the_system_answered() -> None:
