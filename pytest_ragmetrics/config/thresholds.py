@@ -17,6 +17,12 @@ Shape::
     trust_judge_tau = 0.65           # cosine the embedding judge needs to entail
     engine = "local"                 # "local" | "ray": where bulk evals' rows are scored
 
+    [settings.retrieval]             # trec_eval's options for the retrieval fixtures
+    relevance_level = 1              # lowest relevant grade (-l)
+    cutoff = 100                     # cut each ranking to its first 100 docs (-M)
+    ties = "float32"                 # "float32" (trec_eval 9) | "double" (trec_eval 10)
+    gains = { "1" = 1, "2" = 3 }     # nDCG gain of each grade
+
     [judge]                          # optional: an OpenAI-compatible LLM judge
     base_url = "http://127.0.0.1:8000/v1"
     model = "qwen2.5-7b-instruct"
@@ -49,6 +55,7 @@ from pytest_ragmetrics.files import resolve_setting
 from pytest_ragmetrics.judge.config import JudgeConfig, JudgeConfigError, judge_config
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
+from pytest_ragmetrics.metrics.trec_options import OptionError, TrecOptions
 from pytest_ragmetrics.metrics.trust.judges import (
     DEFAULT_ENTAILMENT_TAU,
     LLM_TRUST_JUDGE,
@@ -103,6 +110,8 @@ class Settings:
     trust_judge: str = DEFAULT_TRUST_JUDGE
     trust_judge_tau: float = DEFAULT_ENTAILMENT_TAU
     citation_pattern: str | None = None  # a project's own citation marker (one group)
+    # trec_eval's options for the retrieval fixtures ([settings.retrieval]).
+    retrieval: TrecOptions = field(default_factory=TrecOptions)
     # Where bulk evals' rows are scored: "local" (the pytest process) or "ray" (Ray Data).
     # It changes where values are computed, never what they are: not in the signature.
     engine: str = "local"
@@ -136,6 +145,8 @@ class Settings:
             signature["rouge_use_stemmer"] = True
         if self.citation_pattern is not None:
             signature["citation_pattern"] = self.citation_pattern
+        if self.retrieval.signature():
+            signature["retrieval"] = self.retrieval.signature()
         for name, default in _TRUST_DEFAULTS.items():
             if getattr(self, name) != default:
                 signature[name] = getattr(self, name)
@@ -195,6 +206,7 @@ def _settings(path: Path, table: Any) -> Settings:
         "embedding_model",
         "rouge_use_stemmer",
         "engine",
+        "retrieval",
         *_TRUST_DEFAULTS,
     }
     for key in table:
@@ -250,9 +262,46 @@ def _settings(path: Path, table: Any) -> Settings:
         rouge_use_stemmer=stemmer,
         citation_pattern=pattern,
         engine=engine,
+        retrieval=_retrieval_settings(path, table.get("retrieval", {})),
         base_dir=path.parent,
         **_trust_settings(path, table),
     )
+
+
+def _gains(path: Path, value: Any) -> dict[float, float]:
+    """``gains = { "1" = 1, "2" = 3 }``: TOML keys are strings, so each grade is read as a
+    number here."""
+    where = "[settings.retrieval] gains"
+    if not isinstance(value, dict):
+        raise _error(path, where, 'expected a table of grade = gain, e.g. { "1" = 1, "2" = 3 }')
+    gains: dict[float, float] = {}
+    for grade, gain in value.items():
+        try:
+            number = float(grade)
+        except ValueError:
+            raise _error(path, where, f"the grade {grade!r} is not a number") from None
+        if isinstance(gain, bool) or not isinstance(gain, int | float):
+            raise _error(path, where, f"the gain of grade {grade!r} is {gain!r}, not a number")
+        gains[number] = float(gain)
+    return gains
+
+
+def _retrieval_settings(path: Path, table: Any) -> TrecOptions:
+    """``[settings.retrieval]``: trec_eval's options, checked by ``TrecOptions`` itself."""
+    if not isinstance(table, dict):
+        raise _error(path, "[settings] retrieval", "expected a table: [settings.retrieval]")
+    known = ("relevance_level", "cutoff", "ties", "gains")
+    for key in table:
+        if key not in known:
+            raise _error(
+                path, f"[settings.retrieval] {key}", f"unknown setting; known: {', '.join(known)}"
+            )
+    gains = _gains(path, table["gains"]) if "gains" in table else None
+    try:
+        level, ties = table.get("relevance_level", 1), table.get("ties", "float32")
+        return TrecOptions(level, table.get("cutoff"), gains, ties)
+    except OptionError as error:
+        raise _error(path, f"[settings.retrieval] {error.option}", error.problem) from None
 
 
 def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:

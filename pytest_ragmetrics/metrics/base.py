@@ -21,6 +21,7 @@ from pytest_ragmetrics.text.idk import IdkMatcher
 
 if TYPE_CHECKING:
     from pytest_ragmetrics.judge.client import LlmJudge
+    from pytest_ragmetrics.metrics.trec_options import TrecOptions
 
 STATS = ("mean", "sum", "count", "p50", "p95")
 RATE = "rate"  # = mean, offered for 0/1 metrics
@@ -35,7 +36,8 @@ class MetricInfo:
     ``cutoff``: whether the name takes ``@k`` (``ndcg@10``). ``corpus``: statistics computed
     from summed per-row sufficient statistics, besides the per-row ones (``bleu.corpus``).
     ``dataset``: for a dataset-level metric (one value set per eval, not per row), its only
-    statistics.
+    statistics. ``levels``: the only suffixes ``@`` may take, for a name whose suffix is
+    not a cutoff k (``iprec_at_recall@0.5``).
     """
 
     name: str
@@ -44,6 +46,7 @@ class MetricInfo:
     cutoff: Cutoff = "none"
     corpus: tuple[str, ...] = ()
     dataset: tuple[str, ...] | None = None
+    levels: tuple[str, ...] = ()
 
     @property
     def stats(self) -> tuple[str, ...]:
@@ -64,6 +67,8 @@ class MetricSettings(Protocol):
     def citations(self) -> CitationFormat: ...
     @property
     def rouge_use_stemmer(self) -> bool: ...
+    @property
+    def retrieval(self) -> TrecOptions: ...
     @property
     def trust_judge(self) -> str: ...
     @property

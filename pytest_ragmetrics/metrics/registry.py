@@ -32,16 +32,29 @@ def metric_info(metric: str) -> MetricInfo:
     info = METRICS.get(metric)
     if info is not None:
         if info.cutoff == "required":
+            if info.levels:
+                raise UnknownAggregate(f"{metric} needs a level, e.g. {_usage(metric, info)}")
             raise UnknownAggregate(f"{metric} needs a cutoff, e.g. {metric}@10")
         return info
     base, at, k = metric.partition("@")
     info = METRICS.get(base)
+    if at and info is not None and info.levels:
+        if k not in info.levels:
+            levels = ", ".join(info.levels)
+            raise UnknownAggregate(f"{metric}: the level after @ is one of {levels}")
+        return info
     if at and info is not None and info.cutoff != "none":
         if not k.isdigit() or int(k) < 1:
             raise UnknownAggregate(f"{metric}: the cutoff after @ must be an integer >= 1")
         return info
-    known = ", ".join(sorted(f"{n}@k" if i.cutoff == "required" else n for n, i in METRICS.items()))
+    known = ", ".join(sorted(_usage(name, info) for name, info in METRICS.items()))
     raise UnknownAggregate(f"unknown metric {metric!r}; known metrics: {known}")
+
+
+def _usage(name: str, info: MetricInfo) -> str:
+    if info.levels:
+        return f"{name}@{info.levels[len(info.levels) // 2]}"
+    return f"{name}@k" if info.cutoff == "required" else name
 
 
 def split_aggregate(name: str) -> tuple[str, str]:

@@ -73,12 +73,14 @@ import numpy.typing as npt
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import (
     Compute,
+    CorpusReduction,
     Cutoff,
     Measured,
     MetricContext,
     MetricInfo,
     MetricSpec,
 )
+from pytest_ragmetrics.metrics.trec_options import Ties, TrecOptions
 
 Qrels = Mapping[str, Mapping[str, float]]
 Ranking = Mapping[str, float] | Sequence[str]
@@ -108,8 +110,8 @@ TAKES_CUTOFF = frozenset({"hit_rate", "recall", "precision", "mrr", "ndcg", "ndc
 RECALL_LEVELS = tuple(f"{i / 10:.1f}" for i in range(11))
 # trec_eval's floor of a query's average precision in the geometric mean (gm_map).
 GM_FLOOR = 0.00001
-Ties = Literal["float32", "double"]
-TIES: tuple[Ties, ...] = ("float32", "double")
+# The breakdown the gm_map fixture records: per row log(max(AP, GM_FLOOR)) and 1.
+GM_MAP_LOGS = "gm_map_logs"
 _NAME = re.compile(r"^(?P<family>[a-z_]+?)(?:@(?P<k>[0-9]+(?:\.[0-9]+)?))?$")
 # Bounds the (queries x relevant x retrieved) comparison block, in elements.
 _BLOCK_ELEMENTS = 1 << 22
@@ -167,46 +169,6 @@ def parse_metric(name: str) -> RetrievalMetric:
 
 
 @dataclass(frozen=True)
-class Options:
-    """trec_eval's options, checked (see ``evaluate``): ``relevance_level`` (-l),
-    ``cutoff`` (-M), ``gains`` (the ndcg gains parameter) and ``ties`` (float32 as
-    trec_eval 9.x, double as trec_eval 10)."""
-
-    relevance_level: float = 1
-    cutoff: int | None = None
-    gains: Mapping[float, float] | None = None
-    ties: Ties = "float32"
-
-    def __post_init__(self) -> None:
-        level = self.relevance_level
-        if isinstance(level, bool) or not isinstance(level, int | float) or not level > 0:
-            raise ValueError(
-                f"evaluate(relevance_level=...): {level!r} is not a number above 0; "
-                "use the lowest grade that counts as relevant, e.g. 1"
-            )
-        cut = self.cutoff
-        if cut is not None and (isinstance(cut, bool) or not isinstance(cut, int) or cut < 1):
-            raise ValueError(
-                f"evaluate(cutoff=...): {cut!r} is not an integer >= 1; use e.g. cutoff=100 "
-                "or None for the whole run"
-            )
-        if self.ties not in TIES:
-            raise ValueError(
-                f"evaluate(ties=...): {self.ties!r} is unknown; use 'float32' (trec_eval 9, "
-                "pytrec_eval) or 'double' (trec_eval 10)"
-            )
-        for grade, gain in (self.gains or {}).items():
-            for what, value in (("grade", grade), ("gain", gain)):
-                if isinstance(value, bool) or not isinstance(value, int | float):
-                    raise ValueError(
-                        f"evaluate(gains=...): the {what} {value!r} is not a number; "
-                        "map grades to gains, e.g. {1: 1, 2: 3}"
-                    )
-                if math.isnan(value):
-                    raise ValueError(f"evaluate(gains=...): the {what} is NaN; use a number")
-
-
-@dataclass(frozen=True)
 class JudgedRanks:
     """Per query, what every metric needs: the grades of the judged documents we track
     (grade > 0; with ``nonrelevant``, every grade >= 0), padded with 0, whether each
@@ -237,7 +199,7 @@ def _gain(judged: JudgedRanks, family: Family, gains: Mapping[float, float] | No
     return grades
 
 
-def _ndcg(judged: JudgedRanks, metric: RetrievalMetric, options: Options) -> FloatArray:
+def _ndcg(judged: JudgedRanks, metric: RetrievalMetric, options: TrecOptions) -> FloatArray:
     cutoff = math.inf if metric.k is None else metric.k
     gains = _gain(judged, metric.family, options.gains)
     hit = judged.ranks < cutoff
@@ -302,11 +264,11 @@ def _bpref(judged: JudgedRanks, relevant: npt.NDArray[np.bool_], total: FloatArr
 
 
 def metric_values(
-    judged: JudgedRanks, metric: RetrievalMetric, options: Options | None = None
+    judged: JudgedRanks, metric: RetrievalMetric, options: TrecOptions | None = None
 ) -> FloatArray:
     """One metric for every query of ``judged``; the definitions are in the module doc.
     ``gm_map`` is the per-query average precision (its mean is geometric: ``evaluate``)."""
-    options = options or Options()
+    options = options or TrecOptions()
     if metric.family in ("ndcg", "ndcg_exp"):
         return _ndcg(judged, metric, options)
     if metric.family == "num_ret":
@@ -436,13 +398,13 @@ def judge_rankings(
     qids: Sequence[str],
     qrels: Qrels,
     rankings: Sequence[Ranking],
-    options: Options | None = None,
+    options: TrecOptions | None = None,
     nonrelevant: bool = False,
 ) -> JudgedRanks:
     """The ranks of each query's judged documents (those graded above 0; with
     ``nonrelevant`` those graded 0 or more) in its ranking (scores or a list), each ranking
     cut to its first ``options.cutoff`` documents."""
-    options = options or Options()
+    options = options or TrecOptions()
     tracked = [_relevant_docs(qrels[qid], nonrelevant) for qid in qids]
     width = max((len(docs) for docs, _ in tracked), default=0)
     grades = _pad([g for _, g in tracked], width, 0.0)
@@ -471,7 +433,7 @@ def score_queries(
     qrels: Qrels,
     rankings: Sequence[Ranking],
     metrics: Iterable[str],
-    options: Options | None = None,
+    options: TrecOptions | None = None,
 ) -> dict[str, FloatArray]:
     """Every metric for every query, in ``qids`` order: ``{name: values}``. For ``gm_map``
     the value is the query's average precision (its geometric mean is ``evaluate``'s)."""
@@ -546,7 +508,7 @@ def evaluate(
     Raises ``ValueError`` for an unknown metric name, a bad option, a NaN score, a doc id
     listed twice in a ranking, or when no query is in both (there would be no mean).
     """
-    options = Options(relevance_level, cutoff, gains, ties)
+    options = TrecOptions(relevance_level, cutoff, gains, ties)
     if not isinstance(all_queries, bool):
         raise ValueError(
             f"evaluate(all_queries=...): {all_queries!r} is not True or False; use "
@@ -619,26 +581,55 @@ def _cutoff(metric: str, k: Any) -> int | None:
     return k
 
 
-def _retrieval_name(fixture: str, family: str, k: int | None) -> str:
+def _level(level: Any) -> str:
+    """``iprec_at_recall(row, level=0.5)``'s level as written in the metric name."""
+    usage = f"use one of {', '.join(RECALL_LEVELS)}"
+    if level is None:
+        raise TypeError(f"iprec_at_recall(row, level=...) needs a recall level; {usage}")
+    if isinstance(level, bool) or not isinstance(level, int | float):
+        raise TypeError(f"iprec_at_recall(row, level=...): {level!r} is not a number; {usage}")
+    written = f"{level:.1f}"
+    if written not in RECALL_LEVELS or float(written) != level:
+        raise TypeError(f"iprec_at_recall(row, level=...): {level!r} is not a level; {usage}")
+    return written
+
+
+def _retrieval_name(fixture: str, family: str, k: int | None, level: Any) -> str:
+    if family == "iprec_at_recall":
+        return f"{family}@{_level(level)}"
     if k is None and family in NEEDS_CUTOFF:
         raise TypeError(f"{fixture}(row, k=...) needs a cutoff, e.g. {fixture}(row, k=10)")
     return parse_metric(family if k is None else f"{family}@{k}").name
 
 
-def _rank_evidence(ranked: list[str], qrels: dict[str, float], k: int | None) -> str:
-    relevant = {doc for doc, grade in qrels.items() if grade > 0}
-    ranks = [str(i + 1) for i, doc in enumerate(ranked) if doc in relevant]
+def _rank_evidence(
+    ranked: list[str], qrels: dict[str, float], k: int | None, options: TrecOptions
+) -> str:
+    relevant = {doc for doc, grade in qrels.items() if grade >= options.relevance_level}
+    shown = ranked if options.cutoff is None else ranked[: options.cutoff]
+    ranks = [str(i + 1) for i, doc in enumerate(shown) if doc in relevant]
     where = f"relevant at rank {', '.join(ranks)}" if ranks else "no relevant doc retrieved"
     cut = f"; cutoff {k}" if k is not None else ""
-    return f"{where} of {len(ranked)} retrieved ({len(relevant)} relevant in qrels{cut})"
+    level = (
+        f"; relevant from grade {options.relevance_level:g}" if options.relevance_level != 1 else ""
+    )
+    runs = "" if options.cutoff is None else f", run cut to {options.cutoff}"
+    return (
+        f"{where} of {len(ranked)} retrieved{runs} ({len(relevant)} relevant in qrels{cut}{level})"
+    )
 
 
 def retrieval_measure(family: str) -> Compute:
-    """The per-row computation of one retrieval family, through ``score_queries``: the
-    same code as the batch ``evaluate``."""
+    """The per-row computation of one retrieval family, through ``score_queries`` with the
+    run's ``[settings.retrieval]`` options: the same code as the batch ``evaluate``. A row
+    is one query and is always evaluated (``all_queries`` has nothing to add)."""
 
     def measure(
-        row: Row, ctx: MetricContext, k: int | None = None, gain: str = "linear"
+        row: Row,
+        ctx: MetricContext,
+        k: int | None = None,
+        gain: str = "linear",
+        level: Any = None,
     ) -> Measured:
         cut = _cutoff(family, k)
         name_family = family
@@ -646,19 +637,30 @@ def retrieval_measure(family: str) -> Compute:
             if gain not in GAINS:
                 raise ValueError(f"ndcg(row, gain=...): use one of {', '.join(GAINS)}")
             name_family = GAINS[gain]
-        name = _retrieval_name(family, name_family, cut)
+        name = _retrieval_name(family, name_family, cut, level)
         qrels = as_qrels(row.require("relevant", family))
         ranked = ranking(row, family)
         if not qrels:
             raise RowError(f"{row.where('relevant')}: {family} needs at least one judgement")
+        options = ctx.settings.retrieval
         try:
-            values = score_queries([row.id], {row.id: qrels}, [ranked], [name])
+            values = score_queries([row.id], {row.id: qrels}, [ranked], [name], options)
         except ValueError as error:
             raise RowError(f"{row.where(ranking_field(row, family))}: {error}") from None
         value = float(values[name][0])
-        return Measured({name: value}, _rank_evidence(ranked, qrels, cut), primary=name)
+        evidence = _rank_evidence(ranked, qrels, cut, options)
+        breakdowns = {}
+        if family == "gm_map":  # summed over the rows into gm_map.gmean
+            breakdowns[GM_MAP_LOGS] = {"log_ap": math.log(max(value, GM_FLOOR)), "queries": 1.0}
+        return Measured({name: value}, evidence, breakdowns, primary=name)
 
     return measure
+
+
+def gm_map_gmean(sums: Mapping[str, float]) -> dict[str, float]:
+    """``gm_map.gmean``: trec_eval's gm_map over the rows, exp(mean(log(max(AP, 0.00001))))
+    from the rows' summed logarithms."""
+    return {"gmean": math.exp(sums["log_ap"] / sums["queries"])}
 
 
 def measure_retrieval_consistency(row: Row, ctx: MetricContext, k: int | None = None) -> Measured:
@@ -684,15 +686,32 @@ _RANKING_DOC = (
 
 
 def _family(
-    name: str, doc: str, records: tuple[tuple[str, str], ...], cutoff: Cutoff, binary: bool
+    name: str,
+    doc: str,
+    records: tuple[tuple[str, str], ...],
+    cutoff: Cutoff,
+    binary: bool,
+    corpus: tuple[str, ...] = (),
 ) -> MetricSpec:
+    levels = RECALL_LEVELS if name == "iprec_at_recall" else ()
     infos = tuple(
-        MetricInfo(metric, description, binary=binary, cutoff=cutoff)
+        MetricInfo(metric, description, binary=binary, cutoff=cutoff, corpus=corpus, levels=levels)
         for metric, description in records
     )
-    options = ("k", "gain") if name == "ndcg" else ("k",)
+    if name == "ndcg":
+        options: tuple[str, ...] = ("k", "gain")
+    elif levels:
+        options = ("level",)
+    else:
+        options = ("k",) if name in TAKES_CUTOFF else ()
     return MetricSpec(
-        name, doc + _RANKING_DOC, infos, ("relevant",), retrieval_measure(name), options=options
+        name,
+        doc + _RANKING_DOC,
+        infos,
+        ("relevant",),
+        retrieval_measure(name),
+        options=options,
+        corpus=CorpusReduction(GM_MAP_LOGS, gm_map_gmean) if corpus else None,
     )
 
 
@@ -735,6 +754,68 @@ SPECS = (
             ("ndcg_exp", "nDCG (within k), gain 2^grade - 1"),
         ),
         "optional",
+        False,
+    ),
+    _family(
+        "map",
+        "Average precision (trec_eval map), 0-1: the precisions at each retrieved relevant "
+        "doc (within k when given), summed, over all relevant docs; records map, or map@k.",
+        (("map", "average precision (within k)"),),
+        "optional",
+        False,
+    ),
+    _family(
+        "gm_map",
+        "The query's average precision, 0-1, as map; the eval's gm_map.gmean is trec_eval's "
+        "gm_map, the geometric mean over the rows with each value floored at 0.00001.",
+        (("gm_map", "average precision; gm_map.gmean: trec_eval's geometric mean"),),
+        "none",
+        False,
+        corpus=("gmean",),
+    ),
+    _family(
+        "rprec",
+        "R-precision (trec_eval Rprec), 0-1: relevant docs in the top R / R, R the number "
+        "of relevant docs.",
+        (("rprec", "relevant docs in the top R / R"),),
+        "none",
+        False,
+    ),
+    _family(
+        "bpref",
+        "bpref (trec_eval), 0-1: per retrieved relevant doc 1 - min(n, R) / min(N, R), n "
+        "the judged non-relevant docs above it (grade 0 in relevant), summed over R.",
+        (("bpref", "relevant docs ranked above judged non-relevant ones"),),
+        "none",
+        False,
+    ),
+    _family(
+        "num_ret",
+        "The number of retrieved docs (trec_eval num_ret; its summary is the sum).",
+        (("num_ret", "retrieved docs"),),
+        "none",
+        False,
+    ),
+    _family(
+        "num_rel",
+        "The number of relevant docs in the qrels (trec_eval num_rel).",
+        (("num_rel", "relevant docs in the qrels"),),
+        "none",
+        False,
+    ),
+    _family(
+        "num_rel_ret",
+        "The number of relevant docs retrieved (trec_eval num_rel_ret).",
+        (("num_rel_ret", "relevant docs retrieved"),),
+        "none",
+        False,
+    ),
+    _family(
+        "iprec_at_recall",
+        "Interpolated precision at a recall level (trec_eval 9 iprec_at_recall), 0-1: "
+        "level is one of 0.0, 0.1, ..., 1.0 and required (records iprec_at_recall@0.5).",
+        (("iprec_at_recall", "interpolated precision at the recall level"),),
+        "required",
         False,
     ),
     MetricSpec(

@@ -194,6 +194,16 @@ def test_changed_metric_settings_refuse_the_comparison(project: pytest.Pytester)
     )
 
 
+def test_changed_retrieval_options_refuse_the_comparison(project: pytest.Pytester) -> None:
+    # A relevance level changes what every binary retrieval measure means.
+    settings = "[settings.retrieval]\nrelevance_level = 2\n"
+    (project.path / "thresholds.toml").write_text(settings + GATES)
+    result, entry = _report(project)
+    assert result.ret == 1
+    assert entry["baseline"]["status"] == "not compared"
+    result.stdout.fnmatch_lines(['  retrieval: stored default, now {"relevance_level": 2}'])
+
+
 def test_a_schema_1_baseline_is_still_compared_with_a_note(project: pytest.Pytester) -> None:
     path = project.path / "__baselines__" / "test_eval.json"
     document = json.loads(path.read_text())

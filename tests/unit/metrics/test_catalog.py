@@ -68,7 +68,8 @@ def test_a_fixtures_full_docstring_says_how_to_call_it_and_what_it_needs() -> No
 
 def _gate(info: MetricInfo) -> str:
     """An aggregate name a thresholds.toml gate could use for ``info``."""
-    name = f"{info.name}@10" if info.cutoff != "none" else info.name
+    suffix = info.levels[-1] if info.levels else "10"
+    name = f"{info.name}@{suffix}" if info.cutoff != "none" else info.name
     stat = info.dataset[0] if info.dataset is not None else "mean"
     return f"{name}.{stat}"
 
@@ -93,6 +94,24 @@ def test_a_required_cutoff_must_be_named_an_optional_one_may_be() -> None:
         split_aggregate("recall.mean")
 
 
+def test_a_recall_level_is_one_of_trec_evals_eleven() -> None:
+    assert split_aggregate("iprec_at_recall@0.5.mean") == ("iprec_at_recall@0.5", "mean")
+    assert split_aggregate("iprec_at_recall@1.0.p50") == ("iprec_at_recall@1.0", "p50")
+    with pytest.raises(
+        registry.UnknownAggregate, match=r"needs a level, e\.g\. iprec_at_recall@0\.5"
+    ):
+        split_aggregate("iprec_at_recall.mean")
+    for bad in ("iprec_at_recall@0.55", "iprec_at_recall@10", "iprec_at_recall@.5"):
+        with pytest.raises(registry.UnknownAggregate, match=r"the level after @ is one of 0\.0, "):
+            split_aggregate(f"{bad}.mean")
+
+
+def test_gm_map_gmean_is_a_statistic_of_gm_map_only() -> None:
+    assert split_aggregate("gm_map.gmean") == ("gm_map", "gmean")
+    with pytest.raises(registry.UnknownAggregate, match="unknown statistic 'gmean' for map"):
+        split_aggregate("map.gmean")
+
+
 def test_no_two_declarations_record_the_same_metric() -> None:
     names = Counter(info.name for spec in SPECS for info in spec.records)
     names.update(info.name for info in DERIVED)
@@ -105,7 +124,7 @@ def test_the_registry_and_the_corpus_statistics_come_from_the_catalog() -> None:
     assert registry.METRICS is METRICS
     assert len(METRICS) == sum(len(spec.records) for spec in SPECS) + len(DERIVED)
     with_corpus = {spec.primary for spec in SPECS if spec.corpus is not None}
-    assert set(CORPUS_STATS) == with_corpus == {"bleu", "judge_pipeline"}
+    assert set(CORPUS_STATS) == with_corpus == {"bleu", "gm_map", "judge_pipeline"}
     for metric in with_corpus:
         assert METRICS[metric].corpus, f"{metric} reduces corpus statistics it does not name"
 

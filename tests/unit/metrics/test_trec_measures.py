@@ -130,9 +130,9 @@ def test_means_equal_pytrec_eval(seed: int, relevance_level: int) -> None:
 
 
 def _options(relevance_level: int) -> Any:
-    from pytest_ragmetrics.metrics.retrieval import Options
+    from pytest_ragmetrics.metrics.trec_options import TrecOptions
 
-    return Options(relevance_level=relevance_level)
+    return TrecOptions(relevance_level=relevance_level)
 
 
 def _nan_free(reference: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:

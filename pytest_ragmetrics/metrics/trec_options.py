@@ -1,0 +1,86 @@
+"""trec_eval's options, as ``evaluate``'s keyword arguments and ``[settings.retrieval]``.
+
+``relevance_level`` (trec_eval -l), ``cutoff`` (-M), ``gains`` (ndcg's gains parameter)
+and ``ties`` (how run scores compare: as 32-bit floats like trec_eval 9.x and
+pytrec_eval, or as doubles like trec_eval 10). They live apart from the measures
+(``metrics.retrieval``) because the run's settings carry them to every retrieval
+fixture, and the settings are declared below the families.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Ties = Literal["float32", "double"]
+TIES: tuple[Ties, ...] = ("float32", "double")
+
+
+class OptionError(ValueError):
+    """A bad trec_eval option: ``option`` names it, ``problem`` says what is wrong and
+    how to fix it. Its message is in ``evaluate``'s words; thresholds.toml's
+    ``[settings.retrieval]`` reports the same problem under its own key."""
+
+    def __init__(self, option: str, problem: str) -> None:
+        super().__init__(f"evaluate({option}=...): {problem}")
+        self.option, self.problem = option, problem
+
+
+@dataclass(frozen=True)
+class TrecOptions:
+    """trec_eval's options, checked (see ``evaluate``): ``relevance_level`` (-l),
+    ``cutoff`` (-M), ``gains`` (the ndcg gains parameter) and ``ties`` (float32 as
+    trec_eval 9.x, double as trec_eval 10). The per-row fixtures read them from
+    ``[settings.retrieval]``."""
+
+    relevance_level: float = 1
+    cutoff: int | None = None
+    gains: Mapping[float, float] | None = None
+    ties: Ties = "float32"
+
+    def __post_init__(self) -> None:
+        level = self.relevance_level
+        if isinstance(level, bool) or not isinstance(level, int | float) or not level > 0:
+            raise OptionError(
+                "relevance_level",
+                f"{level!r} is not a number above 0; use the lowest grade that counts as "
+                "relevant, e.g. 1",
+            )
+        cut = self.cutoff
+        if cut is not None and (isinstance(cut, bool) or not isinstance(cut, int) or cut < 1):
+            raise OptionError(
+                "cutoff",
+                f"{cut!r} is not an integer >= 1; use e.g. cutoff=100 or None for the whole run",
+            )
+        if self.ties not in TIES:
+            raise OptionError(
+                "ties",
+                f"{self.ties!r} is unknown; use 'float32' (trec_eval 9, pytrec_eval) or "
+                "'double' (trec_eval 10)",
+            )
+        for grade, gain in (self.gains or {}).items():
+            for what, value in (("grade", grade), ("gain", gain)):
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise OptionError(
+                        "gains",
+                        f"the {what} {value!r} is not a number; map grades to gains, "
+                        "e.g. {1: 1, 2: 3}",
+                    )
+                if math.isnan(value):
+                    raise OptionError("gains", f"the {what} is NaN; use a number")
+
+    def signature(self) -> dict[str, Any]:
+        """The options that differ from trec_eval's defaults, JSON-able (gains as
+        ``[[grade, gain], ...]`` sorted by grade): what a baseline's signature holds."""
+        changed: dict[str, Any] = {}
+        if self.relevance_level != 1:
+            changed["relevance_level"] = self.relevance_level
+        if self.cutoff is not None:
+            changed["cutoff"] = self.cutoff
+        if self.gains:
+            changed["gains"] = sorted([float(g), float(v)] for g, v in self.gains.items())
+        if self.ties != "float32":
+            changed["ties"] = self.ties
+        return changed
