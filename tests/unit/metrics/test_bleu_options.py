@@ -12,12 +12,18 @@ from typing import Any
 import pytest
 from sacrebleu.metrics.bleu import BLEU
 
-from pytest_ragmetrics.metrics.text import (
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.metrics.base import nrefs, reference_count
+from pytest_ragmetrics.metrics.bleu_settings import (
     BLEU_SMOOTH_DEFAULTS,
     BLEU_TOKENIZERS,
     BleuSettings,
     BleuSettingsError,
+)
+from pytest_ragmetrics.metrics.text import (
     BleuStats,
+    bleu_signature,
+    bleu_signatures,
     corpus_bleu_from_stats,
     sentence_bleu,
     sentence_stats,
@@ -344,3 +350,71 @@ def test_statistics_of_another_order_are_not_added_or_scored() -> None:
     with pytest.raises(ValueError, match="order 6 cannot be scored with max_ngram_order 4"):
         corpus_bleu_from_stats(six)
     assert sum_stats([], 6) == BleuStats.zero(6) == BleuStats(0, 0, (0,) * 6, (0,) * 6)
+
+
+# ----------------------------------------------------------------------------- signatures
+
+# Corpora whose rows have 1, 2 and a varying number of references (sacrebleu's "var").
+REFERENCE_SHAPES = [
+    (["a b c"], [["a b c"]]),
+    (["a b c", "d e"], [["a b c", "a b"], ["d e", "e"]]),
+    (["a b c", "d e"], [["a b c"], ["d e", "e"]]),
+]
+
+
+@pytest.mark.parametrize("tokenize", BUILTIN_TOKENIZERS)
+@pytest.mark.parametrize(("smooth_method", "smooth_value"), SMOOTHINGS)
+@pytest.mark.parametrize(("lowercase", "effective"), [(False, False), (True, True)])
+def test_the_signature_is_sacrebleus(
+    tokenize: str, smooth_method: str, smooth_value: float | None, lowercase: bool, effective: bool
+) -> None:
+    settings = BleuSettings(tokenize, smooth_method, smooth_value, lowercase, 4, effective)
+    for hypotheses, references in REFERENCE_SHAPES:
+        reference = BLEU(
+            tokenize=tokenize,
+            smooth_method=smooth_method,
+            smooth_value=smooth_value,
+            lowercase=lowercase,
+            effective_order=effective,
+        )
+        reference.corpus_score(hypotheses, _streams(references))  # type: ignore[arg-type]
+        counts = [reference_count(len(row)) for row in references]
+        sums = {part: sum(c.get(part, 0.0) for c in counts) for c in counts for part in c}
+        assert bleu_signature(settings, nrefs(sums)) == str(reference.get_signature())
+
+
+def test_the_signature_names_an_order_other_than_4() -> None:
+    # sacrebleu's signature has no field for the order; ours adds one only when it is not 4.
+    reference = BLEU(max_ngram_order=6)
+    reference.corpus_score(["a"], [["a"]])
+    sacrebleus = str(reference.get_signature())
+    ours = bleu_signature(BleuSettings(max_ngram_order=6), "1")
+    assert ours == sacrebleus.replace("|version:", "|ngram:6|version:")
+    assert "ngram" not in bleu_signature(BleuSettings(), "1")
+
+
+def test_nrefs_follows_sacrebleus_convention() -> None:
+    assert nrefs({"nrefs_1": 3.0, "sys_len": 9.0}) == "1"
+    assert nrefs({"nrefs_2": 1.0, "nrefs_3": 0.0}) == "2"  # no row with 3 references
+    assert nrefs({"nrefs_1": 1.0, "nrefs_3": 2.0}) == "var"
+    assert nrefs({}) == "0"
+
+
+def test_the_sentence_and_corpus_numbers_are_signed_apart() -> None:
+    # Sentence BLEU always has effective order on (sacrebleu.sentence_bleu); bleu.corpus
+    # has the effective_order setting, off by default (sacrebleu.corpus_bleu).
+    reference = BLEU(effective_order=True)
+    reference.sentence_score("a b c", ["a b c"])
+    corpus = BLEU()
+    corpus.corpus_score(["a b c"], [["a b c"]])
+    signed = bleu_signatures(Settings(), {"nrefs_1": 2.0})
+    assert signed == {
+        "bleu": str(reference.get_signature()),
+        "bleu.corpus": str(corpus.get_signature()),
+    }
+    assert "eff:yes" in signed["bleu"]
+    assert "eff:no" in signed["bleu.corpus"]
+    changed = Settings(bleu=BleuSettings(tokenize="char", effective_order=True))
+    signed = bleu_signatures(changed, {"nrefs_1": 1.0, "nrefs_2": 1.0})
+    assert signed["bleu"] == signed["bleu.corpus"]
+    assert signed["bleu"].startswith("nrefs:var|case:mixed|eff:yes|tok:char|smooth:exp|")
