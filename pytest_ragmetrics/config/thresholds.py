@@ -20,7 +20,7 @@ Shape::
     [settings.bleu]                  # optional: sacrebleu's BLEU options, by its names
     tokenize = "13a"                 # "13a" | "intl" | "char" | "zh" | "none" | ...
     smooth_method = "exp"            # "exp" | "floor" | "add-k" | "none"
-    smooth_value = 0.1               # floor and add-k only (defaults 0.1 and 1)
+    # smooth_value = 0.1             # floor and add-k only (defaults 0.1 and 1)
     lowercase = false
     max_ngram_order = 4
     effective_order = false          # for bleu.corpus (sentence BLEU always has it on)

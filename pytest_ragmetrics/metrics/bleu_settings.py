@@ -11,6 +11,7 @@ installs.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import math
 from collections.abc import Mapping
@@ -83,6 +84,7 @@ def _spm_model_problem(tokenize: str) -> str | None:
     )
 
 
+@functools.cache  # what is installed does not change during a run; a MeCab load is slow
 def _tokenizer_problem(tokenize: str) -> str | None:
     """Why ``tokenize`` cannot run with what is installed, or ``None`` when it can."""
     if tokenize not in _TOKENIZER_PACKAGES:
