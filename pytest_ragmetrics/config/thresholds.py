@@ -23,6 +23,14 @@ Shape::
     ties = "float32"                 # "float32" (trec_eval 9) | "double" (trec_eval 10)
     gains = { "1" = 1, "2" = 3 }     # nDCG gain of each grade
 
+    [settings.bleu]                  # optional: sacrebleu's BLEU options, by its names
+    tokenize = "13a"                 # "13a" | "intl" | "char" | "zh" | "none" | ...
+    smooth_method = "exp"            # "exp" | "floor" | "add-k" | "none"
+    # smooth_value = 0.1             # floor and add-k only (defaults 0.1 and 1)
+    lowercase = false
+    max_ngram_order = 4
+    effective_order = false          # for bleu.corpus (sentence BLEU always has it on)
+
     [judge]                          # optional: an OpenAI-compatible LLM judge
     base_url = "http://127.0.0.1:8000/v1"
     model = "qwen2.5-7b-instruct"
@@ -42,6 +50,7 @@ Any mistake is a ``ThresholdsError`` naming the file and the key.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import tomllib
 from collections.abc import Mapping
@@ -53,6 +62,11 @@ from pytest_ragmetrics.config.rules import Rule, RuleError, parse_rule
 from pytest_ragmetrics.embeddings.model import PACKAGED_MODEL, model_label
 from pytest_ragmetrics.files import resolve_setting
 from pytest_ragmetrics.judge.config import JudgeConfig, JudgeConfigError, judge_config
+from pytest_ragmetrics.metrics.bleu_settings import (
+    DEFAULT_BLEU,
+    BleuSettings,
+    BleuSettingsError,
+)
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.metrics.trec_options import OptionError, TrecOptions
@@ -105,6 +119,7 @@ class Settings:
     tau_sim: float = DEFAULT_TAU_SIM
     embedding_model: str = PACKAGED_MODEL
     rouge_use_stemmer: bool = False
+    bleu: BleuSettings = DEFAULT_BLEU  # [settings.bleu]
     refusal_flag: str = DEFAULT_REFUSAL_FLAG
     refusal_threshold: float = DEFAULT_REFUSAL_THRESHOLD
     trust_judge: str = DEFAULT_TRUST_JUDGE
@@ -147,6 +162,8 @@ class Settings:
             signature["citation_pattern"] = self.citation_pattern
         if self.retrieval.signature():
             signature["retrieval"] = self.retrieval.signature()
+        if self.bleu.changed():
+            signature["bleu"] = self.bleu.changed()
         for name, default in _TRUST_DEFAULTS.items():
             if getattr(self, name) != default:
                 signature[name] = getattr(self, name)
@@ -205,6 +222,7 @@ def _settings(path: Path, table: Any) -> Settings:
         "tau_sim",
         "embedding_model",
         "rouge_use_stemmer",
+        "bleu",
         "engine",
         "retrieval",
         *_TRUST_DEFAULTS,
@@ -260,6 +278,7 @@ def _settings(path: Path, table: Any) -> Settings:
         float(tau_sim),
         model,
         rouge_use_stemmer=stemmer,
+        bleu=_bleu_settings(path, table.get("bleu", {})),
         citation_pattern=pattern,
         engine=engine,
         retrieval=_retrieval_settings(path, table.get("retrieval", {})),
@@ -302,6 +321,23 @@ def _retrieval_settings(path: Path, table: Any) -> TrecOptions:
         return TrecOptions(level, table.get("cutoff"), gains, ties)
     except OptionError as error:
         raise _error(path, f"[settings.retrieval] {error.option}", error.problem) from None
+
+
+def _bleu_settings(path: Path, table: Any) -> BleuSettings:
+    """``[settings.bleu]``: sacrebleu's BLEU options under sacrebleu's names, checked (a
+    tokenizer that cannot run here is refused now, not when the first row is scored)."""
+    if not isinstance(table, dict):
+        raise _error(path, "[settings] bleu", "expected a table: [settings.bleu]")
+    known = [field.name for field in dataclasses.fields(BleuSettings)]
+    for key in table:
+        if key not in known:
+            raise _error(
+                path, f"[settings.bleu] {key}", f"unknown BLEU option; known: {', '.join(known)}"
+            )
+    try:
+        return BleuSettings(**table)
+    except BleuSettingsError as error:
+        raise _error(path, f"[settings.bleu] {error.key}", error.message) from None
 
 
 def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:

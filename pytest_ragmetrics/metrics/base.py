@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import Vectors
+from pytest_ragmetrics.metrics.bleu_settings import BleuSettings
+from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
 from pytest_ragmetrics.text.idk import IdkMatcher
 
 if TYPE_CHECKING:
     from pytest_ragmetrics.judge.client import LlmJudge
-    from pytest_ragmetrics.metrics.trec_options import TrecOptions
 
 STATS = ("mean", "sum", "count", "p50", "p95")
 RATE = "rate"  # = mean, offered for 0/1 metrics
@@ -69,6 +70,8 @@ class MetricSettings(Protocol):
     def rouge_use_stemmer(self) -> bool: ...
     @property
     def retrieval(self) -> TrecOptions: ...
+    @property
+    def bleu(self) -> BleuSettings: ...
     @property
     def trust_judge(self) -> str: ...
     @property
@@ -131,8 +134,36 @@ class DatasetMeasured:
 # (row, context, **options) -> Measured; options are the fixture's keyword arguments.
 Compute = Callable[..., Measured]
 Texts = Callable[[Row, MetricSettings], list[str]]
-# Summed per-row sufficient statistics -> the metric's corpus statistics.
-Reduce = Callable[[Mapping[str, float]], dict[str, float]]
+# (summed per-row sufficient statistics, the run's settings) -> the metric's corpus
+# statistics; the settings say how (BLEU's smoothing and order), most reductions ignore them.
+Reduce = Callable[[Mapping[str, float], MetricSettings], dict[str, float]]
+
+
+# (the run's settings, the summed sufficient statistics of the metric's corpus breakdown)
+# -> a signature string per number it describes, keyed ``metric`` or ``metric.stat``.
+Signatures = Callable[[MetricSettings, Mapping[str, float]], dict[str, str]]
+# The parts of a corpus breakdown that count the rows by their number of references.
+NREFS_PART = "nrefs_"
+
+
+def reference_count(references: int) -> dict[str, float]:
+    """A row's number of references as parts of its sufficient statistics (``nrefs_2: 1``):
+    summed over the rows, they count the rows with each number of references."""
+    return {f"{NREFS_PART}{references}": 1.0}
+
+
+def nrefs(sums: Mapping[str, float]) -> str:
+    """The ``nrefs`` of a signature from summed statistics, by sacrebleu's convention: the
+    number of references when every row has the same, ``var`` when they differ (and ``0``
+    when no row counted its references)."""
+    counts = sorted(
+        int(part[len(NREFS_PART) :])
+        for part, rows in sums.items()
+        if part.startswith(NREFS_PART) and rows > 0
+    )
+    if len(counts) > 1:
+        return "var"
+    return str(counts[0]) if counts else "0"
 
 
 @dataclass(frozen=True)
@@ -140,8 +171,8 @@ class CorpusReduction:
     """How a metric's corpus statistics come from the rows (sacrebleu's corpus BLEU,
     precision and recall from confusion counts): each row records its sufficient statistics
     as the breakdown ``breakdown`` (summed over the rows like any breakdown, so the same
-    with and without pytest-xdist), and ``reduce`` turns the sums into the statistics named
-    in the metric's ``MetricInfo.corpus``."""
+    with and without pytest-xdist), and ``reduce`` turns the sums, with the run's settings,
+    into the statistics named in the metric's ``MetricInfo.corpus``."""
 
     breakdown: str
     reduce: Reduce
@@ -157,8 +188,11 @@ class MetricSpec:
     the test runs); ``compute``: ``(row, ctx, **options) -> Measured``; ``texts``: the
     texts an embedding metric will embed, listed before the rows run so the whole session
     is embedded in one batch; ``options``: the keyword arguments the fixture takes;
-    ``corpus``: the reduction of its corpus statistics; ``doc``: what ``pytest --fixtures``
-    shows (definition, range, what it needs).
+    ``corpus``: the reduction of its corpus statistics; ``signatures``: the signature
+    strings (sacrebleu's) of the numbers it records, from the run's settings and its summed
+    corpus statistics, shown beside them in every report so numbers computed differently are
+    never compared; ``doc``: what ``pytest --fixtures`` shows (definition, range, what it
+    needs).
     """
 
     fixture: str
@@ -169,6 +203,7 @@ class MetricSpec:
     texts: Texts | None = None
     options: tuple[str, ...] = ()
     corpus: CorpusReduction | None = None
+    signatures: Signatures | None = None
 
     @property
     def primary(self) -> str:

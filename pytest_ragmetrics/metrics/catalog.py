@@ -5,8 +5,9 @@ A family module declares each of its metric fixtures once, as a ``MetricSpec`` i
 statistics, the judge's accounting, the comparison with a baseline) are ``MetricInfo``
 declarations. Everything else is generated from here: the metric fixtures
 (``pytest_ragmetrics.plugin.fixtures``), the names a gate may use
-(``pytest_ragmetrics.metrics.registry.METRICS``) and the corpus statistics
-(``CORPUS_STATS``). Adding a metric is adding a ``MetricSpec`` to its family's ``SPECS``.
+(``pytest_ragmetrics.metrics.registry.METRICS``), the corpus statistics
+(``CORPUS_STATS``) and the signatures of the numbers (``SIGNATURES``). Adding a metric is
+adding a ``MetricSpec`` to its family's ``SPECS``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from pytest_ragmetrics.metrics.abstention import SPECS as ABSTENTION
 from pytest_ragmetrics.metrics.anchors import SPECS as ANCHORS
 from pytest_ragmetrics.metrics.answer import SPECS as ANSWER
-from pytest_ragmetrics.metrics.base import MetricInfo, MetricSpec, Reduce
+from pytest_ragmetrics.metrics.base import MetricInfo, MetricSpec, Reduce, Signatures
 from pytest_ragmetrics.metrics.classification import SPECS as CLASSIFICATION
 from pytest_ragmetrics.metrics.cost import SPECS as COST
 from pytest_ragmetrics.metrics.grounding import SPECS as GROUNDING
@@ -104,6 +105,12 @@ CORPUS_STATS: dict[str, tuple[str, Reduce]] = {
     spec.primary: (spec.corpus.breakdown, spec.corpus.reduce)
     for spec in SPECS
     if spec.corpus is not None
+}
+# metric -> (the breakdown its signatures read, or None, how to sign its numbers)
+SIGNATURES: dict[str, tuple[str | None, Signatures]] = {
+    spec.primary: (spec.corpus.breakdown if spec.corpus else None, spec.signatures)
+    for spec in SPECS
+    if spec.signatures is not None
 }
 # The dataset-level metric fixtures (they take `rows`), named like the metric they record.
 DATASET_FIXTURES = (EMBEDDING_SPACE.name, UX.name, SOURCES.name)

@@ -23,10 +23,14 @@ into a separator and so drops Cyrillic, Greek, accented Latin, etc. :func:`token
 On ASCII input the tokens are exactly those of ``rouge_score.tokenize.tokenize``, with and
 without the stemmer.
 
-BLEU. Sentence BLEU is ``sacrebleu.sentence_bleu`` with its defaults (tokenizer 13a,
-``exp`` smoothing, effective order on); corpus BLEU is ``sacrebleu.corpus_bleu`` with its
-defaults (13a, ``exp`` smoothing, effective order off) computed from the summed statistics by
-sacrebleu's public ``BLEU.compute_bleu``. How sacrebleu treats several references, per segment:
+BLEU. Sentence BLEU is sacrebleu's ``BLEU(...).sentence_score`` and corpus BLEU its
+``corpus_score``, with every option of sacrebleu's ``BLEU`` under sacrebleu's names and
+defaults (:class:`BleuSettings`: ``tokenize``, ``smooth_method``, ``smooth_value``,
+``lowercase``, ``max_ngram_order``, ``effective_order``; by default tokenizer 13a, ``exp``
+smoothing, 4-grams, case kept, effective order on for a sentence and off for a corpus, as
+``sacrebleu.sentence_bleu`` and ``sacrebleu.corpus_bleu``). sacrebleu counts the statistics;
+the score, of a sentence or of summed statistics, is sacrebleu's public ``BLEU.compute_bleu``.
+How sacrebleu treats several references, per segment:
 reference n-gram counts are the maximum count over the references (clipping), and the reference
 length is the one closest to the hypothesis length, the shorter one on a tie. These choices are
 made inside each segment's statistics, so summing per-row statistics reproduces
@@ -44,7 +48,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_ragmetrics.data.dataset import Row
@@ -54,20 +58,22 @@ from pytest_ragmetrics.metrics.base import (
     Measured,
     MetricContext,
     MetricInfo,
+    MetricSettings,
     MetricSpec,
     claim_text,
     golds,
+    nrefs,
+    reference_count,
 )
+from pytest_ragmetrics.metrics.bleu_settings import DEFAULT_BLEU, BleuSettings
 
 if TYPE_CHECKING:
-    from sacrebleu.metrics.bleu import BLEU, BLEUScore
+    from sacrebleu.metrics.bleu import BLEU
 
 # rouge-score, NLTK and sacrebleu are imported where a score is first computed: loading the
 # plugin (which reads this module's declarations) must not take their seconds of start-up.
 _ROUGE_TYPES: Final = ("rouge1", "rouge2", "rougeL")
 _ROUGE_DETAIL_TYPES: Final = (*_ROUGE_TYPES, "rougeLsum")
-_BLEU_ORDER: Final = 4
-_BLEU_SMOOTHING: Final = "exp"  # sacrebleu's default for sentence_bleu and corpus_bleu
 _MAX_BLEU: Final = 100.0
 
 # --------------------------------------------------------------------------- ROUGE
@@ -188,17 +194,9 @@ def rouge_detail(
 
 # --------------------------------------------------------------------------- BLEU
 
-_Four = tuple[int, int, int, int]
 
-
-def _four(values: Sequence[int]) -> _Four:
-    if len(values) != _BLEU_ORDER:
-        raise ValueError(f"BLEU needs {_BLEU_ORDER} n-gram counts, got {len(values)}")
-    return (values[0], values[1], values[2], values[3])
-
-
-def _stat_keys() -> tuple[str, ...]:
-    orders = range(1, _BLEU_ORDER + 1)
+def _stat_keys(order: int) -> tuple[str, ...]:
+    orders = range(1, order + 1)
     return (
         "sys_len",
         "ref_len",
@@ -214,60 +212,96 @@ def _count(mapping: Mapping[str, float], key: str) -> int:
     return int(value)
 
 
+def _recorded_order(mapping: Mapping[str, float]) -> int:
+    """The n-gram order statistics were recorded with: the largest n of their
+    ``correct_n``/``total_n`` keys (0 when there are none)."""
+    orders = [
+        int(suffix)
+        for key in mapping
+        for prefix in ("correct_", "total_")
+        if key.startswith(prefix) and (suffix := key[len(prefix) :]).isdigit()
+    ]
+    return max(orders, default=0)
+
+
 @dataclass(frozen=True)
 class BleuStats:
     """Sufficient statistics of BLEU (sacrebleu's), summable over rows.
 
     ``sys_len``: hypothesis tokens; ``ref_len``: length of the reference closest to it;
-    ``correct[n-1]``: (n)-grams of the hypothesis matched in the references, clipped by the
-    maximum count in any one reference; ``total[n-1]``: (n)-grams of the hypothesis, n = 1..4.
+    ``correct[n-1]``: n-grams of the hypothesis matched in the references, clipped by the
+    maximum count in any one reference; ``total[n-1]``: n-grams of the hypothesis, for n = 1
+    up to the order (``max_ngram_order``, 4 by default), which is ``len(correct)``.
     """
 
     sys_len: int
     ref_len: int
-    correct: _Four
-    total: _Four
+    correct: tuple[int, ...]
+    total: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        _four(self.correct)
-        _four(self.total)
+        if not self.correct or len(self.correct) != len(self.total):
+            raise ValueError(
+                f"BLEU needs as many matched as total n-gram counts, at least one each: {self}"
+            )
         if min(self.sys_len, self.ref_len, *self.correct, *self.total) < 0:
             raise ValueError(f"BLEU statistics cannot be negative: {self}")
         if any(c > t for c, t in zip(self.correct, self.total, strict=True)):
             raise ValueError(f"more matched than hypothesis n-grams: {self}")
 
+    @property
+    def order(self) -> int:
+        """The largest n-gram order counted."""
+        return len(self.correct)
+
     @classmethod
-    def zero(cls) -> BleuStats:
+    def zero(cls, order: int = 4) -> BleuStats:
         """Statistics of an empty corpus: every count 0 (the neutral element of ``+``)."""
-        return cls(0, 0, (0, 0, 0, 0), (0, 0, 0, 0))
+        return cls(0, 0, (0,) * order, (0,) * order)
 
     def __add__(self, other: BleuStats) -> BleuStats:
         """Element-wise sum: the statistics of the two corpora together."""
+        if other.order != self.order:
+            raise ValueError(
+                f"BLEU statistics of n-gram orders {self.order} and {other.order} cannot be "
+                "added: compute every row with the same max_ngram_order"
+            )
         return BleuStats(
             sys_len=self.sys_len + other.sys_len,
             ref_len=self.ref_len + other.ref_len,
-            correct=_four([a + b for a, b in zip(self.correct, other.correct, strict=True)]),
-            total=_four([a + b for a, b in zip(self.total, other.total, strict=True)]),
+            correct=tuple(a + b for a, b in zip(self.correct, other.correct, strict=True)),
+            total=tuple(a + b for a, b in zip(self.total, other.total, strict=True)),
         )
 
     def as_dict(self) -> dict[str, float]:
-        """Flat mapping ``sys_len, ref_len, correct_1..correct_4, total_1..total_4``."""
+        """Flat mapping ``sys_len, ref_len, correct_1..correct_n, total_1..total_n``."""
         values = (self.sys_len, self.ref_len, *self.correct, *self.total)
-        return {key: float(value) for key, value in zip(_stat_keys(), values, strict=True)}
+        return {key: float(v) for key, v in zip(_stat_keys(self.order), values, strict=True)}
 
     @classmethod
-    def from_dict(cls, mapping: Mapping[str, float]) -> BleuStats:
-        """Inverse of :meth:`as_dict`; other keys are ignored.
+    def from_dict(cls, mapping: Mapping[str, float], order: int = 4) -> BleuStats:
+        """Inverse of :meth:`as_dict` for statistics of n-gram order ``order``; keys other
+        than the statistics' are ignored.
 
-        A missing key raises ``KeyError``, a non-whole or negative count ``ValueError``.
+        Statistics recorded with another order raise ``ValueError`` (reducing them with this
+        order would silently drop or invent n-gram counts); a missing key raises
+        ``KeyError``, a non-whole or negative count ``ValueError``.
         """
-        counts = [_count(mapping, key) for key in _stat_keys()]
-        return cls(counts[0], counts[1], _four(counts[2:6]), _four(counts[6:10]))
+        recorded = _recorded_order(mapping)
+        if recorded != order:
+            raise ValueError(
+                f"BLEU statistics were recorded with max_ngram_order {recorded}, but are "
+                f"reduced with {order}: statistics of one order cannot make a score of "
+                "another; compute the rows and the corpus score with the same max_ngram_order"
+            )
+        counts = [_count(mapping, key) for key in _stat_keys(order)]
+        return cls(counts[0], counts[1], tuple(counts[2 : 2 + order]), tuple(counts[2 + order :]))
 
 
-def sum_stats(stats: Iterable[BleuStats]) -> BleuStats:
-    """Sum of ``stats``; :meth:`BleuStats.zero` when there are none."""
-    return functools.reduce(BleuStats.__add__, stats, BleuStats.zero())
+def sum_stats(stats: Iterable[BleuStats], order: int = 4) -> BleuStats:
+    """Sum of ``stats`` (each of n-gram order ``order``); :meth:`BleuStats.zero` when there
+    are none."""
+    return functools.reduce(BleuStats.__add__, stats, BleuStats.zero(order))
 
 
 @dataclass(frozen=True)
@@ -278,61 +312,137 @@ class SentenceBleu:
     stats: BleuStats
 
 
-@functools.cache
-def _sentence_metric() -> BLEU:
+@functools.lru_cache(maxsize=16)
+def _bleu_metric(tokenize: str, lowercase: bool, max_ngram_order: int) -> BLEU:
+    """A sacrebleu ``BLEU`` that extracts statistics (reused: ~3x faster than one per call).
+
+    Its smoothing is ``exp`` and its effective order on: neither changes the statistics, and
+    ``exp`` (unlike ``add-k``) never alters the counts it returns; scores are computed from
+    the counts by :func:`_bleu_score`.
+    """
     from sacrebleu.metrics.bleu import BLEU
 
-    # The settings of sacrebleu.sentence_bleu's defaults; a reused instance is ~3x faster.
-    return BLEU(tokenize="13a", smooth_method=_BLEU_SMOOTHING, effective_order=True)
-
-
-def _stats_of(score: BLEUScore) -> BleuStats:
-    return BleuStats(
-        sys_len=int(score.sys_len),
-        ref_len=int(score.ref_len),
-        correct=_four(score.counts),
-        total=_four(score.totals),
+    return BLEU(
+        tokenize=tokenize,
+        lowercase=lowercase,
+        max_ngram_order=max_ngram_order,
+        smooth_method="exp",
+        effective_order=True,
     )
 
 
-def sentence_bleu(hypothesis: str, references: Sequence[str]) -> SentenceBleu:
-    """BLEU of one hypothesis against one or more references, as ``sacrebleu.sentence_bleu``.
-
-    Definition: ``BP * exp(mean over n of log p_n)`` in percent, where ``p_n`` is the clipped
-    n-gram precision (n = 1..4), a zero ``p_n`` is replaced by ``1 / (2^k * total_n)`` for its
-    k-th occurrence (``exp`` smoothing), orders the hypothesis is too short for are left out
-    (effective order), and ``BP = exp(1 - r / c)`` when the hypothesis length ``c`` is below the
-    closest reference length ``r``, else 1. Normalisation: sacrebleu's 13a tokenizer (trailing
-    white space stripped, punctuation split off; case kept). An empty hypothesis or one without
-    a matched unigram scores 0. The score is clamped to 100 (see the module docstring). An empty
-    ``references`` raises ``ValueError``; a bare string, ``TypeError``.
-    """
-    score = _sentence_metric().sentence_score(hypothesis, _reference_list(references))
-    return SentenceBleu(score=min(float(score.score), _MAX_BLEU), stats=_stats_of(score))
-
-
-def corpus_bleu_from_stats(stats: BleuStats) -> float:
-    """Corpus BLEU in [0, 100] from summed statistics, as ``sacrebleu.corpus_bleu``.
-
-    Same definition as :func:`sentence_bleu` on the corpus totals, but with all 4 orders
-    (sacrebleu's corpus default, no effective order), so the corpus score of a single row is
-    in general not its sentence score. Equal to ``sacrebleu.corpus_bleu(hyps, streams).score``
-    when ``stats`` is the sum of the rows' :func:`sentence_bleu` statistics and rows with fewer
-    references are padded with ``None`` in ``streams``. No matched unigram (an empty corpus
-    included) gives 0. Clamped to 100 like :func:`sentence_bleu`.
-    """
+def _bleu_score(stats: BleuStats, settings: BleuSettings) -> float:
+    """BLEU of ``stats`` with ``settings``' smoothing and effective order, clamped to 100."""
     from sacrebleu.metrics.bleu import BLEU
 
+    if stats.order != settings.max_ngram_order:
+        raise ValueError(
+            f"BLEU statistics of n-gram order {stats.order} cannot be scored with "
+            f"max_ngram_order {settings.max_ngram_order}: use the order they were computed with"
+        )
     score = BLEU.compute_bleu(
-        correct=list(stats.correct),
+        correct=list(stats.correct),  # copies: add-k smoothing adds to them in place
         total=list(stats.total),
         sys_len=stats.sys_len,
         ref_len=stats.ref_len,
-        smooth_method=_BLEU_SMOOTHING,
-        effective_order=False,
-        max_ngram_order=_BLEU_ORDER,
+        smooth_method=settings.smooth_method,
+        smooth_value=settings.smooth_value,
+        effective_order=settings.effective_order,
+        max_ngram_order=settings.max_ngram_order,
     )
     return min(float(score.score), _MAX_BLEU)
+
+
+def sentence_stats(
+    hypothesis: str, references: Sequence[str], settings: BleuSettings = DEFAULT_BLEU
+) -> BleuStats:
+    """The BLEU statistics of one hypothesis against its references, tokenized and cased
+    as ``settings`` say (smoothing and effective order do not change them)."""
+    metric = _bleu_metric(settings.tokenize, settings.lowercase, settings.max_ngram_order)
+    score = metric.sentence_score(hypothesis, _reference_list(references))
+    return BleuStats(
+        sys_len=int(score.sys_len),
+        ref_len=int(score.ref_len),
+        correct=tuple(int(c) for c in score.counts),
+        total=tuple(int(t) for t in score.totals),
+    )
+
+
+def sentence_bleu_with(
+    hypothesis: str, references: Sequence[str], settings: BleuSettings
+) -> SentenceBleu:
+    """:func:`sentence_bleu` with its options as one :class:`BleuSettings` (whose
+    ``effective_order`` is the one used)."""
+    stats = sentence_stats(hypothesis, references, settings)
+    return SentenceBleu(score=_bleu_score(stats, settings), stats=stats)
+
+
+def sentence_bleu(
+    hypothesis: str,
+    references: Sequence[str],
+    *,
+    tokenize: str = "13a",
+    smooth_method: str = "exp",
+    smooth_value: float | None = None,
+    lowercase: bool = False,
+    max_ngram_order: int = 4,
+    effective_order: bool = True,
+) -> SentenceBleu:
+    """BLEU of one hypothesis against one or more references, as ``sacrebleu.sentence_bleu``
+    (and ``BLEU(...).sentence_score``) with the same options and defaults.
+
+    Definition: ``BP * exp(mean over n of log p_n)`` in percent, n = 1..``max_ngram_order``,
+    where ``p_n`` is the clipped n-gram precision (matched n-grams, each counted at most as
+    often as in the one reference that has it most, over the hypothesis' n-grams) and ``BP =
+    exp(1 - r / c)`` when the hypothesis length ``c`` is below the length ``r`` of the
+    reference closest to it (the shorter on a tie), else 1. A zero precision is smoothed as
+    ``smooth_method`` says (see :class:`BleuSettings`); with ``effective_order`` (on, as in
+    sacrebleu's sentence BLEU) the orders from the first one the hypothesis has no n-gram of
+    are left out, without it such an order makes the score 0. Normalisation: ``lowercase``,
+    then the ``tokenize`` tokenizer (13a by default; trailing white space stripped first). An
+    empty hypothesis or one without a matched unigram scores 0. The score is clamped to 100
+    (see the module docstring). An empty ``references`` raises ``ValueError``; a bare string,
+    ``TypeError``; a bad option, :class:`BleuSettingsError`.
+    """
+    settings = BleuSettings(
+        tokenize, smooth_method, smooth_value, lowercase, max_ngram_order, effective_order
+    )
+    return sentence_bleu_with(hypothesis, references, settings)
+
+
+def corpus_bleu_with(stats: BleuStats, settings: BleuSettings) -> float:
+    """:func:`corpus_bleu_from_stats` with its options as one :class:`BleuSettings` (only
+    its smoothing, order and effective order matter: the statistics are already counted)."""
+    return _bleu_score(stats, settings)
+
+
+def corpus_bleu_from_stats(
+    stats: BleuStats,
+    *,
+    smooth_method: str = "exp",
+    smooth_value: float | None = None,
+    max_ngram_order: int = 4,
+    effective_order: bool = False,
+) -> float:
+    """Corpus BLEU in [0, 100] from summed statistics, as ``sacrebleu.corpus_bleu`` (and
+    ``BLEU(...).corpus_score``) with the same options and defaults.
+
+    Same definition as :func:`sentence_bleu` on the corpus totals, but with effective order
+    off by default (sacrebleu's corpus default), so the corpus score of a single row is in
+    general not its sentence score. Equal to ``BLEU(...).corpus_score(hyps, streams).score``
+    when ``stats`` is the sum of the rows' :func:`sentence_bleu` statistics computed with the
+    same ``tokenize``, ``lowercase`` and ``max_ngram_order`` (which must be the order of
+    ``stats``, else ``ValueError``) and rows with fewer references are padded with ``None``
+    in ``streams``. No matched unigram (an empty corpus included) gives 0. Clamped to 100 like
+    :func:`sentence_bleu`.
+    """
+    settings = BleuSettings(
+        smooth_method=smooth_method,
+        smooth_value=smooth_value,
+        max_ngram_order=max_ngram_order,
+        effective_order=effective_order,
+    )
+    return _bleu_score(stats, settings)
 
 
 # --------------------------------------------------------------------------- the metric fixtures
@@ -364,18 +474,66 @@ def measure_rouge_lsum(row: Row, ctx: MetricContext) -> Measured:
 
 
 def measure_bleu(row: Row, ctx: MetricContext) -> Measured:
-    result = sentence_bleu(claim_text(row, "bleu", ctx.settings), golds(row, "bleu"))
+    """``bleu``: sentence BLEU with ``[settings.bleu]``, effective order always on (as
+    ``sacrebleu.sentence_bleu``; the setting is the corpus score's). The row's statistics
+    and its number of references go in ``bleu_stats``."""
+    references = golds(row, "bleu")
+    settings = replace(ctx.settings.bleu, effective_order=True)
+    result = sentence_bleu_with(claim_text(row, "bleu", ctx.settings), references, settings)
     stats = result.stats
     evidence = (
         f"sentence BLEU {result.score:.2f}: {stats.sys_len} hypothesis / {stats.ref_len} "
         f"reference tokens, matched n-grams {'/'.join(map(str, stats.correct))}"
     )
-    return Measured({"bleu": result.score}, evidence, {BLEU_STATS: stats.as_dict()})
+    recorded = {**stats.as_dict(), **reference_count(len(references))}
+    return Measured({"bleu": result.score}, evidence, {BLEU_STATS: recorded})
 
 
-def bleu_corpus(sums: Mapping[str, float]) -> dict[str, float]:
-    """``bleu.corpus``: corpus BLEU from the rows' summed ``bleu_stats``."""
-    return {"corpus": corpus_bleu_from_stats(BleuStats.from_dict(sums))}
+def bleu_corpus(sums: Mapping[str, float], settings: MetricSettings) -> dict[str, float]:
+    """``bleu.corpus``: corpus BLEU from the rows' summed ``bleu_stats``, with the run's
+    ``[settings.bleu]`` smoothing, order and effective order."""
+    stats = BleuStats.from_dict(sums, settings.bleu.max_ngram_order)
+    return {"corpus": corpus_bleu_with(stats, settings.bleu)}
+
+
+def bleu_signature(settings: BleuSettings, references: str) -> str:
+    """sacrebleu's signature of BLEU computed with ``settings`` (as ``BLEU.get_signature()``
+    prints it): ``nrefs:<references>|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0``.
+
+    ``case`` is ``lc`` with ``lowercase``; ``eff`` says whether ``effective_order`` was on;
+    ``tok`` is the tokenizer's own signature (``flores101`` for ``spm``, the MeCab version
+    for ``ja-mecab``); ``smooth`` carries the value in effect for ``floor`` and ``add-k``
+    (``floor[0.10]``); ``version`` is sacrebleu's. One addition: sacrebleu's signature does
+    not show ``max_ngram_order``, so when it is not 4, ``ngram:<order>`` comes before
+    ``version`` (at the default order the string is sacrebleu's exactly).
+    """
+    from sacrebleu.version import __version__
+
+    metric = _bleu_metric(settings.tokenize, settings.lowercase, settings.max_ngram_order)
+    smooth = settings.smooth_method
+    if settings.smooth is not None:
+        smooth += f"[{settings.smooth:.2f}]"
+    fields = [
+        f"nrefs:{references}",
+        f"case:{'lc' if settings.lowercase else 'mixed'}",
+        f"eff:{'yes' if settings.effective_order else 'no'}",
+        f"tok:{metric.tokenizer_signature}",
+        f"smooth:{smooth}",
+    ]
+    if settings.max_ngram_order != DEFAULT_BLEU.max_ngram_order:
+        fields.append(f"ngram:{settings.max_ngram_order}")
+    return "|".join([*fields, f"version:{__version__}"])
+
+
+def bleu_signatures(settings: MetricSettings, sums: Mapping[str, float]) -> dict[str, str]:
+    """The signatures of ``bleu`` (sentence scores: effective order on) and ``bleu.corpus``
+    (the ``effective_order`` setting); ``nrefs`` is the rows' number of golds, or ``var``."""
+    references = nrefs(sums)
+    sentence = replace(settings.bleu, effective_order=True)
+    return {
+        "bleu": bleu_signature(sentence, references),
+        "bleu.corpus": bleu_signature(settings.bleu, references),
+    }
 
 
 def _rouge(name: str, doc: str, compute: Compute | None = None) -> MetricSpec:
@@ -417,5 +575,6 @@ SPECS = (
         ("answer", "gold"),
         measure_bleu,
         corpus=CorpusReduction(BLEU_STATS, bleu_corpus),
+        signatures=bleu_signatures,
     ),
 )

@@ -110,6 +110,7 @@ def _eval_document(summary: EvalSummary, results: Sequence[GateResult]) -> dict[
         "errors": summary.errors,
         "metrics": summary.metrics,
         "breakdowns": summary.breakdowns,
+        "signatures": summary.signatures,
         "dataset_level": {
             "details": summary.dataset_details,
             "errors": list(summary.dataset_errors),

@@ -123,6 +123,21 @@ def more_metric_lines(evals: Sequence[Entry]) -> list[str]:
     return ["More metrics (mean over rows unless named):", *lines] if lines else []
 
 
+def signature_lines(evals: Sequence[Entry]) -> list[str]:
+    """Per eval, how its tool-dependent numbers were computed: sacrebleu's signature of
+    each (``bleu``, ``bleu.corpus``), so numbers computed differently are not compared."""
+    lines = [
+        f"  {entry['label']}: {name} {signature}"
+        for entry in evals
+        for name, signature in sorted((entry.get("signatures") or {}).items())
+    ]
+    return (
+        ["Signatures (sacrebleu's; numbers of different signatures differ in kind):", *lines]
+        if lines
+        else []
+    )
+
+
 def _stage_lines(evals: Sequence[Entry]) -> list[str]:
     lines = []
     for entry in evals:
@@ -290,6 +305,7 @@ def terminal_lines(
         transformation_lines(evals),
         stored_baseline_lines(evals),
         more_metric_lines(evals),
+        signature_lines(evals),
         trust_lines(document),
     ):
         if block:

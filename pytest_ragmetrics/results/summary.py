@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.metrics.base import MetricSettings
+from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, SIGNATURES
 from pytest_ragmetrics.metrics.judge import CONSISTENCY, judge_statistics, merge_judge_details
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.metrics.trust.suite import RowTrust, TrustWarning, aggregate_trust
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.results.transformations import Transformations
 
 ERRORS_METRIC = "errors"
+DEFAULT_SETTINGS = Settings()
 
 
 @dataclass(frozen=True)
@@ -468,6 +471,8 @@ class EvalSummary:
     stored: BaselineState | None = None
     # What makes some numbers of the eval doubtful, for every report (set at the end).
     warnings: tuple[str, ...] = ()
+    # How its numbers were computed, sacrebleu's way ("bleu" -> "nrefs:1|case:mixed|...").
+    signatures: dict[str, str] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -510,14 +515,37 @@ def _binary(metric: str) -> bool:
         return False  # recorded by a user's own code: plain statistics
 
 
+def _sums(
+    breakdowns: Mapping[str, Mapping[str, Mapping[str, float]]], name: str | None
+) -> dict[str, float]:
+    """The summed parts of the breakdown ``name`` (none when it is ``None`` or absent)."""
+    parts = breakdowns.get(name, {}) if name is not None else {}
+    return {part: stats["sum"] for part, stats in parts.items()}
+
+
 def _add_corpus_stats(
-    metrics: dict[str, dict[str, float]], breakdowns: dict[str, dict[str, dict[str, float]]]
+    metrics: dict[str, dict[str, float]],
+    breakdowns: dict[str, dict[str, dict[str, float]]],
+    settings: MetricSettings,
 ) -> None:
     """Statistics computed from summed per-row sufficient statistics (``bleu.corpus``)."""
     for metric, (breakdown, reduce) in CORPUS_STATS.items():
         if metric in metrics and breakdown in breakdowns:
-            sums = {part: stats["sum"] for part, stats in breakdowns[breakdown].items()}
-            metrics[metric].update(reduce(sums))
+            metrics[metric].update(reduce(_sums(breakdowns, breakdown), settings))
+
+
+def signatures(
+    metrics: Mapping[str, Mapping[str, float]],
+    breakdowns: Mapping[str, Mapping[str, Mapping[str, float]]],
+    settings: MetricSettings,
+) -> dict[str, str]:
+    """The signature strings of the recorded metrics that have one (``bleu``,
+    ``bleu.corpus``), from the run's settings and the rows' summed statistics."""
+    found: dict[str, str] = {}
+    for metric, (breakdown, sign) in SIGNATURES.items():
+        if metric in metrics:
+            found.update(sign(settings, _sums(breakdowns, breakdown)))
+    return found
 
 
 def _add_trust(
@@ -569,10 +597,11 @@ def _merge_dataset_payloads(
 
 
 def aggregate_rows(
-    rows: Sequence[RowResult],
+    rows: Sequence[RowResult], settings: MetricSettings = DEFAULT_SETTINGS
 ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, dict[str, float]]]]:
     """The aggregates of per-row values and breakdowns over ``rows``, with the corpus
-    statistics computed from their summed sufficient statistics."""
+    statistics computed from their summed sufficient statistics with ``settings`` (the
+    run's: they say how BLEU's are reduced)."""
     names = sorted({metric for row in rows for metric in row.values})
     metrics = {}
     for metric in names:
@@ -580,7 +609,7 @@ def aggregate_rows(
         metrics[metric] = aggregate(values, binary=_binary(metric))
     breakdown_names = sorted({name for row in rows for name in row.breakdowns})
     breakdowns = {name: _aggregate_breakdown(rows, name) for name in breakdown_names}
-    _add_corpus_stats(metrics, breakdowns)
+    _add_corpus_stats(metrics, breakdowns, settings)
     return metrics, breakdowns
 
 
@@ -589,12 +618,14 @@ def _summarize_eval(
     all_rows: list[RowResult],
     tests: set[str],
     dataset_payloads: list[DatasetPayload],
+    settings: MetricSettings,
 ) -> EvalSummary:
     rows = sorted((row for row in all_rows if row.ran), key=lambda row: row.index)
     for row in rows:
         row.errors.sort()  # arrival order differs between xdist runs
         row.values[ERRORS_METRIC] = 1.0 if row.errors else 0.0
-    metrics, breakdowns = aggregate_rows(rows)
+    metrics, breakdowns = aggregate_rows(rows, settings)
+    signed = signatures(metrics, breakdowns, settings)
     coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
     details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
     _add_trust(metrics, rows, details)
@@ -605,7 +636,17 @@ def _summarize_eval(
         flags += [1.0 if p.error else 0.0 for p in sorted(ran, key=lambda p: p.test)]
         metrics[ERRORS_METRIC] = aggregate(flags, binary=True)
     skipped = len(all_rows) - len(rows)
-    return EvalSummary(info, tuple(rows), metrics, breakdowns, coverage, skipped, details, errors)
+    return EvalSummary(
+        info,
+        tuple(rows),
+        metrics,
+        breakdowns,
+        coverage,
+        skipped,
+        details,
+        errors,
+        signatures=signed,
+    )
 
 
 @dataclass
@@ -635,9 +676,9 @@ class Gathered:
             row = by_id[payload.row] = RowResult(payload.row, payload.index)
         row.merge(payload)
 
-    def summaries(self) -> list[EvalSummary]:
+    def summaries(self, settings: MetricSettings = DEFAULT_SETTINGS) -> list[EvalSummary]:
         """One ``EvalSummary`` per eval and system, sorted by eval name and then by the
-        systems' order in the dataset."""
+        systems' order in the dataset; ``settings`` are the run's metric settings."""
         order = sorted(self.infos.values(), key=lambda info: (info.name, info.system_index))
         return [
             _summarize_eval(
@@ -645,15 +686,19 @@ class Gathered:
                 list(self.rows[info.label].values()),
                 self.tests[info.label],
                 self.datasets.get(info.label, []),
+                settings,
             )
             for info in order
         ]
 
 
-def summarize(payloads: Iterable[Payload]) -> list[EvalSummary]:
+def summarize(
+    payloads: Iterable[Payload], settings: MetricSettings = DEFAULT_SETTINGS
+) -> list[EvalSummary]:
     """Merge row and dataset payloads into one ``EvalSummary`` per eval and system, sorted
-    by eval name and then by the systems' order in the dataset."""
+    by eval name and then by the systems' order in the dataset; ``settings`` are the run's
+    metric settings (the defaults unless given)."""
     gathered = Gathered()
     for payload in payloads:
         gathered.add(payload)
-    return gathered.summaries()
+    return gathered.summaries(settings)

@@ -204,6 +204,24 @@ def test_changed_retrieval_options_refuse_the_comparison(project: pytest.Pyteste
     result.stdout.fnmatch_lines(['  retrieval: stored default, now {"relevance_level": 2}'])
 
 
+def test_a_changed_bleu_tokenizer_refuses_the_comparison(project: pytest.Pytester) -> None:
+    # BLEU settings enter the signature only when changed: the baseline stored with the
+    # defaults has none, so a run with another tokenizer says what differs.
+    (project.path / "thresholds.toml").write_text('[settings.bleu]\ntokenize = "intl"\n' + GATES)
+    result, entry = _report(project)
+    assert result.ret == 1
+    assert entry["baseline"]["status"] == "not compared"
+    result.stdout.fnmatch_lines(
+        [
+            "the baseline __baselines__/test_eval.json was made with other metric settings, "
+            "so it is not compared:",
+            '  bleu: stored default, now {"tokenize": "intl"}',
+        ]
+    )
+    stored = json.loads((project.path / "__baselines__" / "test_eval.json").read_text())
+    assert "bleu" not in stored["signature"]
+
+
 def test_a_schema_1_baseline_is_still_compared_with_a_note(project: pytest.Pytester) -> None:
     path = project.path / "__baselines__" / "test_eval.json"
     document = json.loads(path.read_text())

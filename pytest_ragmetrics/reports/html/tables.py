@@ -143,6 +143,18 @@ def aggregates(entries: Sequence[Entry]) -> str:
     return f"<details><summary>All aggregates ({len(rows)})</summary>{found}</details>"
 
 
+def signatures(entries: Sequence[Entry]) -> list[str]:
+    """How the tool-dependent numbers were computed (sacrebleu's signature strings), one
+    line per number, one column per system; nothing when no system has any."""
+    per_system = [entry.get("signatures") or {} for entry in entries]
+    names = sorted({name for signed in per_system for name in signed})
+    if not names:
+        return []
+    rows = [[name, *(signed.get(name, NOT_COMPUTED) for signed in per_system)] for name in names]
+    headings = ["Number", *(system_name(entry) for entry in entries)]
+    return ["<h3>Signatures</h3>", table(headings, rows, "signatures")]
+
+
 def transformations(entries: Sequence[Entry], anchors: Sequence[Mapping[str, str]]) -> list[str]:
     """Per compared system: the rows that went from IDK to supported, and back."""
     items = []

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 from pathlib import Path
 
 import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings, ThresholdsError, load_thresholds
+from pytest_ragmetrics.metrics.bleu_settings import BleuSettings
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.text.citations import CitationSyntax
 from pytest_ragmetrics.text.idk import DEFAULT_IDK_PATTERNS
@@ -205,3 +207,102 @@ def test_a_judge_table_is_parsed(tmp_path: Path) -> None:
     )
     assert (judge.timeout, judge.retries, judge.concurrency) == (5, 2, 3)
     assert load(tmp_path, "").judge is None
+
+
+# ----------------------------------------------------------------------------- [settings.bleu]
+
+
+def test_bleu_settings_are_read_by_sacrebleus_names(tmp_path: Path) -> None:
+    text = (
+        '[settings.bleu]\ntokenize = "intl"\nsmooth_method = "add-k"\nsmooth_value = 0.5\n'
+        "lowercase = true\nmax_ngram_order = 6\neffective_order = true\n"
+    )
+    settings = load(tmp_path, text).settings
+    assert settings.bleu == BleuSettings("intl", "add-k", 0.5, True, 6, True)
+    assert settings.signature()["bleu"] == {
+        "tokenize": "intl",
+        "smooth_method": "add-k",
+        "smooth_value": 0.5,
+        "lowercase": True,
+        "max_ngram_order": 6,
+        "effective_order": True,
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "[settings.bleu]\n",
+        '[settings.bleu]\ntokenize = "13a"\nsmooth_method = "exp"\nmax_ngram_order = 4\n',
+    ],
+)
+def test_default_bleu_settings_add_nothing_to_the_signature(tmp_path: Path, text: str) -> None:
+    # Baselines stored before [settings.bleu] existed stay comparable.
+    settings = load(tmp_path, text).settings
+    assert settings.bleu == BleuSettings()
+    assert "bleu" not in settings.signature()
+    assert settings.signature() == Settings().signature()
+
+
+def test_only_the_bleu_settings_that_change_numbers_enter_the_signature(tmp_path: Path) -> None:
+    # floor's default value written out is the same computation as floor without a value.
+    plain = load(tmp_path, '[settings.bleu]\nsmooth_method = "floor"\n').settings
+    spelled = load(tmp_path, '[settings.bleu]\nsmooth_method = "floor"\nsmooth_value = 0.1\n')
+    assert plain.signature() == spelled.settings.signature()
+    assert plain.signature()["bleu"] == {"smooth_method": "floor"}
+    other = load(tmp_path, '[settings.bleu]\nsmooth_method = "floor"\nsmooth_value = 0.2\n')
+    assert other.settings.signature()["bleu"] == {"smooth_method": "floor", "smooth_value": 0.2}
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("[settings]\nbleu = 3", "[settings] bleu: expected a table: [settings.bleu]"),
+        (
+            "[settings.bleu]\nsmoothing = 'exp'",
+            "[settings.bleu] smoothing: unknown BLEU option; known: tokenize, smooth_method, "
+            "smooth_value, lowercase, max_ngram_order, effective_order",
+        ),
+        ("[settings.bleu]\ntokenize = '13b'", "[settings.bleu] tokenize: '13b' is not one of"),
+        ("[settings.bleu]\ntokenize = 13", "[settings.bleu] tokenize: 13 is not one of"),
+        ("[settings.bleu]\nsmooth_method = []", "[settings.bleu] smooth_method: [] is not one"),
+        (
+            "[settings.bleu]\nsmooth_method = 'add-one'",
+            "[settings.bleu] smooth_method: 'add-one' is not one of none, floor, add-k, exp",
+        ),
+        (
+            "[settings.bleu]\nsmooth_value = 0.1",
+            "[settings.bleu] smooth_value: only floor and add-k use a smoothing value, not 'exp'",
+        ),
+        (
+            "[settings.bleu]\nsmooth_method = 'floor'\nsmooth_value = -1",
+            "[settings.bleu] smooth_value: expected a finite number > 0, got -1",
+        ),
+        ("[settings.bleu]\nlowercase = 'yes'", "[settings.bleu] lowercase: expected true or"),
+        (
+            "[settings.bleu]\nmax_ngram_order = 0",
+            "[settings.bleu] max_ngram_order: expected an integer >= 1, got 0",
+        ),
+        ("[settings.bleu]\nmax_ngram_order = 4.0", "[settings.bleu] max_ngram_order: expected"),
+        ("[settings.bleu]\neffective_order = 1", "[settings.bleu] effective_order: expected"),
+    ],
+)
+def test_bleu_setting_mistakes_name_the_key(tmp_path: Path, text: str, fragment: str) -> None:
+    with pytest.raises(ThresholdsError) as caught:
+        load(tmp_path, text)
+    assert str(caught.value).startswith(str(tmp_path / "thresholds.toml"))
+    assert fragment in str(caught.value)
+
+
+def test_a_bleu_tokenizer_that_cannot_run_is_refused_when_the_file_is_read(
+    tmp_path: Path,
+) -> None:
+    if importlib.util.find_spec("MeCab") is not None:
+        pytest.skip("MeCab is installed here")
+    with pytest.raises(ThresholdsError) as caught:
+        load(tmp_path, "[settings.bleu]\ntokenize = 'ja-mecab'")
+    assert "[settings.bleu] tokenize: 'ja-mecab' needs MeCab and ipadic, not installed; " in str(
+        caught.value
+    )
+    assert "pip install 'sacrebleu[ja]'" in str(caught.value)
