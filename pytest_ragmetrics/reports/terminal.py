@@ -132,7 +132,7 @@ def signature_lines(evals: Sequence[Entry]) -> list[str]:
         for name, signature in sorted((entry.get("signatures") or {}).items())
     ]
     return (
-        ["Signatures (sacrebleu's; numbers of different signatures differ in kind):", *lines]
+        ["Signatures (sacrebleu's; numbers signed differently are not comparable):", *lines]
         if lines
         else []
     )

@@ -101,7 +101,7 @@ def test_bleu_and_its_corpus_score_follow_the_settings(
     # The terminal and the HTML page show them.
     result.stdout.fnmatch_lines(
         [
-            "Signatures (sacrebleu's; numbers of different signatures differ in kind):",
+            "Signatures (sacrebleu's; numbers signed differently are not comparable):",
             f"  test_eval.py: bleu {signatures['bleu']}",
             f"  test_eval.py: bleu.corpus {signatures['bleu.corpus']}",
         ]
