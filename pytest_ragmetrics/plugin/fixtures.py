@@ -274,7 +274,7 @@ def ragmetrics_embed(request: pytest.FixtureRequest) -> RunEmbedder:
     return RunEmbedder(request.config, model_label(settings.embedding_model))
 
 
-def _define(spec: MetricSpec) -> Any:
+def define_metric_fixture(spec: MetricSpec) -> Any:
     """The pytest fixture of one catalog metric: ``spec.fixture(row, **options) -> Score``,
     documented (``pytest --fixtures``) by the metric's own declaration."""
     name = spec.fixture
@@ -290,14 +290,6 @@ def _define(spec: MetricSpec) -> Any:
     metric.__qualname__ = name
     metric.__doc__ = spec.docstring
     return pytest.fixture(name=name)(metric)
-
-
-# pytest finds fixtures among a plugin module's attributes: one per catalog metric.
-for _spec in FIXTURES.values():
-    if _spec.fixture in globals():
-        raise RuntimeError(f"metric fixture {_spec.fixture!r} clashes with a name in {__name__}")
-    globals()[_spec.fixture] = _define(_spec)
-del _spec
 
 
 def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]:
