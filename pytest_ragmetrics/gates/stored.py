@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from pytest_ragmetrics.config.thresholds import Gate
+from pytest_ragmetrics.metrics.base import MetricSettings
 from pytest_ragmetrics.results.baseline import Baseline, StoredRow
 from pytest_ragmetrics.results.compare import (
     TRANSFORMATION_METRICS,
@@ -47,8 +48,9 @@ def _stored_transformations(
     return transitions(before, [(row_id, row_state(current[row_id])) for row_id in shared]), None
 
 
-def pair_rows(summary: EvalSummary, baseline: Baseline) -> Pairing | None:
-    """Pair ``summary``'s rows with ``baseline``'s; ``None`` when the file has no rows."""
+def pair_rows(summary: EvalSummary, baseline: Baseline, settings: MetricSettings) -> Pairing | None:
+    """Pair ``summary``'s rows with ``baseline``'s; ``None`` when the file has no rows.
+    ``settings``: the run's, which the baseline's signature matched, for corpus statistics."""
     if baseline.rows is None:
         return None
     stored = baseline.rows
@@ -63,8 +65,8 @@ def pair_rows(summary: EvalSummary, baseline: Baseline) -> Pairing | None:
     )
     if not pairing.exact:
         kept = set(shared)
-        ours, _ = aggregate_rows([row for row in summary.rows if row.id in kept])
-        theirs, _ = aggregate_rows([_as_result(i, stored[i]) for i in shared])
+        ours, _ = aggregate_rows([row for row in summary.rows if row.id in kept], settings)
+        theirs, _ = aggregate_rows([_as_result(i, stored[i]) for i in shared], settings)
         pairing = replace(pairing, current=ours, stored=theirs)
     found, note = _stored_transformations(summary, stored, shared)
     return replace(pairing, transformations=found, transformations_note=note)

@@ -131,8 +131,9 @@ class DatasetMeasured:
 # (row, context, **options) -> Measured; options are the fixture's keyword arguments.
 Compute = Callable[..., Measured]
 Texts = Callable[[Row, MetricSettings], list[str]]
-# Summed per-row sufficient statistics -> the metric's corpus statistics.
-Reduce = Callable[[Mapping[str, float]], dict[str, float]]
+# Summed per-row sufficient statistics and the run's settings -> the metric's corpus
+# statistics (chrF's depend on its beta and smoothing).
+Reduce = Callable[[Mapping[str, float], MetricSettings], dict[str, float]]
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,8 @@ class CorpusReduction:
     """How a metric's corpus statistics come from the rows (sacrebleu's corpus BLEU,
     precision and recall from confusion counts): each row records its sufficient statistics
     as the breakdown ``breakdown`` (summed over the rows like any breakdown, so the same
-    with and without pytest-xdist), and ``reduce`` turns the sums into the statistics named
-    in the metric's ``MetricInfo.corpus``."""
+    with and without pytest-xdist), and ``reduce`` turns the sums, under the run's
+    settings, into the statistics named in the metric's ``MetricInfo.corpus``."""
 
     breakdown: str
     reduce: Reduce

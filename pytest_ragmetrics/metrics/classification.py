@@ -24,6 +24,7 @@ from pytest_ragmetrics.metrics.base import (
     Measured,
     MetricContext,
     MetricInfo,
+    MetricSettings,
     MetricSpec,
 )
 
@@ -120,8 +121,9 @@ def measure_judge_pipeline(row: Row, ctx: MetricContext) -> Measured:
     )
 
 
-def confusion_stats(sums: Mapping[str, float]) -> dict[str, float]:
-    """``judge_pipeline.<stat>``: the confusion scores and counts from the summed cells."""
+def confusion_stats(sums: Mapping[str, float], settings: MetricSettings) -> dict[str, float]:
+    """``judge_pipeline.<stat>``: the confusion scores and counts from the summed cells (no
+    setting changes them)."""
     return Confusion.from_counts(sums).stats()
 
 

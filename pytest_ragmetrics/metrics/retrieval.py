@@ -78,6 +78,7 @@ from pytest_ragmetrics.metrics.base import (
     Measured,
     MetricContext,
     MetricInfo,
+    MetricSettings,
     MetricSpec,
 )
 from pytest_ragmetrics.metrics.trec_options import Ties, TrecOptions
@@ -657,9 +658,9 @@ def retrieval_measure(family: str) -> Compute:
     return measure
 
 
-def gm_map_gmean(sums: Mapping[str, float]) -> dict[str, float]:
+def gm_map_gmean(sums: Mapping[str, float], settings: MetricSettings) -> dict[str, float]:
     """``gm_map.gmean``: trec_eval's gm_map over the rows, exp(mean(log(max(AP, 0.00001))))
-    from the rows' summed logarithms."""
+    from the rows' summed logarithms (the options already shaped each row's AP)."""
     return {"gmean": math.exp(sums["log_ap"] / sums["queries"])}
 
 

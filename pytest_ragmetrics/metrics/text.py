@@ -54,6 +54,7 @@ from pytest_ragmetrics.metrics.base import (
     Measured,
     MetricContext,
     MetricInfo,
+    MetricSettings,
     MetricSpec,
     claim_text,
     golds,
@@ -373,7 +374,7 @@ def measure_bleu(row: Row, ctx: MetricContext) -> Measured:
     return Measured({"bleu": result.score}, evidence, {BLEU_STATS: stats.as_dict()})
 
 
-def bleu_corpus(sums: Mapping[str, float]) -> dict[str, float]:
+def bleu_corpus(sums: Mapping[str, float], settings: MetricSettings) -> dict[str, float]:
     """``bleu.corpus``: corpus BLEU from the rows' summed ``bleu_stats``."""
     return {"corpus": corpus_bleu_from_stats(BleuStats.from_dict(sums))}
 

@@ -123,7 +123,7 @@ def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
             + accepting(command)
         )
         return BaselineState(shown, baseline, problem, command)
-    pairing = pair_rows(summary, baseline)
+    pairing = pair_rows(summary, baseline, state.thresholds.settings)
     note = None
     if pairing is None:
         note = (

@@ -260,7 +260,7 @@ class RunSession:
         if not self.checked:
             reported = self.gathered.infos.values()
             self._check_configuration(sorted(reported, key=lambda info: info.label))
-        summaries = self.gathered.summaries()
+        summaries = self.gathered.summaries(self.state.thresholds.settings)
         self.gathered = Gathered()  # the summaries hold the rows now; drop the index by id
         self.finished = finish_run(self.state, summaries, stopped)
         self.notes += self.finished.notes

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.metrics.base import MetricSettings
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
 from pytest_ragmetrics.metrics.judge import CONSISTENCY, judge_statistics, merge_judge_details
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
@@ -511,13 +513,16 @@ def _binary(metric: str) -> bool:
 
 
 def _add_corpus_stats(
-    metrics: dict[str, dict[str, float]], breakdowns: dict[str, dict[str, dict[str, float]]]
+    metrics: dict[str, dict[str, float]],
+    breakdowns: dict[str, dict[str, dict[str, float]]],
+    settings: MetricSettings,
 ) -> None:
-    """Statistics computed from summed per-row sufficient statistics (``bleu.corpus``)."""
+    """Statistics computed from summed per-row sufficient statistics (``bleu.corpus``)
+    under the run's settings (``chrf.corpus`` reads its beta)."""
     for metric, (breakdown, reduce) in CORPUS_STATS.items():
         if metric in metrics and breakdown in breakdowns:
             sums = {part: stats["sum"] for part, stats in breakdowns[breakdown].items()}
-            metrics[metric].update(reduce(sums))
+            metrics[metric].update(reduce(sums, settings))
 
 
 def _add_trust(
@@ -569,10 +574,10 @@ def _merge_dataset_payloads(
 
 
 def aggregate_rows(
-    rows: Sequence[RowResult],
+    rows: Sequence[RowResult], settings: MetricSettings
 ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, dict[str, float]]]]:
     """The aggregates of per-row values and breakdowns over ``rows``, with the corpus
-    statistics computed from their summed sufficient statistics."""
+    statistics computed from their summed sufficient statistics under ``settings``."""
     names = sorted({metric for row in rows for metric in row.values})
     metrics = {}
     for metric in names:
@@ -580,7 +585,7 @@ def aggregate_rows(
         metrics[metric] = aggregate(values, binary=_binary(metric))
     breakdown_names = sorted({name for row in rows for name in row.breakdowns})
     breakdowns = {name: _aggregate_breakdown(rows, name) for name in breakdown_names}
-    _add_corpus_stats(metrics, breakdowns)
+    _add_corpus_stats(metrics, breakdowns, settings)
     return metrics, breakdowns
 
 
@@ -589,12 +594,13 @@ def _summarize_eval(
     all_rows: list[RowResult],
     tests: set[str],
     dataset_payloads: list[DatasetPayload],
+    settings: MetricSettings,
 ) -> EvalSummary:
     rows = sorted((row for row in all_rows if row.ran), key=lambda row: row.index)
     for row in rows:
         row.errors.sort()  # arrival order differs between xdist runs
         row.values[ERRORS_METRIC] = 1.0 if row.errors else 0.0
-    metrics, breakdowns = aggregate_rows(rows)
+    metrics, breakdowns = aggregate_rows(rows, settings)
     coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
     details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
     _add_trust(metrics, rows, details)
@@ -635,9 +641,9 @@ class Gathered:
             row = by_id[payload.row] = RowResult(payload.row, payload.index)
         row.merge(payload)
 
-    def summaries(self) -> list[EvalSummary]:
+    def summaries(self, settings: MetricSettings) -> list[EvalSummary]:
         """One ``EvalSummary`` per eval and system, sorted by eval name and then by the
-        systems' order in the dataset."""
+        systems' order in the dataset; corpus statistics under the run's ``settings``."""
         order = sorted(self.infos.values(), key=lambda info: (info.name, info.system_index))
         return [
             _summarize_eval(
@@ -645,15 +651,19 @@ class Gathered:
                 list(self.rows[info.label].values()),
                 self.tests[info.label],
                 self.datasets.get(info.label, []),
+                settings,
             )
             for info in order
         ]
 
 
-def summarize(payloads: Iterable[Payload]) -> list[EvalSummary]:
+def summarize(
+    payloads: Iterable[Payload], settings: MetricSettings | None = None
+) -> list[EvalSummary]:
     """Merge row and dataset payloads into one ``EvalSummary`` per eval and system, sorted
-    by eval name and then by the systems' order in the dataset."""
+    by eval name and then by the systems' order in the dataset; corpus statistics under
+    ``settings`` (the defaults when not given)."""
     gathered = Gathered()
     for payload in payloads:
         gathered.add(payload)
-    return gathered.summaries()
+    return gathered.summaries(Settings() if settings is None else settings)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.metrics import registry
 from pytest_ragmetrics.metrics.base import MetricInfo
 from pytest_ragmetrics.metrics.catalog import (
@@ -136,11 +137,11 @@ def test_the_corpus_reducers_give_the_statistics_their_metric_names() -> None:
     assert breakdown == "bleu_stats"
     sums = {"sys_len": 4, "ref_len": 4, "correct_1": 4, "correct_2": 3, "correct_3": 2}
     sums |= {"correct_4": 1, "total_1": 4, "total_2": 3, "total_3": 2, "total_4": 1}
-    assert reduce(sums) == {"corpus": pytest.approx(100.0)}
+    assert reduce(sums, Settings()) == {"corpus": pytest.approx(100.0)}
     # judge_pipeline: tp 3, fp 1, fn 1, tn 5 -> accuracy 8/10, precision 3/4, recall 3/4.
     breakdown, reduce = CORPUS_STATS["judge_pipeline"]
     assert breakdown == "judge_pipeline_counts"
-    stats = reduce({"tp": 3, "fp": 1, "fn": 1, "tn": 5})
+    stats = reduce({"tp": 3, "fp": 1, "fn": 1, "tn": 5}, Settings())
     assert set(stats) == set(METRICS["judge_pipeline"].corpus)
     assert (stats["accuracy"], stats["precision"], stats["recall"]) == (0.8, 0.75, 0.75)
     assert stats["f1"] == pytest.approx(0.75)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ragmetrics.config.rules import parse_rule
-from pytest_ragmetrics.config.thresholds import Gate
+from pytest_ragmetrics.config.thresholds import Gate, Settings
 from pytest_ragmetrics.files import write_atomic
 from pytest_ragmetrics.gates.evaluate import evaluate_gate
 from pytest_ragmetrics.gates.stored import pair_rows, regressed_rows
@@ -211,7 +211,9 @@ def _pair(
     baseline = read_baseline(path)
     assert baseline is not None
     current = _summary(after)
-    return BaselineState("b.json", baseline, pairing=pair_rows(current, baseline)), current
+    return BaselineState(
+        "b.json", baseline, pairing=pair_rows(current, baseline, Settings())
+    ), current
 
 
 def gate(name: str, rule: str) -> Gate:
