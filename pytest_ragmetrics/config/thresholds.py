@@ -23,6 +23,13 @@ Shape::
     ties = "float32"                 # "float32" (trec_eval 9) | "double" (trec_eval 10)
     gains = { "1" = 1, "2" = 3 }     # nDCG gain of each grade
 
+    [settings.chrf]                  # optional: chrF / chrF++ (sacrebleu's names, defaults)
+    char_order = 6                   # longest character n-gram
+    beta = 2                         # recall weighs beta times precision
+    lowercase = false
+    whitespace = false               # keep spaces inside character n-grams
+    eps_smoothing = false            # chrF++.py's mean of per-order F instead
+
     [judge]                          # optional: an OpenAI-compatible LLM judge
     base_url = "http://127.0.0.1:8000/v1"
     model = "qwen2.5-7b-instruct"
@@ -53,6 +60,7 @@ from pytest_ragmetrics.config.rules import Rule, RuleError, parse_rule
 from pytest_ragmetrics.embeddings.model import PACKAGED_MODEL, model_label
 from pytest_ragmetrics.files import resolve_setting
 from pytest_ragmetrics.judge.config import JudgeConfig, JudgeConfigError, judge_config
+from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.metrics.trec_options import OptionError, TrecOptions
@@ -112,6 +120,7 @@ class Settings:
     citation_pattern: str | None = None  # a project's own citation marker (one group)
     # trec_eval's options for the retrieval fixtures ([settings.retrieval]).
     retrieval: TrecOptions = field(default_factory=TrecOptions)
+    chrf: ChrfSettings = field(default_factory=ChrfSettings)  # [settings.chrf]
     # Where bulk evals' rows are scored: "local" (the pytest process) or "ray" (Ray Data).
     # It changes where values are computed, never what they are: not in the signature.
     engine: str = "local"
@@ -147,6 +156,8 @@ class Settings:
             signature["citation_pattern"] = self.citation_pattern
         if self.retrieval.signature():
             signature["retrieval"] = self.retrieval.signature()
+        if self.chrf.signature():
+            signature["chrf"] = self.chrf.signature()
         for name, default in _TRUST_DEFAULTS.items():
             if getattr(self, name) != default:
                 signature[name] = getattr(self, name)
@@ -207,6 +218,7 @@ def _settings(path: Path, table: Any) -> Settings:
         "rouge_use_stemmer",
         "engine",
         "retrieval",
+        "chrf",
         *_TRUST_DEFAULTS,
     }
     for key in table:
@@ -264,6 +276,7 @@ def _settings(path: Path, table: Any) -> Settings:
         engine=engine,
         retrieval=_retrieval_settings(path, table.get("retrieval", {})),
         base_dir=path.parent,
+        chrf=_chrf_settings(path, table.get("chrf", {})),
         **_trust_settings(path, table),
     )
 
@@ -302,6 +315,32 @@ def _retrieval_settings(path: Path, table: Any) -> TrecOptions:
         return TrecOptions(level, table.get("cutoff"), gains, ties)
     except OptionError as error:
         raise _error(path, f"[settings.retrieval] {error.option}", error.problem) from None
+
+
+_CHRF_KEYS = {
+    "char_order": "a whole number >= 1 (default 6)",
+    "beta": "a whole number >= 1 (default 2)",
+    "lowercase": "true or false",
+    "whitespace": "true or false",
+    "eps_smoothing": "true or false",
+}
+
+
+def _chrf_settings(path: Path, table: Any) -> ChrfSettings:
+    """``[settings.chrf]``: the chrF / chrF++ settings, named as sacrebleu names them; the
+    word order is the fixture's (``chrf`` 0, ``chrf_pp`` 2), not a setting."""
+    if not isinstance(table, dict):
+        raise _error(path, "[settings] chrf", "expected a table: [settings.chrf]")
+    for key, value in table.items():
+        where = f"[settings.chrf] {key}"
+        if key not in _CHRF_KEYS:
+            hint = "; the word order is the fixture's: chrf or chrf_pp" * (key == "word_order")
+            raise _error(path, where, f"unknown setting; known: {', '.join(_CHRF_KEYS)}{hint}")
+        try:
+            ChrfSettings(**{key: value})
+        except ValueError:
+            raise _error(path, where, f"expected {_CHRF_KEYS[key]}, got {value!r}") from None
+    return ChrfSettings(**table)
 
 
 def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:

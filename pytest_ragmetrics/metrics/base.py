@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import Vectors
+from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
 from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
 from pytest_ragmetrics.text.idk import IdkMatcher
 
@@ -69,6 +70,8 @@ class MetricSettings(Protocol):
     def rouge_use_stemmer(self) -> bool: ...
     @property
     def retrieval(self) -> TrecOptions: ...
+    @property
+    def chrf(self) -> ChrfSettings: ...
     @property
     def trust_judge(self) -> str: ...
     @property

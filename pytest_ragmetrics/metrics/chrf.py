@@ -52,8 +52,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-DEFAULT_CHAR_ORDER: Final = 6
-DEFAULT_BETA: Final = 2
+from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.metrics.base import (
+    Compute,
+    CorpusReduction,
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSettings,
+    MetricSpec,
+    claim_text,
+    golds,
+)
+from pytest_ragmetrics.metrics.chrf_settings import DEFAULT_BETA, DEFAULT_CHAR_ORDER, whole_number
+from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings as ChrfSettings  # public here too
+
 CHRF_PP_WORD_ORDER: Final = 2  # chrF++ (Popović 2017)
 _EPS: Final = 1e-16  # sacrebleu's (and chrF++.py's) smoothing epsilon
 _PUNCTUATION: Final = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")  # ASCII, as sacrebleu
@@ -63,54 +76,8 @@ _STAT_KEY: Final = re.compile(r"(char|word)_([1-9][0-9]*)_(hyp|ref|match)")
 Kind = Literal["char", "word"]
 
 
-def _order_error(where: str, value: object, least: int) -> ValueError:
-    return ValueError(
-        f"chrF {where}: expected a whole number >= {least}, got {value!r}; "
-        f"the defaults are char_order={DEFAULT_CHAR_ORDER}, beta={DEFAULT_BETA}"
-    )
-
-
-def _whole(value: object, least: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= least
-
-
-@dataclass(frozen=True)
-class ChrfSettings:
-    """The chrF settings a run shares (``[settings.chrf]`` in thresholds.toml); the word
-    order is not one of them: the ``chrf`` fixture uses 0, ``chrf_pp`` 2.
-
-    ``char_order``: the longest character n-gram (>= 1, default 6); ``beta``: recall's weight
-    relative to precision (a whole number >= 1, default 2: chrF2); ``lowercase``: compare
-    ``str.lower()`` texts; ``whitespace``: keep white space inside character n-grams;
-    ``eps_smoothing``: chrF++.py's mean of per-order F-scores instead of sacrebleu's default
-    effective-order average (see the module docstring).
-    """
-
-    char_order: int = DEFAULT_CHAR_ORDER
-    beta: int = DEFAULT_BETA
-    lowercase: bool = False
-    whitespace: bool = False
-    eps_smoothing: bool = False
-
-    def __post_init__(self) -> None:
-        if not _whole(self.char_order, 1):
-            raise _order_error("char_order", self.char_order, 1)
-        if not _whole(self.beta, 1):
-            raise _order_error("beta", self.beta, 1)
-        for name in ("lowercase", "whitespace", "eps_smoothing"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(
-                    f"chrF {name}: expected true or false, got {getattr(self, name)!r}"
-                )
-
-    @property
-    def is_default(self) -> bool:
-        """Whether every setting is sacrebleu's default (nothing to add to a signature)."""
-        return self == ChrfSettings()
-
-
 def _check_word_order(word_order: object) -> int:
-    if not _whole(word_order, 0):
+    if not whole_number(word_order, 0):
         raise ValueError(
             f"chrF word_order: expected a whole number >= 0, got {word_order!r}; "
             f"0 is chrF, {CHRF_PP_WORD_ORDER} is chrF++"
@@ -404,13 +371,14 @@ def nrefs_of(reference_counts: Iterable[int]) -> int | Literal["var"]:
     return counts.pop() if len(counts) == 1 else "var"
 
 
-def chrf_signature(settings: ChrfSettings, word_order: int, nrefs: int | Literal["var"] = 1) -> str:
+def chrf_signature(settings: ChrfSettings, word_order: int, nrefs: int | str = 1) -> str:
     """What sacrebleu's ``CHRF(...).get_signature().format()`` prints for these settings,
     e.g. ``nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0``.
 
     ``nrefs``: the references per row, ``"var"`` when rows have different numbers
-    (:func:`nrefs_of`); ``eff`` is ``yes`` without eps smoothing (effective order);
-    ``version`` is the installed sacrebleu's, whose chrF these numbers are tested to equal.
+    (:func:`nrefs_of`), printed as given; ``eff`` is ``yes`` without eps smoothing
+    (effective order); ``version`` is the installed sacrebleu's, whose chrF these numbers
+    are tested to equal.
     """
     from sacrebleu import __version__ as sacrebleu_version
 
@@ -425,3 +393,66 @@ def chrf_signature(settings: ChrfSettings, word_order: int, nrefs: int | Literal
         "version": sacrebleu_version,
     }
     return "|".join(f"{name}:{value}" for name, value in fields.items())
+
+
+# --------------------------------------------------------------------------- the metric fixtures
+
+
+def measure_chrf(metric: str, word_order: int) -> Compute:
+    """The computation of the ``chrf`` (word order 0) or ``chrf_pp`` (2) fixture: sentence
+    chrF of the answer without citation markers against every gold alias, its statistics
+    recorded as the breakdown ``<metric>_stats`` for the corpus score."""
+
+    def measure(row: Row, ctx: MetricContext) -> Measured:
+        settings = ctx.settings.chrf
+        answer = claim_text(row, metric, ctx.settings)
+        result = chrf_of(answer, golds(row, metric), settings, word_order)
+        chars = result.stats.chars[0]
+        evidence = (
+            f"{'chrF++' if word_order else 'chrF'} {result.score:.2f} (beta {settings.beta}, "
+            f"best of the gold(s)): {chars.match} of {chars.hyp} answer / {chars.ref} gold "
+            "characters matched"
+        )
+        stats = {f"{metric}_stats": result.stats.as_dict()}
+        return Measured({metric: result.score}, evidence, stats)
+
+    return measure
+
+
+def chrf_corpus(sums: Mapping[str, float], settings: ChrfSettings) -> dict[str, float]:
+    """``chrf.corpus`` / ``chrf_pp.corpus``: corpus chrF from the rows' summed statistics
+    under the chrF settings; the word order is read from the statistics (``chrf_pp``'s
+    have two word orders)."""
+    stats = ChrfStats.from_dict(sums)
+    return {"corpus": _corpus(stats, settings, len(stats.words))}
+
+
+def _reduce(sums: Mapping[str, float], settings: MetricSettings) -> dict[str, float]:
+    """The corpus reduction of both fixtures: :func:`chrf_corpus` under the run's
+    ``[settings.chrf]``."""
+    return chrf_corpus(sums, settings.chrf)
+
+
+def _spec(metric: str, word_order: int, name: str) -> MetricSpec:
+    return MetricSpec(
+        metric,
+        f"{name} (sacrebleu's, settings in [settings.chrf]) of the answer (markers stripped) "
+        f"against the golds, best gold, 0-100; {metric}.corpus is corpus {name} from the "
+        "summed statistics.",
+        (
+            MetricInfo(
+                metric,
+                f"sentence {name}, 0-100 (corpus: from summed statistics)",
+                corpus=("corpus",),
+            ),
+        ),
+        ("answer", "gold"),
+        measure_chrf(metric, word_order),
+        corpus=CorpusReduction(f"{metric}_stats", _reduce),
+    )
+
+
+SPECS = (
+    _spec("chrf", 0, "chrF (character n-gram F-score)"),
+    _spec("chrf_pp", CHRF_PP_WORD_ORDER, "chrF++ (character and word n-gram F-score)"),
+)
