@@ -92,3 +92,20 @@ def test_gates_read_the_corpus_scores(project: Project) -> None:
     result = _project(project, SETTINGS + gates).run()
     result.assert_outcomes(passed=3 + 1, failed=1)
     result.stdout.fnmatch_lines(["*FAILED*chrf_pp.corpus*"])
+
+
+def test_a_baseline_stored_with_other_chrf_settings_is_not_compared(project: Project) -> None:
+    gate = '[gates]\n"chrf.corpus" = ">= baseline"\n'
+    _project(project, gate)
+    assert project.run("--ragmetrics-update-baseline").ret == 0  # sacrebleu's defaults
+    assert project.run().ret == 0  # the same settings: compared, and equal
+    project.write("thresholds.toml", SETTINGS + gate)
+    result = project.run()
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "chrf.corpus >= baseline: cannot be checked",
+            "*was made with other metric settings, so it is not compared:",
+            '  chrf: stored default, now {"beta": 3, "lowercase": true}',
+        ]
+    )
