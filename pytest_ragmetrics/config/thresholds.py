@@ -31,6 +31,13 @@ Shape::
     max_ngram_order = 4
     effective_order = false          # for bleu.corpus (sentence BLEU always has it on)
 
+    [settings.chrf]                  # optional: chrF / chrF++ (sacrebleu's names, defaults)
+    char_order = 6                   # longest character n-gram
+    beta = 2                         # recall weighs beta times precision
+    lowercase = false
+    whitespace = false               # keep spaces inside character n-grams
+    eps_smoothing = false            # chrF++.py's mean of per-order F instead
+
     [judge]                          # optional: an OpenAI-compatible LLM judge
     base_url = "http://127.0.0.1:8000/v1"
     model = "qwen2.5-7b-instruct"
@@ -67,6 +74,7 @@ from pytest_ragmetrics.metrics.bleu_settings import (
     BleuSettings,
     BleuSettingsError,
 )
+from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.metrics.trec_options import OptionError, TrecOptions
@@ -127,6 +135,7 @@ class Settings:
     citation_pattern: str | None = None  # a project's own citation marker (one group)
     # trec_eval's options for the retrieval fixtures ([settings.retrieval]).
     retrieval: TrecOptions = field(default_factory=TrecOptions)
+    chrf: ChrfSettings = field(default_factory=ChrfSettings)  # [settings.chrf]
     # Where bulk evals' rows are scored: "local" (the pytest process) or "ray" (Ray Data).
     # It changes where values are computed, never what they are: not in the signature.
     engine: str = "local"
@@ -164,6 +173,8 @@ class Settings:
             signature["retrieval"] = self.retrieval.signature()
         if self.bleu.changed():
             signature["bleu"] = self.bleu.changed()
+        if self.chrf.signature():
+            signature["chrf"] = self.chrf.signature()
         for name, default in _TRUST_DEFAULTS.items():
             if getattr(self, name) != default:
                 signature[name] = getattr(self, name)
@@ -225,6 +236,7 @@ def _settings(path: Path, table: Any) -> Settings:
         "bleu",
         "engine",
         "retrieval",
+        "chrf",
         *_TRUST_DEFAULTS,
     }
     for key in table:
@@ -283,6 +295,7 @@ def _settings(path: Path, table: Any) -> Settings:
         engine=engine,
         retrieval=_retrieval_settings(path, table.get("retrieval", {})),
         base_dir=path.parent,
+        chrf=_chrf_settings(path, table.get("chrf", {})),
         **_trust_settings(path, table),
     )
 
@@ -338,6 +351,32 @@ def _bleu_settings(path: Path, table: Any) -> BleuSettings:
         return BleuSettings(**table)
     except BleuSettingsError as error:
         raise _error(path, f"[settings.bleu] {error.key}", error.message) from None
+
+
+_CHRF_KEYS = {
+    "char_order": "a whole number >= 1 (default 6)",
+    "beta": "a whole number >= 1 (default 2)",
+    "lowercase": "true or false",
+    "whitespace": "true or false",
+    "eps_smoothing": "true or false",
+}
+
+
+def _chrf_settings(path: Path, table: Any) -> ChrfSettings:
+    """``[settings.chrf]``: the chrF / chrF++ settings, named as sacrebleu names them; the
+    word order is the fixture's (``chrf`` 0, ``chrf_pp`` 2), not a setting."""
+    if not isinstance(table, dict):
+        raise _error(path, "[settings] chrf", "expected a table: [settings.chrf]")
+    for key, value in table.items():
+        where = f"[settings.chrf] {key}"
+        if key not in _CHRF_KEYS:
+            hint = "; the word order is the fixture's: chrf or chrf_pp" * (key == "word_order")
+            raise _error(path, where, f"unknown setting; known: {', '.join(_CHRF_KEYS)}{hint}")
+        try:
+            ChrfSettings(**{key: value})
+        except ValueError:
+            raise _error(path, where, f"expected {_CHRF_KEYS[key]}, got {value!r}") from None
+    return ChrfSettings(**table)
 
 
 def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics.bleu_settings import BleuSettings
+from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
 from pytest_ragmetrics.text.idk import IdkMatcher
@@ -72,6 +73,8 @@ class MetricSettings(Protocol):
     def retrieval(self) -> TrecOptions: ...
     @property
     def bleu(self) -> BleuSettings: ...
+    @property
+    def chrf(self) -> ChrfSettings: ...
     @property
     def trust_judge(self) -> str: ...
     @property

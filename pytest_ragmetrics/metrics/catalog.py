@@ -16,6 +16,7 @@ from pytest_ragmetrics.metrics.abstention import SPECS as ABSTENTION
 from pytest_ragmetrics.metrics.anchors import SPECS as ANCHORS
 from pytest_ragmetrics.metrics.answer import SPECS as ANSWER
 from pytest_ragmetrics.metrics.base import MetricInfo, MetricSpec, Reduce, Signatures
+from pytest_ragmetrics.metrics.chrf import SPECS as CHRF
 from pytest_ragmetrics.metrics.classification import SPECS as CLASSIFICATION
 from pytest_ragmetrics.metrics.cost import SPECS as COST
 from pytest_ragmetrics.metrics.grounding import SPECS as GROUNDING
@@ -38,6 +39,7 @@ SPECS: tuple[MetricSpec, ...] = (
     *GROUNDING,
     *RETRIEVAL,
     *TEXT,
+    *CHRF,
     *REPEATS,
     *CLASSIFICATION,
     *TRUST,

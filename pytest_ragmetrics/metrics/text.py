@@ -450,27 +450,53 @@ def corpus_bleu_from_stats(
 BLEU_STATS = "bleu_stats"
 
 
+# The fixtures' ``measure=`` option: which field of the best gold's score is recorded, and the
+# suffix of the name it is recorded under (rouge1, rouge1_precision, rouge1_recall).
+ROUGE_MEASURES: Final = {"fmeasure": "", "precision": "_precision", "recall": "_recall"}
+
+
+def _rouge_types_of(metric: str) -> tuple[str, ...]:
+    """The ROUGE types scored together for ``metric``: rouge1/2/L share one scoring per row;
+    ``rougeLsum`` is scored apart, so rouge1/2/L alone never pay for its sentence split."""
+    return ("rougeLsum",) if metric == "rougeLsum" else _ROUGE_TYPES
+
+
+def _best_scores(row: Row, ctx: MetricContext, metric: str) -> dict[str, RougeScore]:
+    """The row's ROUGE scores (best gold by F-measure, as ``score_multi``), computed once per
+    test for every fixture and ``measure`` that needs them."""
+    types = _rouge_types_of(metric)
+    key = f"rouge:{'/'.join(types)}"
+    if key not in ctx.memo:
+        answer = claim_text(row, metric, ctx.settings)
+        scorer = _rouge_scorer(ctx.settings.rouge_use_stemmer, types)
+        best = scorer.score_multi(_reference_list(golds(row, metric)), answer)
+        ctx.memo[key] = {rouge_type: _score(best[rouge_type]) for rouge_type in types}
+    scores: dict[str, RougeScore] = ctx.memo[key]
+    return scores
+
+
 def measure_rouge(metric: str) -> Compute:
-    def measure(row: Row, ctx: MetricContext) -> Measured:
-        if "rouge" not in ctx.memo:  # rouge1, rouge2 and rougeL of one test share it
-            answer = claim_text(row, metric, ctx.settings)
-            ctx.memo["rouge"] = rouge(answer, golds(row, metric), ctx.settings.rouge_use_stemmer)
-        value = float(getattr(ctx.memo["rouge"], metric))
-        return Measured({metric: value}, f"{metric} F-measure, best of the gold(s)")
+    """The computation of a ROUGE fixture: ``measure`` = ``"fmeasure"`` (the default)
+    records ``metric``, ``"precision"`` and ``"recall"`` record ``<metric>_precision`` and
+    ``<metric>_recall``; all are fields of the same best gold's score."""
+
+    def measure(row: Row, ctx: MetricContext, measure: str = "fmeasure") -> Measured:
+        if measure not in ROUGE_MEASURES:
+            raise ValueError(
+                f"{metric}(row, measure={measure!r}): unknown measure; use one of "
+                f"{', '.join(map(repr, ROUGE_MEASURES))} (records {metric}, "
+                f"{metric}_precision, {metric}_recall)"
+            )
+        best = _best_scores(row, ctx, metric)[metric]
+        name = metric + ROUGE_MEASURES[measure]
+        lines = " (sentences are the lines)" if metric == "rougeLsum" else ""
+        evidence = (
+            f"{metric} {measure}, best of the gold(s) by F-measure: precision "
+            f"{best.precision:.4f}, recall {best.recall:.4f}, F {best.fmeasure:.4f}{lines}"
+        )
+        return Measured({name: float(getattr(best, measure))}, evidence, primary=name)
 
     return measure
-
-
-def measure_rouge_lsum(row: Row, ctx: MetricContext) -> Measured:
-    """``rougeLsum``: scored apart, so rouge1/2/L alone never pay for the sentence split."""
-    answer = claim_text(row, "rougeLsum", ctx.settings)
-    scorer = _rouge_scorer(ctx.settings.rouge_use_stemmer, ("rougeLsum",))
-    best = _score(scorer.score_multi(_reference_list(golds(row, "rougeLsum")), answer)["rougeLsum"])
-    evidence = (
-        f"rougeLsum F-measure, best of the gold(s): precision {best.precision:.4f}, "
-        f"recall {best.recall:.4f} (sentences are the lines)"
-    )
-    return Measured({"rougeLsum": best.fmeasure}, evidence)
 
 
 def measure_bleu(row: Row, ctx: MetricContext) -> Measured:
@@ -536,14 +562,22 @@ def bleu_signatures(settings: MetricSettings, sums: Mapping[str, float]) -> dict
     }
 
 
-def _rouge(name: str, doc: str, compute: Compute | None = None) -> MetricSpec:
+def _rouge(name: str, doc: str) -> MetricSpec:
+    label = f"{name[:5].upper()}-{name[5:]}"
     return MetricSpec(
         name,
-        doc + " Tokens: NFC, lowercase, letters and digits of every script "
-        "(Porter stemming of ASCII tokens with rouge_use_stemmer).",
-        (MetricInfo(name, f"{name[:5].upper()}-{name[5:]} F-measure, best gold"),),
+        doc + " measure='precision' or 'recall' records and returns "
+        f"{name}_precision or {name}_recall instead (the same gold's). Tokens: NFC, "
+        "lowercase, letters and digits of every script (Porter stemming of ASCII tokens "
+        "with rouge_use_stemmer).",
+        (
+            MetricInfo(name, f"{label} F-measure, best gold"),
+            MetricInfo(f"{name}_precision", f"{label} precision, of the best gold by F"),
+            MetricInfo(f"{name}_recall", f"{label} recall, of the best gold by F"),
+        ),
         ("answer", "gold"),
-        compute or measure_rouge(name),
+        measure_rouge(name),
+        options=("measure",),
     )
 
 
@@ -559,7 +593,6 @@ SPECS = (
         "rougeLsum",
         "ROUGE-Lsum (summary-level LCS, sentences are the lines) F-measure of the answer "
         "(markers stripped), best gold, 0-1.",
-        measure_rouge_lsum,
     ),
     MetricSpec(
         "bleu",

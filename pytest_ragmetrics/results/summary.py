@@ -528,7 +528,8 @@ def _add_corpus_stats(
     breakdowns: dict[str, dict[str, dict[str, float]]],
     settings: MetricSettings,
 ) -> None:
-    """Statistics computed from summed per-row sufficient statistics (``bleu.corpus``)."""
+    """Statistics computed from summed per-row sufficient statistics (``bleu.corpus``)
+    under the run's settings (``chrf.corpus`` reads its beta)."""
     for metric, (breakdown, reduce) in CORPUS_STATS.items():
         if metric in metrics and breakdown in breakdowns:
             metrics[metric].update(reduce(_sums(breakdowns, breakdown), settings))

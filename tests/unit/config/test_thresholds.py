@@ -10,6 +10,7 @@ import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings, ThresholdsError, load_thresholds
 from pytest_ragmetrics.metrics.bleu_settings import BleuSettings
+from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.text.citations import CitationSyntax
 from pytest_ragmetrics.text.idk import DEFAULT_IDK_PATTERNS
@@ -255,6 +256,24 @@ def test_only_the_bleu_settings_that_change_numbers_enter_the_signature(tmp_path
     assert other.settings.signature()["bleu"] == {"smooth_method": "floor", "smooth_value": 0.2}
 
 
+def test_chrf_settings_are_read_from_their_table(tmp_path: Path) -> None:
+    settings = load(
+        tmp_path,
+        "[settings.chrf]\nchar_order = 4\nbeta = 3\nlowercase = true\n"
+        "whitespace = true\neps_smoothing = true\n",
+    ).settings
+    assert settings.chrf == ChrfSettings(4, 3, lowercase=True, whitespace=True, eps_smoothing=True)
+    assert load(tmp_path, "[settings]\n").settings.chrf == ChrfSettings()
+
+
+def test_chrf_settings_enter_the_signature_only_when_changed(tmp_path: Path) -> None:
+    plain = load(tmp_path, "[settings.chrf]\nbeta = 2\n").settings  # the default, written out
+    assert "chrf" not in plain.signature()  # baselines stored before stay valid
+    changed = load(tmp_path, "[settings.chrf]\nbeta = 3\nlowercase = true\n").settings
+    assert changed.signature()["chrf"] == {"beta": 3, "lowercase": True}
+    assert changed.signature() != plain.signature()
+
+
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
@@ -306,3 +325,23 @@ def test_a_bleu_tokenizer_that_cannot_run_is_refused_when_the_file_is_read(
         caught.value
     )
     assert "pip install 'sacrebleu[ja]'" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("[settings]\nchrf = 6", "[settings] chrf: expected a table: [settings.chrf]"),
+        ("[settings.chrf]\norder = 6", "[settings.chrf] order: unknown setting; known: char_order"),
+        ("[settings.chrf]\nword_order = 2", "the word order is the fixture's: chrf or chrf_pp"),
+        ("[settings.chrf]\nchar_order = 0", "[settings.chrf] char_order: expected a whole number"),
+        ("[settings.chrf]\nchar_order = 6.0", "char_order: expected a whole number >= 1 (default"),
+        ("[settings.chrf]\nbeta = true", "[settings.chrf] beta: expected a whole number >= 1"),
+        ("[settings.chrf]\nlowercase = 1", "[settings.chrf] lowercase: expected true or false"),
+        ('[settings.chrf]\nwhitespace = "no"', "whitespace: expected true or false, got 'no'"),
+    ],
+)
+def test_bad_chrf_settings_name_the_key(tmp_path: Path, text: str, fragment: str) -> None:
+    with pytest.raises(ThresholdsError) as error:
+        load(tmp_path, text)
+    assert fragment in str(error.value)
+    assert str(error.value).startswith(str(tmp_path / "thresholds.toml"))

@@ -22,6 +22,7 @@ from pytest_ragmetrics.metrics.catalog import (
     SPECS,
     close_fixtures,
 )
+from pytest_ragmetrics.metrics.chrf import ChrfSettings
 from pytest_ragmetrics.metrics.registry import split_aggregate
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -125,7 +126,17 @@ def test_the_registry_and_the_corpus_statistics_come_from_the_catalog() -> None:
     assert registry.METRICS is METRICS
     assert len(METRICS) == sum(len(spec.records) for spec in SPECS) + len(DERIVED)
     with_corpus = {spec.primary for spec in SPECS if spec.corpus is not None}
-    assert set(CORPUS_STATS) == with_corpus == {"bleu", "gm_map", "judge_pipeline"}
+    assert (
+        set(CORPUS_STATS)
+        == with_corpus
+        == {
+            "bleu",
+            "chrf",
+            "chrf_pp",
+            "gm_map",
+            "judge_pipeline",
+        }
+    )
     for metric in with_corpus:
         assert METRICS[metric].corpus, f"{metric} reduces corpus statistics it does not name"
 
@@ -145,6 +156,23 @@ def test_the_corpus_reducers_give_the_statistics_their_metric_names() -> None:
     assert set(stats) == set(METRICS["judge_pipeline"].corpus)
     assert (stats["accuracy"], stats["precision"], stats["recall"]) == (0.8, 0.75, 0.75)
     assert stats["f1"] == pytest.approx(0.75)
+    # chrf under the run's [settings.chrf]: unigrams only, beta 1, summed counts 4 answer /
+    # 2 gold characters, 2 matched: P 1/2, R 1, F1 2/3.
+    breakdown, reduce = CORPUS_STATS["chrf"]
+    assert breakdown == "chrf_stats"
+    unigrams = Settings(chrf=ChrfSettings(char_order=1, beta=1))
+    sums = {"char_1_hyp": 4.0, "char_1_ref": 2.0, "char_1_match": 2.0}
+    assert reduce(sums, unigrams) == {"corpus": pytest.approx(100 * 2 / 3)}
+    # beta 2 weighs recall: F2 = 5 * 1/2 * 1 / (4 * 1/2 + 1) = 5/6.
+    beta2 = Settings(chrf=ChrfSettings(char_order=1))
+    assert reduce(sums, beta2) == {"corpus": pytest.approx(100 * 5 / 6)}
+    with pytest.raises(ValueError, match="1 character and 0 word orders, the settings 6"):
+        reduce(sums, Settings())
+    # chrf_pp's statistics carry their word orders: char 1 + word 1, both P 1/2, R 1.
+    breakdown, reduce = CORPUS_STATS["chrf_pp"]
+    assert breakdown == "chrf_pp_stats"
+    sums |= {"word_1_hyp": 2.0, "word_1_ref": 1.0, "word_1_match": 1.0}
+    assert reduce(sums, unigrams) == {"corpus": pytest.approx(100 * 2 / 3)}
 
 
 def test_the_metric_layer_imports_neither_pytest_nor_config_nor_the_heavy_libraries() -> None:

@@ -29,7 +29,6 @@ from pytest_ragmetrics.metrics.text import (
     _rouge_scorer,
     corpus_bleu_from_stats,
     measure_rouge,
-    measure_rouge_lsum,
     rouge,
     rouge_detail,
     sentence_bleu,
@@ -375,7 +374,7 @@ def _measure_row(answer: str, gold: object, use_stemmer: bool = False) -> tuple[
     row = Row("r1", "rows.jsonl", 1, 0, {"answer": answer, "gold": gold})
     ctx = MetricContext(Settings(rouge_use_stemmer=use_stemmer), _no_embed)
     rouge_l = measure_rouge("rougeL")(row, ctx).values["rougeL"]
-    return rouge_l, measure_rouge_lsum(row, ctx).values["rougeLsum"]
+    return rouge_l, measure_rouge("rougeLsum")(row, ctx).values["rougeLsum"]
 
 
 def test_recorded_rouge_lsum_keeps_the_answers_lines() -> None:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.results.stats import aggregate
 from pytest_ragmetrics.results.summary import EvalInfo, Gathered, RowPayload, summarize
 
@@ -131,7 +132,7 @@ def test_payloads_gathered_as_they_arrive_summarize_as_a_list_of_them() -> None:
     gathered = Gathered()
     for one in payloads:
         gathered.add(one)
-    x, y = gathered.summaries()
+    x, y = gathered.summaries(Settings())
     assert [row.id for row in x.rows] == ["a", "b"]
     assert x.metrics["f1"]["mean"] == 0.5  # (0.75 + 0.25) / 2
     assert x.rows[0].values == {"f1": 0.75, "tokens": 12.0, "errors": 0.0}
