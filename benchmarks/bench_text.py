@@ -13,12 +13,20 @@ copy of the prediction (words dropped, replaced or swapped) over a 400-word ASCI
 vocabulary, so ROUGE and BLEU take every kind of value and rouge-score's tokenizer and ours
 give the same tokens (they differ only outside ASCII).
 
-Three cases, each from Python strings to the scores of every row:
+Five cases, each from Python strings to the scores of every row:
 
 ``rouge``
     ours: ``pytest_ragmetrics.metrics.text.rouge(prediction, references)`` per row;
     reference: ``rouge_score.rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"])``
     built once, ``score_multi(references, prediction)`` per row.
+``rouge detail``
+    ours: ``rouge_detail(prediction, references)`` per row (precision, recall and F of
+    rouge1, rouge2, rougeL and rougeLsum); reference: ``RougeScorer`` with the four types,
+    ``score_multi`` per row. Each row's prediction is three lines, for rougeLsum.
+``chrf``, ``chrf++``
+    ours: ``pytest_ragmetrics.metrics.chrf.sentence_chrf(hypothesis, references,
+    word_order=0 | 2)`` per row (the score and its statistics); reference:
+    ``sacrebleu.metrics.chrf.CHRF(word_order=...)`` built once, ``sentence_score`` per row.
 ``sentence bleu``
     ours: ``sentence_bleu(hypothesis, references)`` per row (the score and its
     statistics); reference: ``sacrebleu.sentence_bleu`` per row.
@@ -42,8 +50,16 @@ from typing import Any
 import pytest
 import sacrebleu
 from rouge_score import rouge_scorer
+from sacrebleu.metrics.chrf import CHRF
 
-from pytest_ragmetrics.metrics.text import corpus_bleu_from_stats, rouge, sentence_bleu, sum_stats
+from pytest_ragmetrics.metrics.chrf import sentence_chrf
+from pytest_ragmetrics.metrics.text import (
+    corpus_bleu_from_stats,
+    rouge,
+    rouge_detail,
+    sentence_bleu,
+    sum_stats,
+)
 
 from conftest import SIDES, Side, Timer
 
@@ -51,6 +67,7 @@ ROWS = {"small": 500, "large": 5_000}
 VOCABULARY = 400
 TOLERANCE = 1e-9
 ROUGE_TYPES = ["rouge1", "rouge2", "rougeL"]
+DETAIL_TYPES = [*ROUGE_TYPES, "rougeLsum"]
 
 
 @dataclass(frozen=True)
@@ -134,8 +151,66 @@ def reference_corpus_bleu(corpus: Corpus) -> list[float]:
     return [min(float(sacrebleu.corpus_bleu(corpus.predictions, streams).score), 100.0)]
 
 
+def _lines(text: str) -> str:
+    """The text as three lines (rougeLsum's sentences)."""
+    words = text.split()
+    third = max(1, len(words) // 3)
+    return "\n".join(" ".join(words[i : i + third]) for i in range(0, len(words), third))
+
+
+def ours_rouge_detail(corpus: Corpus) -> list[tuple[float, ...]]:
+    rows = []
+    for prediction, refs in zip(corpus.predictions, corpus.references, strict=True):
+        detail = rouge_detail(_lines(prediction), refs)
+        rows.append(
+            tuple(
+                value
+                for name in DETAIL_TYPES
+                for value in (
+                    getattr(detail, name).precision,
+                    getattr(detail, name).recall,
+                    getattr(detail, name).fmeasure,
+                )
+            )
+        )
+    return rows
+
+
+def reference_rouge_detail(corpus: Corpus) -> list[tuple[float, ...]]:
+    scorer = rouge_scorer.RougeScorer(DETAIL_TYPES)
+    rows = []
+    for prediction, refs in zip(corpus.predictions, corpus.references, strict=True):
+        best = scorer.score_multi(refs, _lines(prediction))
+        rows.append(tuple(float(value) for name in DETAIL_TYPES for value in best[name]))
+    return rows
+
+
+def ours_chrf(word_order: int) -> Callable[[Corpus], list[float]]:
+    def run(corpus: Corpus) -> list[float]:
+        return [
+            sentence_chrf(prediction, refs, word_order=word_order).score
+            for prediction, refs in zip(corpus.predictions, corpus.references, strict=True)
+        ]
+
+    return run
+
+
+def reference_chrf(word_order: int) -> Callable[[Corpus], list[float]]:
+    def run(corpus: Corpus) -> list[float]:
+        metric = CHRF(word_order=word_order)
+        return [
+            float(metric.sentence_score(prediction, refs).score)
+            for prediction, refs in zip(corpus.predictions, corpus.references, strict=True)
+        ]
+
+    return run
+
+
 CASES: dict[str, dict[Side, Callable[[Corpus], list[Any]]]] = {
     "rouge": {"ours": ours_rouge, "reference": reference_rouge},
+    "rouge detail": {"ours": ours_rouge_detail, "reference": reference_rouge_detail},
+    "chrf": {"ours": ours_chrf(0), "reference": reference_chrf(0)},
+    "chrf++": {"ours": ours_chrf(2), "reference": reference_chrf(2)},
     "sentence bleu": {"ours": ours_sentence_bleu, "reference": reference_sentence_bleu},
     "corpus bleu": {"ours": ours_corpus_bleu, "reference": reference_corpus_bleu},
 }
