@@ -42,7 +42,7 @@ class TrecOptions:
 
     def __post_init__(self) -> None:
         level = self.relevance_level
-        if isinstance(level, bool) or not isinstance(level, int | float) or not level > 0:
+        if not _finite(level) or not level > 0:
             raise OptionError(
                 "relevance_level",
                 f"{level!r} is not a number above 0; use the lowest grade that counts as "
@@ -52,7 +52,8 @@ class TrecOptions:
         if cut is not None and (isinstance(cut, bool) or not isinstance(cut, int) or cut < 1):
             raise OptionError(
                 "cutoff",
-                f"{cut!r} is not an integer >= 1; use e.g. cutoff=100 or None for the whole run",
+                f"{cut!r} is not a whole number >= 1; use e.g. 100, or no cutoff for the "
+                "whole ranking",
             )
         if self.ties not in TIES:
             raise OptionError(
@@ -61,15 +62,16 @@ class TrecOptions:
                 "'double' (trec_eval 10)",
             )
         for grade, gain in (self.gains or {}).items():
-            for what, value in (("grade", grade), ("gain", gain)):
-                if isinstance(value, bool) or not isinstance(value, int | float):
-                    raise OptionError(
-                        "gains",
-                        f"the {what} {value!r} is not a number; map grades to gains, "
-                        "e.g. {1: 1, 2: 3}",
-                    )
-                if math.isnan(value):
-                    raise OptionError("gains", f"the {what} is NaN; use a number")
+            if not _finite(grade):
+                raise OptionError(
+                    "gains", f"the grade {grade!r} is not a finite number; map grades to gains"
+                )
+            if not _finite(gain):
+                raise OptionError(
+                    "gains",
+                    f"the gain of grade {grade:g} is {gain!r}, not a finite number; "
+                    "map grades to gains, e.g. 1 to 1 and 2 to 3",
+                )
 
     def signature(self) -> dict[str, Any]:
         """The options that differ from trec_eval's defaults, JSON-able (gains as
@@ -84,3 +86,10 @@ class TrecOptions:
         if self.ties != "float32":
             changed["ties"] = self.ties
         return changed
+
+
+def _finite(value: Any) -> bool:
+    """A real number (not a bool), neither NaN nor infinite: what a grade, a gain or a
+    relevance level must be (an infinite one would also make the baseline file's JSON
+    invalid)."""
+    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)

@@ -132,8 +132,11 @@ def test_retrieval_settings_are_trec_eval_options_and_in_the_signature(tmp_path:
             "[settings.retrieval]\nrelevance_level = 0",
             "[settings.retrieval] relevance_level: 0 is not a number above 0",
         ),
-        ("[settings.retrieval]\ncutoff = 0", "[settings.retrieval] cutoff: 0 is not an integer"),
-        ("[settings.retrieval]\ncutoff = 2.5", "[settings.retrieval] cutoff: 2.5 is not an"),
+        (
+            "[settings.retrieval]\ncutoff = 0",
+            "[settings.retrieval] cutoff: 0 is not a whole number >= 1; use e.g. 100, or no cutoff",
+        ),
+        ("[settings.retrieval]\ncutoff = 2.5", "[settings.retrieval] cutoff: 2.5 is not a whole"),
         ('[settings.retrieval]\nties = "half"', "[settings.retrieval] ties: 'half' is unknown"),
         ("[settings.retrieval]\ngains = 3", "[settings.retrieval] gains: expected a table"),
         (
@@ -144,7 +147,15 @@ def test_retrieval_settings_are_trec_eval_options_and_in_the_signature(tmp_path:
             '[settings.retrieval]\ngains = { "2" = "3" }',
             "[settings.retrieval] gains: the gain of grade '2' is '3', not a number",
         ),
-        ('[settings.retrieval]\ngains = { "nan" = 3 }', "[settings.retrieval] gains: the grade"),
+        (
+            '[settings.retrieval]\ngains = { "nan" = 3 }',
+            "[settings.retrieval] gains: the grade nan is not a finite number",
+        ),
+        (
+            '[settings.retrieval]\ngains = { "2" = inf }',
+            "[settings.retrieval] gains: the gain of grade 2 is inf, not a finite number",
+        ),
+        ("[settings.retrieval]\nrelevance_level = inf", "relevance_level: inf is not a number"),
         ("[gate]\n", "[gate]: unknown table"),
         ('[judge]\nmodel = "m"', "[judge] base_url"),
         ('[judge]\nbase_url = "ftp://x/v1"\nmodel = "m"', "[judge] base_url: expected an http(s)"),

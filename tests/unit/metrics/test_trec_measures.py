@@ -294,6 +294,8 @@ def test_empty_ranking_iprec_is_zero_not_nan() -> None:
         ("all_queries", "yes"),
         ("gains", {"2": 3}),
         ("gains", {2: math.nan}),
+        ("gains", {2: math.inf}),  # would make ndcg NaN, and a baseline's JSON invalid
+        ("relevance_level", math.inf),
     ],
 )
 def test_bad_option_is_an_error(option: str, value: Any) -> None:
