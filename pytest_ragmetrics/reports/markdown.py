@@ -21,6 +21,7 @@ from pytest_ragmetrics.reports.terminal import (
     history_line,
     kinds,
     more_metric_lines,
+    signature_lines,
     stored_baseline_lines,
 )
 from pytest_ragmetrics.results.pairing import listing
@@ -173,6 +174,7 @@ def markdown_summary(document: Mapping[str, Any]) -> str:
     lines += _transformation_section(evals)
     lines += _collapsed(stored_baseline_lines(evals))
     lines += _collapsed(more_metric_lines(evals))
+    lines += _collapsed(signature_lines(evals))
     lines += ["", "### Gates", "", *_gate_section(evals), ""]
     history = history_line(document)
     if history is not None:

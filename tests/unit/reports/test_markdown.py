@@ -74,6 +74,32 @@ def test_markdown_summary_golden() -> None:
     ]
 
 
+def test_bleu_numbers_carry_their_signatures() -> None:
+    # One row, one gold, sacrebleu's defaults: sentence BLEU has effective order, the
+    # corpus score not, as sacrebleu's sentence_bleu and corpus_bleu (signatures by the
+    # format of sacrebleu's BLEU.get_signature()).
+    import sacrebleu
+
+    from pytest_ragmetrics.metrics.text import sentence_bleu
+
+    result = sentence_bleu("the cat sat on the mat", ["the cat sat on a mat"])
+    stats = {**result.stats.as_dict(), "nrefs_1": 1.0}
+    payloads = [RowPayload(INFO, "r1", 0, {"bleu": result.score}, {"bleu_stats": stats}, None)]
+    text = markdown_summary(report_document(summarize(payloads), [], Settings(), "9.9"))
+    version = sacrebleu.__version__
+    assert "<details><summary>Signatures (sacrebleu's; numbers signed differently are not " in (
+        text
+    )
+    assert (
+        f"  evals/test_a.py: bleu nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:{version}"
+        in text.splitlines()
+    )
+    assert (
+        f"  evals/test_a.py: bleu.corpus nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|"
+        f"version:{version}" in text.splitlines()
+    )
+
+
 def test_cells_cannot_break_the_table_or_inject_markup() -> None:
     assert cell("a | b\nc") == "a \\| b c"
     assert cell("<script>alert(1)</script>") == "\\<script\\>alert(1)\\</script\\>"
