@@ -274,7 +274,7 @@ def ragmetrics_embed(request: pytest.FixtureRequest) -> RunEmbedder:
     return RunEmbedder(request.config, model_label(settings.embedding_model))
 
 
-def define_metric_fixture(spec: MetricSpec) -> Any:
+def _define(spec: MetricSpec) -> Any:
     """The pytest fixture of one catalog metric: ``spec.fixture(row, **options) -> Score``,
     documented (``pytest --fixtures``) by the metric's own declaration."""
     name = spec.fixture
@@ -290,6 +290,14 @@ def define_metric_fixture(spec: MetricSpec) -> Any:
     metric.__qualname__ = name
     metric.__doc__ = spec.docstring
     return pytest.fixture(name=name)(metric)
+
+
+# pytest finds fixtures among a plugin module's attributes and names each by its marker,
+# so a metric fixture is bound under a private name: a module global called ``map`` (the
+# trec_eval fixture) would shadow the builtin for every function of this module.
+for _spec in FIXTURES.values():
+    globals()[f"_metric_fixture_{_spec.fixture}"] = _define(_spec)
+del _spec
 
 
 def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]:

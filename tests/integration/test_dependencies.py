@@ -109,7 +109,6 @@ def test_the_plugin_imports_a_format_library_only_to_read_that_format(tmp_path: 
         "from pathlib import Path\n"
         "import pytest_ragmetrics.plugin.hooks, pytest_ragmetrics.plugin.fixtures\n"
         "import pytest_ragmetrics.plugin.dataset_fixtures\n"
-        "import pytest_ragmetrics.plugin.metric_fixtures\n"
         "from pytest_ragmetrics.data.dataset import load_dataset\n"
         f"folder = Path({str(tmp_path)!r})\n"
         "for name in ('d.jsonl', 'd.csv', 'd.jsonl.gz'):\n"

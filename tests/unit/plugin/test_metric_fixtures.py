@@ -1,4 +1,4 @@
-"""The metric fixtures live in a module of their own, so none shadows a builtin for code."""
+"""Metric fixtures are bound under private names, so none shadows a builtin for code."""
 
 from __future__ import annotations
 
@@ -8,23 +8,14 @@ import pkgutil
 
 import pytest_ragmetrics.plugin
 from pytest_ragmetrics.metrics.catalog import FIXTURES
-from pytest_ragmetrics.plugin import metric_fixtures
 
 
-def test_every_metric_fixture_is_in_metric_fixtures() -> None:
-    names = {name for name in vars(metric_fixtures) if not name.startswith("_")}
-    imported = {"annotations", "FIXTURES", "define_metric_fixture"}
-    assert names - imported == set(FIXTURES)
-    assert "map" in FIXTURES  # trec_eval's name, a builtin's too: why the module exists
-
-
-def test_no_other_plugin_module_binds_a_builtin_name() -> None:
-    """A module-level ``map`` would turn every ``map(...)`` of that module into a call of
-    something else (a pytest fixture refuses to be called)."""
+def test_no_plugin_module_binds_a_builtin_name() -> None:
+    """A module-level ``map`` (trec_eval's fixture name) would turn every ``map(...)`` of
+    that module into a call of the fixture, which pytest refuses."""
+    assert "map" in FIXTURES
     shadowed = {}
     for module_info in pkgutil.iter_modules(pytest_ragmetrics.plugin.__path__):
-        if module_info.name == "metric_fixtures":
-            continue
         module = importlib.import_module(f"pytest_ragmetrics.plugin.{module_info.name}")
         names = [
             name
