@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.metrics.base import MetricSettings
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, SIGNATURES
 from pytest_ragmetrics.metrics.judge import CONSISTENCY, judge_statistics, merge_judge_details
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.results.transformations import Transformations
 
 ERRORS_METRIC = "errors"
-DEFAULT_SETTINGS = Settings()
 
 
 @dataclass(frozen=True)
@@ -598,7 +596,7 @@ def _merge_dataset_payloads(
 
 
 def aggregate_rows(
-    rows: Sequence[RowResult], settings: MetricSettings = DEFAULT_SETTINGS
+    rows: Sequence[RowResult], settings: MetricSettings
 ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, dict[str, float]]]]:
     """The aggregates of per-row values and breakdowns over ``rows``, with the corpus
     statistics computed from their summed sufficient statistics with ``settings`` (the
@@ -677,7 +675,7 @@ class Gathered:
             row = by_id[payload.row] = RowResult(payload.row, payload.index)
         row.merge(payload)
 
-    def summaries(self, settings: MetricSettings = DEFAULT_SETTINGS) -> list[EvalSummary]:
+    def summaries(self, settings: MetricSettings) -> list[EvalSummary]:
         """One ``EvalSummary`` per eval and system, sorted by eval name and then by the
         systems' order in the dataset; ``settings`` are the run's metric settings."""
         order = sorted(self.infos.values(), key=lambda info: (info.name, info.system_index))
@@ -693,12 +691,10 @@ class Gathered:
         ]
 
 
-def summarize(
-    payloads: Iterable[Payload], settings: MetricSettings = DEFAULT_SETTINGS
-) -> list[EvalSummary]:
+def summarize(payloads: Iterable[Payload], settings: MetricSettings) -> list[EvalSummary]:
     """Merge row and dataset payloads into one ``EvalSummary`` per eval and system, sorted
     by eval name and then by the systems' order in the dataset; ``settings`` are the run's
-    metric settings (the defaults unless given)."""
+    metric settings (corpus statistics such as ``bleu.corpus`` are reduced with them)."""
     gathered = Gathered()
     for payload in payloads:
         gathered.add(payload)

@@ -104,7 +104,7 @@ def test_corpus_statistics_come_from_summed_counts() -> None:
         _judge_row("b", 1, True, False),
         _judge_row("c", 2, False, True),
     ]
-    (summary,) = summarize(payloads)
+    (summary,) = summarize(payloads, Settings())
     stats = summary.metrics["judge_pipeline"]
     # TP 1, FP 1, FN 1: precision 1/2, recall 1/2, f1 1/2, accuracy 1/3.
     assert (stats["tp"], stats["fp"], stats["fn"], stats["tn"]) == (1, 1, 1, 0)
@@ -128,7 +128,7 @@ def test_dataset_payloads_merge_into_the_eval() -> None:
         None,
         False,
     )
-    (summary,) = summarize([*rows, space])
+    (summary,) = summarize([*rows, space], Settings())
     assert summary.metrics["sources"] == {"chunk_utilization": 0.5, "used_chunks": 2}
     assert summary.metrics["mrr"]["mean"] == 0.75
     assert summary.coverage["evals/test_x.py::test_space"] == 3
@@ -138,7 +138,7 @@ def test_dataset_payloads_merge_into_the_eval() -> None:
 
 def test_a_failed_dataset_test_counts_as_an_error() -> None:
     failed = DatasetPayload(INFO, "t::test_space", ["t::test_space"], 3, {}, {}, "boom", False)
-    (summary,) = summarize([failed])
+    (summary,) = summarize([failed], Settings())
     assert summary.errors == 1
     assert summary.dataset_errors == ("boom",)
     assert "sources" not in summary.metrics
@@ -173,7 +173,7 @@ def test_more_metrics_golden() -> None:
         None,
         False,
     )
-    (summary,) = summarize([*rows, space])
+    (summary,) = summarize([*rows, space], Settings())
     document = report_document([summary], [], Settings(), "9.9")
     assert more_metric_lines(entries(document)) == [
         "More metrics (mean over rows unless named):",

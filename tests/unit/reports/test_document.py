@@ -32,8 +32,11 @@ INFO = EvalInfo("evals/test_a.py", "evals/test_a.py", "evals/data/a.jsonl", "0" 
 
 def _summary() -> EvalSummary:
     (summary,) = summarize(
-        RowPayload(INFO, row, i, {"overlap": value, "f1": value}, {}, None)
-        for i, (row, value) in enumerate([("r1", 1.0), ("r2", 0.5), ("r3", 0.0)])
+        [
+            RowPayload(INFO, row, i, {"overlap": value, "f1": value}, {}, None)
+            for i, (row, value) in enumerate([("r1", 1.0), ("r2", 0.5), ("r3", 0.0)])
+        ],
+        Settings(),
     )
     pairing = Pairing(
         stored_rows=3,

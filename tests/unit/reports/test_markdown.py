@@ -36,7 +36,9 @@ def test_markdown_summary_golden() -> None:
             100.0,
         ),
     ]
-    text = markdown_summary(report_document(summarize(payloads), results, Settings(), "9.9"))
+    text = markdown_summary(
+        report_document(summarize(payloads, Settings()), results, Settings(), "9.9")
+    )
     assert text.splitlines() == [
         "## pytest-ragmetrics: 1 gate(s) failed",
         "",
@@ -85,7 +87,7 @@ def test_bleu_numbers_carry_their_signatures() -> None:
     result = sentence_bleu("the cat sat on the mat", ["the cat sat on a mat"])
     stats = {**result.stats.as_dict(), "nrefs_1": 1.0}
     payloads = [RowPayload(INFO, "r1", 0, {"bleu": result.score}, {"bleu_stats": stats}, None)]
-    text = markdown_summary(report_document(summarize(payloads), [], Settings(), "9.9"))
+    text = markdown_summary(report_document(summarize(payloads, Settings()), [], Settings(), "9.9"))
     version = sacrebleu.__version__
     assert "<details><summary>Signatures (sacrebleu's; numbers signed differently are not " in (
         text
@@ -136,7 +138,9 @@ def test_nothing_is_written_without_evals(pytester: pytest.Pytester, flag: list[
 
 def _gate_lines(results: list[GateResult]) -> list[str]:
     payloads = [RowPayload(INFO, "r1", 0, {"f1": 1.0, "tokens": 100.0}, {}, None)]
-    text = markdown_summary(report_document(summarize(payloads), results, Settings(), "9.9"))
+    text = markdown_summary(
+        report_document(summarize(payloads, Settings()), results, Settings(), "9.9")
+    )
     lines = text.splitlines()
     return lines[lines.index("### Gates") + 2 :]
 

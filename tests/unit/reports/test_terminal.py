@@ -25,7 +25,7 @@ def test_terminal_lines_golden() -> None:
         RowPayload(INFO, "r1", 0, {"f1": 1.0, "tokens": 100.0, "latency_ms": 100.0}, {}, None),
         RowPayload(INFO, "r2", 1, {"f1": 0.5, "tokens": 300.0, "latency_ms": 300.0}, {}, None),
     ]
-    summaries = summarize(payloads)
+    summaries = summarize(payloads, Settings())
     results = [
         GateResult("evals/test_a.py", "f1.mean", ">= 0.5", "passed", "ok", 0.75, 0.5),
         GateResult("evals/test_a.py", "tokens.mean", "<= 150", "failed", "too many\nmore", 200.0),

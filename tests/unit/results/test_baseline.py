@@ -185,7 +185,7 @@ def _summary(rows: Mapping[str, tuple[str, Mapping[str, float]]]) -> EvalSummary
         RowPayload(INFO, row_id, index, values, {}, None, inputs=inputs)
         for index, (row_id, (inputs, values)) in enumerate(rows.items())
     ]
-    (summary,) = summarize(payloads)
+    (summary,) = summarize(payloads, Settings())
     return summary
 
 

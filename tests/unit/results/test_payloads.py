@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.results.summary import (
     BatchPayload,
     DatasetPayload,
@@ -112,7 +113,7 @@ def test_a_payload_that_is_not_a_mapping_is_an_error() -> None:
 
 
 def test_summarize_takes_typed_payloads() -> None:
-    (summary,) = summarize([ROW, DATASET])
+    (summary,) = summarize([ROW, DATASET], Settings())
     assert summary.info == INFO
     assert [row.id for row in summary.rows] == ["r1"]
     assert summary.rows[0].errors == ["x.jsonl:3: field 'gold': missing"]

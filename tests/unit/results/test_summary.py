@@ -50,7 +50,8 @@ def test_payloads_of_several_tests_merge_per_row() -> None:
             payload("a", 0, {"f1": 1.0}),
             payload("a", 0, {"tokens": 10.0}),  # a second test over row a
             payload("c", 2, {}, error="d.jsonl:3: field 'gold': missing"),
-        ]
+        ],
+        Settings(),
     )
     assert [row.id for row in summary.rows] == ["a", "b", "c"]
     assert summary.n == 3
@@ -62,7 +63,7 @@ def test_payloads_of_several_tests_merge_per_row() -> None:
 
 
 def test_conflicting_values_for_one_row_are_an_error_not_a_silent_overwrite() -> None:
-    (summary,) = summarize([payload("a", 0, {"f1": 1.0}), payload("a", 0, {"f1": 0.0})])
+    (summary,) = summarize([payload("a", 0, {"f1": 1.0}), payload("a", 0, {"f1": 0.0})], Settings())
     assert summary.errors == 1
     assert "recorded twice" in summary.rows[0].errors[0]
 
@@ -74,7 +75,7 @@ def test_breakdowns_add_up_to_the_whole() -> None:
         ),
         RowPayload(INFO, "b", 1, {"tokens": 50.0}, {"tokens_by_stage": {"gen": 50.0}}, None),
     ]
-    (summary,) = summarize(payloads)
+    (summary,) = summarize(payloads, Settings())
     stages = summary.breakdowns["tokens_by_stage"]
     assert stages == {"gen": {"sum": 70.0, "mean": 35.0}, "rw": {"sum": 10.0, "mean": 5.0}}
     assert stages["gen"]["mean"] + stages["rw"]["mean"] == summary.metrics["tokens"]["mean"]
@@ -89,8 +90,8 @@ def test_merge_of_split_equals_aggregate(values: list[float], rnd: random.Random
     payloads = [payload(f"r{i}", i, {"f1": v}) for i, v in enumerate(values)]
     shuffled = list(payloads)
     rnd.shuffle(shuffled)
-    (whole,) = summarize(payloads)
-    (merged,) = summarize(shuffled)
+    (whole,) = summarize(payloads, Settings())
+    (merged,) = summarize(shuffled, Settings())
     assert merged.metrics == whole.metrics
     assert whole.metrics["f1"] == aggregate(values)
 
@@ -107,7 +108,8 @@ def test_a_row_is_failed_when_one_test_failed_it_and_an_error_outranks_that() ->
             sent("b", 1, "t2", False),
             sent("c", 2, "t1", True),
             sent("c", 2, "t2", False, error="x.jsonl:3: field 'gold': missing"),
-        ]
+        ],
+        Settings(),
     )
     assert [(row.id, row.status) for row in summary.rows] == [
         ("a", "passed"),
@@ -138,7 +140,7 @@ def test_payloads_gathered_as_they_arrive_summarize_as_a_list_of_them() -> None:
     assert x.rows[0].values == {"f1": 0.75, "tokens": 12.0, "errors": 0.0}
     assert x.rows[0].tests == {"t1", "t2"}
     assert (y.n, y.errors, y.metrics["em"]["sum"]) == (2, 1, 1.0)
-    at_the_end = summarize(payloads)
+    at_the_end = summarize(payloads, Settings())
     assert [(s.info, s.metrics, s.coverage) for s in at_the_end] == [
         (s.info, s.metrics, s.coverage) for s in (x, y)
     ]
@@ -163,12 +165,12 @@ def test_rows_of_the_same_tests_share_their_set_of_tests_and_their_census() -> N
         for i, row in enumerate(["a", "b"])
     ]
     sent.append(RowPayload(INFO, "b", 1, {}, {}, None, test="t2", failed=True))
-    (summary,) = summarize(sent)
+    (summary,) = summarize(sent, Settings())
     a, b = summary.rows
     assert (a.tests, b.tests, b.failed) == ({"t1"}, {"t1", "t2"}, {"t2"})
     assert a.citations == {"markers": 1, "contexts": 1}
     assert a.citations is b.citations
     with pytest.raises(TypeError):
         a.citations["markers"] = 2  # type: ignore[index]
-    (again,) = summarize([sent[0], RowPayload(INFO, "c", 2, {}, {}, None, test="t1")])
+    (again,) = summarize([sent[0], RowPayload(INFO, "c", 2, {}, {}, None, test="t1")], Settings())
     assert again.rows[0].tests is again.rows[1].tests
