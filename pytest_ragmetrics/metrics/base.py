@@ -224,6 +224,18 @@ class MetricSpec:
         )
 
 
+def reference_list(references: Sequence[str]) -> list[str]:
+    """``references`` of a text metric (ROUGE, BLEU, chrF) as a list: a bare string is a
+    ``TypeError`` (it would be read as one reference per character), none a
+    ``ValueError``."""
+    if isinstance(references, str):
+        raise TypeError("references must be a sequence of strings, not a single string")
+    listed = list(references)
+    if not listed:
+        raise ValueError("no reference given: at least one is needed")
+    return listed
+
+
 def golds(row: Row, metric: str) -> list[str]:
     """Every gold alias of the row; answer groups (lists of aliases) are flattened, so a
     metric that takes the best over golds takes it over every alias of every group."""

@@ -46,6 +46,7 @@ Scores are not clamped: ``(1 + b) P R / (b P + R)`` never exceeds ``max(P, R) <=
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -67,6 +68,7 @@ from pytest_ragmetrics.metrics.base import (
     golds,
     nrefs,
     reference_count,
+    reference_list,
 )
 from pytest_ragmetrics.metrics.chrf_settings import DEFAULT_BETA, DEFAULT_CHAR_ORDER, whole_number
 from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings as ChrfSettings  # public here too
@@ -285,15 +287,6 @@ class SentenceChrf:
     stats: ChrfStats
 
 
-def _references(references: Sequence[str]) -> list[str]:
-    if isinstance(references, str):
-        raise TypeError("chrF references: expected a sequence of strings, not a single string")
-    listed = list(references)
-    if not listed:
-        raise ValueError("chrF references: none given; at least one is needed")
-    return listed
-
-
 def chrf_of(
     hypothesis: str, references: Sequence[str], settings: ChrfSettings, word_order: int
 ) -> SentenceChrf:
@@ -301,12 +294,12 @@ def chrf_of(
     word_order = _check_word_order(word_order)
     hyp = _Ngrams(hypothesis, settings, word_order)
     best: SentenceChrf | None = None
-    for reference in _references(references):
+    for reference in reference_list(references):
         stats = hyp.against(_Ngrams(reference, settings, word_order))
         score = _f_score(stats.orders, settings.beta, settings.eps_smoothing)
         if best is None or score > best.score:  # the first reference wins a tie
             best = SentenceChrf(score, stats)
-    assert best is not None  # _references refuses an empty list
+    assert best is not None  # reference_list refuses an empty list
     return best
 
 
@@ -339,8 +332,6 @@ def corpus_chrf_from_stats(
     char_order: int = DEFAULT_CHAR_ORDER,
     word_order: int = 0,
     beta: int = DEFAULT_BETA,
-    lowercase: bool = False,
-    whitespace: bool = False,
     eps_smoothing: bool = False,
 ) -> float:
     """Corpus chrF (chrF++) in [0, 100] from summed statistics, as sacrebleu's
@@ -349,12 +340,12 @@ def corpus_chrf_from_stats(
     The score of the module docstring applied to the corpus totals (a corpus of one row
     scores its sentence score). Equal to ``CHRF(...).corpus_score(hyps, streams).score`` when
     ``stats`` is the sum of the rows' :func:`sentence_chrf` statistics under the same settings
-    and rows with fewer references are padded with ``None`` in ``streams``. ``lowercase`` and
-    ``whitespace`` are taken so one set of keyword arguments serves both functions; they
-    changed the statistics, not the reduction. Statistics of other orders than ``char_order``
-    and ``word_order`` raise ``ValueError`` rather than give a wrong score.
+    and rows with fewer references are padded with ``None`` in ``streams``. ``lowercase``
+    and ``whitespace`` are not options here: they shape the statistics, which are already
+    counted. Statistics of other orders than ``char_order`` and ``word_order`` raise
+    ``ValueError`` rather than give a wrong score.
     """
-    settings = ChrfSettings(char_order, beta, lowercase, whitespace, eps_smoothing)
+    settings = ChrfSettings(char_order, beta, eps_smoothing=eps_smoothing)
     return _corpus(stats, settings, _check_word_order(word_order))
 
 
@@ -377,7 +368,7 @@ def chrf_signature(settings: ChrfSettings, word_order: int, nrefs: int | str = 1
     (effective order); ``version`` is the installed sacrebleu's, whose chrF these numbers
     are tested to equal.
     """
-    from sacrebleu import __version__ as sacrebleu_version
+    sacrebleu_version = importlib.metadata.version("sacrebleu")
 
     word_order = _check_word_order(word_order)
     fields = {
@@ -403,32 +394,27 @@ def measure_chrf(metric: str, word_order: int) -> Compute:
     def measure(row: Row, ctx: MetricContext) -> Measured:
         settings = ctx.settings.chrf
         answer = claim_text(row, metric, ctx.settings)
-        result = chrf_of(answer, golds(row, metric), settings, word_order)
+        references = golds(row, metric)
+        result = chrf_of(answer, references, settings, word_order)
         chars = result.stats.chars[0]
         evidence = (
             f"{'chrF++' if word_order else 'chrF'} {result.score:.2f} (beta {settings.beta}, "
             f"best of the gold(s)): {chars.match} of {chars.hyp} answer / {chars.ref} gold "
             "characters matched"
         )
-        references = len(golds(row, metric))
-        stats = {f"{metric}_stats": {**result.stats.as_dict(), **reference_count(references)}}
+        counts = {**result.stats.as_dict(), **reference_count(len(references))}
+        stats = {f"{metric}_stats": counts}
         return Measured({metric: result.score}, evidence, stats)
 
     return measure
 
 
-def chrf_corpus(sums: Mapping[str, float], settings: ChrfSettings) -> dict[str, float]:
+def chrf_corpus(sums: Mapping[str, float], settings: MetricSettings) -> dict[str, float]:
     """``chrf.corpus`` / ``chrf_pp.corpus``: corpus chrF from the rows' summed statistics
-    under the chrF settings; the word order is read from the statistics (``chrf_pp``'s
-    have two word orders)."""
+    under the run's ``[settings.chrf]``; the word order is read from the statistics
+    (``chrf_pp``'s have two word orders)."""
     stats = ChrfStats.from_dict(sums)
-    return {"corpus": _corpus(stats, settings, len(stats.words))}
-
-
-def _reduce(sums: Mapping[str, float], settings: MetricSettings) -> dict[str, float]:
-    """The corpus reduction of both fixtures: :func:`chrf_corpus` under the run's
-    ``[settings.chrf]``."""
-    return chrf_corpus(sums, settings.chrf)
+    return {"corpus": _corpus(stats, settings.chrf, len(stats.words))}
 
 
 def _spec(metric: str, word_order: int, name: str) -> MetricSpec:
@@ -446,7 +432,7 @@ def _spec(metric: str, word_order: int, name: str) -> MetricSpec:
         ),
         ("answer", "gold"),
         measure_chrf(metric, word_order),
-        corpus=CorpusReduction(f"{metric}_stats", _reduce),
+        corpus=CorpusReduction(f"{metric}_stats", chrf_corpus),
         signatures=_signatures(metric, word_order),
     )
 

@@ -64,6 +64,7 @@ from pytest_ragmetrics.metrics.base import (
     golds,
     nrefs,
     reference_count,
+    reference_list,
 )
 from pytest_ragmetrics.metrics.bleu_settings import DEFAULT_BLEU, BleuSettings
 
@@ -128,15 +129,6 @@ def _rouge_scorer(use_stemmer: bool, rouge_types: tuple[str, ...] = _ROUGE_TYPES
     )
 
 
-def _reference_list(references: Sequence[str]) -> list[str]:
-    if isinstance(references, str):
-        raise TypeError("references must be a sequence of strings, not a single string")
-    reference_list = list(references)
-    if not reference_list:
-        raise ValueError("no reference given: at least one is needed")
-    return reference_list
-
-
 def rouge(prediction: str, references: Sequence[str], use_stemmer: bool = False) -> RougeScores:
     """ROUGE-1, ROUGE-2 and ROUGE-L F-measures of ``prediction`` against ``references``.
 
@@ -151,7 +143,7 @@ def rouge(prediction: str, references: Sequence[str], use_stemmer: bool = False)
     ``references`` raises ``ValueError``; a bare string, ``TypeError``. :func:`rouge_detail`
     gives precision and recall too, and ``rougeLsum``.
     """
-    best = _rouge_scorer(use_stemmer).score_multi(_reference_list(references), prediction)
+    best = _rouge_scorer(use_stemmer).score_multi(reference_list(references), prediction)
     return RougeScores(
         rouge1=float(best["rouge1"].fmeasure),
         rouge2=float(best["rouge2"].fmeasure),
@@ -183,7 +175,7 @@ def rouge_detail(
     :func:`rouge`.
     """
     scorer = _rouge_scorer(use_stemmer, _ROUGE_DETAIL_TYPES)
-    best = scorer.score_multi(_reference_list(references), prediction)
+    best = scorer.score_multi(reference_list(references), prediction)
     return RougeDetail(
         rouge1=_score(best["rouge1"]),
         rouge2=_score(best["rouge2"]),
@@ -359,7 +351,7 @@ def sentence_stats(
     """The BLEU statistics of one hypothesis against its references, tokenized and cased
     as ``settings`` say (smoothing and effective order do not change them)."""
     metric = _bleu_metric(settings.tokenize, settings.lowercase, settings.max_ngram_order)
-    score = metric.sentence_score(hypothesis, _reference_list(references))
+    score = metric.sentence_score(hypothesis, reference_list(references))
     return BleuStats(
         sys_len=int(score.sys_len),
         ref_len=int(score.ref_len),
@@ -408,12 +400,6 @@ def sentence_bleu(
         tokenize, smooth_method, smooth_value, lowercase, max_ngram_order, effective_order
     )
     return sentence_bleu_with(hypothesis, references, settings)
-
-
-def corpus_bleu_with(stats: BleuStats, settings: BleuSettings) -> float:
-    """:func:`corpus_bleu_from_stats` with its options as one :class:`BleuSettings` (only
-    its smoothing, order and effective order matter: the statistics are already counted)."""
-    return _bleu_score(stats, settings)
 
 
 def corpus_bleu_from_stats(
@@ -469,7 +455,7 @@ def _best_scores(row: Row, ctx: MetricContext, metric: str) -> dict[str, RougeSc
     if key not in ctx.memo:
         answer = claim_text(row, metric, ctx.settings)
         scorer = _rouge_scorer(ctx.settings.rouge_use_stemmer, types)
-        best = scorer.score_multi(_reference_list(golds(row, metric)), answer)
+        best = scorer.score_multi(reference_list(golds(row, metric)), answer)
         ctx.memo[key] = {rouge_type: _score(best[rouge_type]) for rouge_type in types}
     scores: dict[str, RougeScore] = ctx.memo[key]
     return scores
@@ -519,7 +505,7 @@ def bleu_corpus(sums: Mapping[str, float], settings: MetricSettings) -> dict[str
     """``bleu.corpus``: corpus BLEU from the rows' summed ``bleu_stats``, with the run's
     ``[settings.bleu]`` smoothing, order and effective order."""
     stats = BleuStats.from_dict(sums, settings.bleu.max_ngram_order)
-    return {"corpus": corpus_bleu_with(stats, settings.bleu)}
+    return {"corpus": _bleu_score(stats, settings.bleu)}
 
 
 def bleu_signature(settings: BleuSettings, references: str) -> str:

@@ -110,7 +110,8 @@ def test_sentence_and_corpus_scores_equal_sacrebleu(
     hypotheses = [hyp for hyp, _ in corpus]
     expected_corpus = reference.corpus_score(hypotheses, _streams(corpus)).score
     total = sum_stats(result.stats for result in results)
-    assert corpus_chrf_from_stats(total, **options) == pytest.approx(expected_corpus, abs=1e-9)
+    reduction = {key: options[key] for key in ("char_order", "word_order", "beta", "eps_smoothing")}
+    assert corpus_chrf_from_stats(total, **reduction) == pytest.approx(expected_corpus, abs=1e-9)
 
 
 def test_corpus_statistics_equal_sacrebleus_per_segment_statistics() -> None:
@@ -308,7 +309,7 @@ def test_bad_settings_are_refused_naming_the_setting(
 
 
 def test_references_must_be_a_non_empty_sequence() -> None:
-    with pytest.raises(ValueError, match="none given"):
+    with pytest.raises(ValueError, match="no reference given"):
         sentence_chrf("a", [])
     with pytest.raises(TypeError, match="not a single string"):
         sentence_chrf("a", "a")
