@@ -60,10 +60,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_ragmetrics.config.rules import Rule, RuleError, parse_rule
 from pytest_ragmetrics.embeddings.model import PACKAGED_MODEL, model_label
@@ -72,12 +72,12 @@ from pytest_ragmetrics.judge.config import JudgeConfig, JudgeConfigError, judge_
 from pytest_ragmetrics.metrics.bleu_settings import (
     DEFAULT_BLEU,
     BleuSettings,
-    BleuSettingsError,
 )
 from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
-from pytest_ragmetrics.metrics.trec_options import OptionError, TrecOptions
+from pytest_ragmetrics.metrics.setting import SettingError
+from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.metrics.trust.judges import (
     DEFAULT_ENTAILMENT_TAU,
     LLM_TRUST_JUDGE,
@@ -111,6 +111,12 @@ _TRUST_DEFAULTS: dict[str, Any] = {
 }
 # Bumped when a metric's definition changes, so stored baselines are refused, not compared.
 METRICS_VERSION = 1
+
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Record = TypeVar("_Record", bound="DataclassInstance")
 
 
 class ThresholdsError(Exception):
@@ -169,12 +175,9 @@ class Settings:
             signature["rouge_use_stemmer"] = True
         if self.citation_pattern is not None:
             signature["citation_pattern"] = self.citation_pattern
-        if self.retrieval.signature():
-            signature["retrieval"] = self.retrieval.signature()
-        if self.bleu.changed():
-            signature["bleu"] = self.bleu.changed()
-        if self.chrf.signature():
-            signature["chrf"] = self.chrf.signature()
+        for table in ("retrieval", "bleu", "chrf"):  # [settings.<table>]
+            if changed := getattr(self, table).changed():
+                signature[table] = changed
         for name, default in _TRUST_DEFAULTS.items():
             if getattr(self, name) != default:
                 signature[name] = getattr(self, name)
@@ -300,83 +303,72 @@ def _settings(path: Path, table: Any) -> Settings:
     )
 
 
-def _gains(path: Path, value: Any) -> dict[float, float]:
+def _metric_settings(
+    path: Path,
+    name: str,
+    table: Any,
+    record: type[_Record],
+    build: Callable[[dict[str, Any]], _Record] | None = None,
+    hints: Mapping[str, str] | None = None,
+) -> _Record:
+    """``[settings.<name>]``: a table whose keys are the fields of the settings record
+    ``record`` (an unknown one is refused, with ``hints`` for a likely mistake), built by
+    ``build`` (``record(**table)`` by default); the record's own ``SettingError`` is
+    reported under its key."""
+    if not isinstance(table, dict):
+        raise _error(path, f"[settings] {name}", f"expected a table: [settings.{name}]")
+    known = [field.name for field in dataclasses.fields(record)]
+    for key in table:
+        if key not in known:
+            hint = (hints or {}).get(key, "")
+            raise _error(
+                path,
+                f"[settings.{name}] {key}",
+                f"unknown setting; known: {', '.join(known)}{'; ' + hint if hint else ''}",
+            )
+    try:
+        return build(table) if build is not None else record(**table)
+    except SettingError as error:
+        raise _error(path, f"[settings.{name}] {error.key}", error.problem) from None
+
+
+def _gains(path: Path, value: Any) -> dict[float, Any]:
     """``gains = { "1" = 1, "2" = 3 }``: TOML keys are strings, so each grade is read as a
-    number here."""
+    number here (``TrecOptions`` checks the numbers)."""
     where = "[settings.retrieval] gains"
     if not isinstance(value, dict):
         raise _error(path, where, 'expected a table of grade = gain, e.g. { "1" = 1, "2" = 3 }')
-    gains: dict[float, float] = {}
+    gains: dict[float, Any] = {}
     for grade, gain in value.items():
         try:
-            number = float(grade)
+            gains[float(grade)] = gain
         except ValueError:
             raise _error(path, where, f"the grade {grade!r} is not a number") from None
-        if isinstance(gain, bool) or not isinstance(gain, int | float):
-            raise _error(path, where, f"the gain of grade {grade!r} is {gain!r}, not a number")
-        gains[number] = float(gain)
     return gains
 
 
 def _retrieval_settings(path: Path, table: Any) -> TrecOptions:
-    """``[settings.retrieval]``: trec_eval's options, checked by ``TrecOptions`` itself."""
-    if not isinstance(table, dict):
-        raise _error(path, "[settings] retrieval", "expected a table: [settings.retrieval]")
-    known = ("relevance_level", "cutoff", "ties", "gains")
-    for key in table:
-        if key not in known:
-            raise _error(
-                path, f"[settings.retrieval] {key}", f"unknown setting; known: {', '.join(known)}"
-            )
-    gains = _gains(path, table["gains"]) if "gains" in table else None
-    try:
-        level, ties = table.get("relevance_level", 1), table.get("ties", "float32")
-        return TrecOptions(level, table.get("cutoff"), gains, ties)
-    except OptionError as error:
-        raise _error(path, f"[settings.retrieval] {error.option}", error.problem) from None
+    """``[settings.retrieval]``: trec_eval's options, named as ``evaluate`` names them."""
+
+    def build(options: dict[str, Any]) -> TrecOptions:
+        if "gains" in options:
+            options = {**options, "gains": _gains(path, options["gains"])}
+        return TrecOptions(**options)
+
+    return _metric_settings(path, "retrieval", table, TrecOptions, build)
 
 
 def _bleu_settings(path: Path, table: Any) -> BleuSettings:
-    """``[settings.bleu]``: sacrebleu's BLEU options under sacrebleu's names, checked (a
-    tokenizer that cannot run here is refused now, not when the first row is scored)."""
-    if not isinstance(table, dict):
-        raise _error(path, "[settings] bleu", "expected a table: [settings.bleu]")
-    known = [field.name for field in dataclasses.fields(BleuSettings)]
-    for key in table:
-        if key not in known:
-            raise _error(
-                path, f"[settings.bleu] {key}", f"unknown BLEU option; known: {', '.join(known)}"
-            )
-    try:
-        return BleuSettings(**table)
-    except BleuSettingsError as error:
-        raise _error(path, f"[settings.bleu] {error.key}", error.message) from None
-
-
-_CHRF_KEYS = {
-    "char_order": "a whole number >= 1 (default 6)",
-    "beta": "a whole number >= 1 (default 2)",
-    "lowercase": "true or false",
-    "whitespace": "true or false",
-    "eps_smoothing": "true or false",
-}
+    """``[settings.bleu]``: sacrebleu's BLEU options under sacrebleu's names (a tokenizer
+    that cannot run here is refused now, not when the first row is scored)."""
+    return _metric_settings(path, "bleu", table, BleuSettings)
 
 
 def _chrf_settings(path: Path, table: Any) -> ChrfSettings:
     """``[settings.chrf]``: the chrF / chrF++ settings, named as sacrebleu names them; the
     word order is the fixture's (``chrf`` 0, ``chrf_pp`` 2), not a setting."""
-    if not isinstance(table, dict):
-        raise _error(path, "[settings] chrf", "expected a table: [settings.chrf]")
-    for key, value in table.items():
-        where = f"[settings.chrf] {key}"
-        if key not in _CHRF_KEYS:
-            hint = "; the word order is the fixture's: chrf or chrf_pp" * (key == "word_order")
-            raise _error(path, where, f"unknown setting; known: {', '.join(_CHRF_KEYS)}{hint}")
-        try:
-            ChrfSettings(**{key: value})
-        except ValueError:
-            raise _error(path, where, f"expected {_CHRF_KEYS[key]}, got {value!r}") from None
-    return ChrfSettings(**table)
+    hints = {"word_order": "the word order is the fixture's: chrf or chrf_pp"}
+    return _metric_settings(path, "chrf", table, ChrfSettings, hints=hints)
 
 
 def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,14 +10,14 @@ installs.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import importlib.util
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+from pytest_ragmetrics.metrics.setting import SettingError, changed_fields, finite, whole_number
 
 # sacrebleu 2.6's tokenizers (``BLEU.TOKENIZERS``), in its order.
 BLEU_TOKENIZERS: Final = (
@@ -51,17 +51,12 @@ _TOKENIZER_PACKAGES: Final = {
 }
 
 
-class BleuSettingsError(ValueError):
-    """A BLEU setting is wrong: ``key`` names it (sacrebleu's name), ``message`` says what
-    is wrong and what to write instead; shown as ``key: message``."""
+class BleuSettingsError(SettingError):
+    """A BLEU setting is wrong: ``key`` names it (sacrebleu's name), ``problem`` says what
+    is wrong and what to write instead; shown as ``BLEU key: problem``."""
 
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(key, message)
-        self.key = key
-        self.message = message
-
-    def __str__(self) -> str:
-        return f"BLEU {self.key}: {self.message}"
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__("BLEU", key, problem)
 
 
 def _spm_model_problem(tokenize: str) -> str | None:
@@ -152,7 +147,7 @@ class BleuSettings:
             if not isinstance(getattr(self, key), bool):
                 raise BleuSettingsError(key, f"expected true or false, got {getattr(self, key)!r}")
         order = self.max_ngram_order
-        if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+        if not whole_number(order, 1):
             raise BleuSettingsError("max_ngram_order", f"expected an integer >= 1, got {order!r}")
         problem = _tokenizer_problem(self.tokenize)
         if problem is not None:
@@ -168,19 +163,14 @@ class BleuSettings:
                 f"only floor and add-k use a smoothing value, not {self.smooth_method!r}; "
                 "drop smooth_value or change smooth_method",
             )
-        usable = isinstance(value, int | float) and not isinstance(value, bool)
-        if not usable or not math.isfinite(value) or value <= 0:
+        if not finite(value) or value <= 0:
             raise BleuSettingsError("smooth_value", f"expected a finite number > 0, got {value!r}")
 
     def changed(self) -> dict[str, Any]:
         """The options not at sacrebleu's defaults, by name (what a baseline's signature
         holds); ``smooth_value`` counts as changed only when the value in effect is."""
-        changed = {
-            field.name: getattr(self, field.name)
-            for field in dataclasses.fields(self)
-            if field.name != "smooth_value"
-            and getattr(self, field.name) != getattr(DEFAULT_BLEU, field.name)
-        }
+        changed = changed_fields(self, DEFAULT_BLEU)
+        changed.pop("smooth_value", None)
         if self.smooth != BLEU_SMOOTH_DEFAULTS[self.smooth_method]:
             changed["smooth_value"] = self.smooth
         return changed

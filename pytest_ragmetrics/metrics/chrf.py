@@ -70,8 +70,9 @@ from pytest_ragmetrics.metrics.base import (
     reference_count,
     reference_list,
 )
-from pytest_ragmetrics.metrics.chrf_settings import DEFAULT_BETA, DEFAULT_CHAR_ORDER, whole_number
+from pytest_ragmetrics.metrics.chrf_settings import DEFAULT_BETA, DEFAULT_CHAR_ORDER
 from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings as ChrfSettings  # public here too
+from pytest_ragmetrics.metrics.setting import whole_number
 
 CHRF_PP_WORD_ORDER: Final = 2  # chrF++ (Popović 2017)
 _EPS: Final = 1e-16  # sacrebleu's (and chrF++.py's) smoothing epsilon

@@ -9,23 +9,22 @@ configured, not when a row is scored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Final
+
+from pytest_ragmetrics.metrics.setting import SettingError, changed_fields, whole_number
 
 DEFAULT_CHAR_ORDER: Final = 6
 DEFAULT_BETA: Final = 2
 
 
-def _order_error(where: str, value: object, least: int) -> ValueError:
-    return ValueError(
-        f"chrF {where}: expected a whole number >= {least}, got {value!r}; "
-        f"the defaults are char_order={DEFAULT_CHAR_ORDER}, beta={DEFAULT_BETA}"
+def _order_error(key: str, value: object, least: int) -> SettingError:
+    return SettingError(
+        "chrF",
+        key,
+        f"expected a whole number >= {least}, got {value!r}; "
+        f"the defaults are char_order={DEFAULT_CHAR_ORDER}, beta={DEFAULT_BETA}",
     )
-
-
-def whole_number(value: object, least: int) -> bool:
-    """Whether ``value`` is an ``int`` (not a bool) of at least ``least``."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
 @dataclass(frozen=True)
@@ -53,17 +52,12 @@ class ChrfSettings:
             raise _order_error("beta", self.beta, 1)
         for name in ("lowercase", "whitespace", "eps_smoothing"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(
-                    f"chrF {name}: expected true or false, got {getattr(self, name)!r}"
+                raise SettingError(
+                    "chrF", name, f"expected true or false, got {getattr(self, name)!r}"
                 )
 
-    def signature(self) -> dict[str, Any]:
+    def changed(self) -> dict[str, Any]:
         """The settings that differ from sacrebleu's defaults (empty when none does): what a
         baseline's signature records, so baselines stored before the table existed stay
         comparable."""
-        default = ChrfSettings()
-        return {
-            item.name: getattr(self, item.name)
-            for item in fields(self)
-            if getattr(self, item.name) != getattr(default, item.name)
-        }
+        return changed_fields(self, ChrfSettings())

@@ -9,23 +9,26 @@ fixture, and the settings are declared below the families.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from pytest_ragmetrics.metrics.setting import SettingError, finite
 
 Ties = Literal["float32", "double"]
 TIES: tuple[Ties, ...] = ("float32", "double")
 
 
-class OptionError(ValueError):
-    """A bad trec_eval option: ``option`` names it, ``problem`` says what is wrong and
-    how to fix it. Its message is in ``evaluate``'s words; thresholds.toml's
+class OptionError(SettingError):
+    """A bad trec_eval option: ``key`` names it, ``problem`` says what is wrong and how to
+    fix it. Its message is in ``evaluate``'s words; thresholds.toml's
     ``[settings.retrieval]`` reports the same problem under its own key."""
 
-    def __init__(self, option: str, problem: str) -> None:
-        super().__init__(f"evaluate({option}=...): {problem}")
-        self.option, self.problem = option, problem
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__("evaluate", key, problem)
+
+    def __str__(self) -> str:
+        return f"evaluate({self.key}=...): {self.problem}"
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class TrecOptions:
 
     def __post_init__(self) -> None:
         level = self.relevance_level
-        if not _finite(level) or not level > 0:
+        if not finite(level) or not level > 0:
             raise OptionError(
                 "relevance_level",
                 f"{level!r} is not a number above 0; use the lowest grade that counts as "
@@ -62,18 +65,18 @@ class TrecOptions:
                 "'double' (trec_eval 10)",
             )
         for grade, gain in (self.gains or {}).items():
-            if not _finite(grade):
+            if not finite(grade):
                 raise OptionError(
                     "gains", f"the grade {grade!r} is not a finite number; map grades to gains"
                 )
-            if not _finite(gain):
+            if not finite(gain):
                 raise OptionError(
                     "gains",
                     f"the gain of grade {grade:g} is {gain!r}, not a finite number; "
                     "map grades to gains, e.g. 1 to 1 and 2 to 3",
                 )
 
-    def signature(self) -> dict[str, Any]:
+    def changed(self) -> dict[str, Any]:
         """The options that differ from trec_eval's defaults, JSON-able (gains as
         ``[[grade, gain], ...]`` sorted by grade): what a baseline's signature holds."""
         changed: dict[str, Any] = {}
@@ -86,10 +89,3 @@ class TrecOptions:
         if self.ties != "float32":
             changed["ties"] = self.ties
         return changed
-
-
-def _finite(value: Any) -> bool:
-    """A real number (not a bool), neither NaN nor infinite: what a grade, a gain or a
-    relevance level must be (an infinite one would also make the baseline file's JSON
-    invalid)."""
-    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)

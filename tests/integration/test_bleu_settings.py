@@ -139,7 +139,7 @@ def test_the_corpus_score_reduces_statistics_of_the_configured_order(project: Pr
     ("table", "message"),
     [
         ('[settings.bleu]\ntokenize = "13b"\n', "[settings.bleu] tokenize: '13b' is not one of"),
-        ("[settings.bleu]\nsmooth = 1\n", "[settings.bleu] smooth: unknown BLEU option"),
+        ("[settings.bleu]\nsmooth = 1\n", "[settings.bleu] smooth: unknown setting"),
     ],
 )
 def test_a_bad_bleu_setting_stops_the_run_before_any_row(

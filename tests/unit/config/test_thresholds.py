@@ -145,7 +145,7 @@ def test_retrieval_settings_are_trec_eval_options_and_in_the_signature(tmp_path:
         ),
         (
             '[settings.retrieval]\ngains = { "2" = "3" }',
-            "[settings.retrieval] gains: the gain of grade '2' is '3', not a number",
+            "[settings.retrieval] gains: the gain of grade 2 is '3', not a finite number",
         ),
         (
             '[settings.retrieval]\ngains = { "nan" = 3 }',
@@ -291,7 +291,7 @@ def test_chrf_settings_enter_the_signature_only_when_changed(tmp_path: Path) -> 
         ("[settings]\nbleu = 3", "[settings] bleu: expected a table: [settings.bleu]"),
         (
             "[settings.bleu]\nsmoothing = 'exp'",
-            "[settings.bleu] smoothing: unknown BLEU option; known: tokenize, smooth_method, "
+            "[settings.bleu] smoothing: unknown setting; known: tokenize, smooth_method, "
             "smooth_value, lowercase, max_ngram_order, effective_order",
         ),
         ("[settings.bleu]\ntokenize = '13b'", "[settings.bleu] tokenize: '13b' is not one of"),
@@ -345,7 +345,10 @@ def test_a_bleu_tokenizer_that_cannot_run_is_refused_when_the_file_is_read(
         ("[settings.chrf]\norder = 6", "[settings.chrf] order: unknown setting; known: char_order"),
         ("[settings.chrf]\nword_order = 2", "the word order is the fixture's: chrf or chrf_pp"),
         ("[settings.chrf]\nchar_order = 0", "[settings.chrf] char_order: expected a whole number"),
-        ("[settings.chrf]\nchar_order = 6.0", "char_order: expected a whole number >= 1 (default"),
+        (
+            "[settings.chrf]\nchar_order = 6.0",
+            "char_order: expected a whole number >= 1, got 6.0; the defaults are char_order=6",
+        ),
         ("[settings.chrf]\nbeta = true", "[settings.chrf] beta: expected a whole number >= 1"),
         ("[settings.chrf]\nlowercase = 1", "[settings.chrf] lowercase: expected true or false"),
         ('[settings.chrf]\nwhitespace = "no"', "whitespace: expected true or false, got 'no'"),
