@@ -39,7 +39,9 @@ class MetricInfo:
     from summed per-row sufficient statistics, besides the per-row ones (``bleu.corpus``).
     ``dataset``: for a dataset-level metric (one value set per eval, not per row), its only
     statistics. ``levels``: the only suffixes ``@`` may take, for a name whose suffix is
-    not a cutoff k (``iprec_at_recall@0.5``).
+    not a cutoff k (``iprec_at_recall@0.5``). ``misleading``: statistics a gate may not
+    use, each with what to use instead (``gm_map.mean`` is map's mean, not trec_eval's
+    gm_map).
     """
 
     name: str
@@ -49,12 +51,14 @@ class MetricInfo:
     corpus: tuple[str, ...] = ()
     dataset: tuple[str, ...] | None = None
     levels: tuple[str, ...] = ()
+    misleading: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def stats(self) -> tuple[str, ...]:
         if self.dataset is not None:
             return self.dataset
-        return (*STATS, *((RATE,) if self.binary else ()), *self.corpus)
+        every = (*STATS, *((RATE,) if self.binary else ()), *self.corpus)
+        return tuple(stat for stat in every if stat not in self.misleading)
 
 
 class MetricSettings(Protocol):

@@ -70,6 +70,8 @@ def split_aggregate(name: str) -> tuple[str, str]:
     if not dot or not metric:
         raise UnknownAggregate(f"{name!r} is not of the form metric.stat (e.g. 'f1.mean')")
     info = metric_info(metric)
+    if stat in info.misleading:
+        raise UnknownAggregate(f"{metric}.{stat} is not a gate: {info.misleading[stat]}")
     if stat not in info.stats:
         raise UnknownAggregate(
             f"unknown statistic {stat!r} for {metric}; use one of {', '.join(info.stats)}"

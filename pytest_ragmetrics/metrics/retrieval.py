@@ -693,10 +693,19 @@ def _family(
     cutoff: Cutoff,
     binary: bool,
     corpus: tuple[str, ...] = (),
+    misleading: Mapping[str, str] | None = None,
 ) -> MetricSpec:
     levels = RECALL_LEVELS if name == "iprec_at_recall" else ()
     infos = tuple(
-        MetricInfo(metric, description, binary=binary, cutoff=cutoff, corpus=corpus, levels=levels)
+        MetricInfo(
+            metric,
+            description,
+            binary=binary,
+            cutoff=cutoff,
+            corpus=corpus,
+            levels=levels,
+            misleading=misleading or {},
+        )
         for metric, description in records
     )
     if name == "ndcg":
@@ -773,6 +782,11 @@ SPECS = (
         "none",
         False,
         corpus=("gmean",),
+        misleading={
+            stat: f"the {what} of the rows' average precisions is map.{stat}; trec_eval's "
+            "gm_map is gm_map.gmean"
+            for stat, what in (("mean", "arithmetic mean"), ("sum", "sum"))
+        },
     ),
     _family(
         "rprec",

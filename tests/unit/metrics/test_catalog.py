@@ -72,7 +72,7 @@ def _gate(info: MetricInfo) -> str:
     """An aggregate name a thresholds.toml gate could use for ``info``."""
     suffix = info.levels[-1] if info.levels else "10"
     name = f"{info.name}@{suffix}" if info.cutoff != "none" else info.name
-    stat = info.dataset[0] if info.dataset is not None else "mean"
+    stat = info.stats[0]  # "mean", or a dataset-level metric's first statistic
     return f"{name}.{stat}"
 
 
@@ -112,6 +112,19 @@ def test_gm_map_gmean_is_a_statistic_of_gm_map_only() -> None:
     assert split_aggregate("gm_map.gmean") == ("gm_map", "gmean")
     with pytest.raises(registry.UnknownAggregate, match="unknown statistic 'gmean' for map"):
         split_aggregate("map.gmean")
+
+
+@pytest.mark.parametrize("stat", ["mean", "sum"])
+def test_gm_map_mean_is_refused_pointing_to_map_and_gmean(stat: str) -> None:
+    # The rows record their average precision, so gm_map.mean would be MAP under the
+    # name of trec_eval's geometric mean: a gate on it would check the wrong number.
+    with pytest.raises(
+        registry.UnknownAggregate,
+        match=rf"gm_map\.{stat} is not a gate: .* is map\.{stat}; trec_eval's gm_map is "
+        r"gm_map\.gmean",
+    ):
+        split_aggregate(f"gm_map.{stat}")
+    assert split_aggregate("gm_map.p50") == ("gm_map", "p50")
 
 
 def test_no_two_declarations_record_the_same_metric() -> None:
