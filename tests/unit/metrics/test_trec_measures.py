@@ -86,7 +86,7 @@ def _reference(
     qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], **options: Any
 ) -> dict[str, dict[str, float]]:
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES, **options)
-    return _nan_free(evaluator.evaluate(run))
+    return nan_free(evaluator.evaluate(run))
 
 
 @pytest.mark.parametrize("with_bpref", [True, False])
@@ -135,7 +135,7 @@ def _options(relevance_level: int) -> Any:
     return TrecOptions(relevance_level=relevance_level)
 
 
-def _nan_free(reference: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+def nan_free(reference: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     """trec_eval's iprec_at_recall at a level asking for 0 relevant documents is the
     precision of the whole ranking, 0 / 0 (NaN) for an empty one; ours is 0."""
     for values in reference.values():
