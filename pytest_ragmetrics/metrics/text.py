@@ -143,16 +143,29 @@ def rouge(prediction: str, references: Sequence[str], use_stemmer: bool = False)
     ``references`` raises ``ValueError``; a bare string, ``TypeError``. :func:`rouge_detail`
     gives precision and recall too, and ``rougeLsum``.
     """
-    best = _rouge_scorer(use_stemmer).score_multi(reference_list(references), prediction)
+    best = _best_rouge(prediction, references, use_stemmer, _ROUGE_TYPES)
     return RougeScores(
-        rouge1=float(best["rouge1"].fmeasure),
-        rouge2=float(best["rouge2"].fmeasure),
-        rougeL=float(best["rougeL"].fmeasure),
+        rouge1=best["rouge1"].fmeasure,
+        rouge2=best["rouge2"].fmeasure,
+        rougeL=best["rougeL"].fmeasure,
     )
 
 
-def _score(score: Any) -> RougeScore:  # rouge_score.scoring.Score (untyped)
-    return RougeScore(float(score.precision), float(score.recall), float(score.fmeasure))
+def _best_rouge(
+    prediction: str, references: Sequence[str], use_stemmer: bool, types: tuple[str, ...]
+) -> dict[str, RougeScore]:
+    """Each of ``types`` scored against the reference with the best F-measure (the first
+    on a tie): rouge-score's ``score_multi``, as our ``RougeScore``s."""
+    scorer = _rouge_scorer(use_stemmer, types)
+    best = scorer.score_multi(reference_list(references), prediction)
+    return {
+        rouge_type: RougeScore(
+            float(best[rouge_type].precision),
+            float(best[rouge_type].recall),
+            float(best[rouge_type].fmeasure),
+        )
+        for rouge_type in types
+    }
 
 
 def rouge_detail(
@@ -174,14 +187,7 @@ def rouge_detail(
     default, as in rouge-score) Porter-stems ASCII tokens of more than 3 characters. Errors as
     :func:`rouge`.
     """
-    scorer = _rouge_scorer(use_stemmer, _ROUGE_DETAIL_TYPES)
-    best = scorer.score_multi(reference_list(references), prediction)
-    return RougeDetail(
-        rouge1=_score(best["rouge1"]),
-        rouge2=_score(best["rouge2"]),
-        rougeL=_score(best["rougeL"]),
-        rougeLsum=_score(best["rougeLsum"]),
-    )
+    return RougeDetail(**_best_rouge(prediction, references, use_stemmer, _ROUGE_DETAIL_TYPES))
 
 
 # --------------------------------------------------------------------------- BLEU
@@ -454,9 +460,8 @@ def _best_scores(row: Row, ctx: MetricContext, metric: str) -> dict[str, RougeSc
     key = f"rouge:{'/'.join(types)}"
     if key not in ctx.memo:
         answer = claim_text(row, metric, ctx.settings)
-        scorer = _rouge_scorer(ctx.settings.rouge_use_stemmer, types)
-        best = scorer.score_multi(reference_list(golds(row, metric)), answer)
-        ctx.memo[key] = {rouge_type: _score(best[rouge_type]) for rouge_type in types}
+        stemmer = ctx.settings.rouge_use_stemmer
+        ctx.memo[key] = _best_rouge(answer, golds(row, metric), stemmer, types)
     scores: dict[str, RougeScore] = ctx.memo[key]
     return scores
 
