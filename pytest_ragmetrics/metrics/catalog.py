@@ -12,6 +12,8 @@ adding a ``MetricSpec`` to its family's ``SPECS``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pytest_ragmetrics.metrics.abstention import SPECS as ABSTENTION
 from pytest_ragmetrics.metrics.anchors import SPECS as ANCHORS
 from pytest_ragmetrics.metrics.answer import SPECS as ANSWER
@@ -19,6 +21,7 @@ from pytest_ragmetrics.metrics.base import MetricInfo, MetricSpec, Reduce, Signa
 from pytest_ragmetrics.metrics.chrf import SPECS as CHRF
 from pytest_ragmetrics.metrics.classification import SPECS as CLASSIFICATION
 from pytest_ragmetrics.metrics.cost import SPECS as COST
+from pytest_ragmetrics.metrics.custom import DeclarationError
 from pytest_ragmetrics.metrics.grounding import SPECS as GROUNDING
 from pytest_ragmetrics.metrics.judge import DERIVED as JUDGE_DERIVED
 from pytest_ragmetrics.metrics.judge import SPECS as JUDGE
@@ -129,3 +132,100 @@ def close_fixtures(name: str) -> tuple[str, ...]:
         for known in (*FIXTURES, *DATASET_FIXTURES)
         if known != name and OSA.distance(name, known) == 1
     )
+
+
+# -- metrics declared in user code (pytest_ragmetrics.metric) ---------------------------
+#
+# A declaration lands in FIXTURES and METRICS when the module declaring it is imported, so
+# that thresholds.toml, read when the run is configured, can gate it. A run *claims* the
+# declarations made before it was configured (``claim``) and *releases* them when it ends
+# (``release``): a test process that runs pytest inside itself (pytester) starts each
+# inner run from the built-in catalog, and gets back its own declarations afterwards.
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A metric declared in user code: its catalog entry and where it was declared (the
+    key that tells a module imported twice from two metrics of the same name)."""
+
+    spec: MetricSpec
+    origin: str
+
+
+BUILTIN_FIXTURES: frozenset[str] = frozenset(FIXTURES)
+BUILTIN_METRICS: frozenset[str] = frozenset(METRICS)
+_declared: dict[str, Declared] = {}  # by name, in the catalog now
+_claims: dict[str, object] = {}  # name -> the run that claimed it
+_hidden: dict[int, list[tuple[Declared, object]]] = {}  # run -> other runs' declarations
+
+
+def _builtin_place(name: str) -> str:
+    """Where a built-in name is declared, for a clash message."""
+    spec = FIXTURES.get(name) if name in BUILTIN_FIXTURES else None
+    if spec is None:
+        spec = next((s for s in SPECS if any(info.name == name for info in s.records)), None)
+    if spec is None:
+        return "pytest_ragmetrics/metrics/catalog.py (a metric the plugin derives)"
+    module = spec.compute.__module__.replace(".", "/")
+    return f"{module}.py (the built-in `{spec.fixture}` fixture)"
+
+
+def declare_custom(declared: Declared) -> None:
+    """Add a user's metric to the catalog; ``DeclarationError`` naming both places when its name
+    is a built-in metric's or another declaration's. The same declaration imported again
+    (same name and origin) replaces itself."""
+    name = declared.spec.fixture
+    if name in BUILTIN_FIXTURES or name in BUILTIN_METRICS or name in DATASET_FIXTURES:
+        raise DeclarationError(
+            f"{declared.origin}: metric {name!r} is already declared by pytest-ragmetrics in "
+            f"{_builtin_place(name)}: give yours another name"
+        )
+    other = _declared.get(name)
+    if other is not None and other.origin != declared.origin:
+        raise DeclarationError(
+            f"{declared.origin}: metric {name!r} is already declared at {other.origin}: "
+            "declare it once, or give one of them another name"
+        )
+    _declared[name] = declared
+    FIXTURES[name] = declared.spec
+    METRICS[name] = declared.spec.records[0]
+
+
+def custom_metrics() -> dict[str, Declared]:
+    """The user's metrics in the catalog now, by name."""
+    return dict(_declared)
+
+
+def _remove(name: str) -> Declared:
+    FIXTURES.pop(name, None)
+    METRICS.pop(name, None)
+    _claims.pop(name, None)
+    return _declared.pop(name)
+
+
+def begin_run(run: object) -> None:
+    """A run starts importing its conftest files: other runs' claimed declarations leave
+    the catalog until it ends (unclaimed ones, from ``-p`` plugins, stay: they are its)."""
+    hidden = [(_declared[name], owner) for name, owner in list(_claims.items()) if owner is not run]
+    for declared, _ in hidden:
+        _remove(declared.spec.fixture)
+    _hidden[id(run)] = hidden
+
+
+def claim(run: object) -> tuple[str, ...]:
+    """The run has read its thresholds: every unclaimed declaration is its own."""
+    for name in _declared:
+        _claims.setdefault(name, run)
+    return tuple(name for name, owner in _claims.items() if owner is run)
+
+
+def release(run: object) -> None:
+    """The run ended: its declarations (and any made too late to be claimed) leave the
+    catalog; the declarations ``begin_run`` hid come back."""
+    for name in [name for name in _declared if _claims.get(name, run) is run]:
+        _remove(name)
+    for declared, owner in _hidden.pop(id(run), []):
+        _declared[declared.spec.fixture] = declared
+        FIXTURES[declared.spec.fixture] = declared.spec
+        METRICS[declared.spec.fixture] = declared.spec.records[0]
+        _claims[declared.spec.fixture] = owner

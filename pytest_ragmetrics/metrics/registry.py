@@ -48,7 +48,12 @@ def metric_info(metric: str) -> MetricInfo:
             raise UnknownAggregate(f"{metric}: the cutoff after @ must be an integer >= 1")
         return info
     known = ", ".join(sorted(_usage(name, info) for name, info in METRICS.items()))
-    raise UnknownAggregate(f"unknown metric {metric!r}; known metrics: {known}")
+    raise UnknownAggregate(
+        f"unknown metric {metric!r}; known metrics: {known}. A metric of your own is "
+        "declared with pytest_ragmetrics.metric in the project's root conftest.py or one of "
+        "a folder given on the command line, which pytest imports before it reads "
+        "thresholds.toml (docs/custom-metrics.md)"
+    )
 
 
 def _usage(name: str, info: MetricInfo) -> str:

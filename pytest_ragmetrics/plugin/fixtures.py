@@ -23,7 +23,7 @@ from pytest_ragmetrics.judge.client import LlmJudge
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
 from pytest_ragmetrics.metrics.base import Compute, MetricContext, MetricSpec
-from pytest_ragmetrics.metrics.catalog import FIXTURES
+from pytest_ragmetrics.metrics.catalog import FIXTURES, custom_metrics
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.plugin.state import (
@@ -48,6 +48,7 @@ __all__ = [
     "Score",
     "bound_metric",
     "check_row",
+    "define_metric_fixture",
     "metric_fixture",
     "missing_fields",
     "session_texts",
@@ -139,8 +140,21 @@ def metric_fixture(
     def embed(texts: Sequence[str]) -> Vectors:
         return embedding_store(config).embed(texts)  # built on first use only
 
-    settings = run_state(config).thresholds.settings
+    state = run_state(config)
+    if name in custom_metrics() and name not in state.custom_metrics:
+        pytest.fail(late_declaration(name, custom_metrics()[name].origin), pytrace=False)
+    settings = state.thresholds.settings
     return bound_metric(name, recorder, param, settings, embed, lambda: llm_judge(config))
+
+
+def late_declaration(name: str, origin: str) -> str:
+    """Why a metric declared after the run read thresholds.toml is refused."""
+    return (
+        f"{origin}: metric {name!r} was declared after pytest read thresholds.toml (in a "
+        "conftest.py below the command-line path, or a test module), so no process could "
+        "gate it nor report it alike: declare it in the project's root conftest.py, or in "
+        "one in a folder given on the command line (docs/custom-metrics.md)"
+    )
 
 
 def bound_metric(
@@ -274,9 +288,10 @@ def ragmetrics_embed(request: pytest.FixtureRequest) -> RunEmbedder:
     return RunEmbedder(request.config, model_label(settings.embedding_model))
 
 
-def _define(spec: MetricSpec) -> Any:
+def define_metric_fixture(spec: MetricSpec, module: str | None = None) -> Any:
     """The pytest fixture of one catalog metric: ``spec.fixture(row, **options) -> Score``,
-    documented (``pytest --fixtures``) by the metric's own declaration."""
+    documented (``pytest --fixtures``) by the metric's own declaration. ``module``: the
+    module pytest lists it under (a metric declared in user code: the user's)."""
     name = spec.fixture
 
     def metric(request: pytest.FixtureRequest, row: Row | None) -> MetricFixture | None:
@@ -289,6 +304,8 @@ def _define(spec: MetricSpec) -> Any:
     metric.__name__ = name
     metric.__qualname__ = name
     metric.__doc__ = spec.docstring
+    if module is not None:
+        metric.__module__ = module
     return pytest.fixture(name=name)(metric)
 
 
@@ -296,7 +313,7 @@ def _define(spec: MetricSpec) -> Any:
 # so a metric fixture is bound under a private name: a module global called ``map`` (the
 # trec_eval fixture) would shadow the builtin for every function of this module.
 for _spec in FIXTURES.values():
-    globals()[f"_metric_fixture_{_spec.fixture}"] = _define(_spec)
+    globals()[f"_metric_fixture_{_spec.fixture}"] = define_metric_fixture(_spec)
 del _spec
 
 

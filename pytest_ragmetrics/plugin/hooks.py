@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.plugin.collect import MARKER_HELP
+from pytest_ragmetrics.plugin.custom import begin_run, end_run
 from pytest_ragmetrics.plugin.init import run_init
 from pytest_ragmetrics.plugin.options import add_options
 from pytest_ragmetrics.plugin.recording import is_row_error
@@ -34,6 +35,18 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     return None
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, object, object]:
+    """Let the run's conftest files declare metrics of their own into a catalog that
+    holds no other run's (the process pytest was started in, and each xdist worker)."""
+    begin_run(early_config)
+    try:
+        return (yield)
+    except BaseException:
+        end_run(early_config)  # no pytest_unconfigure will follow
+        raise
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Register the marker, parse the options, read thresholds.toml (all processes)."""
     config.addinivalue_line("markers", MARKER_HELP)
@@ -43,10 +56,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Close the cache; remove the run's private cache (all processes)."""
+    """Close the cache; remove the run's private cache; take the metrics its conftest
+    files declared out of the catalog (all processes)."""
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         session.close()
+    end_run(config)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -24,6 +24,7 @@ from pytest_ragmetrics.embeddings.progress import EncodingProgress
 from pytest_ragmetrics.files import display_path
 from pytest_ragmetrics.gates.configcheck import check_configuration
 from pytest_ragmetrics.gates.evaluate import applies
+from pytest_ragmetrics.metrics.catalog import claim
 from pytest_ragmetrics.plugin.bulk import run_batch
 from pytest_ragmetrics.plugin.collect import parametrize_rows
 from pytest_ragmetrics.plugin.finish import Finished, finish_run
@@ -114,7 +115,9 @@ class RunSession:
         on the controller, read the run history (before any row runs, so a damaged one is
         refused at once)."""
         options = parse_options(config)
+        claimed = claim(config)  # before thresholds.toml: its gates may name them
         state = RunState(options, _thresholds(options), options.project.root)
+        state.custom_metrics = claimed
         if state.engine == "ray" and (getattr(config.option, "numprocesses", None) or 0):
             raise pytest.UsageError(
                 "the Ray engine spreads the rows over Ray's workers itself: run it without "

@@ -56,6 +56,9 @@ class RunState:
     # and on what device ("cuda" where the Ray engine's cluster has GPUs).
     encode_chunks: ChunkEncoder = encode_here
     encoding_device: Callable[[], str] = lambda: "cpu"
+    # The metrics declared in user code that this run claimed when it was configured
+    # (``metrics.catalog.claim``): those declared later are refused.
+    custom_metrics: tuple[str, ...] = ()
 
     @property
     def engine(self) -> str:

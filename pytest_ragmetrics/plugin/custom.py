@@ -1,0 +1,72 @@
+"""``pytest_ragmetrics.metric``: declare a per-row metric once, in a conftest.py, and get
+its fixture, its gates, its baseline and its report rows from the same catalog as the
+built-in metrics::
+
+    from pytest_ragmetrics import metric
+
+    @metric(requires=("answer",), range=(0, 1))
+    def short_answer(row):
+        \"\"\"1 when the answer has at most 20 words, else 0.\"\"\"
+        return float(len(row.answer.split()) <= 20)
+
+Declaring adds the metric to the catalog as the module is imported and returns its
+pytest fixture, which pytest finds under the function's name. thresholds.toml is read
+when the run is configured, after pytest imported the conftest.py files of the
+command-line paths and their parents (and ``-p`` plugins): a metric declared there can be
+gated. One declared later (a conftest.py deeper than the command-line path, a test
+module) is refused when a test uses it (``fixtures.late_declaration``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics.metrics import catalog
+from pytest_ragmetrics.metrics.custom import MetricFunction, declare
+from pytest_ragmetrics.plugin.fixtures import define_metric_fixture
+
+__all__ = ["begin_run", "end_run", "metric"]
+
+
+def metric(
+    function: MetricFunction | None = None,
+    *,
+    name: str | None = None,
+    requires: Sequence[str] = (),
+    range: tuple[float, float] | None = None,
+    binary: bool = False,
+) -> Any:
+    """Declare ``function(row) -> value | (value, evidence)`` as a metric.
+
+    ``name``: the metric's, its fixture's and its gates' name (default: the function's);
+    ``requires``: the row fields it reads (a row without one errors with file:line before
+    the test runs); ``range``: the closed interval its values lie in (a value outside
+    errors the row); ``binary``: its values are 0 or 1, and gates may use ``rate``. The
+    docstring is its definition: the first line is the reports' description.
+
+    Returns the metric's pytest fixture: ``name(row) -> Score``, recorded like ``f1``.
+    A malformed declaration or a name already taken raises ``DeclarationError`` naming
+    both places.
+    """
+
+    def decorate(function: MetricFunction) -> Any:
+        declared = declare(function, name, requires, range, binary)
+        spec = declared.spec()
+        catalog.declare_custom(catalog.Declared(spec, declared.origin))
+        return define_metric_fixture(spec, function.__module__)
+
+    return decorate if function is None else decorate(function)
+
+
+def begin_run(config: pytest.Config) -> None:
+    """A run starts importing its conftest files: it sees only its own declarations."""
+    catalog.begin_run(config)
+
+
+def end_run(config: pytest.Config) -> None:
+    """A run ended (or failed before it was configured): its declarations leave the
+    catalog."""
+    catalog.release(config)
