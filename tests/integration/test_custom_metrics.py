@@ -1,0 +1,317 @@
+"""Metrics declared in a project's conftest.py with ``pytest_ragmetrics.metric``: recorded,
+gated, compared with a baseline and reported like the built-in metrics; a bad value or
+declaration is an error naming the metric. In-process runs, but for the one test whose
+subject is merging across xdist workers.
+
+The expected values are counted by hand on the four rows of ``conftest.ROWS``:
+``words`` (white-space separated words of the answer, markers included) is 5, 2, 3, 4
+("Paris is the capital [CIT:d1]." / "Berlin [1]." / "I don't know." / "Rome is old
+[CIT:d4]."): sum 14, mean 3.5, p50 3.5, p95 4 + 0.85 x (5 - 4) = 4.85 (linear
+interpolation at rank 0.95 x 3 = 2.85); ``cites`` (the answer holds a "[") is 1, 1, 0, 1:
+rate 0.75.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conftest import ROWS, Project, jsonl
+
+METRICS = '''
+from pytest_ragmetrics import metric
+
+
+@metric(requires=("answer",), range=(0, 50))
+def words(row):
+    """Words in the answer, citation markers included."""
+    count = len(row.answer.split())
+    return count, f"{count} word(s)"
+
+
+@metric(name="cites", requires=("answer",), binary=True)
+def answer_cites(row):
+    """1 when the answer holds a citation marker, else 0."""
+    return float("[" in row.answer)
+'''
+
+EVAL = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")
+
+
+def test_answers(row, words, cites, f1):
+    assert words(row) <= 10
+    cites(row); f1(row)
+"""
+
+GATES = """
+[gates]
+"words.mean" = "<= 3.5"
+"words.p95" = "<= 4.9"
+"cites.rate" = ">= 0.75"
+"""
+
+
+@pytest.fixture
+def custom(project: Project) -> Project:
+    """The standard project with two metrics declared in its conftest.py and gated."""
+    project.write("conftest.py", METRICS)
+    project.write("test_eval.py", EVAL)
+    project.write("thresholds.toml", GATES)
+    return project
+
+
+def _eval(report: dict[str, Any]) -> dict[str, Any]:
+    (evaluation,) = report["evals"]
+    assert isinstance(evaluation, dict)
+    return evaluation
+
+
+def test_a_declared_metric_is_recorded_gated_and_reported(custom: Project) -> None:
+    result, report = custom.run_json("--ragmetrics-md", "report.md", "--ragmetrics-html", "r.html")
+    result.assert_outcomes(passed=4 + 3)
+    evaluation = _eval(report)
+    assert evaluation["metrics"]["words"] == {
+        "count": 4,
+        "sum": 14.0,
+        "mean": 3.5,
+        "p50": 3.5,
+        "p95": pytest.approx(4.85),
+    }
+    assert evaluation["metrics"]["cites"]["rate"] == 0.75
+    first = evaluation["rows"][0]
+    assert first["metrics"]["words"] == 5
+    assert first["evidence"]["words"] == "5 word(s)"
+    assert first["evidence"]["cites"] == "cites gave no evidence"
+    gates = {gate["name"]: gate["status"] for gate in evaluation["gates"]}
+    assert gates == {"words.mean": "passed", "words.p95": "passed", "cites.rate": "passed"}
+    result.stdout.fnmatch_lines(["More metrics*", "*words 3.5*"])
+    assert "words 3.5" in (custom.path / "report.md").read_text(encoding="utf-8")
+    html = (custom.path / "r.html").read_text(encoding="utf-8")
+    assert "<td>words.mean</td>" in html  # the gates table
+    assert "5 word(s)" in html  # r1's evidence, in the rows' drill-down
+
+
+def test_a_gate_on_a_declared_metric_fails_with_its_numbers(custom: Project) -> None:
+    custom.write("thresholds.toml", '[gates]\n"words.mean" = "<= 3"\n')
+    result = custom.run()
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines(["*words.mean <= 3 FAILS: words mean is 3.5, outside <= 3*"])
+
+
+def test_an_assertion_on_a_declared_metric_shows_its_evidence(custom: Project) -> None:
+    custom.write("test_eval.py", EVAL.replace("<= 10", "<= 4"))
+    custom.write("thresholds.toml", "")
+    result = custom.run()
+    result.assert_outcomes(passed=3, failed=1)  # r1 has 5 words
+    result.stdout.fnmatch_lines(["*words=5 (row 'r1': 5 word(s))*"])
+
+
+def test_a_declared_metric_is_compared_with_its_baseline(custom: Project) -> None:
+    custom.write("thresholds.toml", '[gates]\n"words.mean" = "<= baseline"\n')
+    custom.run("--ragmetrics-update-baseline").assert_outcomes(passed=4 + 1)
+    stored = json.loads((custom.path / "__baselines__" / "test_eval.json").read_text())
+    assert stored["metrics"]["words"]["mean"] == 3.5
+    assert stored["rows"]["r2"]["values"]["words"] == 2
+    longer = [dict(row) for row in ROWS]
+    longer[1]["answer"] = "Berlin is the capital [1]."  # 5 words instead of 2: mean 17/4
+    custom.write("data/rows.jsonl", jsonl(longer))
+    result = custom.run()
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*words.mean <= baseline FAILS: words mean is 4.25, outside <= 3.5*",
+            "*regressed 1 of 4 paired rows break the rule on their own: r2 2 → 5*",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("return 1 / 0", "words (conftest.py:*) raised ZeroDivisionError: division by zero"),
+        ('return float("nan")', "words (conftest.py:*) returned nan: not finite*"),
+        ('return float("inf"), "big"', "words (conftest.py:*) returned inf: not finite*"),
+        ("return 51", "words (conftest.py:*) returned 51: outside its range [[]0, 50[]]*"),
+        ('return "five"', "words (conftest.py:*) returned 'five': not a real number*"),
+        ("return 1, 2", "words (conftest.py:*) returned (1, 2): a tuple must be (value, *"),
+    ],
+)
+def test_a_bad_value_on_one_row_makes_that_row_error(
+    custom: Project, body: str, message: str
+) -> None:
+    """Only r3 ("I don't know.") takes the bad branch; the other rows are recorded."""
+    bad = "    if row.id == 'r3':\n        " + body + "\n    count = len"
+    custom.write("conftest.py", METRICS.replace("    count = len", bad, 1))
+    custom.write("thresholds.toml", "")
+    result, report = custom.run_json()
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines([f"*data/rows.jsonl:3: {message}"])
+    evaluation = _eval(report)
+    assert evaluation["errors"] == 1
+    assert evaluation["metrics"]["words"]["count"] == 3
+    assert evaluation["metrics"]["words"]["sum"] == 11  # 5 + 2 + 4, r3's never recorded
+    (errored,) = [row for row in evaluation["rows"] if row["errors"]]
+    assert errored["id"] == "r3"
+    assert "words" not in errored["metrics"]
+
+
+def test_a_row_without_a_required_field_errors_with_file_line_and_field(
+    custom: Project,
+) -> None:
+    custom.write(
+        "conftest.py",
+        METRICS.replace('requires=("answer",), range', 'requires=("answer", "verdict"), range'),
+    )
+    custom.write("thresholds.toml", "")
+    result = custom.run()
+    result.assert_outcomes(errors=4)
+    result.stdout.fnmatch_lines(
+        ["*data/rows.jsonl:1: field 'verdict': required by words but missing*"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("declaration", "message"),
+    [
+        (
+            '@metric(name="f1")\ndef mine(row):\n    """Mine."""\n    return 1.0\n',
+            "*conftest.py:*: metric 'f1' is already declared by pytest-ragmetrics in "
+            "pytest_ragmetrics/metrics/answer.py (the built-in `f1` fixture)*",
+        ),
+        (
+            '@metric\ndef latency_ms(row):\n    """Mine."""\n    return 1.0\n',
+            "*metric 'latency_ms' is already declared by pytest-ragmetrics in "
+            "pytest_ragmetrics/metrics/cost.py (the built-in `latency` fixture)*",
+        ),
+        (
+            '@metric\ndef errors(row):\n    """Mine."""\n    return 1.0\n',
+            "*metric 'errors' is already declared by pytest-ragmetrics in "
+            "pytest_ragmetrics/metrics/catalog.py (a metric the plugin derives)*",
+        ),
+        (
+            '@metric(name="words")\ndef again(row):\n    """Again."""\n    return 1.0\n',
+            "*conftest.py:17: metric 'words' is already declared at *conftest.py:5: declare "
+            "it once, or give one of them another name*",
+        ),
+    ],
+)
+def test_a_name_already_taken_is_a_usage_error_naming_both_places(
+    custom: Project, declaration: str, message: str
+) -> None:
+    custom.write("conftest.py", METRICS + "\n" + declaration)
+    result = custom.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ('name="my-metric"', "*metric name 'my-metric' is not a Python identifier*"),
+        ("range=(1, 0)", "*words: range (1, 0) is empty; give low <= high*"),
+        ("binary=True, range=(0, 5)", "*a binary metric's range is (0, 1); got (0, 5)*"),
+        ('requires="answer"', "*requires is a tuple of row field names, e.g. ('answer',)*"),
+    ],
+)
+def test_a_malformed_declaration_says_what_to_change(
+    custom: Project, arguments: str, message: str
+) -> None:
+    custom.write(
+        "conftest.py",
+        f"from pytest_ragmetrics import metric\n\n@metric({arguments})\ndef words(row):\n"
+        '    """Words."""\n    return 1.0\n',
+    )
+    result = custom.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_a_metric_without_a_docstring_is_refused(custom: Project) -> None:
+    custom.write(
+        "conftest.py",
+        "from pytest_ragmetrics import metric\n\n@metric\ndef words(row):\n    return 1\n",
+    )
+    result = custom.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*conftest.py:3: words has no docstring: give it one*"])
+
+
+def test_a_metric_declared_after_thresholds_were_read_is_refused(custom: Project) -> None:
+    """A conftest.py below the command-line path is imported during collection, after
+    thresholds.toml was read: a gate on its metric is an unknown metric, a test using it
+    errors saying where to declare it; neither is silently ignored."""
+    custom.write("conftest.py", "")
+    custom.write("evals/conftest.py", METRICS)
+    custom.write("evals/test_eval.py", EVAL)
+    custom.write("evals/data/rows.jsonl", jsonl(ROWS))
+    (custom.path / "test_eval.py").unlink()
+    gated = custom.run()
+    assert gated.ret == pytest.ExitCode.USAGE_ERROR
+    gated.stderr.fnmatch_lines(
+        [
+            "*thresholds.toml: [[]gates[]] 'words.mean': unknown metric 'words'; *A metric of "
+            "your own is declared with pytest_ragmetrics.metric in the project's root "
+            "conftest.py *"
+        ]
+    )
+    custom.write("thresholds.toml", "")
+    used = custom.run()
+    used.assert_outcomes(errors=4)
+    used.stdout.fnmatch_lines(
+        [
+            "*evals/conftest.py:5: metric 'words' was declared after pytest read "
+            "thresholds.toml*declare it in the project's root conftest.py*"
+        ]
+    )
+    custom.write("thresholds.toml", GATES)
+    custom.run("evals").assert_outcomes(passed=4 + 3)  # the folder named: read first
+
+
+def test_pytest_fixtures_shows_the_docstring(custom: Project) -> None:
+    result = custom.run("--fixtures", "-v")
+    result.stdout.fnmatch_lines(
+        [
+            "*fixtures defined from conftest*",
+            "words -- *",
+            "    Words in the answer, citation markers included.",
+            "    ",
+            "    range [[]0, 50[]]; declared at conftest.py:5.",
+        ]
+    )
+
+
+def test_runs_in_one_process_never_see_each_others_metrics(custom: Project) -> None:
+    """An in-process run's metrics leave the catalog when it ends: a next run that no
+    longer declares them cannot gate them."""
+    custom.run().assert_outcomes(passed=4 + 3)
+    custom.write("conftest.py", "")
+    custom.write("test_eval.py", EVAL.replace(", words, cites", "").replace("words(row)", "1"))
+    result = custom.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown metric 'words'*"])
+
+
+def test_bulk_mode_records_the_same_values(custom: Project) -> None:
+    _, row_report = custom.run_json("--ragmetrics-mode=row")
+    bulk, bulk_report = custom.run_json("--ragmetrics-mode", "bulk", "--ragmetrics-batch-size=3")
+    bulk.assert_outcomes(passed=2 + 3)  # batches of rows 1-3 and 4, 3 gates
+    assert bulk_report["evals"] == row_report["evals"]
+    assert _eval(bulk_report)["metrics"]["words"]["mean"] == 3.5
+
+
+def test_a_declared_metric_merges_alike_in_every_mode(project_in_every_mode: Project) -> None:
+    project = project_in_every_mode
+    project.write("conftest.py", METRICS)
+    project.write("test_eval.py", EVAL)
+    project.write("thresholds.toml", GATES)
+    result, report = project.run_json()
+    result.assert_outcomes(passed=4 + 3)
+    metrics = _eval(report)["metrics"]
+    assert metrics["words"]["sum"] == 14
+    assert metrics["words"]["mean"] == 3.5
+    assert metrics["cites"]["rate"] == 0.75
