@@ -1,0 +1,176 @@
+"""A metric declared in user code (``metrics.custom``) and its life in the catalog: the
+checks on every value it returns, and which run's declarations the catalog holds."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.data.dataset import Row, RowError
+from pytest_ragmetrics.metrics import catalog
+from pytest_ragmetrics.metrics.base import MetricContext
+from pytest_ragmetrics.metrics.custom import (
+    CustomMetric,
+    CustomMetricError,
+    DeclarationError,
+    declare,
+)
+from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
+
+ROW = Row("r1", "rows.jsonl", 3, 0, {"answer": "Paris is the capital [CIT:d1]."})
+CONTEXT = MetricContext(Settings(), embed=lambda texts: [])
+
+
+def _declared(
+    returns: Any, bounds: tuple[float, float] | None = (0, 10), binary: bool = False
+) -> CustomMetric:
+    def share(row: Row) -> Any:
+        """A share."""
+        return returns
+
+    return declare(share, "share", ("answer",), bounds, binary)
+
+
+def test_a_number_or_a_pair_is_recorded_with_its_evidence() -> None:
+    assert _declared(4).measure(ROW, CONTEXT).values == {"share": 4.0}
+    measured = _declared((0.5, "1 of 2")).measure(ROW, CONTEXT)
+    assert (measured.values, measured.evidence) == ({"share": 0.5}, "1 of 2")
+    assert _declared(True, binary=True, bounds=None).measure(ROW, CONTEXT).values == {"share": 1}
+
+
+@pytest.mark.parametrize(
+    ("returns", "why"),
+    [
+        (math.nan, "not finite"),
+        (-math.inf, "not finite"),
+        (10.5, "outside its range [0, 10]"),
+        (-1, "outside its range [0, 10]"),
+        ("3", "not a real number"),
+        (None, "not a real number"),
+        ((1.0, 2.0), "a tuple must be (value, evidence string)"),
+        ((1.0, "a", "b"), "a tuple must be (value, evidence string)"),
+    ],
+)
+def test_a_value_that_is_no_usable_number_is_an_error_of_the_row(returns: Any, why: str) -> None:
+    with pytest.raises(CustomMetricError, match=r"^share \(.*test_custom.py:\d+\) returned") as e:
+        _declared(returns).measure(ROW, CONTEXT)
+    assert why in str(e.value)
+    assert isinstance(e.value, RowError)  # reported like a built-in metric's bad input
+
+
+def test_a_binary_metric_takes_only_0_and_1() -> None:
+    with pytest.raises(CustomMetricError, match="a binary metric returns 0 or 1"):
+        _declared(0.5, bounds=None, binary=True).measure(ROW, CONTEXT)
+
+
+def test_an_exception_is_an_error_of_the_row_chained_to_the_cause() -> None:
+    def broken(row: Row) -> float:
+        """Broken."""
+        return 1 / 0
+
+    with pytest.raises(CustomMetricError, match="raised ZeroDivisionError") as e:
+        declare(broken, None, (), None, False).measure(ROW, CONTEXT)
+    assert isinstance(e.value.__cause__, ZeroDivisionError)
+
+
+def test_a_missing_field_is_the_rows_error() -> None:
+    def needs_gold(row: Row) -> float:
+        """Needs gold."""
+        return 1.0
+
+    with pytest.raises(RowError, match="gold"):
+        declare(needs_gold, None, ("gold",), None, False).measure(ROW, CONTEXT)
+
+
+@pytest.mark.parametrize(
+    ("name", "bounds", "binary", "message"),
+    [
+        ("a-b", None, False, "is not a Python identifier"),
+        ("_private", None, False, "is not a Python identifier"),
+        ("ok", (2, 1), False, "is empty; give low <= high"),
+        ("ok", (0, 2), True, "a binary metric's range is (0, 1)"),
+        ("ok", ("low", 1), False, "range is (low, high), two numbers"),
+    ],
+)
+def test_a_malformed_declaration_is_refused(
+    name: str, bounds: Any, binary: bool, message: str
+) -> None:
+    def function(row: Row) -> float:
+        """Doc."""
+        return 1.0
+
+    with pytest.raises(DeclarationError, match=r"test_custom.py:\d+: ") as e:
+        declare(function, name, (), bounds, binary)
+    assert message in str(e.value)
+
+
+def test_the_docstring_is_the_description_and_the_fixture_text() -> None:
+    def numbers_cited(row: Row) -> float:
+        """Share of the answer's numbers found in its contexts.
+
+        Numbers are runs of digits."""
+        return 1.0
+
+    spec = declare(numbers_cited, None, ("answer",), (0, 1), False).spec()
+    assert spec.records[0].description == "Share of the answer's numbers found in its contexts."
+    assert spec.records[0].stats == ("mean", "sum", "count", "p50", "p95")
+    assert spec.doc.startswith("Share of the answer's numbers found in its contexts.\n\n")
+    assert "range [0, 1]; declared at " in spec.doc
+
+
+@pytest.fixture
+def run() -> Iterator[object]:
+    """A run's token for the catalog, released afterwards whatever the test did."""
+    token = object()
+    catalog.begin_run(token)
+    yield token
+    catalog.release(token)
+
+
+def _add(name: str, origin: str) -> None:
+    def function(row: Row) -> float:
+        """Doc."""
+        return 1.0
+
+    spec = declare(function, name, (), None, False).spec()
+    catalog.declare_custom(catalog.Declared(spec, origin))
+
+
+def test_a_declaration_is_gateable_until_its_run_ends(run: object) -> None:
+    _add("mine", "conftest.py:3")
+    assert catalog.claim(run) == ("mine",)
+    assert split_aggregate("mine.p95") == ("mine", "p95")
+    assert catalog.FIXTURES["mine"].fixture == "mine"
+    catalog.release(run)
+    with pytest.raises(UnknownAggregate):
+        split_aggregate("mine.p95")
+    assert "mine" not in catalog.FIXTURES
+
+
+def test_the_same_declaration_imported_again_replaces_itself(run: object) -> None:
+    _add("mine", "conftest.py:3")
+    _add("mine", "conftest.py:3")
+    with pytest.raises(DeclarationError, match=r"^other.py:9: .* already declared at conftest"):
+        _add("mine", "other.py:9")
+
+
+def test_an_inner_run_sees_none_of_the_outer_runs_metrics(run: object) -> None:
+    _add("mine", "outer/conftest.py:3")
+    catalog.claim(run)
+    inner = object()
+    catalog.begin_run(inner)
+    assert "mine" not in catalog.METRICS
+    _add("mine", "inner/conftest.py:5")  # no clash: the outer one is out of sight
+    assert catalog.claim(inner) == ("mine",)
+    catalog.release(inner)
+    assert catalog.custom_metrics()["mine"].origin == "outer/conftest.py:3"
+    assert catalog.claim(run) == ("mine",)
+
+
+def test_a_built_in_name_is_refused_naming_its_module(run: object) -> None:
+    with pytest.raises(DeclarationError, match=r"metrics/retrieval.py \(the built-in `ndcg`"):
+        _add("ndcg", "conftest.py:3")
