@@ -145,11 +145,23 @@ def close_fixtures(name: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Declared:
-    """A metric declared in user code: its catalog entry and where it was declared (the
-    key that tells a module imported twice from two metrics of the same name)."""
+    """A metric declared in user code: what a gate may name of it, its per-row fixture's
+    declaration (``None`` for a dataset-level metric, whose fixture takes ``rows``), and
+    where it was declared (what tells a module imported twice from two metrics of the
+    same name)."""
 
-    spec: MetricSpec
+    info: MetricInfo
+    spec: MetricSpec | None
     origin: str
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def install(self) -> None:
+        METRICS[self.name] = self.info
+        if self.spec is not None:
+            FIXTURES[self.name] = self.spec
 
 
 BUILTIN_FIXTURES: frozenset[str] = frozenset(FIXTURES)
@@ -174,7 +186,7 @@ def declare_custom(declared: Declared) -> None:
     """Add a user's metric to the catalog; ``DeclarationError`` naming both places when its name
     is a built-in metric's or another declaration's. The same declaration imported again
     (same name and origin) replaces itself."""
-    name = declared.spec.fixture
+    name = declared.name
     if name in BUILTIN_FIXTURES or name in BUILTIN_METRICS or name in DATASET_FIXTURES:
         raise DeclarationError(
             f"{declared.origin}: metric {name!r} is already declared by pytest-ragmetrics in "
@@ -187,8 +199,7 @@ def declare_custom(declared: Declared) -> None:
             "declare it once, or give one of them another name"
         )
     _declared[name] = declared
-    FIXTURES[name] = declared.spec
-    METRICS[name] = declared.spec.records[0]
+    declared.install()
 
 
 def custom_metrics() -> dict[str, Declared]:
@@ -208,7 +219,7 @@ def begin_run(run: object) -> None:
     the catalog until it ends (unclaimed ones, from ``-p`` plugins, stay: they are its)."""
     hidden = [(_declared[name], owner) for name, owner in list(_claims.items()) if owner is not run]
     for declared, _ in hidden:
-        _remove(declared.spec.fixture)
+        _remove(declared.name)
     _hidden[id(run)] = hidden
 
 
@@ -225,7 +236,6 @@ def release(run: object) -> None:
     for name in [name for name in _declared if _claims.get(name, run) is run]:
         _remove(name)
     for declared, owner in _hidden.pop(id(run), []):
-        _declared[declared.spec.fixture] = declared
-        FIXTURES[declared.spec.fixture] = declared.spec
-        METRICS[declared.spec.fixture] = declared.spec.records[0]
-        _claims[declared.spec.fixture] = owner
+        _declared[declared.name] = declared
+        declared.install()
+        _claims[declared.name] = owner

@@ -15,16 +15,24 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec
+from pytest_ragmetrics.metrics.base import (
+    DatasetMeasured,
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSpec,
+)
 
 # row -> value, or (value, evidence)
 MetricFunction = Callable[[Row], Any]
+# rows -> {statistic: value}
+DatasetFunction = Callable[[Sequence[Row]], Mapping[str, Any]]
 
 
 class DeclarationError(ValueError):
@@ -103,6 +111,61 @@ class CustomMetric:
         )
 
 
+@dataclass(frozen=True)
+class CustomDatasetMetric:
+    """A dataset-level metric declared in user code: one set of named statistics over
+    all the rows of an eval (like ``embedding_space``), gated as ``name.stat``."""
+
+    name: str
+    function: DatasetFunction
+    requires: tuple[str, ...]
+    stats: tuple[str, ...]
+    description: str
+    doc: str
+    origin: str
+
+    def info(self) -> MetricInfo:
+        return MetricInfo(self.name, self.description, dataset=self.stats)
+
+    def measure(self, rows: Sequence[Row]) -> DatasetMeasured:
+        """Call the function on every row at once and check the statistics it returned:
+        exactly the declared ones, each a finite number."""
+        for row in rows:
+            for name in self.requires:
+                row.require(name, self.name)
+        try:
+            returned = self.function(rows)
+        except RowError:
+            raise
+        except Exception as error:
+            raise CustomMetricError(
+                f"{self.name} ({self.origin}) raised {type(error).__name__}: {error}"
+            ) from error
+        stats = self._checked(returned)
+        return DatasetMeasured(dict(stats), stats, {})
+
+    def _checked(self, returned: object) -> dict[str, float]:
+        if not isinstance(returned, Mapping):
+            raise self._bad(f"returned {returned!r}, not a mapping of statistic to number")
+        missing = [stat for stat in self.stats if stat not in returned]
+        extra = sorted(str(key) for key in returned if key not in self.stats)
+        if missing or extra:
+            raise self._bad(
+                f"returned statistics {sorted(map(str, returned))}; it declared "
+                f"{list(self.stats)} (missing {missing}, undeclared {extra})"
+            )
+        stats: dict[str, float] = {}
+        for stat in self.stats:
+            value = returned[stat]
+            if not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+                raise self._bad(f"returned {stat} = {value!r}: not a finite number")
+            stats[stat] = float(value)
+        return stats
+
+    def _bad(self, what: str) -> CustomMetricError:
+        return CustomMetricError(f"{self.name} ({self.origin}) {what}")
+
+
 def origin_of(function: Callable[..., Any]) -> str:
     """``path:line`` of the function's definition (its first decorator's line), the path
     relative to the working directory when it lies below it."""
@@ -129,26 +192,63 @@ def declare(
     where it was declared and what to change."""
     origin = origin_of(function)
     name = function.__name__ if name is None else name
+    _check_name(origin, name)
+    _check_requires(origin, name, requires)
+    checked = _bounds(origin, name, bounds, binary)
+    doc = _doc(origin, name, function)
+    description = doc.splitlines()[0]
+    shown = f"range [{checked[0]:g}, {checked[1]:g}]" if checked else "any finite number"
+    text = f"{doc}\n\n{'0 or 1' if binary else shown}; declared at {origin}."
+    return CustomMetric(name, function, tuple(requires), checked, binary, description, text, origin)
+
+
+def declare_dataset(
+    function: DatasetFunction, name: str | None, requires: Sequence[str], stats: Sequence[str]
+) -> CustomDatasetMetric:
+    """Check a dataset-level declaration and build its ``CustomDatasetMetric``."""
+    origin = origin_of(function)
+    name = function.__name__ if name is None else name
+    _check_name(origin, name)
+    _check_requires(origin, name, requires)
+    if isinstance(stats, str) or not stats or not all(_statistic(stat) for stat in stats):
+        raise DeclarationError(
+            f"{origin}: {name}: stats is a tuple of the statistics it returns, each a "
+            f"Python identifier, e.g. ('share', 'count'); got {stats!r}"
+        )
+    doc = _doc(origin, name, function)
+    text = f"{doc}\n\nStatistics: {', '.join(stats)}; declared at {origin}."
+    return CustomDatasetMetric(
+        name, function, tuple(requires), tuple(stats), doc.splitlines()[0], text, origin
+    )
+
+
+def _statistic(stat: object) -> bool:
+    return isinstance(stat, str) and stat.isidentifier()
+
+
+def _check_name(origin: str, name: object) -> None:
     if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
         raise DeclarationError(
             f"{origin}: metric name {name!r} is not a Python identifier (letters, digits, "
             "underscores, not starting with one): gates name it as name.stat"
         )
+
+
+def _check_requires(origin: str, name: str, requires: Sequence[str]) -> None:
     if isinstance(requires, str) or not all(isinstance(field, str) for field in requires):
         raise DeclarationError(
             f"{origin}: {name}: requires is a tuple of row field names, e.g. ('answer',)"
         )
-    checked = _bounds(origin, name, bounds, binary)
+
+
+def _doc(origin: str, name: str, function: Callable[..., Any]) -> str:
     doc = inspect.cleandoc(function.__doc__ or "")
     if not doc:
         raise DeclarationError(
             f"{origin}: {name} has no docstring: give it one; its first line is the "
             "description the reports show, the whole is its `pytest --fixtures` text"
         )
-    description = doc.splitlines()[0]
-    shown = f"range [{checked[0]:g}, {checked[1]:g}]" if checked else "any finite number"
-    text = f"{doc}\n\n{'0 or 1' if binary else shown}; declared at {origin}."
-    return CustomMetric(name, function, tuple(requires), checked, binary, description, text, origin)
+    return doc
 
 
 def _bounds(

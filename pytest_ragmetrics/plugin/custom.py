@@ -25,10 +25,16 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.metrics import catalog
-from pytest_ragmetrics.metrics.custom import MetricFunction, declare
+from pytest_ragmetrics.metrics.custom import (
+    DatasetFunction,
+    MetricFunction,
+    declare,
+    declare_dataset,
+)
+from pytest_ragmetrics.plugin.dataset_fixtures import define_dataset_metric_fixture
 from pytest_ragmetrics.plugin.fixtures import define_metric_fixture
 
-__all__ = ["begin_run", "end_run", "metric"]
+__all__ = ["begin_run", "dataset_metric", "end_run", "metric"]
 
 
 def metric(
@@ -55,8 +61,35 @@ def metric(
     def decorate(function: MetricFunction) -> Any:
         declared = declare(function, name, requires, range, binary)
         spec = declared.spec()
-        catalog.declare_custom(catalog.Declared(spec, declared.origin))
+        catalog.declare_custom(catalog.Declared(spec.records[0], spec, declared.origin))
         return define_metric_fixture(spec, function.__module__)
+
+    return decorate if function is None else decorate(function)
+
+
+def dataset_metric(
+    function: DatasetFunction | None = None,
+    *,
+    name: str | None = None,
+    requires: Sequence[str] = (),
+    stats: Sequence[str] = (),
+) -> Any:
+    """Declare ``function(rows) -> {statistic: value}`` as a dataset-level metric: one set
+    of statistics over all the rows of an eval, like ``embedding_space``.
+
+    ``stats``: the statistics it returns, exactly (gates name them ``name.stat``);
+    ``requires``: the row fields it reads. Returns its fixture, which a test taking
+    ``rows`` calls: ``name(rows) -> {statistic: value}``. A missing or undeclared
+    statistic, a value that is not a finite number, or an exception makes the test (and
+    the eval's record) an error naming the metric.
+    """
+
+    def decorate(function: DatasetFunction) -> Any:
+        declared = declare_dataset(function, name, requires, stats)
+        catalog.declare_custom(catalog.Declared(declared.info(), None, declared.origin))
+        return define_dataset_metric_fixture(
+            declared.name, declared.doc, declared.measure, function.__module__
+        )
 
     return decorate if function is None else decorate(function)
 

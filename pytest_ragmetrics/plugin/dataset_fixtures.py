@@ -29,6 +29,7 @@ from pytest_ragmetrics.metrics.space import EmbeddingSpace
 from pytest_ragmetrics.metrics.space.embedding import measure_embedding_space
 from pytest_ragmetrics.metrics.space.sources import SourcesResult, measure_sources
 from pytest_ragmetrics.metrics.space.ux import DEFAULT_CACHE_TAU, UxResult, measure_ux
+from pytest_ragmetrics.plugin.fixtures import refuse_late
 from pytest_ragmetrics.plugin.state import (
     DATASET_RECORDER_KEY,
     DatasetRecorder,
@@ -147,6 +148,35 @@ class SourcesMetric(DatasetMetric):
             rows, lambda: measure_sources(rows, self.embed, corpus, k, n_topics, seed, self.name)
         )
         return result
+
+
+@dataclass(frozen=True)
+class CustomDatasetMetricFixture(DatasetMetric):
+    """A dataset-level metric declared in user code (``pytest_ragmetrics.dataset_metric``)
+    bound to the running test."""
+
+    measure: Callable[[Sequence[Row]], DatasetMeasured]
+
+    def __call__(self, rows: Sequence[Row]) -> dict[str, float]:
+        """The declared statistics over the test's ``rows``, recorded for the gates."""
+        result: dict[str, float] = self.run(rows, lambda: self.measure(rows))
+        return result
+
+
+def define_dataset_metric_fixture(
+    name: str, doc: str, measure: Callable[[Sequence[Row]], DatasetMeasured], module: str
+) -> Any:
+    """The pytest fixture of a dataset-level metric declared in user code: ``name(rows)``
+    records its statistics, documented in ``pytest --fixtures`` by its declaration."""
+
+    def fixture(request: pytest.FixtureRequest, rows: list[Row]) -> CustomDatasetMetricFixture:
+        refuse_late(request.config, name)
+        return CustomDatasetMetricFixture(name, _recorder(request), request, measure)
+
+    fixture.__name__ = fixture.__qualname__ = name
+    fixture.__doc__ = f"{doc}\n\nCall ``{name}(rows)``: records and returns the statistics."
+    fixture.__module__ = module
+    return pytest.fixture(name=name)(fixture)
 
 
 def _recorder(request: pytest.FixtureRequest) -> DatasetRecorder:

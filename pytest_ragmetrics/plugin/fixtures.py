@@ -51,6 +51,7 @@ __all__ = [
     "define_metric_fixture",
     "metric_fixture",
     "missing_fields",
+    "refuse_late",
     "session_texts",
     "start_row",
 ]
@@ -140,11 +141,18 @@ def metric_fixture(
     def embed(texts: Sequence[str]) -> Vectors:
         return embedding_store(config).embed(texts)  # built on first use only
 
-    state = run_state(config)
-    if name in custom_metrics() and name not in state.custom_metrics:
-        pytest.fail(late_declaration(name, custom_metrics()[name].origin), pytrace=False)
-    settings = state.thresholds.settings
+    refuse_late(config, name)
+    settings = run_state(config).thresholds.settings
     return bound_metric(name, recorder, param, settings, embed, lambda: llm_judge(config))
+
+
+def refuse_late(config: pytest.Config, name: str) -> None:
+    """Fail the test when ``name`` is a metric declared in user code after this run read
+    thresholds.toml: no process could gate it, and under xdist the controller, which
+    never imports such a file, could not report it as the workers record it."""
+    declared = custom_metrics().get(name)
+    if declared is not None and name not in run_state(config).custom_metrics:
+        pytest.fail(late_declaration(name, declared.origin), pytrace=False)
 
 
 def late_declaration(name: str, origin: str) -> str:

@@ -305,13 +305,101 @@ def test_bulk_mode_records_the_same_values(custom: Project) -> None:
 
 
 def test_a_declared_metric_merges_alike_in_every_mode(project_in_every_mode: Project) -> None:
+    """Per-row values recorded on the workers and a dataset-level metric's statistics
+    reach the controller's gates alike."""
     project = project_in_every_mode
-    project.write("conftest.py", METRICS)
+    project.write("conftest.py", METRICS + DATASET_METRIC)
     project.write("test_eval.py", EVAL)
-    project.write("thresholds.toml", GATES)
+    project.write("test_set.py", DATASET_EVAL)
+    per_file = GATES.replace("[gates]", '[gates."test_eval.py"]')
+    project.write(
+        "thresholds.toml",
+        per_file + '[gates."test_set.py"]\n"answer_set.cited_share" = ">= 0.75"\n',
+    )
     result, report = project.run_json()
-    result.assert_outcomes(passed=4 + 3)
-    metrics = _eval(report)["metrics"]
-    assert metrics["words"]["sum"] == 14
-    assert metrics["words"]["mean"] == 3.5
-    assert metrics["cites"]["rate"] == 0.75
+    result.assert_outcomes(passed=4 + 3 + 1 + 1)
+    by_name = {evaluation["name"]: evaluation["metrics"] for evaluation in report["evals"]}
+    assert by_name["test_eval.py"]["words"]["sum"] == 14
+    assert by_name["test_eval.py"]["words"]["mean"] == 3.5
+    assert by_name["test_eval.py"]["cites"]["rate"] == 0.75
+    assert by_name["test_set.py"]["answer_set"] == {"cited_share": 0.75, "distinct_answers": 4}
+
+
+DATASET_METRIC = '''
+from pytest_ragmetrics import dataset_metric
+
+
+@dataset_metric(requires=("answer",), stats=("cited_share", "distinct_answers"))
+def answer_set(rows):
+    """How the answers look as a set: the share citing a source, how many differ."""
+    cited = sum("[" in row.answer for row in rows)
+    return {"cited_share": cited / len(rows), "distinct_answers": len({r.answer for r in rows})}
+'''
+
+DATASET_EVAL = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")
+
+
+def test_the_set(rows, answer_set):
+    stats = answer_set(rows)
+    assert stats["distinct_answers"] == 4
+"""
+
+
+def test_a_dataset_level_metric_is_recorded_and_gated(project: Project) -> None:
+    """Three of the four answers cite (r3 "I don't know." does not): 0.75; all four
+    answers differ."""
+    project.write("conftest.py", DATASET_METRIC)
+    project.write("test_eval.py", DATASET_EVAL)
+    project.write(
+        "thresholds.toml",
+        '[gates]\n"answer_set.cited_share" = ">= 0.75"\n"answer_set.distinct_answers" = "== 3"\n',
+    )
+    result, report = project.run_json()
+    result.assert_outcomes(passed=1 + 1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*answer_set.distinct_answers == 3 FAILS: answer_set distinct_answers is 4*"]
+    )
+    assert _eval(report)["metrics"]["answer_set"] == {"cited_share": 0.75, "distinct_answers": 4}
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        (
+            '{"cited_share": 1.0}',
+            "*answer_set (conftest.py:*) returned statistics [[]'cited_share'[]]; it declared "
+            "[[]'cited_share', 'distinct_answers'[]] (missing [[]'distinct_answers'[]], "
+            "undeclared [[][]])*",
+        ),
+        (
+            '{"cited_share": float("nan"), "distinct_answers": 4}',
+            "*answer_set (conftest.py:*) returned cited_share = nan: not a finite number*",
+        ),
+        ("[0.75, 4]", "*answer_set (conftest.py:*) returned [[]0.75, 4[]], not a mapping*"),
+    ],
+)
+def test_a_dataset_level_metric_returning_bad_statistics_errors(
+    project: Project, returned: str, message: str
+) -> None:
+    body = DATASET_METRIC.replace("    return {", f"    return {returned}\n    return {{")
+    project.write("conftest.py", body)
+    project.write("test_eval.py", DATASET_EVAL)
+    project.write("thresholds.toml", "")
+    result, report = project.run_json()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([message])
+    assert "answer_set" not in _eval(report)["metrics"]
+
+
+def test_a_dataset_level_metric_needs_its_fields_on_every_row(project: Project) -> None:
+    project.write("conftest.py", DATASET_METRIC.replace('("answer",)', '("answer", "verdict")'))
+    project.write("test_eval.py", DATASET_EVAL)
+    project.write("thresholds.toml", "")
+    result = project.run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*data/rows.jsonl:1: field 'verdict': required by answer_set but missing*"]
+    )

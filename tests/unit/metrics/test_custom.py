@@ -18,6 +18,7 @@ from pytest_ragmetrics.metrics.custom import (
     CustomMetricError,
     DeclarationError,
     declare,
+    declare_dataset,
 )
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 
@@ -137,7 +138,7 @@ def _add(name: str, origin: str) -> None:
         return 1.0
 
     spec = declare(function, name, (), None, False).spec()
-    catalog.declare_custom(catalog.Declared(spec, origin))
+    catalog.declare_custom(catalog.Declared(spec.records[0], spec, origin))
 
 
 def test_a_declaration_is_gateable_until_its_run_ends(run: object) -> None:
@@ -174,3 +175,42 @@ def test_an_inner_run_sees_none_of_the_outer_runs_metrics(run: object) -> None:
 def test_a_built_in_name_is_refused_naming_its_module(run: object) -> None:
     with pytest.raises(DeclarationError, match=r"metrics/retrieval.py \(the built-in `ndcg`"):
         _add("ndcg", "conftest.py:3")
+
+
+def _dataset(returns: Any) -> Any:
+    def answer_set(rows: Any) -> Any:
+        """How the answers look as a set."""
+        return returns
+
+    return declare_dataset(answer_set, None, ("answer",), ("share", "count"))
+
+
+def test_a_dataset_level_metric_records_exactly_its_declared_statistics() -> None:
+    measured = _dataset({"share": 0.5, "count": 3}).measure([ROW])
+    assert measured.stats == {"share": 0.5, "count": 3.0}
+    assert _dataset({}).info().stats == ("share", "count")
+
+
+@pytest.mark.parametrize(
+    ("returns", "why"),
+    [
+        ({"share": 0.5}, "(missing ['count'], undeclared [])"),
+        ({"share": 0.5, "count": 3, "extra": 1}, "(missing [], undeclared ['extra'])"),
+        ({"share": math.inf, "count": 3}, "returned share = inf: not a finite number"),
+        ([0.5, 3], "not a mapping of statistic to number"),
+    ],
+)
+def test_a_dataset_level_metric_with_other_statistics_errors(returns: Any, why: str) -> None:
+    with pytest.raises(CustomMetricError, match=r"^answer_set \(.*test_custom.py:\d+\) ") as e:
+        _dataset(returns).measure([ROW])
+    assert why in str(e.value)
+
+
+@pytest.mark.parametrize("stats", [(), "share", ("share", "p-95")])
+def test_a_dataset_level_metric_names_its_statistics(stats: Any) -> None:
+    def answer_set(rows: Any) -> Any:
+        """Doc."""
+        return {}
+
+    with pytest.raises(DeclarationError, match="stats is a tuple of the statistics it returns"):
+        declare_dataset(answer_set, None, (), stats)
