@@ -51,6 +51,7 @@ from pytest_ragmetrics.embeddings.model import (
 from pytest_ragmetrics.embeddings.prepare import EncodingError
 from pytest_ragmetrics.judge.client import LlmJudge
 from pytest_ragmetrics.metrics.base import Embed, Texts
+from pytest_ragmetrics.metrics.catalog import custom_metrics
 from pytest_ragmetrics.plugin.fixtures import FIXTURES, MetricFixture, bound_metric, check_row
 from pytest_ragmetrics.plugin.options import Options
 from pytest_ragmetrics.plugin.recording import Outcome, payload_for
@@ -250,6 +251,9 @@ def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> 
     """Each row of ``params`` run on Ray, in order. A row that did not come back (its task
     failed on every retry, or Ray could not be reached, or the test's arguments cannot
     travel) is that row's error, naming why; the other rows count."""
+    refused = _declared_in_user_code(job)
+    if refused is not None:
+        return [_lost(job, param, refused) for param in params]
     try:
         ray = session(config)
     except RayEngineError as error:
@@ -297,6 +301,19 @@ def _send_eval_by_value(ray: Any, job: RowJob) -> None:
     module = sys.modules.get(getattr(job.test, "__module__", ""))
     if module is not None:
         ray.cloudpickle.register_pickle_by_value(module)
+
+
+def _declared_in_user_code(job: RowJob) -> str | None:
+    """Why the job cannot run on Ray when it uses metrics declared in user code: the
+    workers' catalog holds only the built-in metrics (they import no conftest.py)."""
+    declared = sorted(name for name in job.metrics if name in custom_metrics())
+    if not declared:
+        return None
+    names = ", ".join(f"`{name}`" for name in declared)
+    return (
+        f"the Ray engine cannot run metrics declared in your code yet ({names}): run this "
+        'eval on the local engine (without --ragmetrics-engine=ray or engine = "ray")'
+    )
 
 
 def _unpicklable(ray: Any, job: RowJob) -> str | None:

@@ -403,3 +403,16 @@ def test_a_dataset_level_metric_needs_its_fields_on_every_row(project: Project) 
     result.stdout.fnmatch_lines(
         ["*data/rows.jsonl:1: field 'verdict': required by answer_set but missing*"]
     )
+
+
+def test_the_ray_engine_refuses_a_declared_metric_row_by_row(custom: Project) -> None:
+    """Ray's workers import no conftest.py, so their catalog lacks the metric: each row
+    errors saying so (before Ray is started), never a row scored without it."""
+    pytest.importorskip("ray", reason="the Ray engine's tests need Ray")
+    custom.write("thresholds.toml", "")
+    result, report = custom.run_json("--ragmetrics-engine=ray")
+    result.assert_outcomes(failed=1)  # the one batch of four rows
+    result.stdout.fnmatch_lines(
+        ["*the Ray engine cannot run metrics declared in your code yet (`cites`, `words`)*"]
+    )
+    assert _eval(report)["errors"] == 4
