@@ -27,6 +27,7 @@ import pytest
 from pytest_ragmetrics.metrics import catalog
 from pytest_ragmetrics.metrics.custom import (
     DatasetFunction,
+    DeclarationError,
     MetricFunction,
     declare,
     declare_dataset,
@@ -60,6 +61,7 @@ def metric(
 
     def decorate(function: MetricFunction) -> Any:
         declared = declare(function, name, requires, range, binary)
+        _refuse_plugin_fixture(declared.name, declared.origin)
         spec = declared.spec()
         catalog.declare_custom(catalog.Declared(spec.records[0], spec, declared.origin))
         return define_metric_fixture(spec, function.__module__)
@@ -86,12 +88,31 @@ def dataset_metric(
 
     def decorate(function: DatasetFunction) -> Any:
         declared = declare_dataset(function, name, requires, stats)
+        _refuse_plugin_fixture(declared.name, declared.origin)
         catalog.declare_custom(catalog.Declared(declared.info(), None, declared.origin))
         return define_dataset_metric_fixture(
             declared.name, declared.doc, declared.measure, function.__module__
         )
 
     return decorate if function is None else decorate(function)
+
+
+# Fixtures of the plugin that are no metric: a metric of the same name would replace them.
+PLUGIN_FIXTURES = {
+    "row": "fixtures.py",
+    "rows": "dataset_fixtures.py",
+    "ragmetrics_system": "fixtures.py",
+    "ragmetrics_embed": "fixtures.py",
+}
+
+
+def _refuse_plugin_fixture(name: str, origin: str) -> None:
+    module = PLUGIN_FIXTURES.get(name)
+    if module is not None:
+        raise DeclarationError(
+            f"{origin}: metric {name!r} would replace pytest-ragmetrics's own `{name}` "
+            f"fixture (pytest_ragmetrics/plugin/{module}): give yours another name"
+        )
 
 
 def begin_run(config: pytest.Config) -> None:

@@ -194,6 +194,11 @@ def test_a_row_without_a_required_field_errors_with_file_line_and_field(
             "pytest_ragmetrics/metrics/catalog.py (a metric the plugin derives)*",
         ),
         (
+            '@metric\ndef row(row):\n    """Mine."""\n    return 1.0\n',
+            "*metric 'row' would replace pytest-ragmetrics's own `row` fixture "
+            "(pytest_ragmetrics/plugin/fixtures.py)*",
+        ),
+        (
             '@metric(name="words")\ndef again(row):\n    """Again."""\n    return 1.0\n',
             "*conftest.py:17: metric 'words' is already declared at *conftest.py:5: declare "
             "it once, or give one of them another name*",
