@@ -162,6 +162,8 @@ class Declared:
         METRICS[self.name] = self.info
         if self.spec is not None:
             FIXTURES[self.name] = self.spec
+            if self.spec.corpus is not None:
+                CORPUS_STATS[self.name] = (self.spec.corpus.breakdown, self.spec.corpus.reduce)
 
 
 BUILTIN_FIXTURES: frozenset[str] = frozenset(FIXTURES)
@@ -210,6 +212,7 @@ def custom_metrics() -> dict[str, Declared]:
 def _remove(name: str) -> Declared:
     FIXTURES.pop(name, None)
     METRICS.pop(name, None)
+    CORPUS_STATS.pop(name, None)
     _claims.pop(name, None)
     return _declared.pop(name)
 

@@ -2,8 +2,10 @@
 ``MetricSpec`` the built-in families declare, so the catalog, the fixtures, the gates,
 the baselines and the reports treat it like ``f1``.
 
-The function takes the test's ``Row`` and returns a number, or ``(number, evidence)``.
-Its value is checked on every row: a value that is not a real number, is NaN or
+The function takes the test's ``Row`` and returns a number, ``(number, evidence)``, or a
+``RowValue``: a metric with corpus statistics (``corpus=``) returns the row's sufficient
+statistics in one, summed over the rows and reduced by the declared functions, as BLEU's
+corpus score is. Its value is checked on every row: a value that is not a real number, is NaN or
 infinite, or lies outside the declared range (0 or 1 for a binary metric) makes the row
 error naming the metric, as does an exception the function raises; a value is never
 recorded silently wrong. Nothing here imports pytest: the decorator that turns a
@@ -15,22 +17,29 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import (
+    RATE,
+    STATS,
+    CorpusReduction,
     DatasetMeasured,
     Measured,
     MetricContext,
     MetricInfo,
+    MetricSettings,
     MetricSpec,
 )
 
-# row -> value, or (value, evidence)
+# row -> value, (value, evidence) or RowValue
 MetricFunction = Callable[[Row], Any]
+# the rows' summed sufficient statistics -> one corpus statistic
+CorpusFunction = Callable[[Mapping[str, float]], float]
 # rows -> {statistic: value}
 DatasetFunction = Callable[[Sequence[Row]], Mapping[str, Any]]
 
@@ -43,6 +52,22 @@ class CustomMetricError(RowError):
     """A custom metric failed on a row: it raised, or returned no usable value."""
 
 
+class CorpusError(ValueError):
+    """A custom metric's corpus statistic could not be computed from the summed
+    sufficient statistics: its function raised, or returned no finite number."""
+
+
+@dataclass(frozen=True)
+class RowValue:
+    """What a metric function may return for a row: its ``value``, the ``evidence`` the
+    reports show, and ``stats``, the row's sufficient statistics (``{"tp": 2, "fp": 1}``)
+    that a metric declared with ``corpus=`` sums over the rows."""
+
+    value: float
+    evidence: str | None = None
+    stats: Mapping[str, float] | None = None
+
+
 @dataclass(frozen=True)
 class CustomMetric:
     """A per-row metric declared in user code.
@@ -50,6 +75,8 @@ class CustomMetric:
     ``bounds``: the closed interval every value must lie in (``None``: any finite
     number); a ``binary`` metric's values are 0 or 1 and it gains the ``rate`` statistic.
     ``origin``: where it was declared (``path:line``), which every error names.
+    ``corpus``: statistic name -> its function of the rows' summed sufficient statistics
+    (each row returns a ``RowValue`` with ``stats``).
     """
 
     name: str
@@ -60,15 +87,44 @@ class CustomMetric:
     description: str
     doc: str
     origin: str
+    corpus: Mapping[str, CorpusFunction] = field(default_factory=dict)
+
+    @property
+    def breakdown(self) -> str:
+        """The breakdown the rows' sufficient statistics are recorded (and summed) as."""
+        return f"{self.name}_stats"
 
     def spec(self) -> MetricSpec:
         """The catalog declaration: the same shape as a built-in metric's."""
+        corpus = tuple(self.corpus)
+        info = MetricInfo(self.name, self.description, binary=self.binary, corpus=corpus)
+        reduction = CorpusReduction(self.breakdown, self.reduce) if self.corpus else None
         return MetricSpec(
-            self.name,
-            self.doc,
-            (MetricInfo(self.name, self.description, binary=self.binary),),
-            self.requires,
-            self.measure,
+            self.name, self.doc, (info,), self.requires, self.measure, corpus=reduction
+        )
+
+    def reduce(self, sums: Mapping[str, float], settings: MetricSettings) -> dict[str, float]:
+        """The corpus statistics from the rows' summed sufficient statistics; a function
+        that raises or returns no finite number is a ``CorpusError`` naming the statistic
+        and the sums it was given (no run setting changes them)."""
+        reduced: dict[str, float] = {}
+        for stat, function in self.corpus.items():
+            try:
+                value = function(dict(sums))
+            except Exception as error:
+                why = f"raised {type(error).__name__}: {error} (at {_raised_at(error)})"
+                raise self._corpus_error(stat, sums, why) from error
+            if not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+                raise self._corpus_error(stat, sums, f"returned {value!r}, not a finite number")
+            reduced[stat] = float(value)
+        return reduced
+
+    def _corpus_error(self, stat: str, sums: Mapping[str, float], why: str) -> CorpusError:
+        shown = ", ".join(f"{part}={total:g}" for part, total in sorted(sums.items()))
+        return CorpusError(
+            f"{self.name}.{stat} ({self.origin}) {why}, given the summed statistics "
+            f"{{{shown}}}: return a finite number for every sum the rows can give (a zero "
+            "denominator included)"
         )
 
     def measure(self, row: Row, ctx: MetricContext) -> Measured:
@@ -83,11 +139,42 @@ class CustomMetric:
             raise CustomMetricError(
                 f"{self.name} ({self.origin}) raised {type(error).__name__}: {error}"
             ) from error
-        value, evidence = self._checked(returned)
-        return Measured({self.name: value}, evidence)
+        if isinstance(returned, RowValue):
+            value, evidence = self._checked(returned.value, returned.evidence)
+            stats = self._stats(returned.stats)
+        else:
+            value, evidence = self._checked(returned)
+            stats = self._stats(None)
+        breakdowns = {self.breakdown: stats} if stats is not None else {}
+        return Measured({self.name: value}, evidence, breakdowns)
 
-    def _checked(self, returned: object) -> tuple[float, str]:
-        value, evidence = returned, f"{self.name} gave no evidence"
+    def _stats(self, stats: Mapping[str, float] | None) -> dict[str, float] | None:
+        """The row's sufficient statistics, checked: required (and only allowed) with
+        ``corpus=``, each a finite number under a name."""
+        if not self.corpus:
+            if stats is not None:
+                raise self._bad(stats, "stats are summed only for a metric declared with corpus=")
+            return None
+        if stats is None:
+            raise self._bad(
+                stats, "a metric declared with corpus= returns RowValue(value, stats={...})"
+            )
+        if not isinstance(stats, Mapping) or not stats:
+            raise self._bad(stats, "stats is a non-empty mapping of name to number")
+        checked: dict[str, float] = {}
+        for part, total in stats.items():
+            if not isinstance(part, str) or not isinstance(total, numbers.Real):
+                raise self._bad(stats, f"stats[{part!r}] = {total!r} is not a number by name")
+            if not math.isfinite(float(total)):
+                raise self._bad(stats, f"stats[{part!r}] is not finite")
+            checked[part] = float(total)
+        return checked
+
+    def _checked(self, returned: object, evidence: str | None = None) -> tuple[float, str]:
+        if evidence is not None and not isinstance(evidence, str):
+            raise self._bad(evidence, "evidence must be a string")
+        value = returned
+        evidence = f"{self.name} gave no evidence" if evidence is None else evidence
         if isinstance(returned, tuple):
             if len(returned) != 2 or not isinstance(returned[1], str):
                 raise self._bad(returned, "a tuple must be (value, evidence string)")
@@ -107,7 +194,8 @@ class CustomMetric:
     def _bad(self, value: object, why: str) -> CustomMetricError:
         return CustomMetricError(
             f"{self.name} ({self.origin}) returned {value!r}: {why}; "
-            "return a finite number within the declared range, or (number, evidence)"
+            "return a finite number within the declared range, (number, evidence) or a "
+            "RowValue"
         )
 
 
@@ -166,6 +254,24 @@ class CustomDatasetMetric:
         return CustomMetricError(f"{self.name} ({self.origin}) {what}")
 
 
+def _raised_at(error: BaseException) -> str:
+    """``path:line`` of the innermost frame the exception passed through."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return "an unknown line"
+    frame = frames[-1]
+    return f"{_shown(Path(frame.filename))}:{frame.lineno}"
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it lies below it."""
+    path = path.resolve()
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def origin_of(function: Callable[..., Any]) -> str:
     """``path:line`` of the function's definition (its first decorator's line), the path
     relative to the working directory when it lies below it."""
@@ -173,12 +279,7 @@ def origin_of(function: Callable[..., Any]) -> str:
     source = inspect.getsourcefile(function) if code is not None else None
     if source is None or code is None:
         return getattr(function, "__qualname__", repr(function))
-    path = Path(source).resolve()
-    try:
-        shown = path.relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        shown = str(path)
-    return f"{shown}:{code.co_firstlineno}"
+    return f"{_shown(Path(source))}:{code.co_firstlineno}"
 
 
 def declare(
@@ -187,6 +288,7 @@ def declare(
     requires: Sequence[str],
     bounds: tuple[float, float] | None,
     binary: bool,
+    corpus: Mapping[str, CorpusFunction] | None = None,
 ) -> CustomMetric:
     """Check a declaration and build its ``CustomMetric``; ``DeclarationError`` names
     where it was declared and what to change."""
@@ -195,11 +297,16 @@ def declare(
     _check_name(origin, name)
     _check_requires(origin, name, requires)
     checked = _bounds(origin, name, bounds, binary)
+    reductions = _corpus(origin, name, corpus, binary)
     doc = _doc(origin, name, function)
     description = doc.splitlines()[0]
     shown = f"range [{checked[0]:g}, {checked[1]:g}]" if checked else "any finite number"
     text = f"{doc}\n\n{'0 or 1' if binary else shown}; declared at {origin}."
-    return CustomMetric(name, function, tuple(requires), checked, binary, description, text, origin)
+    if reductions:
+        text += f" Corpus statistics: {', '.join(reductions)}."
+    return CustomMetric(
+        name, function, tuple(requires), checked, binary, description, text, origin, reductions
+    )
 
 
 def declare_dataset(
@@ -239,6 +346,33 @@ def _check_requires(origin: str, name: str, requires: Sequence[str]) -> None:
         raise DeclarationError(
             f"{origin}: {name}: requires is a tuple of row field names, e.g. ('answer',)"
         )
+
+
+def _corpus(
+    origin: str, name: str, corpus: Mapping[str, CorpusFunction] | None, binary: bool
+) -> dict[str, CorpusFunction]:
+    """The corpus statistics, checked: each an identifier no per-row statistic has, with a
+    function of the summed statistics."""
+    if corpus is None:
+        return {}
+    if not isinstance(corpus, Mapping) or not corpus:
+        raise DeclarationError(
+            f"{origin}: {name}: corpus maps each corpus statistic's name to its function of "
+            f"the summed row statistics, e.g. {{'micro_f1': micro_f1}}; got {corpus!r}"
+        )
+    taken = (*STATS, *((RATE,) if binary else ()))
+    for stat, function in corpus.items():
+        if not _statistic(stat) or stat in taken:
+            raise DeclarationError(
+                f"{origin}: {name}: corpus statistic {stat!r} must be a Python identifier "
+                f"other than the per-row statistics ({', '.join(taken)})"
+            )
+        if not callable(function):
+            raise DeclarationError(
+                f"{origin}: {name}: corpus statistic {stat!r} maps to {function!r}, not a "
+                "function of the summed statistics"
+            )
+    return dict(corpus)
 
 
 def _doc(origin: str, name: str, function: Callable[..., Any]) -> str:

@@ -19,13 +19,14 @@ module) is refused when a test uses it (``fixtures.late_declaration``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from pytest_ragmetrics.metrics import catalog
 from pytest_ragmetrics.metrics.custom import (
+    CorpusFunction,
     DatasetFunction,
     DeclarationError,
     MetricFunction,
@@ -45,14 +46,18 @@ def metric(
     requires: Sequence[str] = (),
     range: tuple[float, float] | None = None,
     binary: bool = False,
+    corpus: Mapping[str, CorpusFunction] | None = None,
 ) -> Any:
     """Declare ``function(row) -> value | (value, evidence)`` as a metric.
 
     ``name``: the metric's, its fixture's and its gates' name (default: the function's);
     ``requires``: the row fields it reads (a row without one errors with file:line before
     the test runs); ``range``: the closed interval its values lie in (a value outside
-    errors the row); ``binary``: its values are 0 or 1, and gates may use ``rate``. The
-    docstring is its definition: the first line is the reports' description.
+    errors the row); ``binary``: its values are 0 or 1, and gates may use ``rate``;
+    ``corpus``: statistics of the whole eval from the rows' summed sufficient statistics,
+    ``{"micro_f1": function(sums) -> number}``, each row returning
+    ``RowValue(value, evidence, stats={...})``. The docstring is its definition: the first
+    line is the reports' description.
 
     Returns the metric's pytest fixture: ``name(row) -> Score``, recorded like ``f1``.
     A malformed declaration or a name already taken raises ``DeclarationError`` naming
@@ -60,7 +65,7 @@ def metric(
     """
 
     def decorate(function: MetricFunction) -> Any:
-        declared = declare(function, name, requires, range, binary)
+        declared = declare(function, name, requires, range, binary, corpus)
         _refuse_plugin_fixture(declared.name, declared.origin)
         spec = declared.spec()
         catalog.declare_custom(catalog.Declared(spec.records[0], spec, declared.origin))

@@ -25,6 +25,7 @@ from pytest_ragmetrics.files import display_path
 from pytest_ragmetrics.gates.configcheck import check_configuration
 from pytest_ragmetrics.gates.evaluate import applies
 from pytest_ragmetrics.metrics.catalog import claim
+from pytest_ragmetrics.metrics.custom import CorpusError
 from pytest_ragmetrics.plugin.bulk import run_batch
 from pytest_ragmetrics.plugin.collect import parametrize_rows
 from pytest_ragmetrics.plugin.finish import Finished, finish_run
@@ -263,9 +264,12 @@ class RunSession:
         if not self.checked:
             reported = self.gathered.infos.values()
             self._check_configuration(sorted(reported, key=lambda info: info.label))
-        summaries = self.gathered.summaries(self.state.thresholds.settings)
-        self.gathered = Gathered()  # the summaries hold the rows now; drop the index by id
-        self.finished = finish_run(self.state, summaries, stopped)
+        try:
+            summaries = self.gathered.summaries(self.state.thresholds.settings)
+            self.gathered = Gathered()  # the summaries hold the rows now; drop the index by id
+            self.finished = finish_run(self.state, summaries, stopped)
+        except CorpusError as error:  # a metric of the user's: no number to gate or report
+            raise pytest.UsageError(str(error)) from None
         self.notes += self.finished.notes
         results = self.finished.gate_results
         infos = {summary.info.label: summary.info for summary in self.finished.summaries}

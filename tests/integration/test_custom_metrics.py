@@ -48,6 +48,12 @@ def test_answers(row, words, cites, f1):
     cites(row); f1(row)
 """
 
+# EVAL, with marker_words (CORPUS_METRIC, below) recorded too
+WITH_MARKERS = EVAL.replace("row, words", "row, marker_words, words").replace(
+    "f1(row)", "f1(row); marker_words(row)"
+)
+
+
 GATES = """
 [gates]
 "words.mean" = "<= 3.5"
@@ -302,19 +308,23 @@ def test_runs_in_one_process_never_see_each_others_metrics(custom: Project) -> N
 
 
 def test_bulk_mode_records_the_same_values(custom: Project) -> None:
+    custom.write("conftest.py", METRICS + CORPUS_METRIC)
+    custom.write("test_eval.py", WITH_MARKERS)
     _, row_report = custom.run_json("--ragmetrics-mode=row")
     bulk, bulk_report = custom.run_json("--ragmetrics-mode", "bulk", "--ragmetrics-batch-size=3")
     bulk.assert_outcomes(passed=2 + 3)  # batches of rows 1-3 and 4, 3 gates
     assert bulk_report["evals"] == row_report["evals"]
     assert _eval(bulk_report)["metrics"]["words"]["mean"] == 3.5
+    assert _eval(bulk_report)["metrics"]["marker_words"]["pooled"] == pytest.approx(3 / 14)
 
 
 def test_a_declared_metric_merges_alike_in_every_mode(project_in_every_mode: Project) -> None:
-    """Per-row values recorded on the workers and a dataset-level metric's statistics
-    reach the controller's gates alike."""
+    """Per-row values recorded on the workers, the sufficient statistics a corpus
+    statistic is reduced from, and a dataset-level metric's statistics reach the
+    controller's gates alike."""
     project = project_in_every_mode
-    project.write("conftest.py", METRICS + DATASET_METRIC)
-    project.write("test_eval.py", EVAL)
+    project.write("conftest.py", METRICS + DATASET_METRIC + CORPUS_METRIC)
+    project.write("test_eval.py", WITH_MARKERS)
     project.write("test_set.py", DATASET_EVAL)
     per_file = GATES.replace("[gates]", '[gates."test_eval.py"]')
     project.write(
@@ -327,7 +337,145 @@ def test_a_declared_metric_merges_alike_in_every_mode(project_in_every_mode: Pro
     assert by_name["test_eval.py"]["words"]["sum"] == 14
     assert by_name["test_eval.py"]["words"]["mean"] == 3.5
     assert by_name["test_eval.py"]["cites"]["rate"] == 0.75
+    assert by_name["test_eval.py"]["marker_words"]["pooled"] == pytest.approx(3 / 14, abs=1e-12)
     assert by_name["test_set.py"]["answer_set"] == {"cited_share": 0.75, "distinct_answers": 4}
+
+
+# -- corpus statistics: the rows' sufficient statistics, summed, then reduced ------------
+#
+# marker_words per row is the share of the answer's words that are citation markers (a
+# word holding "["): r1 1/5, r2 1/2, r3 0/3, r4 1/4, mean (0.2 + 0.5 + 0 + 0.25) / 4 =
+# 0.2375. Its corpus statistic `pooled` is the summed markers over the summed words:
+# 3 / 14 = 0.2142857...
+
+CORPUS_METRIC = '''
+from pytest_ragmetrics import RowValue, metric
+
+
+def pooled(sums):
+    return sums["markers"] / sums["words"]
+
+
+@metric(requires=("answer",), range=(0, 1), corpus={"pooled": pooled})
+def marker_words(row):
+    """Share of the answer's words that are citation markers."""
+    words = row.answer.split()
+    markers = sum("[" in word for word in words)
+    share = markers / len(words)
+    return RowValue(share, f"{markers} of {len(words)}", {"markers": markers, "words": len(words)})
+'''
+
+CORPUS_EVAL = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")
+
+
+def test_markers(row, marker_words):
+    marker_words(row)
+"""
+
+
+@pytest.fixture
+def pooled(project: Project) -> Project:
+    """The standard project with a metric that has a corpus statistic, gated on it."""
+    project.write("conftest.py", CORPUS_METRIC)
+    project.write("test_eval.py", CORPUS_EVAL)
+    project.write("thresholds.toml", '[gates]\n"marker_words.pooled" = ">= 0.2"\n')
+    return project
+
+
+def test_a_corpus_statistic_is_reduced_from_the_summed_row_statistics(pooled: Project) -> None:
+    result, report = pooled.run_json("--ragmetrics-md", "report.md")
+    result.assert_outcomes(passed=4 + 1)
+    evaluation = _eval(report)
+    recorded = evaluation["metrics"]["marker_words"]
+    assert recorded["pooled"] == pytest.approx(3 / 14, abs=1e-12)
+    assert recorded["mean"] == pytest.approx(0.2375, abs=1e-12)
+    assert evaluation["breakdowns"]["marker_words_stats"]["words"]["sum"] == 14
+    result.stdout.fnmatch_lines(["*marker_words 0.2375 (pooled 0.2143)*"])
+    markdown = (pooled.path / "report.md").read_text()
+    assert (
+        "| pass | test\\_eval.py::gate::marker\\_words.pooled | \\>= 0.2 | 0.214286 |" in markdown
+    )
+
+
+def test_a_gate_on_a_corpus_statistic_fails_with_its_number(pooled: Project) -> None:
+    pooled.write("thresholds.toml", '[gates]\n"marker_words.pooled" = ">= 0.22"\n')
+    result = pooled.run()
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*marker_words.pooled >= 0.22 FAILS: marker_words pooled is 0.214286, outside >= 0.22*"]
+    )
+
+
+def test_a_corpus_statistic_is_compared_with_its_baseline(pooled: Project) -> None:
+    pooled.write("thresholds.toml", '[gates]\n"marker_words.pooled" = ">= baseline"\n')
+    pooled.run("--ragmetrics-update-baseline").assert_outcomes(passed=4 + 1)
+    stored = json.loads((pooled.path / "__baselines__" / "test_eval.json").read_text())
+    assert stored["metrics"]["marker_words"]["pooled"] == pytest.approx(3 / 14, abs=1e-12)
+    fewer = [dict(row) for row in ROWS]
+    fewer[1]["answer"] = "Berlin is the capital [1]."  # 1 marker in 5 words: 3 / 17
+    pooled.write("data/rows.jsonl", jsonl(fewer))
+    result = pooled.run()
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*marker_words.pooled >= baseline FAILS: marker_words pooled is 0.176471, "
+            "outside >= 0.214286 (baseline)*"
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            'return sums["markers"] / (sums["words"] - 14)',
+            "*marker_words.pooled (conftest.py:*) raised ZeroDivisionError: float division by "
+            "zero (at conftest.py:6), given the summed statistics {markers=3, words=14}*",
+        ),
+        (
+            'return sums["marker"]',
+            "*marker_words.pooled (conftest.py:*) raised KeyError: 'marker' (at conftest.py:6)*",
+        ),
+        (
+            'return float("nan")',
+            "*marker_words.pooled (conftest.py:*) returned nan, not a finite number*",
+        ),
+    ],
+)
+def test_a_corpus_function_that_fails_fails_the_run_naming_it(
+    pooled: Project, body: str, message: str
+) -> None:
+    pooled.write(
+        "conftest.py",
+        CORPUS_METRIC.replace('return sums["markers"] / sums["words"]', body),
+    )
+    result = pooled.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_a_corpus_metric_row_without_its_statistics_errors(pooled: Project) -> None:
+    pooled.write(
+        "conftest.py",
+        CORPUS_METRIC.replace(
+            "    words = row.answer",
+            "    if row.id == 'r3':\n        return 0.0\n    words = row.answer",
+        ),
+    )
+    pooled.write("thresholds.toml", "")
+    result, report = pooled.run_json()
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*data/rows.jsonl:3: marker_words (conftest.py:*) returned None: a metric declared "
+            "with corpus= returns RowValue(value, stats={...})*"
+        ]
+    )
+    recorded = _eval(report)["metrics"]["marker_words"]
+    assert recorded["pooled"] == pytest.approx(3 / 11, abs=1e-12)  # r3's 3 words left out
 
 
 DATASET_METRIC = '''

@@ -14,9 +14,11 @@ from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics import catalog
 from pytest_ragmetrics.metrics.base import MetricContext
 from pytest_ragmetrics.metrics.custom import (
+    CorpusError,
     CustomMetric,
     CustomMetricError,
     DeclarationError,
+    RowValue,
     declare,
     declare_dataset,
 )
@@ -214,3 +216,112 @@ def test_a_dataset_level_metric_names_its_statistics(stats: Any) -> None:
 
     with pytest.raises(DeclarationError, match="stats is a tuple of the statistics it returns"):
         declare_dataset(answer_set, None, (), stats)
+
+
+# -- corpus statistics: sufficient statistics per row, reduced from their sums -----------
+
+
+def _pooled(returns: Any) -> CustomMetric:
+    """``pooled = markers / words`` over the summed row statistics."""
+
+    def marker_words(row: Row) -> Any:
+        """Share of the answer's words that are citation markers."""
+        return returns
+
+    def pooled(sums: Any) -> float:
+        return float(sums["markers"] / sums["words"])
+
+    return declare(marker_words, None, ("answer",), (0, 1), False, {"pooled": pooled})
+
+
+def test_a_rows_sufficient_statistics_are_recorded_as_its_breakdown() -> None:
+    measured = _pooled(RowValue(0.2, "1 of 5", {"markers": 1, "words": 5})).measure(ROW, CONTEXT)
+    assert measured.values == {"marker_words": 0.2}
+    assert measured.evidence == "1 of 5"
+    assert measured.breakdowns == {"marker_words_stats": {"markers": 1.0, "words": 5.0}}
+
+
+def test_the_corpus_statistic_is_its_function_of_the_sums() -> None:
+    """3 markers in 14 words: 3/14, not the mean of the rows' shares."""
+    metric = _pooled(RowValue(0.0))
+    assert metric.reduce({"markers": 3.0, "words": 14.0}, Settings()) == {"pooled": 3 / 14}
+    info = metric.spec().records[0]
+    assert info.corpus == ("pooled",)
+    assert "pooled" in info.stats
+
+
+@pytest.mark.parametrize(
+    ("returns", "why"),
+    [
+        (0.2, "a metric declared with corpus= returns RowValue(value, stats={...})"),
+        (RowValue(0.2), "a metric declared with corpus= returns RowValue(value, stats={...})"),
+        (RowValue(0.2, stats={}), "stats is a non-empty mapping of name to number"),
+        (RowValue(0.2, stats={"words": "5"}), "stats['words'] = '5' is not a number by name"),
+        (RowValue(0.2, stats={"words": math.inf}), "stats['words'] is not finite"),
+        (RowValue(0.2, 5, {"words": 1}), "evidence must be a string"),  # type: ignore[arg-type]
+        (RowValue(math.nan, stats={"words": 1}), "not finite"),
+        (RowValue(2.0, stats={"words": 1}), "outside its range [0, 1]"),
+    ],
+)
+def test_a_corpus_metric_without_usable_statistics_errors_the_row(returns: Any, why: str) -> None:
+    with pytest.raises(CustomMetricError, match=r"^marker_words \(\S*test_custom.py:\d+\)") as e:
+        _pooled(returns).measure(ROW, CONTEXT)
+    assert why in str(e.value)
+
+
+def test_statistics_from_a_metric_without_corpus_statistics_are_refused() -> None:
+    with pytest.raises(CustomMetricError, match="summed only for a metric declared with corpus="):
+        _declared(RowValue(1.0, stats={"words": 5})).measure(ROW, CONTEXT)
+    assert _declared(RowValue(1.0, "one")).measure(ROW, CONTEXT).evidence == "one"
+
+
+@pytest.mark.parametrize(
+    ("sums", "why"),
+    [
+        ({"markers": 0.0, "words": 0.0}, "raised ZeroDivisionError: float division by zero (at "),
+        ({"markers": 1.0}, "raised KeyError: 'words' (at "),
+    ],
+)
+def test_a_corpus_function_that_raises_names_the_statistic_and_the_sums(
+    sums: dict[str, float], why: str
+) -> None:
+    with pytest.raises(CorpusError) as e:
+        _pooled(RowValue(0.0)).reduce(sums, Settings())
+    message = str(e.value)
+    assert message.startswith("marker_words.pooled (tests/unit/metrics/test_custom.py:")
+    assert why in message
+    assert "test_custom.py:" in message.split("(at ")[1]  # the line in pooled that raised
+    summed = ", ".join(f"{part}={total:g}" for part, total in sorted(sums.items()))
+    assert f"given the summed statistics {{{summed}}}" in message
+
+
+def test_a_corpus_function_returning_no_finite_number_is_refused() -> None:
+    def marker_words(row: Row) -> float:
+        """Doc."""
+        return 0.0
+
+    metric = declare(marker_words, None, (), None, False, {"odd": lambda sums: math.nan})
+    with pytest.raises(CorpusError, match=r"marker_words.odd .* returned nan, not a finite"):
+        metric.reduce({"words": 1.0}, Settings())
+
+
+@pytest.mark.parametrize(
+    ("corpus", "binary", "message"),
+    [
+        ({}, False, "corpus maps each corpus statistic's name to its function"),
+        ({"mean": len}, False, "corpus statistic 'mean' must be a Python identifier other"),
+        ({"rate": len}, True, "corpus statistic 'rate' must be a Python identifier other"),
+        ({"p-95": len}, False, "corpus statistic 'p-95' must be a Python identifier"),
+        ({"pooled": 3}, False, "corpus statistic 'pooled' maps to 3, not a function"),
+    ],
+)
+def test_a_malformed_corpus_declaration_is_refused(
+    corpus: Any, binary: bool, message: str
+) -> None:
+    def function(row: Row) -> float:
+        """Doc."""
+        return 1.0
+
+    with pytest.raises(DeclarationError, match=r"test_custom.py:\d+: ok: ") as e:
+        declare(function, "ok", (), None, binary, corpus)
+    assert message in str(e.value)
