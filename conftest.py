@@ -33,7 +33,7 @@ def pooled(sums: Mapping[str, float]) -> float:
     return sums["cited"] / sums["numbers"] if sums["numbers"] else 1.0
 
 
-@metric(requires=("answer", "contexts"), range=(0, 1), corpus={"pooled": pooled})
+@metric(requires=("answer", "contexts"), range=(0, 1), corpus={"pooled": pooled}, version=1)
 def numbers_cited(row: Row) -> RowValue:
     """Share of the answer's numbers found in a context their own sentence cites.
 

@@ -146,13 +146,14 @@ def close_fixtures(name: str) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class Declared:
     """A metric declared in user code: what a gate may name of it, its per-row fixture's
-    declaration (``None`` for a dataset-level metric, whose fixture takes ``rows``), and
+    declaration (``None`` for a dataset-level metric, whose fixture takes ``rows``),
     where it was declared (what tells a module imported twice from two metrics of the
-    same name)."""
+    same name), and the version its author gave it (part of a baseline's signature)."""
 
     info: MetricInfo
     spec: MetricSpec | None
     origin: str
+    version: str | None = None
 
     @property
     def name(self) -> str:

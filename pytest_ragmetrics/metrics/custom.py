@@ -329,6 +329,19 @@ def declare_dataset(
     )
 
 
+def check_version(origin: str, name: str, version: object) -> str | None:
+    """A declaration's ``version`` as the baseline signature keeps it: a string or a whole
+    number, ``None`` when it has none."""
+    if version is None:
+        return None
+    if isinstance(version, bool) or not isinstance(version, str | int) or str(version) == "":
+        raise DeclarationError(
+            f"{origin}: {name}: version is a string or a whole number you change when the "
+            f"metric computes something else, e.g. version=2; got {version!r}"
+        )
+    return str(version)
+
+
 def _statistic(stat: object) -> bool:
     return isinstance(stat, str) and stat.isidentifier()
 

@@ -30,6 +30,7 @@ from pytest_ragmetrics.metrics.custom import (
     DatasetFunction,
     DeclarationError,
     MetricFunction,
+    check_version,
     declare,
     declare_dataset,
 )
@@ -47,6 +48,7 @@ def metric(
     range: tuple[float, float] | None = None,
     binary: bool = False,
     corpus: Mapping[str, CorpusFunction] | None = None,
+    version: str | int | None = None,
 ) -> Any:
     """Declare ``function(row) -> value | (value, evidence)`` as a metric.
 
@@ -57,7 +59,8 @@ def metric(
     ``corpus``: statistics of the whole eval from the rows' summed sufficient statistics,
     ``{"micro_f1": function(sums) -> number}``, each row returning
     ``RowValue(value, evidence, stats={...})``. The docstring is its definition: the first
-    line is the reports' description.
+    line is the reports' description. ``version``: change it when the metric computes
+    something else: a baseline stored under another version is refused, not compared.
 
     Returns the metric's pytest fixture: ``name(row) -> Score``, recorded like ``f1``.
     A malformed declaration or a name already taken raises ``DeclarationError`` naming
@@ -68,7 +71,8 @@ def metric(
         declared = declare(function, name, requires, range, binary, corpus)
         _refuse_plugin_fixture(declared.name, declared.origin)
         spec = declared.spec()
-        catalog.declare_custom(catalog.Declared(spec.records[0], spec, declared.origin))
+        checked = check_version(declared.origin, declared.name, version)
+        catalog.declare_custom(catalog.Declared(spec.records[0], spec, declared.origin, checked))
         return define_metric_fixture(spec, function.__module__)
 
     return decorate if function is None else decorate(function)
@@ -80,21 +84,23 @@ def dataset_metric(
     name: str | None = None,
     requires: Sequence[str] = (),
     stats: Sequence[str] = (),
+    version: str | int | None = None,
 ) -> Any:
     """Declare ``function(rows) -> {statistic: value}`` as a dataset-level metric: one set
     of statistics over all the rows of an eval, like ``embedding_space``.
 
     ``stats``: the statistics it returns, exactly (gates name them ``name.stat``);
-    ``requires``: the row fields it reads. Returns its fixture, which a test taking
-    ``rows`` calls: ``name(rows) -> {statistic: value}``. A missing or undeclared
-    statistic, a value that is not a finite number, or an exception makes the test (and
-    the eval's record) an error naming the metric.
+    ``requires``: the row fields it reads; ``version``: as for ``metric``. Returns its
+    fixture, which a test taking ``rows`` calls: ``name(rows) -> {statistic: value}``. A
+    missing or undeclared statistic, a value that is not a finite number, or an exception
+    makes the test (and the eval's record) an error naming the metric.
     """
 
     def decorate(function: DatasetFunction) -> Any:
         declared = declare_dataset(function, name, requires, stats)
         _refuse_plugin_fixture(declared.name, declared.origin)
-        catalog.declare_custom(catalog.Declared(declared.info(), None, declared.origin))
+        checked = check_version(declared.origin, declared.name, version)
+        catalog.declare_custom(catalog.Declared(declared.info(), None, declared.origin, checked))
         return define_dataset_metric_fixture(
             declared.name, declared.doc, declared.measure, function.__module__
         )

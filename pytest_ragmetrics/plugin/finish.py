@@ -15,7 +15,7 @@ from pytest_ragmetrics.files import display_path, write_atomic
 from pytest_ragmetrics.gates.evaluate import GateResult, Reference, evaluate_gates
 from pytest_ragmetrics.gates.stored import pair_rows
 from pytest_ragmetrics.live.outputs import write_outputs
-from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
+from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, custom_metrics
 from pytest_ragmetrics.metrics.judge import judge_signature
 from pytest_ragmetrics.plugin.state import RunState
 from pytest_ragmetrics.results.baseline import (
@@ -44,7 +44,8 @@ class Finished:
 
 def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
     """What makes this run's numbers comparable with a baseline's: the metric settings
-    (and the system and judge they are of), never the system's outputs."""
+    (and the system and judge they are of, and the version of each metric of the user's
+    that has one), never the system's outputs."""
     info = summary.info
     signature: dict[str, Any] = dict(state.thresholds.settings.signature())
     # Present only when used, so baselines of plain evals stay as they were.
@@ -53,6 +54,9 @@ def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
     judge = state.thresholds.judge
     if judge is not None and "judge" in summary.metrics:  # scores of another judge differ
         signature["judge"] = judge_signature(judge)
+    for name, declared in custom_metrics().items():  # a metric of the user's, rewritten
+        if declared.version is not None and name in summary.metrics:
+            signature[f"{name}.version"] = declared.version
     return signature
 
 

@@ -136,6 +136,22 @@ def test_a_declared_metric_is_compared_with_its_baseline(custom: Project) -> Non
     )
 
 
+def test_a_baseline_of_another_version_of_the_metric_is_refused(custom: Project) -> None:
+    """The metric's code is the user's: its version, when given, enters the baseline's
+    signature, so numbers of a rewritten metric are never compared with the old ones."""
+    custom.write("thresholds.toml", '[gates]\n"words.mean" = "<= baseline"\n')
+    versioned = METRICS.replace("range=(0, 50))", "range=(0, 50), version=VERSION)")
+    custom.write("conftest.py", versioned.replace("VERSION", "1"))
+    custom.run("--ragmetrics-update-baseline").assert_outcomes(passed=4 + 1)
+    stored = json.loads((custom.path / "__baselines__" / "test_eval.json").read_text())
+    assert stored["signature"]["words.version"] == "1"
+    custom.run().assert_outcomes(passed=4 + 1)  # the same version: compared, and holds
+    custom.write("conftest.py", versioned.replace("VERSION", '"2-words"'))
+    result = custom.run()
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines(['*words.version: stored "1", now "2-words"*'])
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
@@ -227,6 +243,8 @@ def test_a_name_already_taken_is_a_usage_error_naming_both_places(
         ("range=(1, 0)", "*words: range (1, 0) is empty; give low <= high*"),
         ("binary=True, range=(0, 5)", "*a binary metric's range is (0, 1); got (0, 5)*"),
         ('requires="answer"', "*requires is a tuple of row field names, e.g. ('answer',)*"),
+        ("version=True", "*words: version is a string or a whole number you change when*"),
+        ('version=""', "*words: version is a string or a whole number*; got ''*"),
     ],
 )
 def test_a_malformed_declaration_says_what_to_change(

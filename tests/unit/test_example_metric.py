@@ -36,7 +36,8 @@ def test_the_root_conftest_declares_it() -> None:
     which gates numbers_cited; this one did too."""
     assert "numbers_cited" in custom_metrics()
     path, _ = custom_metrics()["numbers_cited"].origin.rsplit(":", 1)
-    assert path.endswith("conftest.py") and "tests" not in path
+    assert path.endswith("conftest.py")
+    assert "tests" not in path
 
 
 @pytest.mark.parametrize(

@@ -315,9 +315,7 @@ def test_a_corpus_function_returning_no_finite_number_is_refused() -> None:
         ({"pooled": 3}, False, "corpus statistic 'pooled' maps to 3, not a function"),
     ],
 )
-def test_a_malformed_corpus_declaration_is_refused(
-    corpus: Any, binary: bool, message: str
-) -> None:
+def test_a_malformed_corpus_declaration_is_refused(corpus: Any, binary: bool, message: str) -> None:
     def function(row: Row) -> float:
         """Doc."""
         return 1.0
