@@ -129,16 +129,8 @@ class CustomMetric:
 
     def measure(self, row: Row, ctx: MetricContext) -> Measured:
         """Call the function on ``row`` and check what it returned."""
-        for name in self.requires:  # a row built by hand (a bulk batch) is checked too
-            row.require(name, self.name)
-        try:
-            returned = self.function(row)
-        except RowError:
-            raise
-        except Exception as error:
-            raise CustomMetricError(
-                f"{self.name} ({self.origin}) raised {type(error).__name__}: {error}"
-            ) from error
+        # a row built by hand (a bulk batch) is checked too
+        returned = _call(self.name, self.origin, self.requires, [row], self.function, row)
         if isinstance(returned, RowValue):
             value, evidence = self._checked(returned.value, returned.evidence)
             stats = self._stats(returned.stats)
@@ -218,17 +210,7 @@ class CustomDatasetMetric:
     def measure(self, rows: Sequence[Row]) -> DatasetMeasured:
         """Call the function on every row at once and check the statistics it returned:
         exactly the declared ones, each a finite number."""
-        for row in rows:
-            for name in self.requires:
-                row.require(name, self.name)
-        try:
-            returned = self.function(rows)
-        except RowError:
-            raise
-        except Exception as error:
-            raise CustomMetricError(
-                f"{self.name} ({self.origin}) raised {type(error).__name__}: {error}"
-            ) from error
+        returned = _call(self.name, self.origin, self.requires, rows, self.function, rows)
         stats = self._checked(returned)
         return DatasetMeasured(dict(stats), stats, {})
 
@@ -252,6 +234,30 @@ class CustomDatasetMetric:
 
     def _bad(self, what: str) -> CustomMetricError:
         return CustomMetricError(f"{self.name} ({self.origin}) {what}")
+
+
+def _call(
+    name: str,
+    origin: str,
+    requires: Sequence[str],
+    rows: Sequence[Row],
+    function: Callable[[Any], Any],
+    argument: Any,
+) -> Any:
+    """``function(argument)`` once every row of ``rows`` has the fields the metric
+    requires; an exception it raises (but a row's own error) is the metric's
+    ``CustomMetricError``, chained to the cause."""
+    for row in rows:
+        for needed in requires:
+            row.require(needed, name)
+    try:
+        return function(argument)
+    except RowError:
+        raise
+    except Exception as error:
+        raise CustomMetricError(
+            f"{name} ({origin}) raised {type(error).__name__}: {error}"
+        ) from error
 
 
 def _raised_at(error: BaseException) -> str:
