@@ -263,8 +263,9 @@ class WorkerJob:
 
 def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> list[RowRun]:
     """Each row of ``params`` run on Ray, in order. A row that did not come back (its task
-    failed on every retry, or Ray could not be reached, or the test's arguments cannot
-    travel) is that row's error, naming why; the other rows count."""
+    failed on every retry, or Ray could not be reached, or the test's arguments or its
+    metrics of the user's cannot travel) is that row's error, naming why; the other rows
+    count."""
     try:
         ray = session(config)
     except RayEngineError as error:
