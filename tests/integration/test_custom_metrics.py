@@ -408,4 +408,3 @@ def test_a_dataset_level_metric_needs_its_fields_on_every_row(project: Project) 
     result.stdout.fnmatch_lines(
         ["*data/rows.jsonl:1: field 'verdict': required by answer_set but missing*"]
     )
-

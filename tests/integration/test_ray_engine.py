@@ -266,12 +266,19 @@ def _on_both_engines(project: Project, gates: str) -> tuple[Any, ...]:
     return local, local_report, on_ray, ray_report
 
 
+# `words` counting with a helper of its conftest.py, which the workers cannot import.
+HELPED = CUSTOM_METRICS.replace("len(row.answer.split())", "_count(row.answer)") + (
+    "\n\ndef _count(text):\n    return len(text.split())\n"
+)
+
+
 def test_a_declared_metric_gives_the_local_engines_values_and_gates_on_ray(
     local_ray: None, project: Project
 ) -> None:
-    """The workers import no conftest.py: the metrics travel with the rows. A dataset-level
-    metric runs in the pytest process on either engine."""
-    _declared_project(project, CUSTOM_METRICS + DATASET_METRIC, DECLARED_GATES)
+    """The workers import no conftest.py: the metrics travel with the rows, with what they
+    use of their module. A dataset-level metric runs in the pytest process on either
+    engine."""
+    _declared_project(project, HELPED + DATASET_METRIC, DECLARED_GATES)
     project.write("test_set.py", DATASET_EVAL)
     local, local_report, on_ray, ray_report = _on_both_engines(project, DECLARED_GATES)
     local.assert_outcomes(passed=1 + 1 + 4, failed=1)  # the batch, test_set, the gates
