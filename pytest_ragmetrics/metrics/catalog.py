@@ -12,6 +12,8 @@ adding a ``MetricSpec`` to its family's ``SPECS``.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from pytest_ragmetrics.metrics.abstention import SPECS as ABSTENTION
@@ -243,3 +245,27 @@ def release(run: object) -> None:
         _declared[declared.name] = declared
         declared.install()
         _claims[declared.name] = owner
+
+
+@contextlib.contextmanager
+def lent(declarations: Sequence[Declared]) -> Iterator[None]:
+    """The catalog holds ``declarations``, and no other metric of the user's, while the
+    block runs; afterwards it is as it was. A Ray worker scores a job's rows so: it imports
+    no conftest.py, so the job brings the declarations its test uses, and the worker
+    process, which Ray reuses for the next job (another project's, whose metric may have
+    the same name and other code), keeps none of them."""
+    before = [(_declared[name], _claims.get(name)) for name in list(_declared)]
+    for declared, _ in before:
+        _remove(declared.name)
+    try:
+        for declared in declarations:
+            declare_custom(declared)
+        yield
+    finally:
+        for name in list(_declared):
+            _remove(name)
+        for declared, owner in before:
+            _declared[declared.name] = declared
+            declared.install()
+            if owner is not None:
+                _claims[declared.name] = owner

@@ -49,6 +49,7 @@ __all__ = [
     "bound_metric",
     "check_row",
     "define_metric_fixture",
+    "late_metric",
     "metric_fixture",
     "missing_fields",
     "refuse_late",
@@ -150,9 +151,18 @@ def refuse_late(config: pytest.Config, name: str) -> None:
     """Fail the test when ``name`` is a metric declared in user code after this run read
     thresholds.toml: no process could gate it, and under xdist the controller, which
     never imports such a file, could not report it as the workers record it."""
+    why = late_metric(config, name)
+    if why is not None:
+        pytest.fail(why, pytrace=False)
+
+
+def late_metric(config: pytest.Config, name: str) -> str | None:
+    """Why ``name`` is refused when it is a metric declared in user code after this run
+    read thresholds.toml (``late_declaration``); None for any other metric."""
     declared = custom_metrics().get(name)
-    if declared is not None and name not in run_state(config).custom_metrics:
-        pytest.fail(late_declaration(name, declared.origin), pytrace=False)
+    if declared is None or name in run_state(config).custom_metrics:
+        return None
+    return late_declaration(name, declared.origin)
 
 
 def late_declaration(name: str, origin: str) -> str:

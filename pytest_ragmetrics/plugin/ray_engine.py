@@ -14,9 +14,12 @@ in bulk mode and two things leave the pytest process (docs/scale.md):
   ``RowPayload`` its own row test would have sent), so aggregates, gates, baselines and
   reports are those of the local engine.
 
-The eval module is sent to the workers by value; the rest (this package, the modules the
-eval imports) must be importable there. Rows answered by live systems stay in the pytest
-process; the LLM judge is not called from workers (such a row errors, saying so).
+The eval module is sent to the workers by value, and so are the metrics declared in user
+code that its test takes (``pytest_ragmetrics.metric``), with the modules declaring them:
+a worker imports no conftest.py, so each task lends them to its catalog for its rows
+(``catalog.lent``). The rest (this package, the modules the eval and the metrics import)
+must be importable there. Rows answered by live systems stay in the pytest process; the
+LLM judge is not called from workers (such a row errors, saying so).
 
 A row whose task failed for good (its worker died on every attempt) is never dropped: it
 is that row's error, and the item fails. Ray is imported only here, on first use; the
@@ -33,7 +36,7 @@ import pickle
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +54,15 @@ from pytest_ragmetrics.embeddings.model import (
 from pytest_ragmetrics.embeddings.prepare import EncodingError
 from pytest_ragmetrics.judge.client import LlmJudge
 from pytest_ragmetrics.metrics.base import Embed, Texts
-from pytest_ragmetrics.metrics.catalog import custom_metrics
-from pytest_ragmetrics.plugin.fixtures import FIXTURES, MetricFixture, bound_metric, check_row
+from pytest_ragmetrics.metrics.catalog import Declared, custom_metrics, lent
+from pytest_ragmetrics.metrics.custom import CustomMetric
+from pytest_ragmetrics.plugin.fixtures import (
+    FIXTURES,
+    MetricFixture,
+    bound_metric,
+    check_row,
+    late_metric,
+)
 from pytest_ragmetrics.plugin.options import Options
 from pytest_ragmetrics.plugin.recording import Outcome, payload_for
 from pytest_ragmetrics.plugin.rows import RowJob, RowRun, run_row
@@ -239,30 +249,33 @@ class ChunkEncoderActor:
 
 @dataclass(frozen=True)
 class WorkerJob:
-    """What a scoring task gets: the rows' job, and where the vectors are and under what
-    model identity."""
+    """What a scoring task gets: the rows' job, where the vectors are and under what model
+    identity, and the test's metrics declared in user code: those the run claimed
+    (``declared``, lent to the worker's catalog), and those declared too late, each with
+    why it is refused (``refused``, as ``fixtures.refuse_late`` refuses it locally)."""
 
     job: RowJob
     cache_dir: Path
     identity: str | None  # the embedding model's cache identity; None without embedding
+    declared: tuple[Declared, ...] = ()
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> list[RowRun]:
     """Each row of ``params`` run on Ray, in order. A row that did not come back (its task
-    failed on every retry, or Ray could not be reached, or the test's arguments cannot
-    travel) is that row's error, naming why; the other rows count."""
-    refused = _declared_in_user_code(job)
-    if refused is not None:
-        return [_lost(job, param, refused) for param in params]
+    failed on every retry, or Ray could not be reached, or the test's arguments or its
+    metrics of the user's cannot travel) is that row's error, naming why; the other rows
+    count."""
     try:
         ray = session(config)
     except RayEngineError as error:
         return [_lost(job, param, str(error)) for param in params]
-    unsendable = _unpicklable(ray, job)
+    declared, refused = _user_metrics(config, job)
+    _send_by_value(ray, job, declared)
+    unsendable = _unpicklable(ray, job) or _unpicklable_metric(ray, declared)
     if unsendable is not None:
         return [_lost(job, param, unsendable) for param in params]
-    work = WorkerJob(job, *_vectors_at(config, job))
-    _send_eval_by_value(ray, job)
+    work = WorkerJob(job, *_vectors_at(config, job), declared, refused)
     items = [{"i": i, "param": pickle.dumps(param)} for i, param in enumerate(params)]
     # One block a task (batch_size None: the block is the batch), of at most ROWS_PER_TASK
     # rows: a task that fails for good loses no more.
@@ -295,25 +308,33 @@ def _vectors_at(config: pytest.Config, job: RowJob) -> tuple[Path, str | None]:
     return state.options.cache_dir, state.store.embedder.identity
 
 
-def _send_eval_by_value(ray: Any, job: RowJob) -> None:
-    """The eval module goes to the workers inside the job: it is a test file, which they
-    could not import by name."""
-    module = sys.modules.get(getattr(job.test, "__module__", ""))
-    if module is not None:
-        ray.cloudpickle.register_pickle_by_value(module)
+def _user_metrics(
+    config: pytest.Config, job: RowJob
+) -> tuple[tuple[Declared, ...], dict[str, str]]:
+    """The job's metrics declared in user code that the workers lend to their catalog
+    (the run claimed them), and those they refuse, with why (declared too late)."""
+    custom = custom_metrics()
+    refused = {name: why for name in job.metrics if (why := late_metric(config, name))}
+    declared = tuple(custom[name] for name in job.metrics if name in custom and name not in refused)
+    return declared, refused
 
 
-def _declared_in_user_code(job: RowJob) -> str | None:
-    """Why the job cannot run on Ray when it uses metrics declared in user code: the
-    workers' catalog holds only the built-in metrics (they import no conftest.py)."""
-    declared = sorted(name for name in job.metrics if name in custom_metrics())
-    if not declared:
-        return None
-    names = ", ".join(f"`{name}`" for name in declared)
-    return (
-        f"the Ray engine cannot run metrics declared in your code yet ({names}): run this "
-        'eval on the local engine (without --ragmetrics-engine=ray or engine = "ray")'
-    )
+def _send_by_value(ray: Any, job: RowJob, declared: Sequence[Declared]) -> None:
+    """The eval module, and the modules declaring the job's metrics of the user's, go to
+    the workers inside the job: a test file or a conftest.py, which they could not import
+    by name (pytest imports a conftest.py as ``conftest``, from a folder of its own)."""
+    names = [getattr(job.test, "__module__", ""), *map(_declaring_module, declared)]
+    for name in dict.fromkeys(names):
+        module = sys.modules.get(name)
+        if module is not None:
+            ray.cloudpickle.register_pickle_by_value(module)
+
+
+def _declaring_module(declared: Declared) -> str:
+    """The module of a declared metric's function (``""`` if it has none)."""
+    measure = declared.spec.compute if declared.spec is not None else None
+    metric = getattr(measure, "__self__", None)
+    return metric.function.__module__ if isinstance(metric, CustomMetric) else ""
 
 
 def _unpicklable(ray: Any, job: RowJob) -> str | None:
@@ -327,6 +348,23 @@ def _unpicklable(ray: Any, job: RowJob) -> str | None:
                 f"the Ray engine sends the test's arguments to its workers, but fixture "
                 f"`{name}` cannot be pickled ({type(error).__name__}: {_first_line(error)}); "
                 "make it picklable, or run this eval on the local engine"
+            )
+    return None
+
+
+def _unpicklable_metric(ray: Any, declared: Sequence[Declared]) -> str | None:
+    """Why a metric of the user's cannot travel to the workers, naming it and where it was
+    declared; None when every one can."""
+    for metric in declared:
+        try:
+            ray.cloudpickle.dumps(metric)
+        except Exception as error:  # pickling fails in many ways; each is named
+            return (
+                f"the Ray engine sends metric `{metric.name}` ({metric.origin}) to its "
+                f"workers, but it cannot be pickled ({type(error).__name__}: "
+                f"{_first_line(error)}): what its function uses from its module must be "
+                "picklable (create the rest inside the function), or run this eval on the "
+                'local engine (without --ragmetrics-engine=ray or engine = "ray")'
             )
     return None
 
@@ -359,6 +397,14 @@ def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[
     """A scoring task: each row of the batch run as ``plugin.rows.run_row`` runs it, its
     payload and message pickled back."""
     params: list[RowParam] = [pickle.loads(blob) for blob in batch["param"]]
+    with lent(work.declared):  # the user's metrics, in this worker's catalog for the batch
+        runs = _run_here(work, params)
+    return {"i": list(batch["i"]), "run": [pickle.dumps((r.payload, r.message)) for r in runs]}
+
+
+def _run_here(work: WorkerJob, params: Sequence[RowParam]) -> list[RowRun]:
+    """The rows run on this worker, a metric declared too late refused when it is bound,
+    as ``fixtures.refuse_late`` does in the pytest process."""
     settings = work.job.payload.settings
     embed = _prepared_vectors(work, params)
 
@@ -367,10 +413,11 @@ def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[
         return param.row
 
     def bind(name: str, recorder: RowRecorder, param: RowParam) -> MetricFixture:
+        if name in work.refused:
+            pytest.fail(work.refused[name], pytrace=False)
         return bound_metric(name, recorder, param, settings, embed, _no_judge)
 
-    runs = [run_row(work.job, param, start, bind) for param in params]
-    return {"i": list(batch["i"]), "run": [pickle.dumps((r.payload, r.message)) for r in runs]}
+    return [run_row(work.job, param, start, bind) for param in params]
 
 
 def _prepared_vectors(work: WorkerJob, params: Sequence[RowParam]) -> Embed:
@@ -381,7 +428,8 @@ def _prepared_vectors(work: WorkerJob, params: Sequence[RowParam]) -> Embed:
     problem = None
     if work.identity is not None:
         settings = work.job.payload.settings
-        listers = [FIXTURES[name].texts for name in work.job.metrics]
+        metrics = [name for name in work.job.metrics if name not in work.refused]
+        listers = [FIXTURES[name].texts for name in metrics]
         texts = dict.fromkeys(
             text
             for param in params

@@ -8,7 +8,7 @@ The expected values are counted by hand on the four rows of ``conftest.ROWS``:
 ("Paris is the capital [CIT:d1]." / "Berlin [1]." / "I don't know." / "Rome is old
 [CIT:d4]."): sum 14, mean 3.5, p50 3.5, p95 4 + 0.85 x (5 - 4) = 4.85 (linear
 interpolation at rank 0.95 x 3 = 2.85); ``cites`` (the answer holds a "[") is 1, 1, 0, 1:
-rate 0.75.
+rate 0.75. The same metrics on the Ray engine: ``test_ray_engine.py``.
 """
 
 from __future__ import annotations
@@ -574,16 +574,3 @@ def test_a_dataset_level_metric_needs_its_fields_on_every_row(project: Project) 
     result.stdout.fnmatch_lines(
         ["*data/rows.jsonl:1: field 'verdict': required by answer_set but missing*"]
     )
-
-
-def test_the_ray_engine_refuses_a_declared_metric_row_by_row(custom: Project) -> None:
-    """Ray's workers import no conftest.py, so their catalog lacks the metric: each row
-    errors saying so (before Ray is started), never a row scored without it."""
-    pytest.importorskip("ray", reason="the Ray engine's tests need Ray")
-    custom.write("thresholds.toml", "")
-    result, report = custom.run_json("--ragmetrics-engine=ray")
-    result.assert_outcomes(failed=1)  # the one batch of four rows
-    result.stdout.fnmatch_lines(
-        ["*the Ray engine cannot run metrics declared in your code yet (`cites`, `words`)*"]
-    )
-    assert _eval(report)["errors"] == 4

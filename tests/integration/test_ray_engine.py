@@ -26,6 +26,9 @@ import pytest
 from pytest_ragmetrics.plugin.ray_engine import ROWS_PER_TASK
 
 from conftest import ROWS, Project, jsonl
+from test_custom_metrics import DATASET_EVAL, DATASET_METRIC
+from test_custom_metrics import EVAL as CUSTOM_EVAL
+from test_custom_metrics import METRICS as CUSTOM_METRICS
 
 if os.environ.get("CI") and importlib.util.find_spec("ray") is None:
     pytest.fail("CI is set but Ray is not installed: pip install -e '.[dev,ray]'", pytrace=False)
@@ -228,3 +231,151 @@ def test_a_judge_metric_on_ray_errors_its_row_saying_why(local_ray: None, projec
     result.stdout.fnmatch_lines(["*the LLM judge is called from the pytest process only*"])
     (evaluation,) = report["evals"]
     assert [row["status"] for row in evaluation["rows"]] == ["error"]
+
+
+# -- metrics declared in the project's conftest.py (pytest_ragmetrics.metric) ------------
+#
+# By hand on conftest.py's four ROWS (test_custom_metrics.py's docstring): `words` is 5,
+# 2, 3, 4 (sum 14, mean 3.5, p50 3.5); `cites` is 1, 1, 0, 1 (rate 0.75); `answer_set`,
+# over all four answers, has cited_share 3/4 and 4 distinct answers.
+
+DECLARED_GATES = """
+[gates."test_eval.py"]
+"words.mean" = "<= 3.5"
+"words.p50" = "== 3.5"
+"cites.rate" = ">= 0.75"
+"words.sum" = "<= 13"
+
+[gates."test_set.py"]
+"answer_set.cited_share" = "== 0.75"
+"""
+
+
+def _declared_project(project: Project, metrics: str, gates: str) -> None:
+    project.write("conftest.py", metrics)
+    project.write("test_eval.py", CUSTOM_EVAL)
+    project.write("thresholds.toml", gates)
+
+
+def _on_both_engines(project: Project, gates: str) -> tuple[Any, ...]:
+    """The local engine's run (bulk mode, so its items are the Ray engine's), then Ray's:
+    each run's result and JSON report."""
+    local, local_report = project.run_json("--ragmetrics-mode=bulk")
+    project.write("thresholds.toml", '[settings]\nengine = "ray"\n' + gates)
+    on_ray, ray_report = project.run_json()
+    return local, local_report, on_ray, ray_report
+
+
+# `words` counting with a helper of its conftest.py, which the workers cannot import.
+HELPED = CUSTOM_METRICS.replace("len(row.answer.split())", "_count(row.answer)") + (
+    "\n\ndef _count(text):\n    return len(text.split())\n"
+)
+
+
+def test_a_declared_metric_gives_the_local_engines_values_and_gates_on_ray(
+    local_ray: None, project: Project
+) -> None:
+    """The workers import no conftest.py: the metrics travel with the rows, with what they
+    use of their module. A dataset-level metric runs in the pytest process on either
+    engine."""
+    _declared_project(project, HELPED + DATASET_METRIC, DECLARED_GATES)
+    project.write("test_set.py", DATASET_EVAL)
+    local, local_report, on_ray, ray_report = _on_both_engines(project, DECLARED_GATES)
+    local.assert_outcomes(passed=1 + 1 + 4, failed=1)  # the batch, test_set, the gates
+    on_ray.assert_outcomes(passed=1 + 1 + 4, failed=1)
+    assert _evals(ray_report) == _evals(local_report)
+    by_name = {evaluation["name"]: evaluation for evaluation in ray_report["evals"]}
+    rows = by_name["test_eval.py"]["rows"]
+    assert [row["metrics"]["words"] for row in rows] == [5, 2, 3, 4]
+    assert [row["metrics"]["cites"] for row in rows] == [1, 1, 0, 1]
+    assert rows[0]["evidence"]["words"] == "5 word(s)"
+    metrics = by_name["test_eval.py"]["metrics"]
+    assert (metrics["words"]["sum"], metrics["words"]["mean"], metrics["words"]["p50"]) == (
+        14,
+        3.5,
+        3.5,
+    )
+    assert metrics["cites"]["rate"] == 0.75
+    assert by_name["test_set.py"]["metrics"]["answer_set"] == {
+        "cited_share": 0.75,
+        "distinct_answers": 4,
+    }
+    gates = {gate["name"]: gate["status"] for e in ray_report["evals"] for gate in e["gates"]}
+    assert gates == {
+        "words.mean": "passed",
+        "words.p50": "passed",
+        "cites.rate": "passed",
+        "words.sum": "failed",  # 14
+        "answer_set.cited_share": "passed",
+    }
+    on_ray.stdout.fnmatch_lines(["*words.sum <= 13 FAILS: words sum is 14, outside <= 13*"])
+
+
+def test_a_declared_metric_returning_nan_errors_that_row_on_ray_as_locally(
+    local_ray: None, project: Project
+) -> None:
+    """Only r3 ("I don't know.") returns NaN: that row errors with the local engine's
+    message, the others are recorded (5 + 2 + 4). Its `words` has other code than the
+    previous test's, under the same name and origin, on the same Ray's workers."""
+    nan = "    if row.id == 'r3':\n        return float('nan')\n    count = len"
+    _declared_project(project, CUSTOM_METRICS.replace("    count = len", nan, 1), "")
+    local, local_report, on_ray, ray_report = _on_both_engines(project, "")
+    local.assert_outcomes(failed=1)
+    on_ray.assert_outcomes(failed=1)
+    assert _evals(ray_report) == _evals(local_report)
+    message = (
+        "data/rows.jsonl:3: words (conftest.py:5) returned nan: not finite; return a finite "
+        "number within the declared range, or (number, evidence)"
+    )
+    on_ray.stdout.fnmatch_lines(["*rows-1-4: 0 of 4 rows failed, 1 errored*", f"  {message}"])
+    (evaluation,) = ray_report["evals"]
+    assert [row["status"] for row in evaluation["rows"]] == ["passed", "passed", "error", "passed"]
+    assert evaluation["rows"][2]["errors"] == [message]
+    assert "words" not in evaluation["rows"][2]["metrics"]
+    assert (evaluation["metrics"]["words"]["count"], evaluation["metrics"]["words"]["sum"]) == (
+        3,
+        11,
+    )
+
+
+def test_a_metric_declared_too_late_is_refused_on_ray_as_locally(
+    local_ray: None, project: Project
+) -> None:
+    """Declared in a conftest.py below the command-line path, after thresholds.toml was
+    read: every row is refused with the local engine's message."""
+    project.write("evals/conftest.py", CUSTOM_METRICS)
+    project.write("evals/test_eval.py", CUSTOM_EVAL)
+    project.write("evals/data/rows.jsonl", jsonl(ROWS))
+    (project.path / "test_eval.py").unlink()
+    project.write("thresholds.toml", "")
+    local, local_report, on_ray, ray_report = _on_both_engines(project, "")
+    local.assert_outcomes(failed=1)
+    on_ray.assert_outcomes(failed=1)
+    assert _evals(ray_report) == _evals(local_report)
+    on_ray.stdout.fnmatch_lines(
+        ["*evals/conftest.py:5: metric 'words' was declared after pytest read thresholds.toml*"]
+    )
+
+
+def test_a_declared_metric_that_cannot_travel_errors_every_row_naming_it(
+    local_ray: None, project: Project
+) -> None:
+    """Its function uses a lock of its module, which pickling the function by value would
+    take along: refused before any task runs, naming the metric and its declaration
+    (line 9 of the conftest.py written here)."""
+    locked = CUSTOM_METRICS.replace(
+        "from pytest_ragmetrics import metric\n",
+        "import threading\n\nfrom pytest_ragmetrics import metric\n\nLOCK = threading.Lock()\n",
+    ).replace("    count = len", "    assert LOCK\n    count = len")
+    _declared_project(project, locked, '[settings]\nengine = "ray"\n')
+    result, report = project.run_json()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the Ray engine sends metric `words` (conftest.py:9) to its workers, but it "
+            "cannot be pickled (TypeError: *lock*): what its function uses from its module "
+            "must be picklable*"
+        ]
+    )
+    (evaluation,) = report["evals"]
+    assert evaluation["errors"] == 4

@@ -8,11 +8,12 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings
-from pytest_ragmetrics.metrics import registry
+from pytest_ragmetrics.metrics import catalog, registry
 from pytest_ragmetrics.metrics.base import MetricInfo
 from pytest_ragmetrics.metrics.catalog import (
     CORPUS_STATS,
@@ -20,9 +21,11 @@ from pytest_ragmetrics.metrics.catalog import (
     FIXTURES,
     METRICS,
     SPECS,
+    Declared,
     close_fixtures,
 )
 from pytest_ragmetrics.metrics.chrf import ChrfSettings
+from pytest_ragmetrics.metrics.custom import declare
 from pytest_ragmetrics.metrics.registry import split_aggregate
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -227,3 +230,44 @@ def test_every_metric_fixture_is_documented_in_docs_metrics_md() -> None:
 )
 def test_close_fixtures_are_one_edit_away(name: str, close: tuple[str, ...]) -> None:
     assert close_fixtures(name) == close
+
+
+def _declared(name: str, origin: str) -> Declared:
+    def function(row: Any) -> float:
+        """Doc."""
+        return 1.0
+
+    spec = declare(function, name, (), None, False).spec()
+    return Declared(spec.records[0], spec, origin)
+
+
+def _failing_batch(seen: list[str]) -> None:
+    """A batch whose job declares ``mine`` at other.py:9, and that raises."""
+    with catalog.lent([_declared("mine", "other.py:9")]):
+        seen.append(catalog.custom_metrics()["mine"].origin)
+        assert FIXTURES["mine"] is catalog.custom_metrics()["mine"].spec
+        raise RuntimeError("the batch failed")
+
+
+def test_lent_declarations_are_the_catalogs_for_the_block_only() -> None:
+    """A Ray worker's catalog during one job's batch: the job's declarations and no
+    other, even one of the same name from another place; the run's own come back after,
+    claimed by it as before, also when the block raised."""
+    run = object()
+    catalog.begin_run(run)
+    try:
+        ours = _declared("mine", "conftest.py:3")
+        catalog.declare_custom(ours)
+        catalog.claim(run)
+        seen: list[str] = []
+        with pytest.raises(RuntimeError, match="the batch failed"):
+            _failing_batch(seen)
+        assert seen == ["other.py:9"]
+        assert catalog.custom_metrics() == {"mine": ours}
+        assert FIXTURES["mine"] is ours.spec
+        assert catalog.claim(run) == ("mine",)
+        with catalog.lent([]):
+            assert "mine" not in METRICS
+    finally:
+        catalog.release(run)
+    assert "mine" not in METRICS
