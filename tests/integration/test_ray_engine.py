@@ -26,7 +26,7 @@ import pytest
 from pytest_ragmetrics.plugin.ray_engine import ROWS_PER_TASK
 
 from conftest import ROWS, Project, jsonl
-from test_custom_metrics import DATASET_EVAL, DATASET_METRIC
+from test_custom_metrics import CORPUS_METRIC, DATASET_EVAL, DATASET_METRIC, WITH_MARKERS
 from test_custom_metrics import EVAL as CUSTOM_EVAL
 from test_custom_metrics import METRICS as CUSTOM_METRICS
 
@@ -237,7 +237,8 @@ def test_a_judge_metric_on_ray_errors_its_row_saying_why(local_ray: None, projec
 #
 # By hand on conftest.py's four ROWS (test_custom_metrics.py's docstring): `words` is 5,
 # 2, 3, 4 (sum 14, mean 3.5, p50 3.5); `cites` is 1, 1, 0, 1 (rate 0.75); `answer_set`,
-# over all four answers, has cited_share 3/4 and 4 distinct answers.
+# over all four answers, has cited_share 3/4 and 4 distinct answers; `marker_words`'
+# corpus statistic `pooled` is 3 markers in 14 words, 3/14.
 
 DECLARED_GATES = """
 [gates."test_eval.py"]
@@ -245,6 +246,7 @@ DECLARED_GATES = """
 "words.p50" = "== 3.5"
 "cites.rate" = ">= 0.75"
 "words.sum" = "<= 13"
+"marker_words.pooled" = ">= 0.2"
 
 [gates."test_set.py"]
 "answer_set.cited_share" = "== 0.75"
@@ -278,11 +280,12 @@ def test_a_declared_metric_gives_the_local_engines_values_and_gates_on_ray(
     """The workers import no conftest.py: the metrics travel with the rows, with what they
     use of their module. A dataset-level metric runs in the pytest process on either
     engine."""
-    _declared_project(project, HELPED + DATASET_METRIC, DECLARED_GATES)
+    _declared_project(project, HELPED + DATASET_METRIC + CORPUS_METRIC, DECLARED_GATES)
+    project.write("test_eval.py", WITH_MARKERS)
     project.write("test_set.py", DATASET_EVAL)
     local, local_report, on_ray, ray_report = _on_both_engines(project, DECLARED_GATES)
-    local.assert_outcomes(passed=1 + 1 + 4, failed=1)  # the batch, test_set, the gates
-    on_ray.assert_outcomes(passed=1 + 1 + 4, failed=1)
+    local.assert_outcomes(passed=1 + 1 + 5, failed=1)  # the batch, test_set, the gates
+    on_ray.assert_outcomes(passed=1 + 1 + 5, failed=1)
     assert _evals(ray_report) == _evals(local_report)
     by_name = {evaluation["name"]: evaluation for evaluation in ray_report["evals"]}
     rows = by_name["test_eval.py"]["rows"]
@@ -296,6 +299,7 @@ def test_a_declared_metric_gives_the_local_engines_values_and_gates_on_ray(
         3.5,
     )
     assert metrics["cites"]["rate"] == 0.75
+    assert metrics["marker_words"]["pooled"] == pytest.approx(3 / 14, abs=1e-12)
     assert by_name["test_set.py"]["metrics"]["answer_set"] == {
         "cited_share": 0.75,
         "distinct_answers": 4,
@@ -306,6 +310,7 @@ def test_a_declared_metric_gives_the_local_engines_values_and_gates_on_ray(
         "words.p50": "passed",
         "cites.rate": "passed",
         "words.sum": "failed",  # 14
+        "marker_words.pooled": "passed",
         "answer_set.cited_share": "passed",
     }
     on_ray.stdout.fnmatch_lines(["*words.sum <= 13 FAILS: words sum is 14, outside <= 13*"])
@@ -325,7 +330,7 @@ def test_a_declared_metric_returning_nan_errors_that_row_on_ray_as_locally(
     assert _evals(ray_report) == _evals(local_report)
     message = (
         "data/rows.jsonl:3: words (conftest.py:5) returned nan: not finite; return a finite "
-        "number within the declared range, or (number, evidence)"
+        "number within the declared range, (number, evidence) or a RowValue"
     )
     on_ray.stdout.fnmatch_lines(["*rows-1-4: 0 of 4 rows failed, 1 errored*", f"  {message}"])
     (evaluation,) = ray_report["evals"]
