@@ -260,7 +260,7 @@ def rows(draw: st.DrawFn, requires: Sequence[str] = (), style: Style | None = No
     data: dict[str, Any] = {
         "question": draw(st.sampled_from(QUESTIONS)),
         "answer": answer,
-        "gold": draw(golds() | st.just(_claim_words(answer))),
+        "gold": draw(golds() | st.sampled_from(_answer_as_gold(answer))),
         "contexts": context_list,
         "answerable": draw(st.booleans()),
         "tokens": draw(tokens()),
@@ -294,9 +294,11 @@ QUESTIONS = (
 )
 
 
-def _claim_words(answer: str) -> str:
-    """The answer without its markers and full stops: a gold it matches exactly."""
-    return strip_citations(answer).replace(".", "").strip() or "nothing"
+def _answer_as_gold(answer: str) -> list[str]:
+    """Golds the answer matches: its text without markers (the very text an embedding
+    metric embeds for it), and the same without full stops."""
+    text = strip_citations(answer)
+    return [text, text.replace(".", "").strip() or text]
 
 
 def as_row(data: Mapping[str, Any], index: int = 0) -> Row:
