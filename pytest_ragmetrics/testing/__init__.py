@@ -34,6 +34,7 @@ from pytest_ragmetrics.testing.check import (
     PROPERTIES,
     PropertyFailure,
     check_metric,
+    measure,
     metric_spec,
 )
 
@@ -47,6 +48,7 @@ __all__ = [
     "PROPERTIES",
     "PropertyFailure",
     "check_metric",
+    "measure",
     "metric_spec",
     "strategies",
 ]

@@ -146,6 +146,23 @@ def check_metric(
     (settings or DEFAULT_SETTINGS)(check)()
 
 
+def measure(
+    metric: str | MetricSpec | Any,
+    row: Row,
+    *,
+    options: Mapping[str, Any] | None = None,
+    metric_settings: Settings | None = None,
+    embed: Embed | None = None,
+) -> Measured:
+    """``metric`` computed on ``row`` as its fixture computes it (``spec.compute``), for a
+    property of one's own: ``measure("f1", row).values["f1"]``. The arguments are
+    ``check_metric``'s; an error the metric raises is raised as it is."""
+    spec = metric_spec(metric)
+    run = metric_settings or Settings()
+    context = MetricContext(run, embed or _default_embed(run))
+    return spec.compute(row, context, **dict(options or {}))
+
+
 @dataclasses.dataclass(frozen=True)
 class _Checker:
     spec: MetricSpec

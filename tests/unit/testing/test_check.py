@@ -22,6 +22,7 @@ from pytest_ragmetrics.testing import (
     NO_ERROR,
     PropertyFailure,
     check_metric,
+    measure,
     metric_spec,
 )
 from pytest_ragmetrics.testing.check import _as_cit, _as_numbered, _both_formats, _rewrite
@@ -187,3 +188,14 @@ def test_the_repeats_are_rewritten_with_the_answer() -> None:
     assert written is not None
     assert written[0].data["repeats"] == ["A [CIT:x].", "B"]
     assert written[1].data["answer"] == "A [1]."
+
+
+def test_measure_computes_as_the_fixture_does() -> None:
+    # By hand (SQuAD F1): "the tower [CIT:a]." is "tower" once stripped and normalised;
+    # against "Eiffel tower": precision 1/1, recall 1/2, F1 2/3.
+    contexts = [{"doc_id": "a", "text": "The tower."}]
+    data = {"answer": "The tower [CIT:a].", "gold": "Eiffel tower", "contexts": contexts}
+    row = Row("r", "f", 1, 0, {**data, "relevant": ["b"]})
+    assert measure("f1", row).values["f1"] == pytest.approx(2 / 3)
+    # The ranking is the contexts' order, ["a"]; "b" is the one relevant document.
+    assert measure("hit_rate", row, options={"k": 1}).values == {"hit_rate@1": 0.0}
