@@ -1,6 +1,6 @@
 """The closed interval each built-in per-row value lies in, as the metric's definition
-states it (METRICS.md and docs/metrics.md); what ``pytest_ragmetrics.testing`` checks a
-metric's values against.
+states it (docs/metrics.md, its aggregates' scales in docs/metrics.md#aggregates); what
+``pytest_ragmetrics.testing`` checks a metric's values against.
 
 The key is the recorded metric's name without its ``@k`` or ``@L`` suffix (``ndcg@10`` is
 ``ndcg``). An upper bound of ``math.inf`` is a count or a quantity with no ceiling: the

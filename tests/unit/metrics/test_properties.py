@@ -10,9 +10,9 @@ vector is computed once, as the run's embedding cache does. Left out, and why:
 * ``determinism``: it compares the row with its second run (the marker's ``rerun`` file
   or a second live call), which a generated row does not have;
 * ``trust``: its citations are the Trust-Score reference's ``[n]`` by definition
-  (METRICS.md §2), so the citation-format property does not hold for it by design, and
-  its contexts need ``answers_found`` for every gold group: its suite has parity tests
-  against the reference (tests/unit/metrics/trust/);
+  (docs/metrics.md#2-trust-score), so the citation-format property does not hold for it
+  by design, and its contexts need ``answers_found`` for every gold group: its suite has
+  parity tests against the reference (tests/unit/metrics/trust/);
 * ``faithfulness_judge``, ``answer_relevance``, ``answer_correctness``, ``e2e_score``,
   ``consistency_score``: each is an LLM judge's verdict, which needs an endpoint.
 """

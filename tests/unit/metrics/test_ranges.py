@@ -20,8 +20,8 @@ def test_the_table_names_only_recorded_metrics() -> None:
 
 
 def test_the_ranges_of_the_definitions() -> None:
-    # METRICS.md §0: percent-scaled suites keep 0-100, everything else 0-1, except counts,
-    # tokens, milliseconds, distances and answer_correctness (1-5).
+    # docs/metrics.md#aggregates: percent-scaled suites keep 0-100, everything else 0-1,
+    # except counts, tokens, milliseconds, distances and answer_correctness (1-5).
     assert RANGES["f1"] == (0.0, 1.0)
     assert RANGES["bleu"] == RANGES["chrf"] == RANGES["trust"] == (0.0, 100.0)
     assert RANGES["answer_correctness"] == (1.0, 5.0)
