@@ -139,11 +139,14 @@ def check_metric(
     checker = _Checker(spec, dict(options or {}), run, embed or _default_embed(run), chosen)
     strategy = rows if rows is not None else row_strategy(requires=spec.requires)
 
-    @given(strategy)
     def check(generated: Row | Mapping[str, Any]) -> None:
         checker.check(generated if isinstance(generated, Row) else as_row(generated))
 
-    (settings or DEFAULT_SETTINGS)(check)()
+    # Every check runs this one function: without its own key in Hypothesis's example
+    # database, one metric's failing rows would be replayed on every other metric.
+    key = repr((spec.fixture, sorted(checker.options.items()))).encode()
+    check._hypothesis_internal_add_digest = key  # type: ignore[attr-defined]
+    (settings or DEFAULT_SETTINGS)(given(strategy)(check))()
 
 
 def measure(

@@ -199,3 +199,26 @@ def test_measure_computes_as_the_fixture_does() -> None:
     assert measure("f1", row).values["f1"] == pytest.approx(2 / 3)
     # The ranking is the contexts' order, ["a"]; "b" is the one relevant document.
     assert measure("hit_rate", row, options={"k": 1}).values == {"hit_rate@1": 0.0}
+
+
+def test_each_metric_has_its_own_examples_in_the_database(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hypothesis.internal.reflection import function_digest
+
+    from pytest_ragmetrics.testing import check as module
+
+    seen: list[bytes] = []
+    real_given = module.given
+
+    def spying_given(*strategies: Any) -> Any:
+        def wrap(test: Any) -> Any:
+            seen.append(function_digest(test))
+            return real_given(*strategies)(test)
+
+        return wrap
+
+    monkeypatch.setattr(module, "given", spying_given)
+    check_metric("em", settings=FEW)
+    check_metric("f1", settings=FEW)
+    check_metric("hit_rate", options={"k": 1}, settings=FEW)
+    check_metric("hit_rate", options={"k": 2}, settings=FEW)
+    assert len(set(seen)) == 4
