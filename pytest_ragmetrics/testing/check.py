@@ -68,7 +68,11 @@ def metric_spec(metric: str | MetricSpec | Any) -> MetricSpec:
     (``"f1"``), or what ``pytest_ragmetrics.metric`` returned."""
     if isinstance(metric, MetricSpec):
         return metric
+    # pytest 8.4 and later give a fixture's name as `.name`, earlier ones as `__name__`
+    # (plugin.fixtures.define_metric_fixture names the function after the metric).
     name = metric if isinstance(metric, str) else getattr(metric, "name", None)
+    if not isinstance(name, str):
+        name = getattr(metric, "__name__", None)
     if isinstance(name, str) and name in FIXTURES:
         return FIXTURES[name]
     close = close_fixtures(name) if isinstance(name, str) else ()
