@@ -2,17 +2,16 @@
 (``pytest_ragmetrics.testing.check_metric``): on generated well-formed rows, every value is
 finite and within the range its definition states (``metrics.ranges``), the same when
 computed twice or on a deep copy of the row, and the same whether the answer cites with
-``[CIT:<doc_id>]`` (``citation_format = "cit"``) or ``[n]`` (``"numeric"``).
+``[CIT:<doc_id>]`` (``citation_format = "cit"``) or ``[n]`` (``"numeric"``). ``trust``
+is checked on rows of its own (gold answer groups, ``answers_found`` in every context) and
+without the citation-format property: its citations are the Trust-Score reference's
+``[n]`` by definition (docs/metrics.md#2-trust-score).
 
 The embedding metrics run with the packaged model (nothing is downloaded); a text's
 vector is computed once, as the run's embedding cache does. Left out, and why:
 
 * ``determinism``: it compares the row with its second run (the marker's ``rerun`` file
   or a second live call), which a generated row does not have;
-* ``trust``: its citations are the Trust-Score reference's ``[n]`` by definition
-  (docs/metrics.md#2-trust-score), so the citation-format property does not hold for it
-  by design, and its contexts need ``answers_found`` for every gold group: its suite has
-  parity tests against the reference (tests/unit/metrics/trust/);
 * ``faithfulness_judge``, ``answer_relevance``, ``answer_correctness``, ``e2e_score``,
   ``consistency_score``: each is an LLM judge's verdict, which needs an endpoint.
 """
@@ -23,10 +22,12 @@ from typing import Any
 
 import pytest
 from hypothesis import Phase, settings
+from hypothesis import strategies as st
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.catalog import BUILTIN_FIXTURES, FIXTURES
 from pytest_ragmetrics.testing import (
+    CITATION_FORMAT,
     IN_RANGE,
     PROPERTIES,
     PropertyFailure,
@@ -107,7 +108,6 @@ FINDINGS = ("semantic_similarity", "dot_similarity", "response_semantic_consiste
 NO_SHRINK = settings(EMBEDDED, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 LEFT_OUT = {
     "determinism",
-    "trust",
     "faithfulness_judge",
     "answer_relevance",
     "answer_correctness",
@@ -150,7 +150,27 @@ def test_embedding_metrics_of_a_text_and_itself_stay_in_range(name: str) -> None
     check_metric(name, rows=rows, settings=NO_SHRINK)
 
 
+@st.composite
+def trust_rows(draw: st.DrawFn) -> Row:
+    """Rows as the Trust-Score suite reads them: ``[n]`` citations, gold answer groups, and
+    in every context a ``title`` and ``answers_found``, one 0 or 1 per group."""
+    row = draw(strategies.rows(style="numbered"))
+    alias = st.sampled_from(strategies.WORDS + strategies.NUMBERS)
+    groups = draw(st.lists(st.lists(alias, min_size=1, max_size=2), min_size=1, max_size=2))
+    found = st.lists(st.integers(0, 1), min_size=len(groups), max_size=len(groups))
+    contexts = [
+        {"title": "doc", **context, "answers_found": draw(found)} for context in row.contexts or ()
+    ]
+    return as_row({**row.data, "gold": groups, "contexts": contexts}, row.index)
+
+
+@pytest.mark.slow
+def test_trust_properties() -> None:
+    checked = [prop for prop in PROPERTIES if prop != CITATION_FORMAT]
+    check_metric("trust", rows=trust_rows(), settings=EMBEDDED, properties=checked)
+
+
 def test_every_built_in_per_row_metric_is_checked_or_left_out_with_a_reason() -> None:
-    checked = {name for name, _ in CHEAP} | set(EMBEDDING)
+    checked = {name for name, _ in CHEAP} | set(EMBEDDING) | {"trust"}
     assert checked.isdisjoint(LEFT_OUT)
     assert sorted(BUILTIN_FIXTURES - checked - LEFT_OUT) == []
