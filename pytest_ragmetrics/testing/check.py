@@ -223,13 +223,10 @@ class _Checker:
             low, high = bounds
             detail = f"{name} = {value!r} lies outside its range [{low:g}, {high:g}]"
             raise self.failure(IN_RANGE, detail, row)
-        binary = any(info.binary and info.name == name.split("@")[0] for info in self.records)
+        base = name.split("@")[0]
+        binary = any(info.binary and info.name == base for info in self.spec.records)
         if binary and value not in (0.0, 1.0):
             raise self.failure(IN_RANGE, f"{name} = {value!r}: a 0/1 metric", row)
-
-    @property
-    def records(self) -> tuple[Any, ...]:
-        return self.spec.records
 
     def check_deterministic(self, row: Row, first: Measured) -> None:
         for again, how in ((row, "the same row again"), (copy.deepcopy(row), "a deep copy")):
