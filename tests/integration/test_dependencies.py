@@ -51,9 +51,23 @@ def test_xdist_has_an_extra_of_its_own() -> None:
     assert {_name(requirement) for requirement in extras["xdist"]} == {"pytest-xdist"}
 
 
+def test_the_testing_extra_is_hypothesis() -> None:
+    """pytest_ragmetrics.testing, which metric authors import in their own tests, needs
+    Hypothesis: `pip install 'pytest-ragmetrics[testing]'`."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    assert {_name(requirement) for requirement in extras["testing"]} == {"hypothesis"}
+
+
 def test_the_package_never_imports_them() -> None:
+    """Outside pytest_ragmetrics.testing (the testing extra's, which the plugin never
+    imports: tests/unit/test_layers.py checks that nothing else imports it)."""
     imported: set[str] = set()
+    testing = ROOT / "pytest_ragmetrics" / "testing"
     for path in (ROOT / "pytest_ragmetrics").rglob("*.py"):
+        if testing in path.parents:
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 imported.update(alias.name.split(".")[0] for alias in node.names)

@@ -22,6 +22,7 @@ LAYERS = {
     "reports": 8,
     "gates": 7,
     "results": 6,
+    "testing": 6,  # property checks for metric authors: settings and the catalog below
     "config": 5,
     "metrics": 4,
     "judge": 3,
@@ -111,6 +112,18 @@ def test_imports_run_down_the_layers(module: str) -> None:
         target for target in GRAPH[module] if target != NAME and LAYERS[_layer(target)] > rank
     )
     assert not upward, f"{module} (layer {_layer(module)}) imports higher layers: {upward}"
+
+
+def test_nothing_imports_the_testing_package() -> None:
+    """pytest_ragmetrics.testing needs Hypothesis, an optional extra: the plugin and the
+    metrics never import it, so a run without Hypothesis installed never needs it."""
+    importers = sorted(
+        module
+        for module, targets in GRAPH.items()
+        if _layer(module) != "testing"
+        and any(_layer(target) == "testing" for target in targets if target != NAME)
+    )
+    assert not importers, f"these import pytest_ragmetrics.testing: {importers}"
 
 
 def test_no_import_cycle() -> None:

@@ -1,0 +1,93 @@
+"""The closed interval each built-in per-row value lies in, as the metric's definition
+states it (docs/metrics.md, its aggregates' scales in docs/metrics.md#aggregates); what
+``pytest_ragmetrics.testing`` checks a metric's values against.
+
+The key is the recorded metric's name without its ``@k`` or ``@L`` suffix (``ndcg@10`` is
+``ndcg``). An upper bound of ``math.inf`` is a count or a quantity with no ceiling: the
+value must still be finite. A metric declared in user code states its own range
+(``pytest_ragmetrics.metric(range=...)``), which its computation checks on every row.
+Every per-row metric the catalog records has an entry (tests/unit/metrics/test_ranges.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+Range = tuple[float, float]
+
+UNIT: Range = (0.0, 1.0)  # a share, a rate, a 0/1 decision, an F-measure
+PERCENT: Range = (0.0, 100.0)  # the suites that keep their native 0-100 scale
+COSINE: Range = (-1.0, 1.0)  # of L2-normalised embeddings
+COUNT: Range = (0.0, math.inf)  # tokens, documents, milliseconds
+
+RANGES: Mapping[str, Range] = {
+    # §1: 0/1 decisions and shares of sentences or tokens.
+    "em": UNIT,
+    "f1": UNIT,
+    "abstain": UNIT,
+    "idk_citation": UNIT,
+    "overlap": UNIT,
+    "overlap_answered": UNIT,
+    "faithfulness": UNIT,  # 0, 1, or min(1, 0.6 + 0.4 x overlap)
+    "tokens": COUNT,
+    "prompt_tokens": COUNT,
+    "completion_tokens": COUNT,
+    "latency_ms": COUNT,  # "a finite number >= 0"
+    # §2: the row's calibrated STR-EM, percent-scaled like the suite.
+    "trust": PERCENT,
+    # §3
+    "wrong_on_answerable": UNIT,
+    "idk_on_answerable": UNIT,
+    "rounds": (1.0, math.inf),  # "an integer >= 1"
+    "multi_round": UNIT,
+    "f1_short": UNIT,
+    "em_short": UNIT,
+    "anchor_coverage": UNIT,
+    "determinism": UNIT,
+    # §4 Tier 1: trec_eval's measures are shares of documents, except the counts.
+    "hit_rate": UNIT,
+    "mrr": UNIT,
+    "recall": UNIT,
+    "precision": UNIT,
+    "ndcg": UNIT,
+    "ndcg_exp": UNIT,
+    "map": UNIT,
+    "gm_map": UNIT,  # the row's average precision; the eval's gmean floors it
+    "rprec": UNIT,
+    "bpref": UNIT,
+    "iprec_at_recall": UNIT,
+    "num_ret": COUNT,
+    "num_rel": COUNT,
+    "num_rel_ret": COUNT,
+    "retrieval_consistency": UNIT,
+    # §4 Tier 2: ROUGE F-measure, precision and recall; BLEU and chrF in percent.
+    **{
+        f"{rouge}{part}": UNIT
+        for rouge in ("rouge1", "rouge2", "rougeL", "rougeLsum")
+        for part in ("", "_precision", "_recall")
+    },
+    "bleu": PERCENT,
+    "chrf": PERCENT,
+    "chrf_pp": PERCENT,
+    "response_exact_match_rate": UNIT,
+    "response_semantic_consistency": COSINE,  # a mean of cosines
+    "faithfulness_judge": UNIT,
+    "answer_relevance": UNIT,
+    "answer_correctness": (1.0, 5.0),
+    # §4 Tier 3: the embeddings are L2-normalised, so the dot product is a cosine and two
+    # unit vectors lie at most 2 apart.
+    "semantic_similarity": COSINE,
+    "dot_similarity": COSINE,
+    "euclidean_distance": (0.0, 2.0),
+    "e2e_score": UNIT,
+    # Judge quality and the judge pipeline: 0/1 per row.
+    "consistency_score": UNIT,
+    "judge_pipeline": UNIT,
+}
+
+
+def value_range(name: str) -> Range | None:
+    """The range of the recorded metric ``name`` (``ndcg@10`` reads ``ndcg``'s); ``None``
+    for a name the table does not hold (a metric declared in user code)."""
+    return RANGES.get(name.split("@", 1)[0])

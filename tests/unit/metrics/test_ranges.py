@@ -1,0 +1,36 @@
+"""metrics.ranges: every per-row value the catalog records has a range, as its
+definition states it."""
+
+from __future__ import annotations
+
+import math
+
+from pytest_ragmetrics.metrics.catalog import BUILTIN_FIXTURES, FIXTURES
+from pytest_ragmetrics.metrics.ranges import RANGES, value_range
+
+
+def test_every_recorded_per_row_metric_has_a_range() -> None:
+    recorded = {info.name for name in BUILTIN_FIXTURES for info in FIXTURES[name].records}
+    assert sorted(recorded - set(RANGES)) == []
+
+
+def test_the_table_names_only_recorded_metrics() -> None:
+    recorded = {info.name for name in BUILTIN_FIXTURES for info in FIXTURES[name].records}
+    assert sorted(set(RANGES) - recorded) == []
+
+
+def test_the_ranges_of_the_definitions() -> None:
+    # docs/metrics.md#aggregates: percent-scaled suites keep 0-100, everything else 0-1,
+    # except counts, tokens, milliseconds, distances and answer_correctness (1-5).
+    assert RANGES["f1"] == (0.0, 1.0)
+    assert RANGES["bleu"] == RANGES["chrf"] == RANGES["trust"] == (0.0, 100.0)
+    assert RANGES["answer_correctness"] == (1.0, 5.0)
+    assert RANGES["tokens"] == (0.0, math.inf)
+    assert RANGES["rounds"] == (1.0, math.inf)  # "an integer >= 1"
+    assert RANGES["euclidean_distance"] == (0.0, 2.0)  # two unit vectors
+
+
+def test_a_cutoff_reads_the_metric_s_own_range() -> None:
+    assert value_range("ndcg@10") == value_range("ndcg") == (0.0, 1.0)
+    assert value_range("iprec_at_recall@0.5") == (0.0, 1.0)
+    assert value_range("my_own_metric") is None
