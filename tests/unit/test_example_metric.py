@@ -1,7 +1,9 @@
 """``numbers_cited``, the example project's metric of its own (the root conftest.py),
 declared like a user's and gated in thresholds.toml for ``evals/test_grounding.py``.
 
-Every expected value is counted by hand on the rows written here.
+Every expected value is counted by hand on the rows written here; the properties are
+checked on generated rows with ``pytest_ragmetrics.testing``, as docs/property-testing.md
+shows a user.
 """
 
 from __future__ import annotations
@@ -9,11 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import Measured, MetricContext
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, FIXTURES, custom_metrics
+from pytest_ragmetrics.testing import check_metric, measure, strategies
+from pytest_ragmetrics.text.sentences import split_sentences
 
 CONTEXTS = [
     {"doc_id": "a", "text": "The bridge was built in 1947 and is 1,200 metres long."},
@@ -84,3 +89,24 @@ def test_pooled_counts_over_all_numbers_of_the_eval() -> None:
     _, reduce = CORPUS_STATS["numbers_cited"]
     assert reduce(sums, Settings()) == {"pooled": pytest.approx(1 / 3, abs=1e-12)}
     assert reduce({"cited": 0, "numbers": 0}, Settings()) == {"pooled": 1.0}
+
+
+def test_numbers_cited_keeps_its_properties() -> None:
+    """In [0, 1], finite, deterministic, and the same with [CIT:id] and [n] markers, on
+    generated rows whose contexts and answers hold numbers and cite (validly or not)."""
+    check_metric("numbers_cited")
+
+
+@settings(max_examples=50, deadline=None)
+@given(strategies.contexts())
+def test_an_answer_quoting_what_each_sentence_cites_scores_1(contexts: list[Any]) -> None:
+    """Every sentence of every context quoted, each citing its context: every number the
+    answer writes is in the context its sentence cites."""
+    answer = " ".join(
+        f"{sentence.text.rstrip('.')} [CIT:{context['doc_id']}]."
+        for context in contexts
+        for sentence in split_sentences(context["text"])
+    )
+    row = Row("g1", "<generated>", 1, 0, {"answer": answer, "contexts": contexts})
+    measured = measure("numbers_cited", row)
+    assert measured.values == {"numbers_cited": 1.0}, measured.evidence
