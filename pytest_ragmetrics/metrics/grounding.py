@@ -53,12 +53,18 @@ DEFAULT_TAU_SIM = 0.65
 
 
 def cosine(a: Vectors, b: Vectors) -> float:
-    """Cosine similarity in float64; a zero vector has no direction and is an error."""
+    """Cosine similarity in float64, within [-1, 1]; a zero vector has no direction and is
+    an error.
+
+    Rounding puts the computed cosine of a vector with itself (or a parallel one) a few
+    units in the last place above 1 for many vectors (1.0000000000000002); it is clamped
+    to the [-1, 1] the definition states, so a text compared with itself scores 1.
+    """
     x, y = np.asarray(a, np.float64), np.asarray(b, np.float64)
     norms = float(np.linalg.norm(x)) * float(np.linalg.norm(y))
     if norms == 0.0:
         raise ValueError("cosine similarity of a zero vector is undefined")
-    return float(np.dot(x, y) / norms)
+    return min(1.0, max(-1.0, float(np.dot(x, y) / norms)))
 
 
 @dataclass(frozen=True)

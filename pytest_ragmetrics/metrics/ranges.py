@@ -3,7 +3,7 @@ states it (docs/metrics.md, its aggregates' scales in docs/metrics.md#aggregates
 ``pytest_ragmetrics.testing`` checks a metric's values against.
 
 The key is the recorded metric's name without its ``@k`` or ``@L`` suffix (``ndcg@10`` is
-``ndcg``). An upper bound of ``math.inf`` is a count or a quantity with no ceiling: the
+``ndcg``). An infinite bound is a count or a quantity with no ceiling (or floor): the
 value must still be finite. A metric declared in user code states its own range
 (``pytest_ragmetrics.metric(range=...)``), which its computation checks on every row.
 Every per-row metric the catalog records has an entry (tests/unit/metrics/test_ranges.py).
@@ -75,11 +75,12 @@ RANGES: Mapping[str, Range] = {
     "faithfulness_judge": UNIT,
     "answer_relevance": UNIT,
     "answer_correctness": (1.0, 5.0),
-    # §4 Tier 3: the embeddings are L2-normalised, so the dot product is a cosine and two
-    # unit vectors lie at most 2 apart.
+    # §4 Tier 3: a cosine; the dot product and the distance are of the model's own vectors
+    # (docs/metrics.md#semantic_similarity): within [-1, 1] and [0, 2] only for a model
+    # that normalises them, as the packaged one does (and then up to float32's rounding).
     "semantic_similarity": COSINE,
-    "dot_similarity": COSINE,
-    "euclidean_distance": (0.0, 2.0),
+    "dot_similarity": (-math.inf, math.inf),
+    "euclidean_distance": COUNT,
     "e2e_score": UNIT,
     # Judge quality and the judge pipeline: 0/1 per row.
     "consistency_score": UNIT,

@@ -159,6 +159,23 @@ def test_faithfulness_fallback_rule(
     assert faithfulness(overlap_score, abstains, answerable).score == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        # dot / (norm * norm) rounds to 1.0000000000000002 and -1.0000000000000002 here.
+        ([0.02, 0.81, 0.91], [0.02, 0.81, 0.91], 1.0),
+        ([-0.5, -0.9], [0.5, 0.9], -1.0),
+    ],
+)
+def test_cosine_of_parallel_vectors_stays_within_its_definition(
+    a: list[float], b: list[float], expected: float
+) -> None:
+    x, y = np.asarray(a), np.asarray(b)
+    unclamped = float(np.dot(x, y) / (np.linalg.norm(x) * np.linalg.norm(y)))
+    assert abs(unclamped) > 1  # the rounding this guards against
+    assert cosine(x, y) == expected
+
+
 def test_cosine_of_a_zero_vector_is_an_error_not_nan() -> None:
     with pytest.raises(ValueError, match="zero vector"):
         cosine(np.zeros(2, np.float32), at(0))

@@ -28,9 +28,7 @@ from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.catalog import BUILTIN_FIXTURES, FIXTURES
 from pytest_ragmetrics.testing import (
     CITATION_FORMAT,
-    IN_RANGE,
     PROPERTIES,
-    PropertyFailure,
     check_metric,
     strategies,
 )
@@ -93,18 +91,11 @@ EMBEDDING = [
     "euclidean_distance",
     "response_semantic_consistency",
 ]
-# A finding of these checks, not fixed here: a text's embedding compared with itself gives
-# a cosine (float64, metrics.grounding.cosine) of 1.0000000000000002 for many texts and a
-# float32 dot product of up to 1.0000001, above the [-1, 1] the definitions state. The
-# default rows meet that case only now and then (a gold or a repeat equal to the answer),
-# so the range is checked on rows built for it, strictly expected to fail until the
-# values are clamped. Without shrinking, which would spend a minute embedding smaller rows.
-ABOVE_ONE = pytest.mark.xfail(
-    strict=True,
-    raises=PropertyFailure,
-    reason="the cosine of a text with itself is computed as slightly above 1",
-)
-FINDINGS = ("semantic_similarity", "dot_similarity", "response_semantic_consistency")
+# A text's embedding compared with itself: these checks found its cosine computed as
+# 1.0000000000000002 for many texts, above the [-1, 1] of the definition, until
+# metrics.grounding.cosine clamped it. The default rows meet that case only now and then
+# (a gold or a repeat equal to the answer), so it is checked on rows built for it, without
+# shrinking, which would spend a minute embedding smaller rows.
 NO_SHRINK = settings(EMBEDDED, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 LEFT_OUT = {
     "determinism",
@@ -131,8 +122,7 @@ def test_cheap_metric_properties(case: tuple[str, dict[str, Any]]) -> None:
 @pytest.mark.parametrize("name", EMBEDDING)
 def test_embedding_metric_properties(name: str) -> None:
     assert FIXTURES[name].texts is not None  # it embeds: the packaged model runs
-    checked = [prop for prop in PROPERTIES if name not in FINDINGS or prop != IN_RANGE]
-    check_metric(name, settings=EMBEDDED, properties=checked)
+    check_metric(name, settings=EMBEDDED)
 
 
 def _same_text_everywhere(row: Row) -> Row:
@@ -143,7 +133,7 @@ def _same_text_everywhere(row: Row) -> Row:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "name", [*(pytest.param(name, marks=ABOVE_ONE) for name in FINDINGS), "euclidean_distance"]
+    "name", ["semantic_similarity", "response_semantic_consistency", "euclidean_distance"]
 )
 def test_embedding_metrics_of_a_text_and_itself_stay_in_range(name: str) -> None:
     rows = strategies.rows().map(_same_text_everywhere)

@@ -27,7 +27,11 @@ def test_the_ranges_of_the_definitions() -> None:
     assert RANGES["answer_correctness"] == (1.0, 5.0)
     assert RANGES["tokens"] == (0.0, math.inf)
     assert RANGES["rounds"] == (1.0, math.inf)  # "an integer >= 1"
-    assert RANGES["euclidean_distance"] == (0.0, 2.0)  # two unit vectors
+    # docs/metrics.md#semantic_similarity: a cosine; the dot product and the distance of
+    # the model's own vectors, bounded only for a model that normalises them.
+    assert RANGES["semantic_similarity"] == (-1.0, 1.0)
+    assert RANGES["dot_similarity"] == (-math.inf, math.inf)
+    assert RANGES["euclidean_distance"] == (0.0, math.inf)
 
 
 def test_a_cutoff_reads_the_metric_s_own_range() -> None:
