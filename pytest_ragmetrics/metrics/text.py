@@ -1,8 +1,10 @@
 """Surface-overlap metrics: ROUGE with a Unicode tokenizer, BLEU with summable statistics.
 
-ROUGE is computed by ``rouge_score`` (the Google re-implementation of ROUGE-1.5.5) and BLEU
-by ``sacrebleu``; this module only chooses their settings, tokenizes for ROUGE and keeps
-BLEU's sufficient statistics so a corpus score can be rebuilt from per-row results.
+ROUGE-1, -2 and -L are computed here, with the exact arithmetic of ``rouge_score`` (the
+Google re-implementation of ROUGE-1.5.5) and so the same floats, but with the longest common
+subsequence and the n-gram overlaps counted by rapidfuzz's ``LCSseq`` in C; ROUGE-Lsum is
+``rouge_score``'s own. BLEU is ``sacrebleu``'s; this module chooses its settings and keeps its
+sufficient statistics so a corpus score can be rebuilt from per-row results.
 
 Tokenizer. rouge-score's default tokenizer lowercases, turns everything outside ``[a-z0-9]``
 into a separator and so drops Cyrillic, Greek, accented Latin, etc. :func:`tokenize` (in
@@ -47,6 +49,7 @@ identical texts score ``100.00000000000004``; scores here are clamped to at most
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
@@ -71,8 +74,9 @@ from pytest_ragmetrics.metrics.bleu_settings import DEFAULT_BLEU, BleuSettings
 if TYPE_CHECKING:
     from sacrebleu.metrics.bleu import BLEU
 
-# rouge-score, NLTK and sacrebleu are imported where a score is first computed: loading the
-# plugin (which reads this module's declarations) must not take their seconds of start-up.
+# rapidfuzz, rouge-score, NLTK and sacrebleu are imported where a score is first computed:
+# loading the plugin (which reads this module's declarations) must not take their seconds of
+# start-up. ROUGE-1/2/L without the stemmer import neither rouge-score nor NLTK.
 _ROUGE_TYPES: Final = ("rouge1", "rouge2", "rougeL")
 _ROUGE_DETAIL_TYPES: Final = (*_ROUGE_TYPES, "rougeLsum")
 _MAX_BLEU: Final = 100.0
@@ -112,21 +116,91 @@ class RougeDetail:
     rougeLsum: RougeScore
 
 
-# 3 type sets (rouge1/2/L, rouge_detail, rougeLsum alone) x 2 stemmer flags: 6 scorers at most
-@functools.lru_cache(maxsize=8)
-def _rouge_scorer(use_stemmer: bool, rouge_types: tuple[str, ...] = _ROUGE_TYPES) -> Any:
-    """rouge-score's ``RougeScorer`` (untyped) with our tokenizer, for ``rouge_types``.
+@functools.cache
+def _rouge_scorer(use_stemmer: bool) -> Any:
+    """rouge-score's ``RougeScorer`` (untyped) of ``rougeLsum`` alone, with our tokenizer.
 
     ``split_summaries`` stays rouge-score's default ``False``: ``rougeLsum`` takes the
-    sentences of a summary to be its lines.
+    sentences of a summary to be its lines. ROUGE-1, -2 and -L are computed here instead
+    (:func:`_pair_scores`): rouge-score's pure-Python LCS table was most of their time.
     """
     from rouge_score import rouge_scorer  # type: ignore[import-untyped]
 
     from pytest_ragmetrics.metrics.rouge_tokenizer import UnicodeTokenizer
 
     return rouge_scorer.RougeScorer(
-        list(rouge_types), use_stemmer=use_stemmer, tokenizer=UnicodeTokenizer(use_stemmer)
+        ["rougeLsum"], use_stemmer=use_stemmer, tokenizer=UnicodeTokenizer(use_stemmer)
     )
+
+
+# Precision, recall and F-measure: tuples while the references are compared, and a
+# RougeScore for the best one only.
+_Scores = tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class _Tokens:
+    """One text's tokens as small integers (equal tokens, equal integers, within one row).
+
+    ``unigrams`` and ``bigrams`` are its n-grams, sorted; a bigram ``(a, b)`` is the integer
+    ``a * vocabulary + b``. The longest common subsequence of two sorted sequences is the
+    size of their multiset intersection (each value matched min(count, count) times, in
+    order), so rapidfuzz's LCS gives ROUGE-n's clipped matches as well as ROUGE-L's.
+    """
+
+    ids: list[int]
+    unigrams: list[int]
+    bigrams: list[int]
+
+    @classmethod
+    def of(cls, ids: list[int], vocabulary: int) -> _Tokens:
+        bigrams = [a * vocabulary + b for a, b in itertools.pairwise(ids)]
+        return cls(ids, sorted(ids), sorted(bigrams))
+
+
+def _row_tokens(texts: Sequence[str], use_stemmer: bool) -> list[_Tokens]:
+    """The tokens of ``texts`` (a row's prediction and references), numbered together.
+
+    Numbers rather than strings go to rapidfuzz: it compares list items by their hash, and
+    integers below 2**63 are their own hash, so equal means equal token, never a collision.
+    """
+    from pytest_ragmetrics.metrics.rouge_tokenizer import tokenize
+
+    token_lists = [tokenize(text, use_stemmer) for text in texts]
+    distinct = dict.fromkeys(itertools.chain.from_iterable(token_lists))
+    numbers = {token: number for number, token in enumerate(distinct)}
+    return [
+        _Tokens.of(list(map(numbers.__getitem__, tokens)), len(numbers)) for tokens in token_lists
+    ]
+
+
+def _overlap(matches: int, prediction_units: int, reference_units: int) -> _Scores:
+    """Precision matches / prediction units and recall matches / reference units, each 0
+    when there are no units, as rouge-score divides (by ``max(units, 1)``), and their
+    harmonic mean, 0 when both are 0 (rouge-score's ``scoring.fmeasure``)."""
+    precision = matches / max(prediction_units, 1)
+    recall = matches / max(reference_units, 1)
+    if precision + recall > 0:
+        return precision, recall, 2 * precision * recall / (precision + recall)
+    return precision, recall, 0.0
+
+
+def _pair_scores(prediction: _Tokens, reference: _Tokens) -> dict[str, _Scores]:
+    """ROUGE-1, -2 and -L of one prediction against one reference, as rouge-score's
+    ``RougeScorer.score``: ROUGE-n's matches are the n-grams in common, each counted at most
+    as often as in either text (the multiset intersection), ROUGE-L's the length of the
+    longest common subsequence of the tokens; both from rapidfuzz's ``LCSseq`` in C."""
+    from rapidfuzz.distance import LCSseq
+
+    length, reference_length = len(prediction.ids), len(reference.ids)
+    unigrams = LCSseq.similarity(prediction.unigrams, reference.unigrams)
+    bigrams = LCSseq.similarity(prediction.bigrams, reference.bigrams)
+    common = LCSseq.similarity(prediction.ids, reference.ids)
+    return {
+        "rouge1": _overlap(unigrams, length, reference_length),
+        "rouge2": _overlap(bigrams, max(length - 1, 0), max(reference_length - 1, 0)),
+        "rougeL": _overlap(common, length, reference_length),
+    }
 
 
 def rouge(prediction: str, references: Sequence[str], use_stemmer: bool = False) -> RougeScores:
@@ -155,17 +229,29 @@ def _best_rouge(
     prediction: str, references: Sequence[str], use_stemmer: bool, types: tuple[str, ...]
 ) -> dict[str, RougeScore]:
     """Each of ``types`` scored against the reference with the best F-measure (the first
-    on a tie): rouge-score's ``score_multi``, as our ``RougeScore``s."""
-    scorer = _rouge_scorer(use_stemmer, types)
-    best = scorer.score_multi(reference_list(references), prediction)
-    return {
-        rouge_type: RougeScore(
-            float(best[rouge_type].precision),
-            float(best[rouge_type].recall),
-            float(best[rouge_type].fmeasure),
-        )
-        for rouge_type in types
-    }
+    on a tie): rouge-score's ``score_multi``. ROUGE-1/2/L come from :func:`_pair_scores`
+    (the prediction tokenized once for all references), ``rougeLsum`` from rouge-score."""
+    listed = reference_list(references)
+    scores: list[dict[str, _Scores]] = [{} for _ in listed]
+    if any(rouge_type in _ROUGE_TYPES for rouge_type in types):
+        tokens, *reference_tokens = _row_tokens([prediction, *listed], use_stemmer)
+        for score, reference in zip(scores, reference_tokens, strict=True):
+            score.update(_pair_scores(tokens, reference))
+    if "rougeLsum" in types:
+        scorer = _rouge_scorer(use_stemmer)
+        for score, reference_text in zip(scores, listed, strict=True):
+            lsum = scorer.score(reference_text, prediction)["rougeLsum"]
+            score["rougeLsum"] = (float(lsum.precision), float(lsum.recall), float(lsum.fmeasure))
+    return {rouge_type: _first_best([s[rouge_type] for s in scores]) for rouge_type in types}
+
+
+def _first_best(scores: list[_Scores]) -> RougeScore:
+    """The scores with the highest F-measure, the first of equal ones (``numpy.argmax``)."""
+    best = scores[0]
+    for score in scores[1:]:
+        if score[2] > best[2]:
+            best = score
+    return RougeScore(*best)
 
 
 def rouge_detail(
