@@ -82,15 +82,3 @@ def tokenize(text: str, use_stemmer: bool = False) -> list[str]:
     if not use_stemmer:
         return words
     return [token for token in map(_stem, words) if token]
-
-
-class UnicodeTokenizer:
-    """A tokenizer for rouge-score's ``RougeScorer(tokenizer=...)`` applying
-    :func:`tokenize` (rouge-score only calls its ``tokenize`` method)."""
-
-    def __init__(self, use_stemmer: bool = False) -> None:
-        self._use_stemmer = use_stemmer
-
-    def tokenize(self, text: str) -> list[str]:
-        """Tokens of ``text`` as defined by :func:`tokenize`; ``[]`` for empty text."""
-        return tokenize(text, self._use_stemmer)
