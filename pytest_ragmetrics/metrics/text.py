@@ -147,8 +147,10 @@ class _Tokens:
 def _row_tokens(texts: Sequence[str], use_stemmer: bool) -> list[_Tokens]:
     """The tokens of ``texts`` (a row's prediction and references), numbered together.
 
-    Numbers rather than strings go to rapidfuzz: it compares list items by their hash, and
-    integers below 2**63 are their own hash, so equal means equal token, never a collision.
+    Numbers rather than strings go to rapidfuzz: it compares list items by their ``hash``,
+    and a non-negative integer below 2**61 - 1 (a bigram's too, for fewer than a billion
+    distinct tokens in a row) is its own hash, so equal hashes mean equal tokens: no
+    collision can change a count.
     """
     from pytest_ragmetrics.metrics.rouge_tokenizer import tokenize
 

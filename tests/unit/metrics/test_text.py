@@ -444,7 +444,7 @@ def test_rouge_is_rouge_scores_on_long_texts(
     length: int, vocabulary: int, use_stemmer: bool
 ) -> None:
     # Past 64 tokens rapidfuzz's LCS works on several machine words: compare it there too,
-    # and rougeLsum on lines of up to 200 tokens (a line break after 1 word in 60).
+    # and rougeLsum on long lines (a line break after 1 word in 60, on average).
     rng = random.Random(length * vocabulary)
     words = [*_ASCII_WORDS[:vocabulary], *(f"w{i}" for i in range(vocabulary - len(_ASCII_WORDS)))]
 
