@@ -13,16 +13,25 @@ copy of the prediction (words dropped, replaced or swapped) over a 400-word ASCI
 vocabulary, so ROUGE and BLEU take every kind of value and rouge-score's tokenizer and ours
 give the same tokens (they differ only outside ASCII).
 
-Five cases, each from Python strings to the scores of every row:
+Eight cases, each from Python strings to the scores of every row:
 
 ``rouge``
     ours: ``pytest_ragmetrics.metrics.text.rouge(prediction, references)`` per row;
     reference: ``rouge_score.rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"])``
     built once, ``score_multi(references, prediction)`` per row.
+``rouge stemmed``
+    as ``rouge``, with the Porter stemmer on both sides (``use_stemmer=True``). Stems are
+    memoised per token, and the corpus has 400 distinct words, so after the first round
+    every stem is remembered (docs/performance.md gives the profile and the time with the
+    memo emptied before each run).
 ``rouge detail``
     ours: ``rouge_detail(prediction, references)`` per row (precision, recall and F of
     rouge1, rouge2, rougeL and rougeLsum); reference: ``RougeScorer`` with the four types,
     ``score_multi`` per row. Each row's prediction is three lines, for rougeLsum.
+``normalize answer``
+    ours: ``pytest_ragmetrics.metrics.answer.normalize_answer`` (EM and F1's SQuAD
+    normaliser) of every prediction and reference; reference: the SQuAD v1.1 evaluation
+    script's ``normalize_answer``, written out below (equal on ASCII text).
 ``chrf``, ``chrf++``
     ours: ``pytest_ragmetrics.metrics.chrf.sentence_chrf(hypothesis, references,
     word_order=0 | 2)`` per row (the score and its statistics); reference:
@@ -35,14 +44,17 @@ Five cases, each from Python strings to the scores of every row:
     plugin does at the end of a run; reference: ``sacrebleu.corpus_bleu`` on the whole
     corpus at once.
 
-Before any timing, ours must equal the reference on every row (1e-9), or the case fails
-without timing anything.
+Before any timing, ours must equal the reference on every row, or the case fails without
+timing anything: exactly for ROUGE and the normaliser (the same floats, the same strings),
+to 1e-9 for chrF and BLEU.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +64,7 @@ import sacrebleu
 from rouge_score import rouge_scorer
 from sacrebleu.metrics.chrf import CHRF
 
+from pytest_ragmetrics.metrics.answer import normalize_answer
 from pytest_ragmetrics.metrics.chrf import sentence_chrf
 from pytest_ragmetrics.metrics.text import (
     corpus_bleu_from_stats,
@@ -66,6 +79,7 @@ from conftest import SIDES, Side, Timer
 ROWS = {"small": 500, "large": 5_000}
 VOCABULARY = 400
 TOLERANCE = 1e-9
+EXACT = {"rouge", "rouge stemmed", "rouge detail", "normalize answer"}
 ROUGE_TYPES = ["rouge1", "rouge2", "rougeL"]
 DETAIL_TYPES = [*ROUGE_TYPES, "rougeLsum"]
 
@@ -116,12 +130,61 @@ def ours_rouge(corpus: Corpus) -> list[tuple[float, float, float]]:
 
 
 def reference_rouge(corpus: Corpus) -> list[tuple[float, float, float]]:
-    scorer = rouge_scorer.RougeScorer(ROUGE_TYPES)
+    return _reference_rouge(corpus, use_stemmer=False)
+
+
+def ours_rouge_stemmed(corpus: Corpus) -> list[tuple[float, float, float]]:
+    return [
+        (scores.rouge1, scores.rouge2, scores.rougeL)
+        for scores in (
+            rouge(prediction, refs, use_stemmer=True)
+            for prediction, refs in zip(corpus.predictions, corpus.references, strict=True)
+        )
+    ]
+
+
+def reference_rouge_stemmed(corpus: Corpus) -> list[tuple[float, float, float]]:
+    return _reference_rouge(corpus, use_stemmer=True)
+
+
+def _reference_rouge(corpus: Corpus, use_stemmer: bool) -> list[tuple[float, float, float]]:
+    scorer = rouge_scorer.RougeScorer(ROUGE_TYPES, use_stemmer=use_stemmer)
     scores = []
     for prediction, refs in zip(corpus.predictions, corpus.references, strict=True):
         best = scorer.score_multi(refs, prediction)
         scores.append(tuple(float(best[name].fmeasure) for name in ROUGE_TYPES))
     return scores
+
+
+def _all_texts(corpus: Corpus) -> list[str]:
+    return [*corpus.predictions, *(text for refs in corpus.references for text in refs)]
+
+
+def ours_normalize(corpus: Corpus) -> list[str]:
+    return [normalize_answer(text) for text in _all_texts(corpus)]
+
+
+def squad_v11_normalize_answer(s: str) -> str:
+    """The SQuAD v1.1 evaluation script's ``normalize_answer``, as published."""
+
+    def remove_articles(text: str) -> str:
+        return re.sub(r"\b(a|an|the)\b", " ", text)
+
+    def white_space_fix(text: str) -> str:
+        return " ".join(text.split())
+
+    def remove_punc(text: str) -> str:
+        exclude = set(string.punctuation)
+        return "".join(ch for ch in text if ch not in exclude)
+
+    def lower(text: str) -> str:
+        return text.lower()
+
+    return white_space_fix(remove_articles(remove_punc(lower(s))))
+
+
+def reference_normalize(corpus: Corpus) -> list[str]:
+    return [squad_v11_normalize_answer(text) for text in _all_texts(corpus)]
 
 
 def ours_sentence_bleu(corpus: Corpus) -> list[float]:
@@ -208,7 +271,9 @@ def reference_chrf(word_order: int) -> Callable[[Corpus], list[float]]:
 
 CASES: dict[str, dict[Side, Callable[[Corpus], list[Any]]]] = {
     "rouge": {"ours": ours_rouge, "reference": reference_rouge},
+    "rouge stemmed": {"ours": ours_rouge_stemmed, "reference": reference_rouge_stemmed},
     "rouge detail": {"ours": ours_rouge_detail, "reference": reference_rouge_detail},
+    "normalize answer": {"ours": ours_normalize, "reference": reference_normalize},
     "chrf": {"ours": ours_chrf(0), "reference": reference_chrf(0)},
     "chrf++": {"ours": ours_chrf(2), "reference": reference_chrf(2)},
     "sentence bleu": {"ours": ours_sentence_bleu, "reference": reference_sentence_bleu},
@@ -216,14 +281,18 @@ CASES: dict[str, dict[Side, Callable[[Corpus], list[Any]]]] = {
 }
 
 
-def differences(ours: list[Any], reference: list[Any]) -> list[str]:
-    """Rows where ours and the reference differ by more than the tolerance."""
+def differences(ours: list[Any], reference: list[Any], tolerance: float) -> list[str]:
+    """Rows where ours and the reference differ by more than ``tolerance`` (0: unequal)."""
     if len(ours) != len(reference):
         return [f"ours scored {len(ours)} rows, the reference {len(reference)}"]
     problems = []
     for row, (mine, theirs) in enumerate(zip(ours, reference, strict=True)):
-        pairs = zip(mine, theirs, strict=True) if isinstance(mine, tuple) else [(mine, theirs)]
-        if any(not math.isclose(a, b, rel_tol=0, abs_tol=TOLERANCE) for a, b in pairs):
+        if tolerance == 0:
+            same = mine == theirs
+        else:
+            pairs = zip(mine, theirs, strict=True) if isinstance(mine, tuple) else [(mine, theirs)]
+            same = all(math.isclose(a, b, rel_tol=0, abs_tol=tolerance) for a, b in pairs)
+        if not same:
             problems.append(f"row {row}: ours {mine!r}, reference {theirs!r}")
     return problems
 
@@ -244,7 +313,8 @@ def checked() -> set[str]:
 def test_text(compare: Timer, corpus: Corpus, checked: set[str], case: str, side: Side) -> None:
     sides = CASES[case]
     if case not in checked:
-        problems = differences(sides["ours"](corpus), sides["reference"](corpus))
+        tolerance = 0.0 if case in EXACT else TOLERANCE
+        problems = differences(sides["ours"](corpus), sides["reference"](corpus), tolerance)
         assert not problems, "\n".join(problems[:10])
         checked.add(case)
     scores = compare(case, side, lambda: sides[side](corpus))

@@ -1,26 +1,44 @@
 """The ROUGE tokenizer: letters and digits of every script, optional Porter stemming.
 
-Its rules are in the docstring of ``pytest_ragmetrics.metrics.text``. It lives apart from
-the ROUGE and BLEU metrics because it subclasses rouge-score's ``Tokenizer`` and so imports
-rouge-score and NLTK (seconds of start-up): ``metrics.text`` imports it only when a ROUGE
-score is first computed, so loading the plugin does not.
+Its rules are in the docstring of ``pytest_ragmetrics.metrics.text``. NLTK (seconds of
+start-up: it imports SciPy) is imported only when the stemmer is first needed, so ROUGE
+without stemming never loads it.
+
+Speed. Text that is all ASCII takes a fast path: NFC changes no ASCII text and the letters
+and digits of ASCII are ``[a-z0-9]`` once lowercased, so one regular expression finds the
+same tokens as the character-by-character rule that other text goes through. Stems are
+memoised per token: a corpus repeats its words, and NLTK's Porter stemmer is pure Python.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from nltk.stem.porter import PorterStemmer  # type: ignore[import-untyped]
-from rouge_score import tokenizers  # type: ignore[import-untyped]
+if TYPE_CHECKING:
+    from nltk.stem.porter import PorterStemmer  # type: ignore[import-untyped]
 
 _MIN_STEM_LENGTH: Final = 4  # rouge-score stems only tokens of more than 3 characters
+# Distinct tokens whose stems are remembered: an English corpus's vocabulary, at some tens
+# of megabytes at most; the least recently used are forgotten beyond it.
+_STEM_CACHE_SIZE: Final = 1 << 18
+_ASCII_WORD: Final = re.compile(r"[a-z0-9]+")
 
 
 @functools.cache
 def _porter_stemmer() -> PorterStemmer:
+    from nltk.stem.porter import PorterStemmer
+
     return PorterStemmer()
+
+
+@functools.lru_cache(maxsize=_STEM_CACHE_SIZE)
+def _porter_stem(token: str) -> str:
+    """NLTK's Porter stem of ``token`` (default ``NLTK_EXTENSIONS`` mode, as rouge-score)."""
+    stemmed: str = _porter_stemmer().stem(token)
+    return stemmed
 
 
 def _split_words(text: str) -> list[str]:
@@ -38,16 +56,17 @@ def _split_words(text: str) -> list[str]:
     return words
 
 
-def _stem(token: str, stemmer: PorterStemmer | None) -> str:
-    if stemmer is None or not token.isascii() or len(token) < _MIN_STEM_LENGTH:
+def _words(text: str) -> list[str]:
+    """The unstemmed tokens of ``text``: NFC, lowercase, runs of letters/digits."""
+    if text.isascii():
+        return _ASCII_WORD.findall(text.lower())
+    return _split_words(unicodedata.normalize("NFC", text).lower())
+
+
+def _stem(token: str) -> str:
+    if len(token) < _MIN_STEM_LENGTH or not token.isascii():
         return token
-    stemmed: str = stemmer.stem(token)
-    return stemmed
-
-
-def _tokenize(text: str, stemmer: PorterStemmer | None) -> list[str]:
-    words = _split_words(unicodedata.normalize("NFC", text).lower())
-    return [token for token in (_stem(word, stemmer) for word in words) if token]
+    return _porter_stem(token)
 
 
 def tokenize(text: str, use_stemmer: bool = False) -> list[str]:
@@ -59,15 +78,7 @@ def tokenize(text: str, use_stemmer: bool = False) -> list[str]:
     other scripts are left as they are. On ASCII text the result equals rouge-score's default
     tokenizer. Empty or separator-only text gives ``[]``.
     """
-    return _tokenize(text, _porter_stemmer() if use_stemmer else None)
-
-
-class UnicodeTokenizer(tokenizers.Tokenizer):  # type: ignore[misc]  # rouge-score is untyped
-    """rouge-score ``Tokenizer`` applying :func:`tokenize`; pass it to ``RougeScorer``."""
-
-    def __init__(self, use_stemmer: bool = False) -> None:
-        self._stemmer = _porter_stemmer() if use_stemmer else None
-
-    def tokenize(self, text: str) -> list[str]:
-        """Tokens of ``text`` as defined by :func:`tokenize`; ``[]`` for empty text."""
-        return _tokenize(text, self._stemmer)
+    words = _words(text)
+    if not use_stemmer:
+        return words
+    return [token for token in map(_stem, words) if token]

@@ -1,8 +1,12 @@
 """Surface-overlap metrics: ROUGE with a Unicode tokenizer, BLEU with summable statistics.
 
-ROUGE is computed by ``rouge_score`` (the Google re-implementation of ROUGE-1.5.5) and BLEU
-by ``sacrebleu``; this module only chooses their settings, tokenizes for ROUGE and keeps
-BLEU's sufficient statistics so a corpus score can be rebuilt from per-row results.
+ROUGE is computed here with the exact arithmetic of ``rouge_score`` (the Google
+re-implementation of ROUGE-1.5.5), and so gives the same floats, but counts faster: the
+longest common subsequence and the n-gram overlaps of ROUGE-1, -2 and -L by rapidfuzz's
+``LCSseq`` in C, and ROUGE-Lsum's subsequences with a bit-parallel table instead of
+rouge-score's table of Python lists. BLEU is ``sacrebleu``'s; this module chooses its
+settings and keeps its sufficient statistics so a corpus score can be rebuilt from per-row
+results.
 
 Tokenizer. rouge-score's default tokenizer lowercases, turns everything outside ``[a-z0-9]``
 into a separator and so drops Cyrillic, Greek, accented Latin, etc. :func:`tokenize` (in
@@ -47,9 +51,11 @@ identical texts score ``100.00000000000004``; scores here are clamped to at most
 from __future__ import annotations
 
 import functools
+import itertools
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import (
@@ -71,8 +77,9 @@ from pytest_ragmetrics.metrics.bleu_settings import DEFAULT_BLEU, BleuSettings
 if TYPE_CHECKING:
     from sacrebleu.metrics.bleu import BLEU
 
-# rouge-score, NLTK and sacrebleu are imported where a score is first computed: loading the
+# rapidfuzz, NLTK and sacrebleu are imported where a score is first computed: loading the
 # plugin (which reads this module's declarations) must not take their seconds of start-up.
+# ROUGE imports NLTK only to stem, and rouge-score never (the tests compare with it).
 _ROUGE_TYPES: Final = ("rouge1", "rouge2", "rougeL")
 _ROUGE_DETAIL_TYPES: Final = (*_ROUGE_TYPES, "rougeLsum")
 _MAX_BLEU: Final = 100.0
@@ -112,21 +119,159 @@ class RougeDetail:
     rougeLsum: RougeScore
 
 
-# 3 type sets (rouge1/2/L, rouge_detail, rougeLsum alone) x 2 stemmer flags: 6 scorers at most
-@functools.lru_cache(maxsize=8)
-def _rouge_scorer(use_stemmer: bool, rouge_types: tuple[str, ...] = _ROUGE_TYPES) -> Any:
-    """rouge-score's ``RougeScorer`` (untyped) with our tokenizer, for ``rouge_types``.
+# Precision, recall and F-measure: tuples while the references are compared, and a
+# RougeScore for the best one only.
+_Scores = tuple[float, float, float]
 
-    ``split_summaries`` stays rouge-score's default ``False``: ``rougeLsum`` takes the
-    sentences of a summary to be its lines.
+
+@dataclass(frozen=True)
+class _Tokens:
+    """One text's tokens as small integers (equal tokens, equal integers, within one row).
+
+    ``unigrams`` and ``bigrams`` are its n-grams, sorted; a bigram ``(a, b)`` is the integer
+    ``a * vocabulary + b``. The longest common subsequence of two sorted sequences is the
+    size of their multiset intersection (each value matched min(count, count) times, in
+    order), so rapidfuzz's LCS gives ROUGE-n's clipped matches as well as ROUGE-L's.
     """
-    from rouge_score import rouge_scorer  # type: ignore[import-untyped]
 
-    from pytest_ragmetrics.metrics.rouge_tokenizer import UnicodeTokenizer
+    ids: list[int]
+    unigrams: list[int]
+    bigrams: list[int]
 
-    return rouge_scorer.RougeScorer(
-        list(rouge_types), use_stemmer=use_stemmer, tokenizer=UnicodeTokenizer(use_stemmer)
-    )
+    @classmethod
+    def of(cls, ids: list[int], vocabulary: int) -> _Tokens:
+        bigrams = [a * vocabulary + b for a, b in itertools.pairwise(ids)]
+        return cls(ids, sorted(ids), sorted(bigrams))
+
+
+def _row_tokens(texts: Sequence[str], use_stemmer: bool) -> list[_Tokens]:
+    """The tokens of ``texts`` (a row's prediction and references), numbered together.
+
+    Numbers rather than strings go to rapidfuzz: it compares list items by their ``hash``,
+    and a non-negative integer below 2**61 - 1 (a bigram's too, for fewer than a billion
+    distinct tokens in a row) is its own hash, so equal hashes mean equal tokens: no
+    collision can change a count.
+    """
+    from pytest_ragmetrics.metrics.rouge_tokenizer import tokenize
+
+    token_lists = [tokenize(text, use_stemmer) for text in texts]
+    distinct = dict.fromkeys(itertools.chain.from_iterable(token_lists))
+    numbers = {token: number for number, token in enumerate(distinct)}
+    return [
+        _Tokens.of(list(map(numbers.__getitem__, tokens)), len(numbers)) for tokens in token_lists
+    ]
+
+
+def _with_fmeasure(precision: float, recall: float) -> _Scores:
+    """Precision, recall and their harmonic mean, 0 when both are 0 (rouge-score's
+    ``scoring.fmeasure``, the same operations in the same order)."""
+    if precision + recall > 0:
+        return precision, recall, 2 * precision * recall / (precision + recall)
+    return precision, recall, 0.0
+
+
+def _overlap(matches: int, prediction_units: int, reference_units: int) -> _Scores:
+    """Precision matches / prediction units and recall matches / reference units, each 0
+    when there are no units, as rouge-score divides (by ``max(units, 1)``)."""
+    return _with_fmeasure(matches / max(prediction_units, 1), matches / max(reference_units, 1))
+
+
+def _pair_scores(prediction: _Tokens, reference: _Tokens) -> dict[str, _Scores]:
+    """ROUGE-1, -2 and -L of one prediction against one reference, as rouge-score's
+    ``RougeScorer.score``: ROUGE-n's matches are the n-grams in common, each counted at most
+    as often as in either text (the multiset intersection), ROUGE-L's the length of the
+    longest common subsequence of the tokens; both from rapidfuzz's ``LCSseq`` in C."""
+    from rapidfuzz.distance import LCSseq
+
+    length, reference_length = len(prediction.ids), len(reference.ids)
+    unigrams = LCSseq.similarity(prediction.unigrams, reference.unigrams)
+    bigrams = LCSseq.similarity(prediction.bigrams, reference.bigrams)
+    common = LCSseq.similarity(prediction.ids, reference.ids)
+    return {
+        "rouge1": _overlap(unigrams, length, reference_length),
+        "rouge2": _overlap(bigrams, max(length - 1, 0), max(reference_length - 1, 0)),
+        "rougeL": _overlap(common, length, reference_length),
+    }
+
+
+def _line_tokens(text: str, use_stemmer: bool) -> list[list[str]]:
+    """The tokens of each line of ``text``: rouge-score's sentences with
+    ``split_summaries=False`` (split on ``"\\n"`` only; empty lines dropped, blank ones kept)."""
+    from pytest_ragmetrics.metrics.rouge_tokenizer import tokenize
+
+    return [tokenize(line, use_stemmer) for line in text.split("\n") if line]
+
+
+def _lcs_positions(reference: list[str], candidate: list[str], masks: dict[str, int]) -> list[int]:
+    """Positions in ``reference`` of the one longest common subsequence with ``candidate``
+    that rouge-score's ``lcs_ind`` reads out of its table, found without the table.
+
+    The table's rows come from the bit-parallel LCS of Hyyrö (2004): after ``i`` reference
+    tokens, the vector ``rows[i]`` has a 0 bit for each step up of the row, so the LCS of
+    ``reference[:i]`` and ``candidate[:j]`` is ``j`` minus the 1 bits among its low ``j``
+    bits. ``masks[token]`` has bit ``j`` set where ``candidate[j]`` is ``token``. The walk
+    back is rouge-score's ``_backtrack_norec``: diagonal on equal tokens, else left when the
+    cell to the left is strictly larger than the one above, else up.
+    """
+    width = len(candidate)
+    full = (1 << width) - 1
+    vector = full
+    rows = [vector]
+    for token in reference:
+        matched = vector & masks.get(token, 0)
+        vector = ((vector + matched) | (vector - matched)) & full
+        rows.append(vector)
+
+    def table(i: int, j: int) -> int:
+        return j - (rows[i] & ((1 << j) - 1)).bit_count()
+
+    positions: list[int] = []
+    i, j = len(reference), width
+    while i > 0 and j > 0:
+        if reference[i - 1] == candidate[j - 1]:
+            positions.append(i - 1)
+            i, j = i - 1, j - 1
+        elif table(i, j - 1) > table(i - 1, j):
+            j -= 1
+        else:
+            i -= 1
+    return positions
+
+
+def _token_masks(tokens: list[str]) -> dict[str, int]:
+    masks: dict[str, int] = {}
+    for position, token in enumerate(tokens):
+        masks[token] = masks.get(token, 0) | (1 << position)
+    return masks
+
+
+def _summary_lcs(reference: list[list[str]], prediction: list[list[str]]) -> _Scores:
+    """ROUGE-Lsum of lines of tokens, as rouge-score's ``_summary_level_lcs``.
+
+    For each reference line, the union of the positions of its LCS with every prediction
+    line; each token there counts as a hit while both texts still have an unmatched copy
+    of it. Precision = hits / prediction tokens, recall = hits / reference tokens; 0 when
+    either side has no line or no token.
+    """
+    reference_length = sum(map(len, reference))
+    prediction_length = sum(map(len, prediction))
+    if not reference_length or not prediction_length:
+        return 0.0, 0.0, 0.0
+    unmatched_reference = Counter(itertools.chain.from_iterable(reference))
+    unmatched_prediction = Counter(itertools.chain.from_iterable(prediction))
+    candidates = [(line, _token_masks(line)) for line in prediction]
+    hits = 0
+    for line in reference:
+        union: set[int] = set()
+        for candidate, masks in candidates:
+            union.update(_lcs_positions(line, candidate, masks))
+        for position in sorted(union):
+            token = line[position]
+            if unmatched_prediction[token] > 0 and unmatched_reference[token] > 0:
+                hits += 1
+                unmatched_prediction[token] -= 1
+                unmatched_reference[token] -= 1
+    return _with_fmeasure(hits / prediction_length, hits / reference_length)
 
 
 def rouge(prediction: str, references: Sequence[str], use_stemmer: bool = False) -> RougeScores:
@@ -155,17 +300,29 @@ def _best_rouge(
     prediction: str, references: Sequence[str], use_stemmer: bool, types: tuple[str, ...]
 ) -> dict[str, RougeScore]:
     """Each of ``types`` scored against the reference with the best F-measure (the first
-    on a tie): rouge-score's ``score_multi``, as our ``RougeScore``s."""
-    scorer = _rouge_scorer(use_stemmer, types)
-    best = scorer.score_multi(reference_list(references), prediction)
-    return {
-        rouge_type: RougeScore(
-            float(best[rouge_type].precision),
-            float(best[rouge_type].recall),
-            float(best[rouge_type].fmeasure),
-        )
-        for rouge_type in types
-    }
+    on a tie): rouge-score's ``score_multi``. ROUGE-1/2/L come from :func:`_pair_scores`,
+    ``rougeLsum`` from :func:`_summary_lcs`; the prediction is tokenized once for all the
+    references."""
+    listed = reference_list(references)
+    scores: list[dict[str, _Scores]] = [{} for _ in listed]
+    if any(rouge_type in _ROUGE_TYPES for rouge_type in types):
+        tokens, *reference_tokens = _row_tokens([prediction, *listed], use_stemmer)
+        for score, reference in zip(scores, reference_tokens, strict=True):
+            score.update(_pair_scores(tokens, reference))
+    if "rougeLsum" in types:
+        lines = _line_tokens(prediction, use_stemmer)
+        for score, reference_text in zip(scores, listed, strict=True):
+            score["rougeLsum"] = _summary_lcs(_line_tokens(reference_text, use_stemmer), lines)
+    return {rouge_type: _first_best([s[rouge_type] for s in scores]) for rouge_type in types}
+
+
+def _first_best(scores: list[_Scores]) -> RougeScore:
+    """The scores with the highest F-measure, the first of equal ones (``numpy.argmax``)."""
+    best = scores[0]
+    for score in scores[1:]:
+        if score[2] > best[2]:
+            best = score
+    return RougeScore(*best)
 
 
 def rouge_detail(

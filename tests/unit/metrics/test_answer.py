@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import string
+import sys
+import unicodedata
 from collections import Counter
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_ragmetrics.metrics import best_f1, exact_match, normalize_answer, token_f1
@@ -27,6 +31,75 @@ from pytest_ragmetrics.metrics import best_f1, exact_match, normalize_answer, to
 )
 def test_normalize_answer(text: str, expected: str) -> None:
     assert normalize_answer(text) == expected
+
+
+# ----------------------------------------------------------------------------- parity
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def _reference_normalize(text: str) -> str:
+    """The normaliser's definition as first written, one character at a time: lowercase,
+    drop ASCII punctuation and every character of Unicode category P*, drop the whole words
+    a/an/the, collapse white space (the SQuAD v1.1 script's steps, in its order)."""
+    lowered = text.lower()
+    kept = "".join(
+        ch
+        for ch in lowered
+        if ch not in string.punctuation and not unicodedata.category(ch).startswith("P")
+    )
+    return " ".join(_ARTICLES.sub(" ", kept).split())
+
+
+def _squad_v11_normalize(text: str) -> str:
+    """The SQuAD v1.1 evaluation script's ``normalize_answer``, step for step (ASCII
+    punctuation only)."""
+    no_punctuation = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
+    return " ".join(re.sub(r"\b(a|an|the)\b", " ", no_punctuation).split())
+
+
+_PUNCTUATION_CATEGORIES = ("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po")
+# Any character at all (lone surrogates too), every punctuation category, ASCII punctuation
+# and symbols, the articles in both cases, and characters whose lowercase is longer
+# ("İ" -> "i" + a combining dot) or is punctuation-adjacent.
+_characters = st.one_of(
+    st.characters(),
+    st.characters(categories=_PUNCTUATION_CATEGORIES),
+    st.characters(categories=("Cs",)),
+    st.sampled_from(string.punctuation + string.whitespace + "İẞΣ\u0301\u00a0"),
+)
+unicode_text = st.one_of(
+    st.text(_characters, max_size=60),
+    st.lists(
+        st.one_of(
+            st.sampled_from(["a", "An", "THE", "the", "Anthem", "a.", "an—"]),
+            st.text(_characters, max_size=6),
+        ),
+        max_size=12,
+    ).map(" ".join),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(unicode_text)
+def test_normalize_answer_equals_its_character_by_character_definition(text: str) -> None:
+    assert normalize_answer(text) == _reference_normalize(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(max_codepoint=127), max_size=60))
+def test_normalize_answer_equals_squad_v11_on_ascii(text: str) -> None:
+    assert normalize_answer(text) == _squad_v11_normalize(text)
+
+
+def test_normalize_answer_deletes_every_punctuation_character() -> None:
+    # Every code point of category P*, and ASCII's symbols that string.punctuation counts
+    # ($ + < = > ^ ` | ~), is deleted; letters around them are kept.
+    punctuation = [
+        chr(cp) for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp))[0] == "P"
+    ]
+    text = "x".join([*punctuation, *string.punctuation])
+    assert normalize_answer(text) == "x" * (len(punctuation) + len(string.punctuation) - 1)
 
 
 def test_exact_match_hand_cases() -> None:
