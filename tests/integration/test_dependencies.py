@@ -1,4 +1,5 @@
-"""A user's run pays for no test tool: hypothesis and pytest-benchmark are dev-only.
+"""A user's run pays for no test tool: hypothesis and pytest-benchmark are dev-only, and
+so are the reference implementations the parity tests compare with.
 
 Installed, either plugin acts on every pytest run of the user's project (pytest-benchmark
 prints its header line and fills ``pytest --help``; a collection creates ``.hypothesis/``
@@ -26,6 +27,9 @@ from conftest import EVAL, ROWS, jsonl
 
 ROOT = Path(__file__).parents[2]
 DEV_ONLY = {"hypothesis": "hypothesis", "pytest-benchmark": "pytest_benchmark"}
+# The reference implementations the parity tests and benchmarks compare with: the plugin
+# computes every number itself, so a user installs none of them.
+REFERENCES = {"rouge-score": "rouge_score", "pytrec-eval-terrier": "pytrec_eval", "ranx": "ranx"}
 
 
 def _name(requirement: str) -> str:
@@ -75,6 +79,15 @@ def test_the_package_never_imports_them() -> None:
                 imported.add(node.module.split(".")[0])
     assert imported  # the walk read the package
     assert imported.isdisjoint(DEV_ONLY.values())
+    assert imported.isdisjoint(REFERENCES.values())
+
+
+def test_reference_implementations_are_dev_requirements_only() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    runtime = {_name(requirement) for requirement in project["dependencies"]}
+    dev = {_name(requirement) for requirement in project["optional-dependencies"]["dev"]}
+    assert runtime.isdisjoint(REFERENCES), f"runtime requirements: {sorted(runtime)}"
+    assert set(REFERENCES) <= dev
 
 
 def test_collecting_an_eval_leaves_no_tool_directory(pytester: pytest.Pytester) -> None:
