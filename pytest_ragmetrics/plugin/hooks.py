@@ -38,13 +38,14 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, object, object]:
     """Let the run's conftest files declare metrics of their own into a catalog that
-    holds no other run's (the process pytest was started in, and each xdist worker)."""
+    holds no other run's (the process pytest was started in, and each xdist worker).
+
+    The catalog is given back as a cleanup of the config, which pytest runs however the
+    run ends: also for a config that was parsed and never configured (a failed start,
+    ``pytester.parseconfig``), where no ``pytest_unconfigure`` follows."""
     begin_run(early_config)
-    try:
-        return (yield)
-    except BaseException:
-        end_run(early_config)  # no pytest_unconfigure will follow
-        raise
+    early_config.add_cleanup(lambda: end_run(early_config))
+    return (yield)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -56,12 +57,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Close the cache; remove the run's private cache; take the metrics its conftest
-    files declared out of the catalog (all processes)."""
+    """Close the cache; remove the run's private cache (all processes)."""
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         session.close()
-    end_run(config)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

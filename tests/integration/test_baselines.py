@@ -320,6 +320,8 @@ def test_the_bundled_grounding_eval_catches_a_changed_log(pytester: pytest.Pytes
         (REPOSITORY / "evals" / "test_grounding.py").read_bytes()
     )
     (pytester.path / "thresholds.toml").write_text(_thresholds_of("evals/test_grounding.py"))
+    # The project's own metric numbers_cited, which the eval records and the gates name.
+    (pytester.path / "conftest.py").write_bytes((REPOSITORY / "conftest.py").read_bytes())
     baseline = pytester.path / "evals" / "__baselines__" / "test_grounding.json"
     baseline.parent.mkdir()
     baseline.write_bytes((REPOSITORY / "evals/__baselines__/test_grounding.json").read_bytes())
@@ -357,4 +359,7 @@ def test_the_bundled_grounding_eval_catches_a_changed_log(pytester: pytest.Pytes
         assert all(row_id in stored for row_id in regressed)
     # only answers that lost their citations can have lost support
     assert {change["id"] for change in gates["overlap.mean"]["regressed"]} <= dropped
+    # nor their numbers' sources: a citation to a missing document supports no number
+    assert gates["numbers_cited.pooled"]["status"] == "failed"
+    assert {change["id"] for change in gates["numbers_cited.pooled"]["regressed"]} <= dropped
     assert entry["baseline"]["removed_ids"] == [row["id"] for row in rows[-3:]]

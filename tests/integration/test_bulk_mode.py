@@ -309,6 +309,7 @@ def test_the_bundled_evals_report_the_same_in_row_and_bulk_mode(
     live output was called in this run (the bulk run reads the row run's cache)."""
     shutil.copytree(REPO / "evals", pytester.path / "evals")
     shutil.copy(REPO / "thresholds.toml", pytester.path / "thresholds.toml")
+    shutil.copy(REPO / "conftest.py", pytester.path / "conftest.py")  # numbers_cited
     pytester.makeini("[pytest]\n")
     monkeypatch.setenv(CACHE_DIR_ENV, str(pytester.path / "cache"))
     # In subprocesses: the evals' module names (test_retrieval, ...) are this suite's too.

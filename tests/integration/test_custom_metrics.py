@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from pytest_ragmetrics.metrics.catalog import custom_metrics
+
 from conftest import ROWS, Project, jsonl
 
 METRICS = '''
@@ -323,6 +325,21 @@ def test_runs_in_one_process_never_see_each_others_metrics(custom: Project) -> N
     result = custom.run()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown metric 'words'*"])
+
+
+def test_a_run_parsed_but_never_configured_gives_the_catalog_back(
+    pytester: pytest.Pytester,
+) -> None:
+    """A config pytest parses (importing its conftest files, which hides this run's
+    declarations) but never configures, as ``pytester.parseconfig`` or a failed start
+    leaves it, gives the catalog back when pytest cleans it up. This run's own metric is
+    ``numbers_cited``, which the project's root conftest.py declares."""
+    before = dict(custom_metrics())
+    assert "numbers_cited" in before
+    config = pytester.parseconfig()
+    assert "numbers_cited" not in custom_metrics()  # an inner run sees only its own
+    config._ensure_unconfigure()  # what pytester's finalizer, or pytest on failure, calls
+    assert custom_metrics() == before
 
 
 def test_bulk_mode_records_the_same_values(custom: Project) -> None:
