@@ -337,17 +337,25 @@ def _declaring_module(declared: Declared) -> str:
     return metric.function.__module__ if isinstance(metric, CustomMetric) else ""
 
 
+def _pickling_error(ray: Any, value: object) -> str | None:
+    """Why ``value`` cannot be sent to Ray's workers (``Type: first line``), or None."""
+    try:
+        ray.cloudpickle.dumps(value)
+    except Exception as error:  # pickling fails in many ways; each is named
+        return f"{type(error).__name__}: {_first_line(error)}"
+    return None
+
+
 def _unpicklable(ray: Any, job: RowJob) -> str | None:
     """Why the test's arguments cannot travel to the workers, naming the fixture; None
     when they can."""
     for name, value in job.shared.items():
-        try:
-            ray.cloudpickle.dumps(value)
-        except Exception as error:  # pickling fails in many ways; each is named
+        error = _pickling_error(ray, value)
+        if error is not None:
             return (
                 f"the Ray engine sends the test's arguments to its workers, but fixture "
-                f"`{name}` cannot be pickled ({type(error).__name__}: {_first_line(error)}); "
-                "make it picklable, or run this eval on the local engine"
+                f"`{name}` cannot be pickled ({error}); make it picklable, or run this eval "
+                "on the local engine"
             )
     return None
 
@@ -356,15 +364,13 @@ def _unpicklable_metric(ray: Any, declared: Sequence[Declared]) -> str | None:
     """Why a metric of the user's cannot travel to the workers, naming it and where it was
     declared; None when every one can."""
     for metric in declared:
-        try:
-            ray.cloudpickle.dumps(metric)
-        except Exception as error:  # pickling fails in many ways; each is named
+        error = _pickling_error(ray, metric)
+        if error is not None:
             return (
                 f"the Ray engine sends metric `{metric.name}` ({metric.origin}) to its "
-                f"workers, but it cannot be pickled ({type(error).__name__}: "
-                f"{_first_line(error)}): what its function uses from its module must be "
-                "picklable (create the rest inside the function), or run this eval on the "
-                'local engine (without --ragmetrics-engine=ray or engine = "ray")'
+                f"workers, but it cannot be pickled ({error}): what its function uses from "
+                "its module must be picklable (create the rest inside the function), or run "
+                'this eval on the local engine (without --ragmetrics-engine=ray or engine = "ray")'
             )
     return None
 
