@@ -60,9 +60,11 @@ each relevant document's score with the query's scores, vectorised over all quer
 from __future__ import annotations
 
 import bisect
+import gc
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Literal, get_args
@@ -478,6 +480,25 @@ def _mean(name: str, values: FloatArray) -> float:
     return math.fsum(values.tolist()) / len(values)
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for the block, if it was running.
+
+    Building the ranks allocates lists for every query, none of them in a reference
+    cycle, and each burst of allocations starts a collection that walks every dict of the
+    caller's qrels and run again: at 100,000 queries that was half of ``evaluate``'s time,
+    and time grew 19x from 10,000 queries instead of 10x. Reference counting still frees
+    everything at once; the collector resumes when the block ends, also on an error.
+    """
+    running = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if running:
+            gc.enable()
+
+
 def evaluate(
     qrels: Qrels,
     run: Run,
@@ -527,7 +548,8 @@ def evaluate(
         qids, rankings = qids + missing, rankings + [[] for _ in missing]
     if not qids:
         raise ValueError("no query of the run is judged in the qrels: there is nothing to average")
-    values = score_queries(qids, qrels, rankings, names, options)
+    with _collector_paused():
+        values = score_queries(qids, qrels, rankings, names, options)
     means = {name: _mean(name, values[name]) for name in names}
     return Evaluation(means, len(qids), missing, unjudged)
 

@@ -19,6 +19,7 @@ are checked by hand only.
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -29,6 +30,7 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_ragmetrics.metrics import retrieval
 from pytest_ragmetrics.metrics.retrieval import (
     Evaluation,
     Ranking,
@@ -620,3 +622,36 @@ def test_ideal_ranking_has_ndcg_one(case: tuple[dict[str, int], list[str]]) -> N
         scores = score_queries(["q"], {"q": judgements}, [form], ndcg_names)
         for name, array in scores.items():
             assert array[0] == pytest.approx(1.0, abs=1e-12), name
+
+
+# -- evaluate pauses the garbage collector while it builds the ranks --------------------
+
+
+def test_evaluate_pauses_the_collector_and_gives_it_back_as_it_found_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The collector is off while the ranks are built, and its state is the caller's
+    again afterwards: running after a success and after an error, still off when the
+    caller had turned it off."""
+    seen: list[bool] = []
+    real = retrieval.score_queries
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(retrieval, "score_queries", spy)
+    qrels = {"q1": {"d1": 1}}
+    assert gc.isenabled()
+    assert evaluate(qrels, {"q1": ["d1"]}, ["mrr"]) == {"mrr": 1.0}
+    assert seen == [False]
+    assert gc.isenabled()
+    with pytest.raises(ValueError, match="more than once"):
+        evaluate(qrels, {"q1": ["d1", "d1"]}, ["mrr"])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        evaluate(qrels, {"q1": ["d1"]}, ["mrr"])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
