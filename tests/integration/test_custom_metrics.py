@@ -73,6 +73,15 @@ def custom(project: Project) -> Project:
     return project
 
 
+def _refused(project: Project, conftest: str, message: str) -> None:
+    """With ``conftest`` as the project's conftest.py, the run is a usage error saying
+    ``message`` (an fnmatch pattern)."""
+    project.write("conftest.py", conftest)
+    result = project.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
 def _eval(report: dict[str, Any]) -> dict[str, Any]:
     (evaluation,) = report["evals"]
     assert isinstance(evaluation, dict)
@@ -232,10 +241,7 @@ def test_a_row_without_a_required_field_errors_with_file_line_and_field(
 def test_a_name_already_taken_is_a_usage_error_naming_both_places(
     custom: Project, declaration: str, message: str
 ) -> None:
-    custom.write("conftest.py", METRICS + "\n" + declaration)
-    result = custom.run()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([message])
+    _refused(custom, METRICS + "\n" + declaration, message)
 
 
 @pytest.mark.parametrize(
@@ -252,24 +258,19 @@ def test_a_name_already_taken_is_a_usage_error_naming_both_places(
 def test_a_malformed_declaration_says_what_to_change(
     custom: Project, arguments: str, message: str
 ) -> None:
-    custom.write(
-        "conftest.py",
+    declaration = (
         f"from pytest_ragmetrics import metric\n\n@metric({arguments})\ndef words(row):\n"
-        '    """Words."""\n    return 1.0\n',
+        '    """Words."""\n    return 1.0\n'
     )
-    result = custom.run()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([message])
+    _refused(custom, declaration, message)
 
 
 def test_a_metric_without_a_docstring_is_refused(custom: Project) -> None:
-    custom.write(
-        "conftest.py",
+    _refused(
+        custom,
         "from pytest_ragmetrics import metric\n\n@metric\ndef words(row):\n    return 1\n",
+        "*conftest.py:3: words has no docstring: give it one*",
     )
-    result = custom.run()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*conftest.py:3: words has no docstring: give it one*"])
 
 
 def test_a_metric_declared_after_thresholds_were_read_is_refused(custom: Project) -> None:
@@ -483,13 +484,7 @@ def test_a_corpus_statistic_is_compared_with_its_baseline(pooled: Project) -> No
 def test_a_corpus_function_that_fails_fails_the_run_naming_it(
     pooled: Project, body: str, message: str
 ) -> None:
-    pooled.write(
-        "conftest.py",
-        CORPUS_METRIC.replace('return sums["markers"] / sums["words"]', body),
-    )
-    result = pooled.run()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([message])
+    _refused(pooled, CORPUS_METRIC.replace('return sums["markers"] / sums["words"]', body), message)
 
 
 def test_a_corpus_metric_row_without_its_statistics_errors(pooled: Project) -> None:
