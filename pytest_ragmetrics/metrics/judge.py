@@ -23,14 +23,16 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.judge.client import LlmJudge
-from pytest_ragmetrics.judge.config import JudgeConfig
 from pytest_ragmetrics.judge.prompts import PROMPT_NAMES, load_prompt
 from pytest_ragmetrics.judge.verdicts import Call, JudgeError, UnparseableVerdict
 from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec, golds
+
+if TYPE_CHECKING:  # the client (HTTP, TLS, file locks) is imported by the run that judges
+    from pytest_ragmetrics.judge.client import LlmJudge
+    from pytest_ragmetrics.judge.config import JudgeConfig
 
 JUDGE_METRICS = ("faithfulness_judge", "answer_relevance", "answer_correctness", "e2e_score")
 CONSISTENCY = "consistency_score"

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import pytest
 
-from pytest_ragmetrics.config.thresholds import Thresholds
 from pytest_ragmetrics.data.dataset import (
     Dataset,
     DatasetError,
@@ -19,14 +18,20 @@ from pytest_ragmetrics.data.dataset import (
     Problem,
     Row,
 )
-from pytest_ragmetrics.embeddings.cache import EmbeddingCache
-from pytest_ragmetrics.embeddings.model import Embedder, embedder_for
-from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, EmbeddingStore, encode_here
-from pytest_ragmetrics.judge.client import LlmJudge
-from pytest_ragmetrics.live.cache import OutputCache
+from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, encode_here
 from pytest_ragmetrics.metrics.judge import JudgeNotConfigured
-from pytest_ragmetrics.plugin.options import Options
-from pytest_ragmetrics.results.summary import EvalInfo, RowPayload, merge_details
+
+# What a run's resources, and its results, are made of is imported by the functions that
+# create them, on first use: importing the plugin, which every pytest run does, needs none.
+if TYPE_CHECKING:
+    from pytest_ragmetrics.config.thresholds import Thresholds
+    from pytest_ragmetrics.embeddings.cache import EmbeddingCache
+    from pytest_ragmetrics.embeddings.model import Embedder
+    from pytest_ragmetrics.embeddings.prepare import EmbeddingStore
+    from pytest_ragmetrics.judge.client import LlmJudge
+    from pytest_ragmetrics.live.cache import OutputCache
+    from pytest_ragmetrics.plugin.options import Options
+    from pytest_ragmetrics.results.summary import EvalInfo, RowPayload
 
 
 @dataclass
@@ -77,6 +82,10 @@ def embedding_store(config: pytest.Config) -> EmbeddingStore:
     """The process's embedding store, created on first use (no model is loaded here)."""
     state = run_state(config)
     if state.store is None:
+        from pytest_ragmetrics.embeddings.cache import EmbeddingCache
+        from pytest_ragmetrics.embeddings.model import embedder_for
+        from pytest_ragmetrics.embeddings.prepare import EmbeddingStore
+
         settings = state.thresholds.settings
 
         def make_embedder(cache: EmbeddingCache) -> Embedder:
@@ -249,7 +258,10 @@ class RowRecorder:
         for name, parts in breakdowns.items():
             self.breakdowns[name] = dict(parts)
         self.evidence.update(evidence or {})
-        merge_details(self.details, details or {})
+        if details:
+            from pytest_ragmetrics.results.summary import merge_details
+
+            merge_details(self.details, details)
 
     def fail(self, message: str) -> None:
         self.error = message if self.error is None else f"{self.error}\n{message}"
@@ -257,7 +269,8 @@ class RowRecorder:
 
 RECORDER_KEY = pytest.StashKey[RowRecorder]()
 # What each row of a bulk item recorded, once the item ran its rows (``plugin.bulk``).
-BATCH_PAYLOADS_KEY = pytest.StashKey[list[RowPayload]]()
+BatchPayloads: TypeAlias = "list[RowPayload]"
+BATCH_PAYLOADS_KEY = pytest.StashKey[BatchPayloads]()
 
 
 def llm_judge(config: pytest.Config) -> LlmJudge:
@@ -272,6 +285,8 @@ def llm_judge(config: pytest.Config) -> LlmJudge:
                 f"an LLM-judge metric needs an endpoint: add a [judge] table with base_url "
                 f"and model to {where}"
             )
+        from pytest_ragmetrics.judge.client import LlmJudge
+
         options = state.options
         state.llm = LlmJudge(
             judge, options.cache_dir, refresh=options.refresh, run_id=options.run_id
@@ -283,6 +298,8 @@ def live_cache(config: pytest.Config) -> OutputCache:
     """The process's cache of live system outputs, created on first use."""
     state = run_state(config)
     if state.live_cache is None:
+        from pytest_ragmetrics.live.cache import OutputCache
+
         options = state.options
         state.live_cache = OutputCache(options.cache_dir, options.run_id, options.refresh)
     return state.live_cache

@@ -12,9 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragmetrics.files import write_atomic
-from pytest_ragmetrics.reports.document import entries
-from pytest_ragmetrics.reports.html import render_html
-from pytest_ragmetrics.reports.markdown import markdown_summary
 
 GITHUB_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
@@ -40,7 +37,14 @@ def write_reports(
     md_path: Path | None,
 ) -> None:
     """Write each report asked for. JSON and HTML are written for any run; the Markdown
-    summary only when some eval ran (an empty summary would only add noise to a CI page)."""
+    summary only when some eval ran (an empty summary would only add noise to a CI page).
+
+    The renderers are imported here, when the run ends: the plugin's options name this
+    module's ``GITHUB_SUMMARY_ENV``, and importing the plugin should not import them."""
+    from pytest_ragmetrics.reports.document import entries
+    from pytest_ragmetrics.reports.html import render_html
+    from pytest_ragmetrics.reports.markdown import markdown_summary
+
     if json_path is not None:
         write_atomic(json_path, json_chunks(document))
     if html_path is not None:
