@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.config.project import (
+    HISTORY_FILE,
     INI_KEY,
     THRESHOLDS_NAME,
     Project,
@@ -27,7 +28,6 @@ from pytest_ragmetrics.config.project import (
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
 from pytest_ragmetrics.files import resolve_setting
 from pytest_ragmetrics.reports.write import GITHUB_SUMMARY_ENV
-from pytest_ragmetrics.results.history import HISTORY_FILE
 
 # What the controller hands every xdist worker (``workerinput``): the run's id, and with
 # --ragmetrics-no-cache, its private cache directory.

@@ -27,9 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pytest_ragmetrics.config.project import HISTORY_FILE as HISTORY_FILE
 from pytest_ragmetrics.files import loads_finite
 
-HISTORY_FILE = "history.jsonl"
 HISTORY_SCHEMA_VERSION = 1
 GIT_TIMEOUT = 5.0  # seconds for each git command; git that hangs must not hang the run
 GATE_STATUSES = ("passed", "failed", "skipped")
