@@ -13,9 +13,10 @@ top-level ``pytest`` line; the plugin's is the sum of the cumulative times of th
 lines after it: every module the entry points import that pytest had not. The figures are
 the medians over the rounds, and the ratio is the median of each round's plugin / pytest
 (a round's two numbers share the machine's load, so the ratio is steadier than either).
-``--modules N`` lists the N modules with the largest median self time on the plugin's side:
-where the time goes. Nothing is asserted: the figures are for reading
-(docs/performance.md, "Plugin import")::
+``--root`` times another checkout (the plugin before a change, say); ``--modules N`` lists
+the N modules with the largest median self time on the plugin's side: where the time
+goes. Nothing is asserted: the figures are for reading (docs/performance.md, "Plugin
+import")::
 
     .venv/bin/python benchmarks/plugin_import.py --rounds 20 --modules 15
 """
@@ -29,6 +30,7 @@ import subprocess
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 ENTRY_POINTS = (
     "pytest_ragmetrics.plugin.hooks",
@@ -72,12 +74,15 @@ def parse_importtime(table: str) -> Round:
     return Round(pytest_us / 1000, plugin_us / 1000, self_us)
 
 
-def run_round(python: str, modules: tuple[str, ...]) -> Round:
-    """Import pytest, then ``modules``, in a fresh interpreter; its import-time table."""
+def run_round(python: str, modules: tuple[str, ...], root: Path) -> Round:
+    """Import pytest, then ``modules``, in a fresh interpreter whose first import path is
+    ``root``; its import-time table."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join([str(root), *filter(None, [env.get("PYTHONPATH")])])
     code = "; ".join(f"import {name}" for name in ("pytest", *modules))
     done = subprocess.run(
         [python, "-X", "importtime", "-c", code],
+        cwd=root,
         env=env,
         capture_output=True,
         text=True,
@@ -106,13 +111,21 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20, help="interpreters timed (default 20)")
     parser.add_argument("--modules", type=int, default=0, help="list the N slowest modules")
     parser.add_argument("--python", default=sys.executable, help="the interpreter to time")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path(__file__).resolve().parents[1],
+        help="the checkout whose pytest_ragmetrics is imported (default: this one); "
+        "another, e.g. `git worktree add`'s, to time a version against this one",
+    )
     args = parser.parse_args()
-    run_round(args.python, ENTRY_POINTS)  # writes the bytecode the timed rounds read
-    rounds = [run_round(args.python, ENTRY_POINTS) for _ in range(args.rounds)]
+    root = args.root.resolve()
+    run_round(args.python, ENTRY_POINTS, root)  # writes the bytecode the timed rounds read
+    rounds = [run_round(args.python, ENTRY_POINTS, root) for _ in range(args.rounds)]
     pytest_ms = statistics.median(one.pytest_ms for one in rounds)
     plugin_ms = statistics.median(one.plugin_ms for one in rounds)
     ratio = statistics.median(one.plugin_ms / one.pytest_ms for one in rounds)
-    print(f"rounds: {len(rounds)}, load average (1 min): {os.getloadavg()[0]:.2f}")
+    print(f"{root}: {len(rounds)} rounds, load average (1 min) {os.getloadavg()[0]:.2f}")
     print(f"import pytest                   {pytest_ms:7.1f} ms (median)")
     print(f"the plugin's entry points after {plugin_ms:7.1f} ms (median)")
     print(f"plugin / pytest                 {ratio:7.2f}   (median of the rounds' ratios)")
