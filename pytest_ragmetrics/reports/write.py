@@ -39,19 +39,22 @@ def write_reports(
     """Write each report asked for. JSON and HTML are written for any run; the Markdown
     summary only when some eval ran (an empty summary would only add noise to a CI page).
 
-    The renderers are imported here, when the run ends: the plugin's options name this
-    module's ``GITHUB_SUMMARY_ENV``, and importing the plugin should not import them."""
+    Each renderer is imported here, when the run ends and its report is asked for: the
+    plugin's options name this module's ``GITHUB_SUMMARY_ENV``, and importing the plugin
+    should not import them."""
     from pytest_ragmetrics.reports.document import entries
-    from pytest_ragmetrics.reports.html import render_html
-    from pytest_ragmetrics.reports.markdown import markdown_summary
 
     if json_path is not None:
         write_atomic(json_path, json_chunks(document))
     if html_path is not None:
+        from pytest_ragmetrics.reports.html import render_html
+
         write_atomic(html_path, render_html(document))
     github = os.environ.get(GITHUB_SUMMARY_ENV)
     if not entries(document) or (md_path is None and not github):
         return
+    from pytest_ragmetrics.reports.markdown import markdown_summary
+
     markdown = markdown_summary(document)
     if md_path is not None:
         write_atomic(md_path, markdown)
