@@ -18,7 +18,6 @@ from pytest_ragmetrics.data.dataset import (
     Problem,
     Row,
 )
-from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, encode_here
 from pytest_ragmetrics.metrics.judge import JudgeNotConfigured
 
 # What a run's resources, and its results, are made of is imported by the functions that
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.config.thresholds import Thresholds
     from pytest_ragmetrics.embeddings.cache import EmbeddingCache
     from pytest_ragmetrics.embeddings.model import Embedder
-    from pytest_ragmetrics.embeddings.prepare import EmbeddingStore
+    from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, EmbeddingStore
     from pytest_ragmetrics.judge.client import LlmJudge
     from pytest_ragmetrics.live.cache import OutputCache
     from pytest_ragmetrics.plugin.options import Options
@@ -59,7 +58,7 @@ class RunState:
     ray: Any = None
     # Who encodes the texts the store misses: this process, or the Ray engine's actors,
     # and on what device ("cuda" where the Ray engine's cluster has GPUs).
-    encode_chunks: ChunkEncoder = encode_here
+    encode_chunks: ChunkEncoder | None = None  # None: this process (``encode_here``)
     encoding_device: Callable[[], str] = lambda: "cpu"
     # The metrics declared in user code that this run claimed when it was configured
     # (``metrics.catalog.claim``): those declared later are refused.
@@ -84,7 +83,7 @@ def embedding_store(config: pytest.Config) -> EmbeddingStore:
     if state.store is None:
         from pytest_ragmetrics.embeddings.cache import EmbeddingCache
         from pytest_ragmetrics.embeddings.model import embedder_for
-        from pytest_ragmetrics.embeddings.prepare import EmbeddingStore
+        from pytest_ragmetrics.embeddings.prepare import EmbeddingStore, encode_here
 
         settings = state.thresholds.settings
 
@@ -97,7 +96,8 @@ def embedding_store(config: pytest.Config) -> EmbeddingStore:
         cache = EmbeddingCache(state.options.cache_dir)
         # On the Ray engine the workers read the vectors from the cache: not held here.
         keep = state.engine != "ray"
-        state.store = EmbeddingStore(make_embedder, cache, state.encode_chunks, keep)
+        encode = state.encode_chunks or encode_here
+        state.store = EmbeddingStore(make_embedder, cache, encode, keep)
     return state.store
 
 
