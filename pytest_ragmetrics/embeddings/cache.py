@@ -202,9 +202,9 @@ class EmbeddingCache:
     @contextlib.contextmanager
     def prepare_lock(self) -> Iterator[None]:
         """Held while one process looks up and encodes, so others wait and then hit."""
-        self.directory.mkdir(parents=True, exist_ok=True)
         from filelock import FileLock
 
+        self.directory.mkdir(parents=True, exist_ok=True)
         with FileLock(self.directory / "prepare.lock"):
             yield
 
