@@ -35,8 +35,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Generic, NoReturn, TypeVar
 
-from filelock import FileLock
-
 _Value = TypeVar("_Value")
 
 STALE_AFTER = 600.0  # seconds: no write of ours takes that long
@@ -159,6 +157,8 @@ class JsonEntryCache(Generic[_Value]):
     ) -> _Value:
         """The value held by entry ``relative`` (a path under ``directory``), or the value
         of ``compute()``, which returns it with the entry to store for it."""
+        from filelock import FileLock
+
         path = self.directory / relative
         found = self._read(path, accept)
         if found is not None:

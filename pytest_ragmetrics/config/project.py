@@ -29,6 +29,8 @@ from pathlib import Path
 THRESHOLDS_NAME = "thresholds.toml"
 INI_KEY = "ragmetrics_thresholds"
 OPTION = "--ragmetrics-thresholds"
+# The run history's file in --ragmetrics-history's directory (``results.history``).
+HISTORY_FILE = "history.jsonl"
 
 
 class ProjectError(Exception):

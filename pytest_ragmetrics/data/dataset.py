@@ -62,8 +62,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pytest_ragmetrics.data.parquet import parquet_rows, row_groups
-
 # DatasetError and Problem live with the file reading that raises and reports them, and
 # are this module's too: every user of the loader imports them from here.
 from pytest_ragmetrics.data.streams import DatasetError as DatasetError
@@ -789,6 +787,8 @@ def _loaded(
 def _parquet_records(path: Path, source: str, group: int = 0) -> Iterator[_Record]:
     """A Parquet file's rows as records, from row group ``group`` on; the record's text,
     which a made-up id hashes, is the row as JSON, keys in column order."""
+    from pytest_ragmetrics.data.parquet import parquet_rows  # a Parquet dataset only
+
     for row in parquet_rows(path, source, MAX_DEPTH, group):
         yield _Record(row.number, json.dumps(row.data), row.data, row.problems)
 
@@ -927,6 +927,8 @@ def _resumes(path: Path, kind: str, source: str, records: list[_Record]) -> tupl
         later = enumerate(records[1:], start=1)
         return (_START, *(_Resume(n * RESUME_EVERY, r.line, r.offset) for n, r in later))
     if kind == "parquet":
+        from pytest_ragmetrics.data.parquet import row_groups
+
         starts = enumerate(row_groups(path, source))
         return tuple(_Resume(start, start + 1, group) for group, start in starts)
     return (_START,)

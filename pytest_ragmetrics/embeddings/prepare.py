@@ -18,12 +18,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
-from pytest_ragmetrics.embeddings.cache import EmbeddingCache
 from pytest_ragmetrics.embeddings.model import Embedder, LoadTimes, Vectors
+
+if TYPE_CHECKING:  # SQLite, the file locks and numpy: when the store is first used
+    from pytest_ragmetrics.embeddings.cache import EmbeddingCache
 
 ENCODE_CHUNK = 1024  # texts per encode call: big batches, with progress between them
 
@@ -169,6 +169,8 @@ class EmbeddingStore:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """The vectors of ``texts`` in order; a text not prepared is looked up or encoded."""
+        import numpy as np
+
         self.prepare(texts)
         if not texts:
             return np.zeros((0, 0), np.float32)

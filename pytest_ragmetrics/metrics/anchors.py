@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec
 from pytest_ragmetrics.text.citations import find_citations
+from pytest_ragmetrics.text.patterns import LazyPattern
 
 
 def _word_set(text: str) -> frozenset[str]:
@@ -79,12 +80,12 @@ _CONNECTOR_PREFIXES = frozenset(
     " ".join(phrase.split()[:n]) for phrase in CONNECTORS for n in range(1, 3)
 )
 
-_WORD = re.compile(r"[^\W_](?:(?:[^\W_]|[&'’.\-])*[^\W_])?")
-_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
-_SAME_LINE_SPACE = re.compile(r"[^\S\n]+")
+_WORD = LazyPattern(r"[^\W_](?:(?:[^\W_]|[&'’.\-])*[^\W_])?")
+_POSSESSIVE = LazyPattern(r"['’]s$", re.IGNORECASE)
+_SAME_LINE_SPACE = LazyPattern(r"[^\S\n]+")
 NUMBER_CORE = r"\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})+(?!\d)(?:[.,]\d+)?|\d+(?:[.,]\d+)*"
-_NUMBER = re.compile(rf"(?<![\w.,])(?:\d{{4}}-\d{{2}}-\d{{2}}(?!\d)|{NUMBER_CORE})")
-_QUOTED = re.compile(
+_NUMBER = LazyPattern(rf"(?<![\w.,])(?:\d{{4}}-\d{{2}}-\d{{2}}(?!\d)|{NUMBER_CORE})")
+_QUOTED = LazyPattern(
     r'"(?P<straight>[^"\n]+)"|“(?P<curly>[^”\n]+)”|«(?P<guillemet>[^»\n]+)»'
     r"|„(?P<low>[^“”\n]+)[“”]"
     r"|(?<!\w)‘(?P<single_curly>(?:[^’\n]|(?<=\w)’(?=\w))+)’(?!\w)"

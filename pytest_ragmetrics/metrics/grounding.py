@@ -24,8 +24,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics.abstention import row_abstention
@@ -60,6 +58,8 @@ def cosine(a: Vectors, b: Vectors) -> float:
     units in the last place above 1 for many vectors (1.0000000000000002); it is clamped
     to the [-1, 1] the definition states, so a text compared with itself scores 1.
     """
+    import numpy as np
+
     x, y = np.asarray(a, np.float64), np.asarray(b, np.float64)
     norms = float(np.linalg.norm(x)) * float(np.linalg.norm(y))
     if norms == 0.0:
@@ -314,6 +314,8 @@ def similarity_to_gold(
     The vectors are the model's own output: with a normalising model (the packaged MiniLM
     is one) dot equals cosine and distance is ``sqrt(2 - 2 cos)``.
     """
+    import numpy as np
+
     if not golds:
         raise ValueError("similarity to gold needs at least one gold answer")
     texts = similarity_texts(answer, golds, fmt)

@@ -23,14 +23,18 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.judge.client import LlmJudge
-from pytest_ragmetrics.judge.config import JudgeConfig
 from pytest_ragmetrics.judge.prompts import PROMPT_NAMES, load_prompt
-from pytest_ragmetrics.judge.verdicts import Call, JudgeError, UnparseableVerdict
 from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec, golds
+
+# The client (HTTP, TLS, file locks) and its verdicts are imported when a row is judged:
+# the declarations below, which every pytest run imports with the plugin, need neither.
+if TYPE_CHECKING:
+    from pytest_ragmetrics.judge.client import LlmJudge
+    from pytest_ragmetrics.judge.config import JudgeConfig
+    from pytest_ragmetrics.judge.verdicts import Call, JudgeError
 
 JUDGE_METRICS = ("faithfulness_judge", "answer_relevance", "answer_correctness", "e2e_score")
 CONSISTENCY = "consistency_score"
@@ -83,6 +87,8 @@ class Tally:
     completion_tokens: int = 0
 
     def add(self, call: Call | None, error: JudgeError | None = None) -> None:
+        from pytest_ragmetrics.judge.verdicts import UnparseableVerdict
+
         self.verdicts += 1
         if isinstance(error, UnparseableVerdict):
             self.unparseable += 1
@@ -131,6 +137,8 @@ def prompt_fields(row: Row, metric: str) -> dict[str, str]:
 def _judge_once(
     judge: LlmJudge, row: Row, metric: str, key: str, fields: Mapping[str, str], repeat: int
 ) -> tuple[float, str, Tally]:
+    from pytest_ragmetrics.judge.verdicts import JudgeError
+
     tally = Tally()
     try:
         verdict = judge.judge(metric, fields, repeat=repeat)
@@ -208,6 +216,8 @@ class TalliedEntailment:
         return {"judge": {TRUST_ENTAILMENT: self.tally.as_dict()}} if self.tally.verdicts else {}
 
     def __call__(self, premise: str, hypothesis: str) -> bool:
+        from pytest_ragmetrics.judge.verdicts import JudgeError
+
         fields = {"premise": premise, "hypothesis": hypothesis}
         try:
             verdict = self.judge.judge("entailment", fields)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pytest_ragmetrics.metrics.base import MetricInfo
 from pytest_ragmetrics.metrics.catalog import METRICS, VS_BASELINE
 from pytest_ragmetrics.metrics.judge import JUDGE_QUALITY
-from pytest_ragmetrics.metrics.trust.suite import TRUST_KEYS
+from pytest_ragmetrics.metrics.trust import TRUST_KEYS
 
 __all__ = [
     "METRICS",

@@ -67,10 +67,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Literal, get_args
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import (
@@ -85,10 +82,14 @@ from pytest_ragmetrics.metrics.base import (
 )
 from pytest_ragmetrics.metrics.trec_options import Ties, TrecOptions
 
+if TYPE_CHECKING:  # numpy is imported by the functions that compute, not with the plugin
+    import numpy as np
+    import numpy.typing as npt
+
 Qrels = Mapping[str, Mapping[str, float]]
 Ranking = Mapping[str, float] | Sequence[str]
 Run = Mapping[str, Ranking]
-FloatArray = npt.NDArray[np.float64]
+FloatArray: TypeAlias = "npt.NDArray[np.float64]"
 
 Family = Literal[
     "hit_rate",
@@ -186,6 +187,8 @@ class JudgedRanks:
 
 
 def _discount(ranks: FloatArray) -> FloatArray:
+    import numpy as np
+
     return np.log2(ranks + 2.0)
 
 
@@ -193,6 +196,8 @@ def _gain(judged: JudgedRanks, family: Family, gains: Mapping[float, float] | No
     """The gain of each tracked document: 2^grade - 1 for ndcg_exp; for ndcg the grade, or
     its value in ``gains`` (a grade missing there keeps itself, as in trec_eval). Documents
     graded 0 or less gain nothing."""
+    import numpy as np
+
     grades = np.where(judged.judged & (judged.grades > 0), judged.grades, 0.0)
     if family == "ndcg_exp":
         return np.exp2(grades) - 1.0
@@ -203,6 +208,8 @@ def _gain(judged: JudgedRanks, family: Family, gains: Mapping[float, float] | No
 
 
 def _ndcg(judged: JudgedRanks, metric: RetrievalMetric, options: TrecOptions) -> FloatArray:
+    import numpy as np
+
     cutoff = math.inf if metric.k is None else metric.k
     gains = _gain(judged, metric.family, options.gains)
     hit = judged.ranks < cutoff
@@ -218,6 +225,8 @@ def _ndcg(judged: JudgedRanks, metric: RetrievalMetric, options: TrecOptions) ->
 def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
     """numerator / denominator, 0 where the denominator is 0 (a query without relevant
     documents scores 0, as in trec_eval)."""
+    import numpy as np
+
     values: FloatArray = np.divide(
         numerator, denominator, out=np.zeros_like(numerator), where=denominator > 0
     )
@@ -226,12 +235,16 @@ def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
 
 def _relevant_ranks(judged: JudgedRanks, relevant: npt.NDArray[np.bool_]) -> FloatArray:
     """Each query's retrieved relevant documents' ranks in rank order, ``inf`` after."""
+    import numpy as np
+
     return np.sort(np.where(relevant, judged.ranks, np.inf), axis=1)
 
 
 def _precisions(sorted_ranks: FloatArray) -> FloatArray:
     """Precision at each retrieved relevant document: (how many so far) / (its rank),
     0 past the last one."""
+    import numpy as np
+
     found = np.arange(1, sorted_ranks.shape[1] + 1, dtype=np.float64)
     hit = np.isfinite(sorted_ranks)
     return np.where(hit, found / np.where(hit, sorted_ranks + 1.0, 1.0), 0.0)
@@ -244,6 +257,8 @@ def _iprec(sorted_ranks: FloatArray, total: FloatArray, level: str) -> FloatArra
     relevant one when c is 0), 0 when fewer than c were retrieved. A later non-relevant
     document never has a higher precision than the relevant one before it, so the maximum
     is over the retrieved relevant documents."""
+    import numpy as np
+
     found = np.arange(1, sorted_ranks.shape[1] + 1, dtype=np.float64)
     needed = np.maximum(np.trunc(float(level) * total + 0.9), 1.0)
     reached = (found[None, :] >= needed[:, None]) & np.isfinite(sorted_ranks)
@@ -255,6 +270,8 @@ def _bpref(judged: JudgedRanks, relevant: npt.NDArray[np.bool_], total: FloatArr
     """trec_eval bpref: over the retrieved relevant documents, 1 - min(n, R) / min(N, R)
     where n is the judged non-relevant documents retrieved above it, R the relevant and N
     the judged non-relevant documents of the qrels (1 when n is 0); the sum over R."""
+    import numpy as np
+
     nonrelevant = judged.judged & ~relevant
     non_ranks = np.where(nonrelevant, judged.ranks, np.inf)
     rel_ranks = np.where(relevant, judged.ranks, np.inf)
@@ -271,6 +288,8 @@ def metric_values(
 ) -> FloatArray:
     """One metric for every query of ``judged``; the definitions are in the module doc.
     ``gm_map`` is the per-query average precision (its mean is geometric: ``evaluate``)."""
+    import numpy as np
+
     options = options or TrecOptions()
     if metric.family in ("ndcg", "ndcg_exp"):
         return _ndcg(judged, metric, options)
@@ -322,6 +341,8 @@ def _relevant_docs(
 
 def _pad(rows: Sequence[Sequence[float]], width: int, fill: float) -> FloatArray:
     """Rows of unequal length as one (len(rows), width) array padded with ``fill``."""
+    import numpy as np
+
     lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
     flat = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=int(lengths.sum()))
     if len(rows) and (lengths == width).all():
@@ -344,6 +365,8 @@ def _break_ties(
 ) -> None:
     """Add to each tied document's rank the documents of equal score that trec_eval
     puts above it: equal scores go by doc id descending."""
+    import numpy as np
+
     groups: dict[float, list[str]] = {}  # score -> its documents' ids, sorted
     for column in columns:
         value = float(judged[column])
@@ -362,6 +385,8 @@ def _score_ranks(
     ties: Ties = "float32",
 ) -> FloatArray:
     """Ranks of each query's ``docs`` in its scored run, vectorised over the queries."""
+    import numpy as np
+
     longest = max(map(len, scored), default=0)
     # trec_eval 9 keeps scores as 32-bit floats: scores equal at that precision are a tie;
     # trec_eval 10 compares them as doubles (ties="double").
@@ -407,6 +432,8 @@ def judge_rankings(
     """The ranks of each query's judged documents (those graded above 0; with
     ``nonrelevant`` those graded 0 or more) in its ranking (scores or a list), each ranking
     cut to its first ``options.cutoff`` documents."""
+    import numpy as np
+
     options = options or TrecOptions()
     tracked = [_relevant_docs(qrels[qid], nonrelevant) for qid in qids]
     width = max((len(docs) for docs, _ in tracked), default=0)
@@ -474,6 +501,8 @@ def _mean(name: str, values: FloatArray) -> float:
     """The arithmetic mean; for gm_map trec_eval's geometric mean of the average
     precisions, each floored at ``GM_FLOOR`` (so one query with none retrieved does not
     make the mean 0): exp(mean(log(max(AP, 0.00001))))."""
+    import numpy as np
+
     if parse_metric(name).family == "gm_map":
         logs = np.log(np.maximum(values, GM_FLOOR))
         return math.exp(math.fsum(logs.tolist()) / len(values))

@@ -77,6 +77,7 @@ from pytest_ragmetrics.metrics.anchors import (
 from pytest_ragmetrics.metrics.answer import best_f1, exact_match
 from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec, golds
 from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
+from pytest_ragmetrics.text.patterns import LazyPattern
 
 
 @dataclass(frozen=True)
@@ -109,10 +110,10 @@ _QUESTION_CUES = {  # tried in this order; the first group found classifies the 
     r"|как(?:ой|ая|ое|ие|ую|им|ом)|котор(?:ый|ая|ое|ые|ого|ую)",
 }
 _CUE_PATTERNS = [
-    (kind, re.compile(rf"(?<!\w)(?:{cue})(?!\w)")) for kind, cue in _QUESTION_CUES.items()
+    (kind, LazyPattern(rf"(?<!\w)(?:{cue})(?!\w)")) for kind, cue in _QUESTION_CUES.items()
 ]
-_AVERAGE_WORDS = re.compile(rf"(?<!\w)(?:{_AVERAGE}|mean)(?!\w)", re.IGNORECASE)
-_TOTAL_WORDS = re.compile(rf"(?<!\w)(?:{_TOTAL})(?!\w)", re.IGNORECASE)
+_AVERAGE_WORDS = LazyPattern(rf"(?<!\w)(?:{_AVERAGE}|mean)(?!\w)", re.IGNORECASE)
+_TOTAL_WORDS = LazyPattern(rf"(?<!\w)(?:{_TOTAL})(?!\w)", re.IGNORECASE)
 
 _UNITS = _words(
     """GB TB MB KB PB GiB MiB TiB ms sec secs second seconds min mins minute minutes hour
@@ -137,20 +138,20 @@ _PERIODS = _words(
 )
 _PER = r"(?:\s?/\s?|\s(?:per|a|an|each|every|tiap|setiap|в|за|на)\s)"
 _CURRENCY = r"(?:US\$|\$|€|£|¥|₽|Rp\.?|IDR|USD|EUR)"
-_NUMBER = re.compile(
+_NUMBER = LazyPattern(
     rf"(?<![\w.,\-−])(?P<currency>{_CURRENCY}\s?)?"
     rf"(?P<value>(?:[-−](?=\d))?(?:{NUMBER_CORE})(?:\s?[-–]\s?(?:{NUMBER_CORE}))?)"
     rf"(?:\s?(?P<percent>%)|(?:\s?(?P<magnitude>(?i:{_MAGNITUDES}))(?!\w))?"
     rf"(?:\s?(?P<unit>(?i:{_UNITS}))(?!\w))?(?P<per>{_PER}(?i:{_PERIODS}))?)(?!\w)"
 )
-_CORE = re.compile(NUMBER_CORE)
-_APPROX = re.compile(
+_CORE = LazyPattern(NUMBER_CORE)
+_APPROX = LazyPattern(
     r"(?:≈|~|∼|\b(?:about|approximately|approx\.|around|roughly|circa|sekitar|kira-kira"
     r"|kurang\s+lebih|около|примерно|приблизительно|порядка))\s*$",
     re.IGNORECASE,
 )
-_BREAK = re.compile(r"[!?;\n]|\.(?:\s|$)")
-_ONE_WORD_GAP = re.compile(r"[^\S\n]+(?:[^\W\d_]+[^\S\n]+)?")
+_BREAK = LazyPattern(r"[!?;\n]|\.(?:\s|$)")
+_ONE_WORD_GAP = LazyPattern(r"[^\S\n]+(?:[^\W\d_]+[^\S\n]+)?")
 
 _MONTHS = _words(
     """January February March April May June July August September October November December
@@ -163,14 +164,14 @@ _RU_MONTHS = (
 )
 _MONTH = rf"(?:(?:{_MONTHS})\.?|{_RU_MONTHS})"
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?!\d)"
-_DATE = re.compile(
+_DATE = LazyPattern(
     r"(?<![\w.,/\-])(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{4}"
     rf"|{_DAY}\s{_MONTH},?\s\d{{4}}|{_MONTH}\s{_DAY},?\s\d{{4}}|{_MONTH},?\s\d{{4}}"
     rf"|{_DAY}\s{_MONTH}|{_MONTH}\s{_DAY})(?!\w)"
 )
-_YEAR = re.compile(r"(?<![\w.,])(?:1\d{3}|20\d{2})(?!\d)(?:s(?!\w))?(?!\w)")
-_YEAR_DIGITS = re.compile(r"(?<!\d)(?:1\d{3}|20\d{2})(?!\d)")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n])[\s\"'“”‘’«»(\[*•\-–—]*$")
+_YEAR = LazyPattern(r"(?<![\w.,])(?:1\d{3}|20\d{2})(?!\d)(?:s(?!\w))?(?!\w)")
+_YEAR_DIGITS = LazyPattern(r"(?<!\d)(?:1\d{3}|20\d{2})(?!\d)")
+_SENTENCE_START = LazyPattern(r"(?:^|[.!?:;\n])[\s\"'“”‘’«»(\[*•\-–—]*$")
 
 
 @dataclass(frozen=True)
@@ -211,7 +212,7 @@ def _numbers(text: str, question: str) -> list[_Number]:
 
 
 def _near(
-    text: str, cue: re.Pattern[str], numbers: Sequence[_Number], look_before: bool
+    text: str, cue: LazyPattern, numbers: Sequence[_Number], look_before: bool
 ) -> _Number | None:
     """The candidate nearest a cue word (rule 3), cue words tried from the last.
 

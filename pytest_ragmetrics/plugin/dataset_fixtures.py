@@ -18,17 +18,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics.base import DatasetMeasured
-from pytest_ragmetrics.metrics.space import EmbeddingSpace
 from pytest_ragmetrics.metrics.space.embedding import measure_embedding_space
 from pytest_ragmetrics.metrics.space.sources import SourcesResult, measure_sources
 from pytest_ragmetrics.metrics.space.ux import DEFAULT_CACHE_TAU, UxResult, measure_ux
+
+if TYPE_CHECKING:  # the geometry, and numpy, are imported when a dataset metric runs
+    from pytest_ragmetrics.metrics.space import EmbeddingSpace
 from pytest_ragmetrics.plugin.fixtures import refuse_late
 from pytest_ragmetrics.plugin.state import (
     DATASET_RECORDER_KEY,

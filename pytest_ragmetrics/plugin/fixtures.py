@@ -12,14 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors, model_label
-from pytest_ragmetrics.judge.client import LlmJudge
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
 from pytest_ragmetrics.metrics.base import Compute, MetricContext, MetricSpec
@@ -40,6 +38,10 @@ from pytest_ragmetrics.plugin.state import (
     row_params,
     run_state,
 )
+
+if TYPE_CHECKING:  # the judge's client (HTTP, TLS) is imported when a metric first judges
+    from pytest_ragmetrics.config.thresholds import Settings
+    from pytest_ragmetrics.judge.client import LlmJudge
 
 __all__ = [
     "DETERMINISM",

@@ -1,24 +1,37 @@
 """pytest-ragmetrics hooks. Hooks only: each hands off to the run's ``RunSession``.
 
 "Controller" is the process that reports (the only process without pytest-xdist, the
-coordinating one with it); "worker" is an xdist worker. Importing this module imports
-neither torch, sentence-transformers nor faiss.
+coordinating one with it); "worker" is an xdist worker.
+
+pytest imports this module in every run of every project the plugin is installed in, so it
+imports what declaring the options needs and little else: the run's session (and through
+it the datasets, the gates, the reports) when a hook first needs it; numpy, torch,
+sentence-transformers and faiss when something is computed
+(``tests/integration/test_plugin_import.py``).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragmetrics.plugin.collect import MARKER_HELP
 from pytest_ragmetrics.plugin.custom import begin_run, end_run
-from pytest_ragmetrics.plugin.init import run_init
 from pytest_ragmetrics.plugin.options import add_options
-from pytest_ragmetrics.plugin.recording import is_row_error
-from pytest_ragmetrics.plugin.session import SESSION_KEY, RunSession, run_session
+
+if TYPE_CHECKING:
+    from pytest_ragmetrics.plugin.session import RunSession
+
+
+def run_session(config: pytest.Config) -> RunSession:
+    """The run's session. ``plugin.session`` (and through it what runs, gates and reports
+    rows) is imported by the hooks, when pytest calls them: importing the plugin, which
+    every pytest run does, needs none of it."""
+    from pytest_ragmetrics.plugin.session import run_session
+
+    return run_session(config)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -31,6 +44,8 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """--ragmetrics-init=DIR: write a starter project instead of running tests (the process
     pytest was started in, before anything is configured or collected)."""
     if config.getoption("ragmetrics_init"):
+        from pytest_ragmetrics.plugin.init import run_init  # this option only
+
         return run_init(config, sys.stdout.write)
     return None
 
@@ -50,6 +65,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register the marker, parse the options, read thresholds.toml (all processes)."""
+    from pytest_ragmetrics.plugin.collect import MARKER_HELP
+    from pytest_ragmetrics.plugin.session import SESSION_KEY, RunSession
+
     config.addinivalue_line("markers", MARKER_HELP)
     session = config.stash[SESSION_KEY] = RunSession.configure(config)
     if session.controller:
@@ -58,6 +76,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Close the cache; remove the run's private cache (all processes)."""
+    from pytest_ragmetrics.plugin.session import SESSION_KEY
+
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         session.close()
@@ -127,6 +147,8 @@ def pytest_report_teststatus(
 ) -> tuple[str, str, str] | None:
     """A row whose live-system or judge call failed is an ERROR, in the call phase too
     (the process that reports: the controller under xdist)."""
+    from pytest_ragmetrics.plugin.recording import is_row_error
+
     return ("error", "E", "ERROR") if is_row_error(report) else None
 
 

@@ -18,17 +18,16 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.config.project import (
+    HISTORY_FILE,
     INI_KEY,
     THRESHOLDS_NAME,
     Project,
     ProjectError,
     locate_project,
 )
-from pytest_ragmetrics.config.thresholds import ENGINES
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
 from pytest_ragmetrics.files import resolve_setting
 from pytest_ragmetrics.reports.write import GITHUB_SUMMARY_ENV
-from pytest_ragmetrics.results.history import HISTORY_FILE
 
 # What the controller hands every xdist worker (``workerinput``): the run's id, and with
 # --ragmetrics-no-cache, its private cache directory.
@@ -289,6 +288,8 @@ def parse_options(config: pytest.Config) -> Options:
             f"--ragmetrics-mode: unknown mode {mode!r}; use {' or '.join(MODES)}"
         )
     engine = config.getoption("ragmetrics_engine")
+    from pytest_ragmetrics.config.thresholds import ENGINES  # read with thresholds.toml
+
     if engine is not None and engine not in ENGINES:
         raise pytest.UsageError(
             f"--ragmetrics-engine: unknown engine {engine!r}; use {' or '.join(ENGINES)}"

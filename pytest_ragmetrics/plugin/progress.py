@@ -25,18 +25,20 @@ import contextlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragmetrics.judge.client import VerdictCounts
-from pytest_ragmetrics.live.cache import SystemCalls
 from pytest_ragmetrics.metrics.judge import CONSISTENCY, JUDGE_METRICS
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
 from pytest_ragmetrics.plugin.options import workerinput
 from pytest_ragmetrics.plugin.state import RunState, batch_param, row_params
 from pytest_ragmetrics.progress import LineProgress
+
+if TYPE_CHECKING:  # the judge's client and the live cache: in a run that uses them
+    from pytest_ragmetrics.judge.client import VerdictCounts
+    from pytest_ragmetrics.live.cache import SystemCalls
 
 JUDGE_FIXTURES = frozenset({*JUDGE_METRICS, CONSISTENCY})
 TRUST = "trust"
@@ -230,6 +232,8 @@ class RowsProgress:
     def _update(self, state: RunState, ending: bool) -> None:
         calls = state.live_cache.calls if state.live_cache is not None else {}
         for system, tracked in self.systems.items():
+            from pytest_ragmetrics.live.cache import SystemCalls
+
             counts = calls.get(system, SystemCalls())
             line = _live_line(system, counts, tracked.total)
             last = f"{line}; {counts.seconds:.1f} s in the system"
@@ -237,6 +241,8 @@ class RowsProgress:
             if ending:
                 tracked.finish(last)
         if self.judge is not None:
+            from pytest_ragmetrics.judge.client import VerdictCounts
+
             verdicts = state.llm.counts if state.llm is not None else VerdictCounts()
             line = _judge_line(verdicts, self.judged_done, self.judge.total)
             last = f"{line}; {verdicts.endpoint_s:.1f} s waiting on the endpoint"

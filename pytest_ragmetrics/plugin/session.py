@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,17 +20,11 @@ from pytest_ragmetrics import __version__
 from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.embeddings.prepare import EncodingError, PrepareStats
-from pytest_ragmetrics.embeddings.progress import EncodingProgress
 from pytest_ragmetrics.files import display_path
-from pytest_ragmetrics.gates.configcheck import check_configuration
-from pytest_ragmetrics.gates.evaluate import applies
 from pytest_ragmetrics.metrics.catalog import claim
 from pytest_ragmetrics.metrics.custom import CorpusError
-from pytest_ragmetrics.plugin.bulk import run_batch
 from pytest_ragmetrics.plugin.collect import parametrize_rows
-from pytest_ragmetrics.plugin.finish import Finished, finish_run
 from pytest_ragmetrics.plugin.fixtures import session_texts
-from pytest_ragmetrics.plugin.gate_reports import send_gate_reports
 from pytest_ragmetrics.plugin.options import (
     RUN_CACHE_KEY,
     RUN_ID_KEY,
@@ -38,7 +32,6 @@ from pytest_ragmetrics.plugin.options import (
     parse_options,
     workerinput,
 )
-from pytest_ragmetrics.plugin.progress import RowsProgress, display, rows_progress
 from pytest_ragmetrics.plugin.recording import PAYLOAD_ATTR, attach_payload
 from pytest_ragmetrics.plugin.state import (
     STATE_KEY,
@@ -46,24 +39,15 @@ from pytest_ragmetrics.plugin.state import (
     embedding_store,
     eval_of,
 )
-from pytest_ragmetrics.reports.document import (
-    ReportDocument,
-    entries,
-    history_document,
-    report_document,
-)
-from pytest_ragmetrics.reports.terminal import terminal_lines
-from pytest_ragmetrics.reports.write import write_reports
-from pytest_ragmetrics.results.history import (
-    History,
-    HistoryError,
-    RunRecord,
-    append_record,
-    open_history,
-    run_record,
-    utc_now,
-)
 from pytest_ragmetrics.results.summary import EvalInfo, Gathered, payloads_from_dict
+
+# What runs rows, finishes a run and reports it is imported when it is needed: importing
+# the plugin, which every pytest run does, needs none of it.
+if TYPE_CHECKING:
+    from pytest_ragmetrics.plugin.finish import Finished
+    from pytest_ragmetrics.plugin.progress import RowsProgress
+    from pytest_ragmetrics.reports.document import ReportDocument
+    from pytest_ragmetrics.results.history import History, RunRecord
 
 # What an xdist worker hands back to the controller (``workeroutput``).
 PREPARE_STATS_KEY = "ragmetrics_prepare_stats"
@@ -101,7 +85,7 @@ class RunSession:
         self.gathered = Gathered()
         self.notes: list[str] = []
         self.prepare_stats: dict[str, PrepareStats] = {}  # by process
-        self.finished = Finished((), (), ())
+        self.finished: Finished | None = None  # set when the rows ran (``end_loop``)
         self.expected_gates = 0  # counted in the progress line before the rows ran
         self.checked = False  # the configuration was checked before the rows ran
         self.rows_progress: RowsProgress | None = None  # in each process that runs rows
@@ -133,6 +117,8 @@ class RunSession:
         config.stash[STATE_KEY] = state
         session = cls(config, state)
         if session.controller and options.history_dir is not None:
+            from pytest_ragmetrics.results.history import HistoryError, open_history
+
             try:
                 session.history = open_history(options.history_dir, state.project_root)
             except HistoryError as error:
@@ -181,6 +167,9 @@ class RunSession:
         collection_failed = session.testsfailed and not config.option.continue_on_collection_errors
         if not session.items or config.option.collectonly or collection_failed:
             return
+        from pytest_ragmetrics.embeddings.progress import EncodingProgress
+        from pytest_ragmetrics.plugin.progress import display, rows_progress
+
         shown = display(config)
         self.rows_progress = rows_progress(session.items, self.state, shown)
         texts = session_texts(session.items, self.state.thresholds.settings)
@@ -208,6 +197,8 @@ class RunSession:
         attach_payload(item, call, report)
 
     def run_batch(self, item: pytest.Function) -> bool | None:
+        from pytest_ragmetrics.plugin.bulk import run_batch
+
         return run_batch(item)
 
     def hand_over_stats(self) -> None:
@@ -261,23 +252,28 @@ class RunSession:
         as tests."""
         if session.shouldfail or session.shouldstop:
             stopped = stopped or str(session.shouldfail or session.shouldstop)
+        from pytest_ragmetrics.plugin.finish import finish_run
+        from pytest_ragmetrics.plugin.gate_reports import send_gate_reports
+
         if not self.checked:
             reported = self.gathered.infos.values()
             self._check_configuration(sorted(reported, key=lambda info: info.label))
         try:
             summaries = self.gathered.summaries(self.state.thresholds.settings)
             self.gathered = Gathered()  # the summaries hold the rows now; drop the index by id
-            self.finished = finish_run(self.state, summaries, stopped)
+            finished = self.finished = finish_run(self.state, summaries, stopped)
         except CorpusError as error:  # a metric of the user's: no number to gate or report
             raise pytest.UsageError(str(error)) from None
-        self.notes += self.finished.notes
-        results = self.finished.gate_results
-        infos = {summary.info.label: summary.info for summary in self.finished.summaries}
+        self.notes += finished.notes
+        results = finished.gate_results
+        infos = {summary.info.label: summary.info for summary in finished.summaries}
         session.testscollected += len(results) - self.expected_gates
         send_gate_reports(session, results, infos)
 
     def _check_configuration(self, infos: list[EvalInfo]) -> None:
         """Raise a usage error for configuration that silences gates; keep the notes."""
+        from pytest_ragmetrics.gates.configcheck import check_configuration
+
         option = self.config.option
         narrowed = bool(
             option.keyword
@@ -293,6 +289,10 @@ class RunSession:
         self.notes += [note for note in findings.notes if note not in self.notes]
 
     def _count_gates(self, infos: list[EvalInfo]) -> int:
+        if not infos:  # no eval collected: leave the gates' module unimported
+            return 0
+        from pytest_ragmetrics.gates.evaluate import applies
+
         evals = {info.label: info for info in infos}
         thresholds = self.state.thresholds
         return sum(
@@ -304,7 +304,10 @@ class RunSession:
     @cached_property
     def results(self) -> ReportDocument:
         """The finished run's results, as the report document holds them."""
-        finished = self.finished
+        from pytest_ragmetrics.plugin.finish import Finished
+        from pytest_ragmetrics.reports.document import report_document
+
+        finished = self.finished or Finished((), (), ())
         return report_document(
             finished.summaries, finished.gate_results, self.state.thresholds.settings, __version__
         )
@@ -315,6 +318,8 @@ class RunSession:
         With a run history, built after ``record_history``, so it holds this run's record."""
         if self.history is None:
             return self.results
+        from pytest_ragmetrics.reports.document import history_document
+
         shown = display_path(self.history.path, self.state.project_root)
         appended = self.history_note is None
         history = history_document(shown, self.history_records, appended, self.history_note)
@@ -326,6 +331,14 @@ class RunSession:
         history = self.history
         if history is None:
             return
+        from pytest_ragmetrics.reports.document import entries
+        from pytest_ragmetrics.results.history import (
+            HistoryError,
+            append_record,
+            run_record,
+            utc_now,
+        )
+
         if exitstatus not in COMPLETED:
             self.history_note = f"the run did not complete (exit status {int(exitstatus)})"
         elif not entries(self.results):
@@ -341,8 +354,10 @@ class RunSession:
 
     def terminal_lines(self) -> list[str]:
         """The ragmetrics section of the terminal summary; empty when no eval ran."""
-        if not self.finished.summaries:
+        if self.finished is None or not self.finished.summaries:
             return []
+        from pytest_ragmetrics.reports.terminal import terminal_lines
+
         thresholds = self.state.options.thresholds
         shown = display_path(thresholds, self.state.project_root) if thresholds else None
         notes = [*self.notes, *embedding_notes(self.prepare_stats)]
@@ -351,6 +366,8 @@ class RunSession:
     def write_reports(self, exitstatus: int) -> None:
         """Record the run in its history, then write the --ragmetrics-json, -html and -md
         reports (and GitHub's summary)."""
+        from pytest_ragmetrics.reports.write import write_reports
+
         self.record_history(exitstatus)
         options = self.state.options
         write_reports(self.document, options.json_path, options.html_path, options.md_path)

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import pytest
 
-from pytest_ragmetrics.config.thresholds import Thresholds
 from pytest_ragmetrics.data.dataset import (
     Dataset,
     DatasetError,
@@ -19,14 +18,19 @@ from pytest_ragmetrics.data.dataset import (
     Problem,
     Row,
 )
-from pytest_ragmetrics.embeddings.cache import EmbeddingCache
-from pytest_ragmetrics.embeddings.model import Embedder, embedder_for
-from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, EmbeddingStore, encode_here
-from pytest_ragmetrics.judge.client import LlmJudge
-from pytest_ragmetrics.live.cache import OutputCache
 from pytest_ragmetrics.metrics.judge import JudgeNotConfigured
-from pytest_ragmetrics.plugin.options import Options
-from pytest_ragmetrics.results.summary import EvalInfo, RowPayload, merge_details
+
+# What a run's resources, and its results, are made of is imported by the functions that
+# create them, on first use: importing the plugin, which every pytest run does, needs none.
+if TYPE_CHECKING:
+    from pytest_ragmetrics.config.thresholds import Thresholds
+    from pytest_ragmetrics.embeddings.cache import EmbeddingCache
+    from pytest_ragmetrics.embeddings.model import Embedder
+    from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, EmbeddingStore
+    from pytest_ragmetrics.judge.client import LlmJudge
+    from pytest_ragmetrics.live.cache import OutputCache
+    from pytest_ragmetrics.plugin.options import Options
+    from pytest_ragmetrics.results.summary import EvalInfo, RowPayload
 
 
 @dataclass
@@ -54,7 +58,7 @@ class RunState:
     ray: Any = None
     # Who encodes the texts the store misses: this process, or the Ray engine's actors,
     # and on what device ("cuda" where the Ray engine's cluster has GPUs).
-    encode_chunks: ChunkEncoder = encode_here
+    encode_chunks: ChunkEncoder | None = None  # None: this process (``encode_here``)
     encoding_device: Callable[[], str] = lambda: "cpu"
     # The metrics declared in user code that this run claimed when it was configured
     # (``metrics.catalog.claim``): those declared later are refused.
@@ -77,6 +81,10 @@ def embedding_store(config: pytest.Config) -> EmbeddingStore:
     """The process's embedding store, created on first use (no model is loaded here)."""
     state = run_state(config)
     if state.store is None:
+        from pytest_ragmetrics.embeddings.cache import EmbeddingCache
+        from pytest_ragmetrics.embeddings.model import embedder_for
+        from pytest_ragmetrics.embeddings.prepare import EmbeddingStore, encode_here
+
         settings = state.thresholds.settings
 
         def make_embedder(cache: EmbeddingCache) -> Embedder:
@@ -88,7 +96,8 @@ def embedding_store(config: pytest.Config) -> EmbeddingStore:
         cache = EmbeddingCache(state.options.cache_dir)
         # On the Ray engine the workers read the vectors from the cache: not held here.
         keep = state.engine != "ray"
-        state.store = EmbeddingStore(make_embedder, cache, state.encode_chunks, keep)
+        encode = state.encode_chunks or encode_here
+        state.store = EmbeddingStore(make_embedder, cache, encode, keep)
     return state.store
 
 
@@ -249,7 +258,10 @@ class RowRecorder:
         for name, parts in breakdowns.items():
             self.breakdowns[name] = dict(parts)
         self.evidence.update(evidence or {})
-        merge_details(self.details, details or {})
+        if details:
+            from pytest_ragmetrics.results.summary import merge_details
+
+            merge_details(self.details, details)
 
     def fail(self, message: str) -> None:
         self.error = message if self.error is None else f"{self.error}\n{message}"
@@ -257,7 +269,8 @@ class RowRecorder:
 
 RECORDER_KEY = pytest.StashKey[RowRecorder]()
 # What each row of a bulk item recorded, once the item ran its rows (``plugin.bulk``).
-BATCH_PAYLOADS_KEY = pytest.StashKey[list[RowPayload]]()
+BatchPayloads: TypeAlias = "list[RowPayload]"
+BATCH_PAYLOADS_KEY = pytest.StashKey[BatchPayloads]()
 
 
 def llm_judge(config: pytest.Config) -> LlmJudge:
@@ -272,6 +285,8 @@ def llm_judge(config: pytest.Config) -> LlmJudge:
                 f"an LLM-judge metric needs an endpoint: add a [judge] table with base_url "
                 f"and model to {where}"
             )
+        from pytest_ragmetrics.judge.client import LlmJudge
+
         options = state.options
         state.llm = LlmJudge(
             judge, options.cache_dir, refresh=options.refresh, run_id=options.run_id
@@ -283,6 +298,8 @@ def live_cache(config: pytest.Config) -> OutputCache:
     """The process's cache of live system outputs, created on first use."""
     state = run_state(config)
     if state.live_cache is None:
+        from pytest_ragmetrics.live.cache import OutputCache
+
         options = state.options
         state.live_cache = OutputCache(options.cache_dir, options.run_id, options.refresh)
     return state.live_cache

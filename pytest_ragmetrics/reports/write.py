@@ -12,9 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragmetrics.files import write_atomic
-from pytest_ragmetrics.reports.document import entries
-from pytest_ragmetrics.reports.html import render_html
-from pytest_ragmetrics.reports.markdown import markdown_summary
 
 GITHUB_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
@@ -40,14 +37,24 @@ def write_reports(
     md_path: Path | None,
 ) -> None:
     """Write each report asked for. JSON and HTML are written for any run; the Markdown
-    summary only when some eval ran (an empty summary would only add noise to a CI page)."""
+    summary only when some eval ran (an empty summary would only add noise to a CI page).
+
+    Each renderer is imported here, when the run ends and its report is asked for: the
+    plugin's options name this module's ``GITHUB_SUMMARY_ENV``, and importing the plugin
+    should not import them."""
+    from pytest_ragmetrics.reports.document import entries
+
     if json_path is not None:
         write_atomic(json_path, json_chunks(document))
     if html_path is not None:
+        from pytest_ragmetrics.reports.html import render_html
+
         write_atomic(html_path, render_html(document))
     github = os.environ.get(GITHUB_SUMMARY_ENV)
     if not entries(document) or (md_path is None and not github):
         return
+    from pytest_ragmetrics.reports.markdown import markdown_summary
+
     markdown = markdown_summary(document)
     if md_path is not None:
         write_atomic(md_path, markdown)

@@ -27,11 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
+from pytest_ragmetrics.config.project import HISTORY_FILE as HISTORY_FILE
 from pytest_ragmetrics.files import loads_finite
 
-HISTORY_FILE = "history.jsonl"
 HISTORY_SCHEMA_VERSION = 1
 GIT_TIMEOUT = 5.0  # seconds for each git command; git that hangs must not hang the run
 GATE_STATUSES = ("passed", "failed", "skipped")
@@ -251,6 +249,8 @@ def append_record(path: Path, record: RunRecord) -> None:
     function), the line starts with one, so the record stays whole on its own line and
     reading names the torn line.
     """
+    from filelock import FileLock  # when a run is recorded, not with the plugin
+
     data = record_line(record).encode("utf-8", errors="backslashreplace")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
-
 
 def aggregate(values: Sequence[float], binary: bool = False) -> dict[str, float]:
     """The statistics of ``values``; see the module docstring."""
+    import numpy as np
+
     if not values:
         return {"count": 0}
     total = math.fsum(values)

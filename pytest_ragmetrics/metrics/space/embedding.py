@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import DatasetMeasured, Embed, MetricInfo, golds
-from pytest_ragmetrics.metrics.space.geometry import embedding_space
 
 SPACE_FIELDS = ("contexts", "question", "answer", "gold")
 EMBEDDING_SPACE_STATS = (
@@ -65,6 +62,10 @@ def measure_embedding_space(
     metric: str = EMBEDDING_SPACE.name,
 ) -> DatasetMeasured:
     """The geometry of ``field``'s embeddings over ``rows`` (see ``embedding_space``)."""
+    import numpy as np
+
+    from pytest_ragmetrics.metrics.space.geometry import embedding_space
+
     texts = field_texts(rows, field, metric)
     vectors = np.asarray(embed(texts), dtype=np.float64)
     space = embedding_space(vectors, k=k, exact_limit=exact_limit, seed=seed)

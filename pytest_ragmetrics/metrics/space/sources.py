@@ -5,19 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import DatasetMeasured, Embed, MetricInfo
 from pytest_ragmetrics.metrics.retrieval import ranking
-from pytest_ragmetrics.metrics.space.geometry import (
-    ChunkUtilization,
-    TopicCoverage,
-    chunk_utilization,
-    topic_coverage,
-)
+
+if TYPE_CHECKING:  # the geometry, and numpy, are imported when the metric is computed
+    from pytest_ragmetrics.metrics.space.geometry import ChunkUtilization, TopicCoverage
 
 SOURCES_STATS = (
     "total_chunks",
@@ -52,6 +47,10 @@ def measure_sources(
     """Which of the ``corpus`` chunk ids the rows retrieved (``retrieved``, else the
     contexts' order; the first ``k`` when given), and with ``n_topics``, k-means topics of
     the questions with the chunks and URLs (contexts' ``url``) each topic reached."""
+    import numpy as np
+
+    from pytest_ragmetrics.metrics.space.geometry import chunk_utilization, topic_coverage
+
     retrieved = [ranking(row, metric)[:k] for row in rows]
     used = chunk_utilization(retrieved, list(corpus))
     stats: dict[str, float] = {

@@ -7,11 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import DatasetMeasured, Embed, MetricInfo
-from pytest_ragmetrics.metrics.space.geometry import cache_hit_rate, context_preservation
 
 DEFAULT_CACHE_TAU = 0.85
 UX_STATS = (
@@ -64,6 +61,9 @@ def measure_ux(
     """Cache hits of the questions against ``cache`` (cosine > tau) and the coherence of
     consecutive questions per session; without a cache, or without a session of two
     turns or more, those statistics are left out."""
+    import numpy as np
+
+    from pytest_ragmetrics.metrics.space.geometry import cache_hit_rate, context_preservation
 
     def vectors(texts: Sequence[str]) -> np.ndarray[Any, Any]:
         return np.asarray(embed(texts), dtype=np.float64)

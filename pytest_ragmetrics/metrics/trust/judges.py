@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from pytest_ragmetrics.files import resolve_setting
 from pytest_ragmetrics.metrics.base import Embed
 
@@ -92,6 +90,8 @@ class EmbeddingJudge:
     name: str = "embedding"
 
     def __call__(self, premise: str, hypothesis: str) -> bool:
+        import numpy as np
+
         if not hypothesis.strip():
             return False  # an empty claim (a citation-only fragment) is entailed by nothing
         vectors: Sequence[np.ndarray] = self.embed([premise, hypothesis])  # type: ignore[assignment]
@@ -154,6 +154,8 @@ class NliJudge:
         return cls(model, entailment[0], str(path))
 
     def __call__(self, premise: str, hypothesis: str) -> bool:
+        import numpy as np
+
         scores = np.asarray(self.model.predict([(premise, hypothesis)]))
         return int(np.argmax(scores.reshape(-1))) == self.entailment
 

@@ -4,6 +4,8 @@ whole eval; the fixture returns the row's calibrated STR-EM."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import (
     Measured,
@@ -12,19 +14,18 @@ from pytest_ragmetrics.metrics.base import (
     MetricSettings,
     MetricSpec,
 )
-from pytest_ragmetrics.metrics.judge import TalliedEntailment
-from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE, Judge, judge_for
-from pytest_ragmetrics.metrics.trust.suite import (
-    TRUST_KEYS,
-    TrustInputError,
-    TrustItem,
-    judge_texts,
-    row_trust,
-    trust_item,
-)
+from pytest_ragmetrics.metrics.trust import TRUST_KEYS
+
+# The suite and its judges are imported when a row is scored: the declaration below,
+# which every pytest run imports with the plugin, needs neither.
+if TYPE_CHECKING:
+    from pytest_ragmetrics.metrics.trust.judges import Judge
+    from pytest_ragmetrics.metrics.trust.suite import TrustItem
 
 
 def _trust_item(row: Row) -> TrustItem:
+    from pytest_ragmetrics.metrics.trust.suite import TrustInputError, trust_item
+
     try:
         return trust_item(row.data, row.where())
     except TrustInputError as error:
@@ -35,12 +36,18 @@ def trust_texts(row: Row, settings: MetricSettings) -> list[str]:
     """What the embedding judge will embed for the row (nothing for a table judge)."""
     if settings.trust_judge != "embedding":
         return []
+    from pytest_ragmetrics.metrics.trust.suite import judge_texts
+
     return judge_texts(_trust_item(row))
 
 
 def measure_trust(row: Row, ctx: MetricContext) -> Measured:
     """The row's Trust-Score statistics, recorded for the eval's numbers; the fixture
     returns the row's calibrated STR-EM (0-100) with the rest as evidence."""
+    from pytest_ragmetrics.metrics.judge import TalliedEntailment
+    from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE, judge_for
+    from pytest_ragmetrics.metrics.trust.suite import row_trust
+
     settings = ctx.settings
     tallied = None
     if settings.trust_judge == LLM_TRUST_JUDGE:

@@ -46,8 +46,6 @@ import re
 import string
 from dataclasses import dataclass
 
-from rapidfuzz.distance import Indel, Levenshtein
-
 DEFAULT_REFUSAL_FLAG = "I apologize, but I couldn't find an answer"
 DEFAULT_REFUSAL_THRESHOLD = 85
 
@@ -90,6 +88,8 @@ def partial_ratio(s1: str | None, s2: str | None) -> int:
         return 100
     if not s1 or not s2:
         return 0
+    from rapidfuzz.distance import Indel, Levenshtein  # on first use, not with the plugin
+
     shorter, longer = (s1, s2) if len(s1) <= len(s2) else (s2, s1)
     width = len(shorter)
     best = 0.0

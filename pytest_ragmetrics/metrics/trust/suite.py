@@ -35,46 +35,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from pytest_ragmetrics.metrics.trust import TRUST_KEYS as TRUST_KEYS
 from pytest_ragmetrics.metrics.trust.judges import Judge
 from pytest_ragmetrics.metrics.trust.refusal import (
     DEFAULT_REFUSAL_FLAG,
     DEFAULT_REFUSAL_THRESHOLD,
     is_refusal,
     trust_normalize,
-)
-
-# The Trust-Score suite's numbers, in the order of the reference's sample output.
-TRUST_KEYS = (
-    "num_samples",
-    "answered_ratio",
-    "answered_num",
-    "answerable_num",
-    "overlapped_num",
-    "regular_length",
-    "answered_length",
-    "refusal_rec",
-    "refusal_prec",
-    "refusal_f1",
-    "answerable_rec",
-    "answerable_prec",
-    "answerable_f1",
-    "macro_avg",
-    "macro_f1",
-    "regular_str_em",
-    "answered_str_em",
-    "calib_answered_str_em",
-    "calib_answerable_str_em",
-    "calib_str_em_f1",
-    "parametric_str_em",
-    "regular_citation_rec",
-    "regular_citation_prec",
-    "regular_citation_f1",
-    "answered_citation_rec",
-    "answered_citation_prec",
-    "answered_citation_f1",
-    "trust_score",
 )
 
 MAX_CITATIONS = 3
@@ -283,6 +250,8 @@ def row_trust(
     threshold: float = DEFAULT_REFUSAL_THRESHOLD,
 ) -> RowTrust:
     """The suite's per-row statistics; see the module docstring for each rule."""
+    import numpy as np
+
     stripped = remove_citations(item.answer)
     normalized = trust_normalize(stripped)
     present = [group_present(aliases, normalized) for aliases in item.gold]
@@ -305,6 +274,8 @@ def row_trust(
 
 def _percent_mean(values: Sequence[float]) -> float:
     """``100 * np.mean(values)``, 0 for no values (the reference's empty-list rule)."""
+    import numpy as np
+
     return float(100 * np.mean(values)) if values else 0.0
 
 
@@ -318,10 +289,14 @@ def _f1(precision: float, recall: float) -> float:
 
 def _hmean(a: float, b: float) -> float:
     """scipy's harmonic mean of two values, bit for bit (0 when either is 0)."""
+    import numpy as np
+
     return 1.0 / float(np.mean([1.0 / a, 1.0 / b])) if a > 0 and b > 0 else 0.0
 
 
 def _refusal_scores(rows: Sequence[RowTrust]) -> dict[str, float]:
+    import numpy as np
+
     refused = [r for r in rows if r.refused]
     answered = [r for r in rows if not r.refused]
     unanswerable = [r for r in rows if not r.answerable]
@@ -372,6 +347,8 @@ def _citation_block(rows: Sequence[RowTrust], prefix: str) -> dict[str, float]:
 
 def aggregate_trust(rows: Sequence[RowTrust]) -> dict[str, float]:
     """The suite's dataset-level numbers from per-row statistics in dataset order."""
+    import numpy as np
+
     if not rows:
         raise TrustInputError("the Trust-Score suite needs at least one row")
     n = len(rows)
