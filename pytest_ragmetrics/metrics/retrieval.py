@@ -66,7 +66,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, compress, repeat
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -89,6 +89,7 @@ Qrels = Mapping[str, Mapping[str, float]]
 Ranking = Mapping[str, float] | Sequence[str]
 Run = Mapping[str, Ranking]
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 Family = Literal[
     "hit_rate",
@@ -311,80 +312,165 @@ def metric_values(
 # -- building the ranks from Python data ------------------------------------------------
 
 
-def _relevant_docs(
-    judgements: Mapping[str, float], nonrelevant: bool = False
-) -> tuple[list[str], list[float]]:
+def _numbers(values: Iterable[Any], count: int, where: str) -> FloatArray:
+    """``count`` values as doubles, read in one pass; ``where`` names them in the
+    ``ValueError`` when one is not a number. numpy reads None as NaN: NaN is refused too."""
+    try:
+        numbers = np.fromiter(values, dtype=np.float64, count=count)
+    except (TypeError, ValueError) as error:
+        problem = str(error)
+    else:
+        if not np.isnan(numbers).any():
+            return numbers
+        problem = "found NaN or None"
+    raise ValueError(f"{where} is not a number ({problem}); use numbers, e.g. 1 or 0.5")
+
+
+@dataclass(frozen=True)
+class _Tracked:
+    """The judged documents whose ranks the metrics need, every query's in turn in one
+    flat sequence (so that nothing is built query by query): their ids and grades, the
+    index of each one's query, and how many each query has."""
+
+    docs: list[str]
+    grades: FloatArray
+    query: IntArray
+    counts: IntArray
+
+    def starts(self) -> IntArray:
+        """Where each query's documents begin in ``docs``."""
+        starts: IntArray = np.cumsum(self.counts) - self.counts
+        return starts
+
+    def columns(self) -> IntArray:
+        """Each document's place among its query's: its column in ``spread``."""
+        columns: IntArray = np.arange(self.query.size) - self.starts()[self.query]
+        return columns
+
+    def per_query(self) -> list[list[str]]:
+        """Each query's documents, in qrels order."""
+        ends = np.cumsum(self.counts).tolist()
+        return [self.docs[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
+
+    def spread(self, values: npt.NDArray[Any], fill: float) -> npt.NDArray[Any]:
+        """One value per document as a (queries, widest query) array of the same dtype:
+        each query's values in its row, in qrels order, then ``fill``."""
+        width = int(self.counts.max(initial=0))
+        out = np.full((self.counts.size, width), fill, dtype=values.dtype)
+        out[self.query, self.columns()] = values
+        return out
+
+    def only(self, queries: Sequence[int]) -> tuple[_Tracked, npt.NDArray[np.bool_]]:
+        """The documents of ``queries`` (indices, ascending) as a ``_Tracked`` of their
+        own, and which of ours they are."""
+        chosen = np.zeros(self.counts.size, dtype=bool)
+        chosen[list(queries)] = True
+        keep = chosen[self.query]
+        renumbered = np.cumsum(chosen) - 1
+        docs = list(compress(self.docs, keep.tolist()))
+        subset = _Tracked(
+            docs, self.grades[keep], renumbered[self.query[keep]], self.counts[chosen]
+        )
+        return subset, keep
+
+
+def _track(qids: Sequence[str], qrels: Qrels, nonrelevant: bool) -> _Tracked:
     """The documents to rank: graded above 0, or with ``nonrelevant`` every one graded
     0 or more (bpref counts judged non-relevant ones; trec_eval skips negative grades)."""
-    docs = [doc for doc, grade in judgements.items() if grade > 0 or (nonrelevant and grade >= 0)]
-    return docs, [float(judgements[doc]) for doc in docs]
+    judgements = [qrels[qid] for qid in qids]
+    sizes = np.fromiter(map(len, judgements), dtype=np.int64, count=len(judgements))
+    every = chain.from_iterable(judgement.values() for judgement in judgements)
+    grades = _numbers(every, int(sizes.sum()), "qrels: a grade")
+    keep = grades >= 0 if nonrelevant else grades > 0
+    docs = list(compress(chain.from_iterable(judgements), keep.tolist()))
+    query = np.repeat(np.arange(len(qids)), sizes)[keep]
+    return _Tracked(docs, grades[keep], query, np.bincount(query, minlength=len(qids)))
 
 
-def _pad(rows: Sequence[Sequence[float]], width: int, fill: float) -> FloatArray:
-    """Rows of unequal length as one (len(rows), width) array padded with ``fill``."""
-    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    flat = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=int(lengths.sum()))
-    if len(rows) and (lengths == width).all():
-        return flat.reshape(len(rows), width)
-    out = np.full((len(rows), width), fill)
-    row_index = np.repeat(np.arange(len(rows)), lengths)
-    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    out[row_index, np.arange(flat.size) - starts] = flat
-    return out
+def _sorted_rows(scores: npt.NDArray[Any], lengths: IntArray) -> npt.NDArray[Any]:
+    """Each query's scores (``lengths`` of them in turn) sorted ascending, a row a query,
+    padded at the front with ``-inf`` to the longest run: padding is above no score."""
+    longest = int(lengths.max(initial=0))
+    if lengths.size and (lengths == longest).all():
+        rows = scores.reshape(lengths.size, longest)
+    else:
+        rows = np.full((lengths.size, longest), -math.inf, dtype=scores.dtype)
+        row = np.repeat(np.arange(lengths.size), lengths)
+        rows[row, np.arange(scores.size) - np.cumsum(lengths)[row] + longest] = scores
+    return np.sort(rows, axis=1)
+
+
+def _with_ties(rows: npt.NDArray[Any], lengths: IntArray) -> list[int]:
+    """The queries whose run gives some score to two documents or more: two equal
+    neighbours among the real (not padding) entries of its sorted row."""
+    if rows.shape[1] < 2:
+        return []
+    equal = rows[:, 1:] == rows[:, :-1]
+    real = np.arange(rows.shape[1] - 1)[None, :] >= (rows.shape[1] - lengths)[:, None]
+    with_ties: list[int] = np.flatnonzero((equal & real).any(axis=1)).tolist()
+    return with_ties
+
+
+def _above(rows: npt.NDArray[Any], mine: npt.NDArray[Any]) -> FloatArray:
+    """How many entries of its query's row are above each of ``mine`` (queries, width),
+    vectorised over blocks of queries of at most about ``_BLOCK_ELEMENTS`` comparisons."""
+    above = np.empty(mine.shape)
+    block = max(1, _BLOCK_ELEMENTS // max(1, mine.shape[1] * rows.shape[1]))
+    for start in range(0, rows.shape[0], block):
+        part = slice(start, start + block)
+        above[part] = np.count_nonzero(rows[part][:, None, :] > mine[part][:, :, None], axis=2)
+    return above
 
 
 def _break_ties(
-    ranks: FloatArray,
-    q: int,
     scores: npt.NDArray[np.floating[Any]],
-    judged: npt.NDArray[np.floating[Any]],
     ids: list[str],
+    mine: npt.NDArray[np.floating[Any]],
     docs: Sequence[str],
-    columns: Sequence[int],
-) -> None:
-    """Add to each tied document's rank the documents of equal score that trec_eval
-    puts above it: equal scores go by doc id descending."""
+) -> list[int]:
+    """For each of one query's tracked ``docs`` (scored ``mine``, NaN when not
+    retrieved), how many documents of equal score trec_eval puts above it: equal scores
+    go by doc id descending. ``ids`` are the run's documents in the order of ``scores``."""
     groups: dict[float, list[str]] = {}  # score -> its documents' ids, sorted
-    for column in columns:
-        value = float(judged[column])
+    above = []
+    for doc, value in zip(docs, mine.tolist(), strict=True):
+        if math.isnan(value):  # not retrieved
+            above.append(0)
+            continue
         if value not in groups:
-            equal = np.flatnonzero(scores == judged[column])
+            equal = np.flatnonzero(scores == value)
             members = ids if equal.size == len(ids) else [ids[i] for i in equal.tolist()]
             groups[value] = sorted(members)
         group = groups[value]
-        ranks[q, column] += len(group) - bisect.bisect_right(group, docs[column])
+        above.append(len(group) - bisect.bisect_right(group, doc))
+    return above
 
 
 def _score_ranks(
-    scored: Sequence[Mapping[str, float]],
-    docs: Sequence[Sequence[str]],
-    width: int,
-    ties: Ties = "float32",
+    scored: Sequence[Mapping[str, float]], tracked: _Tracked, ties: Ties = "float32"
 ) -> FloatArray:
-    """Ranks of each query's ``docs`` in its scored run, vectorised over the queries."""
-    longest = max(map(len, scored), default=0)
+    """The 0-based rank of each tracked document in its query's scored run, ``inf`` when
+    the run does not have it: the documents scoring higher, plus the tied ones trec_eval
+    puts above it. Every query's scores are read into one array, sorted a row a query."""
     # trec_eval 9 keeps scores as 32-bit floats: scores equal at that precision are a tie;
     # trec_eval 10 compares them as doubles (ties="double").
     dtype: type[np.floating[Any]] = np.float32 if ties == "float32" else np.float64
-    all_scores = _pad([list(s.values()) for s in scored], longest, -math.inf).astype(dtype)
-    if np.isnan(all_scores).any():
-        raise ValueError("run scores must be numbers (found NaN)")
-    lookups = [[s.get(d, math.nan) for d in ds] for s, ds in zip(scored, docs, strict=True)]
-    judged = _pad(lookups, width, math.nan).astype(dtype)
-    ranks = np.full(judged.shape, math.inf)
-    block = max(1, _BLOCK_ELEMENTS // max(1, width * longest))
-    for start in range(0, len(scored), block):
-        part = slice(start, start + block)
-        mine = judged[part][:, :, None]
-        theirs = all_scores[part][:, None, :]
-        ranks[part] = (theirs > mine).sum(axis=2)
-        tied = (theirs == mine).sum(axis=2) > 1  # rare: equal scores need the doc ids
-        for query in np.flatnonzero(tied.any(axis=1)).tolist():
-            q = start + query
-            ids = list(scored[q])  # the column order of all_scores[q], before its padding
-            columns = np.flatnonzero(tied[query]).tolist()
-            _break_ties(ranks, q, all_scores[q, : len(ids)], judged[q], ids, docs[q], columns)
-    ranks[np.isnan(judged)] = math.inf
+    lengths = np.fromiter(map(len, scored), dtype=np.int64, count=len(scored))
+    every = chain.from_iterable(ranking.values() for ranking in scored)
+    scores = _numbers(every, int(lengths.sum()), "run: a score").astype(dtype)
+    looked_up = chain.from_iterable(
+        map(ranking.get, docs, repeat(math.nan))
+        for ranking, docs in zip(scored, tracked.per_query(), strict=True)
+    )
+    mine = np.fromiter(looked_up, dtype=np.float64, count=len(tracked.docs)).astype(dtype)
+    rows = _sorted_rows(scores, lengths)
+    ranks = _above(rows, tracked.spread(mine, math.nan))[tracked.query, tracked.columns()]
+    ends, first = np.cumsum(lengths).tolist(), tracked.starts().tolist()
+    for q in _with_ties(rows, lengths):  # rare: equal scores need the doc ids
+        own = slice(first[q], first[q] + int(tracked.counts[q]))
+        run = scores[ends[q] - len(scored[q]) : ends[q]]  # in the order of list(scored[q])
+        ranks[own] += _break_ties(run, list(scored[q]), mine[own], tracked.docs[own])
+    ranks[np.isnan(mine)] = math.inf
     return ranks
 
 
@@ -395,6 +481,29 @@ def _list_ranks(qid: str, ranking: Sequence[str], docs: Sequence[str]) -> list[f
         twice = next(doc for doc in ranking if doc in seen or seen.add(doc))  # type: ignore[func-returns-value]
         raise ValueError(f"query {qid!r}: the ranking lists {twice!r} more than once")
     return [float(position.get(doc, math.inf)) for doc in docs]
+
+
+def _ranks(
+    qids: Sequence[str], rankings: Sequence[Ranking], tracked: _Tracked, ties: Ties
+) -> FloatArray:
+    """The 0-based rank of each tracked document in its query's ranking, scored or
+    listed, ``inf`` when the ranking does not have it."""
+    is_scored = [isinstance(ranking, Mapping) for ranking in rankings]
+    scored_at = list(compress(range(len(rankings)), is_scored))
+    scored: list[Mapping[str, float]] = [rankings[i] for i in scored_at]  # type: ignore[misc]
+    if len(scored_at) == len(rankings):
+        return _score_ranks(scored, tracked, ties)
+    ranks = np.full(len(tracked.docs), math.inf)
+    if scored_at:
+        subset, theirs = tracked.only(scored_at)
+        ranks[theirs] = _score_ranks(scored, subset, ties)
+    first, docs = tracked.starts().tolist(), tracked.per_query()
+    for i in compress(range(len(rankings)), (not flag for flag in is_scored)):
+        ranking = rankings[i]
+        if isinstance(ranking, str):
+            raise ValueError(f"query {qids[i]!r}: a ranking is a list of doc ids, not a string")
+        ranks[first[i] : first[i] + len(docs[i])] = _list_ranks(qids[i], ranking, docs[i])  # type: ignore[arg-type]
+    return ranks
 
 
 def judge_rankings(
@@ -408,27 +517,17 @@ def judge_rankings(
     ``nonrelevant`` those graded 0 or more) in its ranking (scores or a list), each ranking
     cut to its first ``options.cutoff`` documents."""
     options = options or TrecOptions()
-    tracked = [_relevant_docs(qrels[qid], nonrelevant) for qid in qids]
-    width = max((len(docs) for docs, _ in tracked), default=0)
-    grades = _pad([g for _, g in tracked], width, 0.0)
-    counts = np.fromiter((len(g) for _, g in tracked), dtype=np.int64, count=len(tracked))
-    judged = np.arange(width)[None, :] < counts[:, None]
-    ranks = np.full((len(qids), width), math.inf)
-    scored_at = [i for i, r in enumerate(rankings) if isinstance(r, Mapping)]
-    if scored_at:
-        scored = [rankings[i] for i in scored_at]
-        docs = [tracked[i][0] for i in scored_at]
-        ranks[scored_at] = _score_ranks(scored, docs, width, options.ties)  # type: ignore[arg-type]
-    for i, ranking in enumerate(rankings):
-        if not isinstance(ranking, Mapping):
-            if isinstance(ranking, str):
-                raise ValueError(f"query {qids[i]!r}: a ranking is a list of doc ids, not a string")
-            ranks[i, : len(tracked[i][0])] = _list_ranks(qids[i], ranking, tracked[i][0])
+    tracked = _track(qids, qrels, nonrelevant)
+    ranks = _ranks(qids, rankings, tracked, options.ties)
     retrieved = np.fromiter(map(len, rankings), dtype=np.int64, count=len(rankings))
     if options.cutoff is not None:  # trec_eval -M: only the first N documents exist
         ranks[ranks >= options.cutoff] = math.inf
         retrieved = np.minimum(retrieved, options.cutoff)
-    return JudgedRanks(grades, judged, ranks, retrieved)
+    width = int(tracked.counts.max(initial=0))
+    judged = np.arange(width)[None, :] < tracked.counts[:, None]
+    return JudgedRanks(
+        tracked.spread(tracked.grades, 0.0), judged, tracked.spread(ranks, math.inf), retrieved
+    )
 
 
 def score_queries(
@@ -527,8 +626,9 @@ def evaluate(
     * ``ties``: "float32" compares scores as 32-bit floats (trec_eval 9, pytrec_eval),
       "double" as 64-bit ones (trec_eval 10).
 
-    Raises ``ValueError`` for an unknown metric name, a bad option, a NaN score, a doc id
-    listed twice in a ranking, or when no query is in both (there would be no mean).
+    Raises ``ValueError`` for an unknown metric name, a bad option, a grade or a score that
+    is not a number (NaN and None included), a doc id listed twice in a ranking, or when no
+    query is in both (there would be no mean).
     """
     options = TrecOptions(relevance_level, cutoff, gains, ties)
     if not isinstance(all_queries, bool):

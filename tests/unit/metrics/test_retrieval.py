@@ -348,6 +348,20 @@ def test_nan_score_is_an_error(doc: str) -> None:
         evaluate({"q": {"a": 1}}, {"q": scores}, ["mrr"])
 
 
+@pytest.mark.parametrize("bad", ["high", None, math.nan, [1]])
+def test_grade_that_is_not_a_number_is_an_error(bad: Any) -> None:
+    with pytest.raises(ValueError, match=r"^qrels: a grade is not a number \(.*\); use numbers"):
+        evaluate({"q": {"a": 1, "b": bad}}, {"q": {"a": 1.0}}, ["mrr"])
+
+
+@pytest.mark.parametrize("bad", ["high", None, [1]])
+@pytest.mark.parametrize("doc", ["a", "b"], ids=["relevant", "other"])
+def test_score_that_is_not_a_number_is_an_error(doc: str, bad: Any) -> None:
+    scores = {"a": 1.0, "b": 0.5, doc: bad}
+    with pytest.raises(ValueError, match=r"^run: a score is not a number \(.*\); use numbers"):
+        evaluate({"q": {"a": 1}}, {"q": scores}, ["mrr"])
+
+
 def test_string_ranking_is_an_error() -> None:
     with pytest.raises(ValueError, match="not a string"):
         evaluate({"q": {"a": 1}}, {"q": "ab"}, ["mrr"])
