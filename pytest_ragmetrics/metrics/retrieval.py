@@ -66,6 +66,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain, compress, repeat
 from typing import Any, Literal, get_args
 
@@ -225,11 +226,6 @@ def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
     return values
 
 
-def _relevant_ranks(judged: JudgedRanks, relevant: npt.NDArray[np.bool_]) -> FloatArray:
-    """Each query's retrieved relevant documents' ranks in rank order, ``inf`` after."""
-    return np.sort(np.where(relevant, judged.ranks, np.inf), axis=1)
-
-
 def _precisions(sorted_ranks: FloatArray) -> FloatArray:
     """Precision at each retrieved relevant document: (how many so far) / (its rank),
     0 past the last one."""
@@ -238,32 +234,84 @@ def _precisions(sorted_ranks: FloatArray) -> FloatArray:
     return np.where(hit, found / np.where(hit, sorted_ranks + 1.0, 1.0), 0.0)
 
 
-def _iprec(sorted_ranks: FloatArray, total: FloatArray, level: str) -> FloatArray:
+class _Ranked:
+    """``judged`` under ``options``, with what several metrics share computed once, when
+    one first needs it: the relevant documents, how many each query has, their ranks in
+    rank order and the precision at each, and the order of all the ranks."""
+
+    def __init__(self, judged: JudgedRanks, options: TrecOptions) -> None:
+        self.judged, self.options = judged, options
+
+    @cached_property
+    def relevant(self) -> npt.NDArray[np.bool_]:
+        """Judged at the relevance level or above."""
+        return self.judged.judged & (self.judged.grades >= self.options.relevance_level)
+
+    @cached_property
+    def total(self) -> FloatArray:
+        """R, each query's relevant documents in the qrels, retrieved or not."""
+        total: FloatArray = self.relevant.sum(axis=1).astype(np.float64)
+        return total
+
+    @cached_property
+    def relevant_ranks(self) -> FloatArray:
+        """Each query's retrieved relevant documents' ranks in rank order, ``inf`` after."""
+        return np.sort(np.where(self.relevant, self.judged.ranks, np.inf), axis=1)
+
+    @cached_property
+    def precisions(self) -> FloatArray:
+        """The precision at each of ``relevant_ranks``, 0 past the last one."""
+        return _precisions(self.relevant_ranks)
+
+    @cached_property
+    def rank_order(self) -> IntArray:
+        """Each query's columns by rank, best first; the unretrieved (``inf``) last."""
+        order: IntArray = np.argsort(self.judged.ranks, axis=1, kind="stable")
+        return order
+
+
+def _average_precision(ranked: _Ranked, cutoff: float) -> FloatArray:
+    """trec_eval map (map_cut_k): the precisions at the relevant documents retrieved
+    within the cutoff, summed, over R. Those documents are a prefix of
+    ``relevant_ranks``, and the precision at each does not depend on the cutoff."""
+    precisions = ranked.precisions
+    if cutoff != math.inf:
+        precisions = np.where(ranked.relevant_ranks < cutoff, precisions, 0.0)
+    return _ratio(precisions.sum(axis=1), ranked.total)
+
+
+def _iprec(ranked: _Ranked, level: str) -> FloatArray:
     """trec_eval 9's iprec_at_recall: the recall level asks for the first c relevant
     documents, c = trunc(level * R + 0.9) for R relevant ones in the qrels; the value is the
     highest precision at any rank from the c-th retrieved relevant document on (at any
     relevant one when c is 0), 0 when fewer than c were retrieved. A later non-relevant
     document never has a higher precision than the relevant one before it, so the maximum
     is over the retrieved relevant documents."""
+    sorted_ranks = ranked.relevant_ranks
     found = np.arange(1, sorted_ranks.shape[1] + 1, dtype=np.float64)
-    needed = np.maximum(np.trunc(float(level) * total + 0.9), 1.0)
+    needed = np.maximum(np.trunc(float(level) * ranked.total + 0.9), 1.0)
     reached = (found[None, :] >= needed[:, None]) & np.isfinite(sorted_ranks)
-    values: FloatArray = np.where(reached, _precisions(sorted_ranks), 0.0).max(axis=1, initial=0.0)
+    values: FloatArray = np.where(reached, ranked.precisions, 0.0).max(axis=1, initial=0.0)
     return values
 
 
-def _bpref(judged: JudgedRanks, relevant: npt.NDArray[np.bool_], total: FloatArray) -> FloatArray:
+def _bpref(ranked: _Ranked) -> FloatArray:
     """trec_eval bpref: over the retrieved relevant documents, 1 - min(n, R) / min(N, R)
     where n is the judged non-relevant documents retrieved above it, R the relevant and N
-    the judged non-relevant documents of the qrels (1 when n is 0); the sum over R."""
+    the judged non-relevant documents of the qrels (1 when n is 0); the sum over R.
+
+    n is counted in rank order: the judged non-relevant documents before each one, with
+    the unretrieved ones last (they are above no retrieved document)."""
+    judged, relevant, total = ranked.judged, ranked.relevant, ranked.total
     nonrelevant = judged.judged & ~relevant
-    non_ranks = np.where(nonrelevant, judged.ranks, np.inf)
-    rel_ranks = np.where(relevant, judged.ranks, np.inf)
-    above = (non_ranks[:, None, :] < rel_ranks[:, :, None]).sum(axis=2).astype(np.float64)
+    in_order = np.take_along_axis(nonrelevant, ranked.rank_order, axis=1)
+    before: IntArray = np.cumsum(in_order, axis=1) - in_order
+    above = np.empty(before.shape)
+    np.put_along_axis(above, ranked.rank_order, before, axis=1)
     nonrel_total = nonrelevant.sum(axis=1).astype(np.float64)
     scale = np.minimum(nonrel_total, total)[:, None]
     terms = 1.0 - _ratio(np.minimum(above, total[:, None]), np.broadcast_to(scale, above.shape))
-    terms = np.where(np.isfinite(rel_ranks), terms, 0.0)
+    terms = np.where(relevant & np.isfinite(judged.ranks), terms, 0.0)
     return _ratio(terms.sum(axis=1), total)
 
 
@@ -272,40 +320,51 @@ def metric_values(
 ) -> FloatArray:
     """One metric for every query of ``judged``; the definitions are in the module doc.
     ``gm_map`` is the per-query average precision (its mean is geometric: ``evaluate``)."""
-    options = options or TrecOptions()
+    return _metric_values(_Ranked(judged, options or TrecOptions()), metric)
+
+
+def _metric_values(ranked: _Ranked, metric: RetrievalMetric) -> FloatArray:
+    judged = ranked.judged
     if metric.family in ("ndcg", "ndcg_exp"):
-        return _ndcg(judged, metric, options)
+        return _ndcg(judged, metric, ranked.options)
     if metric.family == "num_ret":
         return judged.retrieved.astype(np.float64)
     cutoff = math.inf if metric.k is None else metric.k
-    relevant = judged.judged & (judged.grades >= options.relevance_level)
-    total = relevant.sum(axis=1).astype(np.float64)
-    found = relevant & (judged.ranks < cutoff)
-    count = found.sum(axis=1).astype(np.float64)
+    relevant, total = ranked.relevant, ranked.total
     values: FloatArray
-    if metric.family == "mrr":
-        first = np.where(found, judged.ranks, np.inf).min(axis=1, initial=np.inf)
-        values = 1.0 / (first + 1.0)
-    elif metric.family == "hit_rate":
-        values = (count > 0).astype(np.float64)
-    elif metric.family == "precision":
-        values = count / float(cutoff)
-    elif metric.family == "recall":
-        values = _ratio(count, total)
-    elif metric.family == "num_rel":
+    if metric.family == "num_rel":
         values = total
-    elif metric.family == "num_rel_ret":
-        values = count
     elif metric.family == "rprec":
         values = _ratio((relevant & (judged.ranks < total[:, None])).sum(axis=1) * 1.0, total)
     elif metric.family in ("map", "gm_map"):
-        sorted_ranks = _relevant_ranks(judged, found)
-        values = _ratio(_precisions(sorted_ranks).sum(axis=1), total)
+        values = _average_precision(ranked, cutoff)
     elif metric.family == "iprec_at_recall":
         assert metric.level is not None
-        values = _iprec(_relevant_ranks(judged, relevant), total, metric.level)
-    else:  # bpref
-        values = _bpref(judged, relevant, total)
+        values = _iprec(ranked, metric.level)
+    elif metric.family == "bpref":
+        values = _bpref(ranked)
+    else:
+        values = _found_values(ranked, metric.family, cutoff)
+    return values
+
+
+def _found_values(ranked: _Ranked, family: Family, cutoff: float) -> FloatArray:
+    """The metrics of the relevant documents retrieved within the cutoff."""
+    found = ranked.relevant & (ranked.judged.ranks < cutoff)
+    values: FloatArray
+    if family == "mrr":
+        first = np.where(found, ranked.judged.ranks, np.inf).min(axis=1, initial=np.inf)
+        values = 1.0 / (first + 1.0)
+        return values
+    count: FloatArray = found.sum(axis=1).astype(np.float64)
+    if family == "hit_rate":
+        values = (count > 0).astype(np.float64)
+    elif family == "precision":
+        values = count / float(cutoff)
+    elif family == "recall":
+        values = _ratio(count, ranked.total)
+    else:  # num_rel_ret
+        values = count
     return values
 
 
@@ -542,7 +601,8 @@ def score_queries(
     parsed = [parse_metric(name) for name in metrics]
     nonrelevant = any(metric.family == "bpref" for metric in parsed)
     judged = judge_rankings(qids, qrels, rankings, options, nonrelevant)
-    return {metric.name: metric_values(judged, metric, options) for metric in parsed}
+    ranked = _Ranked(judged, options or TrecOptions())
+    return {metric.name: _metric_values(ranked, metric) for metric in parsed}
 
 
 class Evaluation(dict[str, float]):
