@@ -373,16 +373,21 @@ def _found_values(ranked: _Ranked, family: Family, cutoff: float) -> FloatArray:
 
 def _numbers(values: Iterable[Any], count: int, where: str) -> FloatArray:
     """``count`` values as doubles, read in one pass; ``where`` names them in the
-    ``ValueError`` when one is not a number. numpy reads None as NaN: NaN is refused too."""
+    ``ValueError`` when one is not a number."""
     try:
-        numbers = np.fromiter(values, dtype=np.float64, count=count)
+        return np.fromiter(values, dtype=np.float64, count=count)
     except (TypeError, ValueError) as error:
-        problem = str(error)
-    else:
-        if not np.isnan(numbers).any():
-            return numbers
-        problem = "found NaN or None"
-    raise ValueError(f"{where} is not a number ({problem}); use numbers, e.g. 1 or 0.5")
+        raise _not_a_number(where, str(error)) from None
+
+
+def _refuse_nan(numbers: FloatArray, where: str) -> None:
+    """A NaN is a ``ValueError`` too: numpy reads None as NaN."""
+    if np.isnan(numbers).any():
+        raise _not_a_number(where, "found NaN or None")
+
+
+def _not_a_number(where: str, problem: str) -> ValueError:
+    return ValueError(f"{where} is not a number ({problem}); use numbers, e.g. 1 or 0.5")
 
 
 @dataclass(frozen=True)
@@ -436,10 +441,11 @@ class _Tracked:
 def _track(qids: Sequence[str], qrels: Qrels, nonrelevant: bool) -> _Tracked:
     """The documents to rank: graded above 0, or with ``nonrelevant`` every one graded
     0 or more (bpref counts judged non-relevant ones; trec_eval skips negative grades)."""
-    judgements = [qrels[qid] for qid in qids]
+    judgements = list(map(qrels.__getitem__, qids))
     sizes = np.fromiter(map(len, judgements), dtype=np.int64, count=len(judgements))
     every = chain.from_iterable(judgement.values() for judgement in judgements)
     grades = _numbers(every, int(sizes.sum()), "qrels: a grade")
+    _refuse_nan(grades, "qrels: a grade")
     keep = grades >= 0 if nonrelevant else grades > 0
     docs = list(compress(chain.from_iterable(judgements), keep.tolist()))
     query = np.repeat(np.arange(len(qids)), sizes)[keep]
@@ -505,6 +511,28 @@ def _break_ties(
     return above
 
 
+def _read_scores(
+    scored: Sequence[Mapping[str, float]], tracked: _Tracked, lengths: IntArray
+) -> tuple[FloatArray, FloatArray]:
+    """Every query's scores (``lengths`` of them in turn), and each tracked document's
+    score in its query's run, NaN when the run does not have it. One pass reads a query's
+    scores, then looks its documents up while the query's dict is still in the
+    processor's cache (a tenth less time at 100,000 queries than two passes)."""
+    sizes = np.column_stack((lengths, tracked.counts)).ravel()
+    both = _numbers(
+        chain.from_iterable(
+            chain(ranking.values(), map(ranking.get, docs, repeat(math.nan)))
+            for ranking, docs in zip(scored, tracked.per_query(), strict=True)
+        ),
+        int(sizes.sum()),
+        "run: a score",
+    )
+    is_score = np.repeat(np.tile([True, False], len(scored)), sizes)
+    scores = both[is_score]
+    _refuse_nan(scores, "run: a score")
+    return scores, both[~is_score]
+
+
 def _score_ranks(
     scored: Sequence[Mapping[str, float]], tracked: _Tracked, ties: Ties = "float32"
 ) -> FloatArray:
@@ -515,13 +543,7 @@ def _score_ranks(
     # trec_eval 10 compares them as doubles (ties="double").
     dtype: type[np.floating[Any]] = np.float32 if ties == "float32" else np.float64
     lengths = np.fromiter(map(len, scored), dtype=np.int64, count=len(scored))
-    every = chain.from_iterable(ranking.values() for ranking in scored)
-    scores = _numbers(every, int(lengths.sum()), "run: a score").astype(dtype)
-    looked_up = chain.from_iterable(
-        map(ranking.get, docs, repeat(math.nan))
-        for ranking, docs in zip(scored, tracked.per_query(), strict=True)
-    )
-    mine = np.fromiter(looked_up, dtype=np.float64, count=len(tracked.docs)).astype(dtype)
+    scores, mine = (values.astype(dtype) for values in _read_scores(scored, tracked, lengths))
     rows = _sorted_rows(scores, lengths)
     ranks = _above(rows, tracked.spread(mine, math.nan))[tracked.query, tracked.columns()]
     ends, first = np.cumsum(lengths).tolist(), tracked.starts().tolist()
@@ -658,6 +680,21 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _common_queries(
+    qrels: Qrels, run: Run
+) -> tuple[list[str], list[Ranking], list[str], list[str]]:
+    """The run's queries that the qrels judge, in run order, and their rankings; the
+    judged queries missing from the run and the run's unjudged ones, sorted. When every
+    query is on both sides (the usual case) no query is looked up twice: at 100,000
+    queries each pass over the ids costs tens of milliseconds in cache misses."""
+    judged = {qid for qid, judgements in qrels.items() if judgements}
+    qids = list(filter(judged.__contains__, run))
+    missing = sorted(judged.difference(run)) if len(qids) < len(judged) else []
+    unjudged = sorted(qid for qid in run if qid not in judged) if len(qids) < len(run) else []
+    rankings = list(run.values()) if not unjudged else list(map(run.__getitem__, qids))
+    return qids, rankings, missing, unjudged
+
+
 def evaluate(
     qrels: Qrels,
     run: Run,
@@ -699,11 +736,7 @@ def evaluate(
     names = list(dict.fromkeys(metrics))
     for name in names:
         parse_metric(name)
-    judged = {qid for qid, judgements in qrels.items() if judgements}
-    qids = [qid for qid in run if qid in judged]
-    missing = sorted(qid for qid in judged if qid not in run)
-    unjudged = sorted(qid for qid in run if qid not in judged)
-    rankings: list[Ranking] = [run[qid] for qid in qids]
+    qids, rankings, missing, unjudged = _common_queries(qrels, run)
     if all_queries:
         qids, rankings = qids + missing, rankings + [[] for _ in missing]
     if not qids:
