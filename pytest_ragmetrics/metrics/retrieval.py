@@ -118,7 +118,7 @@ GM_FLOOR = 0.00001
 # The breakdown the gm_map fixture records: per row log(max(AP, GM_FLOOR)) and 1.
 GM_MAP_LOGS = "gm_map_logs"
 _NAME = re.compile(r"^(?P<family>[a-z_]+?)(?:@(?P<k>[0-9]+(?:\.[0-9]+)?))?$")
-# Bounds the (queries x relevant x retrieved) comparison block, in elements.
+# Bounds a block of comparisons (retrieved judged documents x their runs' length).
 _BLOCK_ELEMENTS = 1 << 22
 
 
@@ -476,14 +476,16 @@ def _with_ties(rows: npt.NDArray[Any], lengths: IntArray) -> list[int]:
     return with_ties
 
 
-def _above(rows: npt.NDArray[Any], mine: npt.NDArray[Any]) -> FloatArray:
-    """How many entries of its query's row are above each of ``mine`` (queries, width),
-    vectorised over blocks of queries of at most about ``_BLOCK_ELEMENTS`` comparisons."""
-    above = np.empty(mine.shape)
-    block = max(1, _BLOCK_ELEMENTS // max(1, mine.shape[1] * rows.shape[1]))
-    for start in range(0, rows.shape[0], block):
-        part = slice(start, start + block)
-        above[part] = np.count_nonzero(rows[part][:, None, :] > mine[part][:, :, None], axis=2)
+def _above(rows: npt.NDArray[Any], query: IntArray, mine: npt.NDArray[Any]) -> FloatArray:
+    """How many entries of its query's row are above each of ``mine`` (0 for NaN: not
+    retrieved), one comparison with the whole row for each retrieved document,
+    vectorised over blocks of at most about ``_BLOCK_ELEMENTS`` comparisons."""
+    above = np.zeros(mine.size)
+    retrieved = np.flatnonzero(~np.isnan(mine))
+    block = max(1, _BLOCK_ELEMENTS // max(1, rows.shape[1]))
+    for start in range(0, retrieved.size, block):
+        part = retrieved[start : start + block]
+        above[part] = np.count_nonzero(rows[query[part]] > mine[part, None], axis=1)
     return above
 
 
@@ -545,7 +547,7 @@ def _score_ranks(
     lengths = np.fromiter(map(len, scored), dtype=np.int64, count=len(scored))
     scores, mine = (values.astype(dtype) for values in _read_scores(scored, tracked, lengths))
     rows = _sorted_rows(scores, lengths)
-    ranks = _above(rows, tracked.spread(mine, math.nan))[tracked.query, tracked.columns()]
+    ranks = _above(rows, tracked.query, mine)
     ends, first = np.cumsum(lengths).tolist(), tracked.starts().tolist()
     for q in _with_ties(rows, lengths):  # rare: equal scores need the doc ids
         own = slice(first[q], first[q] + int(tracked.counts[q]))

@@ -493,8 +493,8 @@ def test_trec_eval_parity_large() -> None:
 
 
 def test_trec_eval_parity_long_rankings() -> None:
-    # 2,200 relevant docs x 2,500 retrieved is more than 2^22 comparisons per query, so the
-    # module compares one query at a time: ties must be resolved in the right query.
+    # 2,200 relevant docs x 2,500 retrieved is more than the 2^22 comparisons of a block,
+    # so one query's documents span blocks: ties must be resolved in the right query.
     rng = np.random.default_rng(3)
     pool = [f"doc{i}" for i in range(2600)]
     qrels: Qrels = {}
