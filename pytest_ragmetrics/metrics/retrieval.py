@@ -571,7 +571,8 @@ def _ranks(
 ) -> FloatArray:
     """The 0-based rank of each tracked document in its query's ranking, scored or
     listed, ``inf`` when the ranking does not have it."""
-    is_scored = [isinstance(ranking, Mapping) for ranking in rankings]
+    # dict first: its check is a few times quicker than the abstract Mapping's
+    is_scored = [isinstance(ranking, (dict, Mapping)) for ranking in rankings]
     scored_at = list(compress(range(len(rankings)), is_scored))
     scored: list[Mapping[str, float]] = [rankings[i] for i in scored_at]  # type: ignore[misc]
     if len(scored_at) == len(rankings):
