@@ -304,10 +304,10 @@ def _bpref(ranked: _Ranked) -> FloatArray:
     the unretrieved ones last (they are above no retrieved document)."""
     judged, relevant, total = ranked.judged, ranked.relevant, ranked.total
     nonrelevant = judged.judged & ~relevant
-    in_order = np.take_along_axis(nonrelevant, ranked.rank_order, axis=1)
-    before: IntArray = np.cumsum(in_order, axis=1) - in_order
-    above = np.empty(before.shape)
-    np.put_along_axis(above, ranked.rank_order, before, axis=1)
+    rows = np.arange(nonrelevant.shape[0])[:, None]
+    in_order = nonrelevant[rows, ranked.rank_order]
+    above = np.empty(in_order.shape)
+    above[rows, ranked.rank_order] = np.cumsum(in_order, axis=1) - in_order
     nonrel_total = nonrelevant.sum(axis=1).astype(np.float64)
     scale = np.minimum(nonrel_total, total)[:, None]
     terms = 1.0 - _ratio(np.minimum(above, total[:, None]), np.broadcast_to(scale, above.shape))
@@ -401,27 +401,32 @@ class _Tracked:
     query: IntArray
     counts: IntArray
 
+    @cached_property
     def starts(self) -> IntArray:
         """Where each query's documents begin in ``docs``."""
         starts: IntArray = np.cumsum(self.counts) - self.counts
         return starts
 
+    @cached_property
     def columns(self) -> IntArray:
         """Each document's place among its query's: its column in ``spread``."""
-        columns: IntArray = np.arange(self.query.size) - self.starts()[self.query]
+        columns: IntArray = np.arange(self.query.size) - self.starts[self.query]
         return columns
 
     def per_query(self) -> list[list[str]]:
         """Each query's documents, in qrels order."""
-        ends = np.cumsum(self.counts).tolist()
-        return [self.docs[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
+        starts = self.starts.tolist()
+        ends = [*starts[1:], len(self.docs)]
+        return [self.docs[start:end] for start, end in zip(starts, ends, strict=True)]
 
     def spread(self, values: npt.NDArray[Any], fill: float) -> npt.NDArray[Any]:
         """One value per document as a (queries, widest query) array of the same dtype:
         each query's values in its row, in qrels order, then ``fill``."""
         width = int(self.counts.max(initial=0))
+        if self.counts.size * width == values.size:  # as many in every query: no padding
+            return values.reshape(self.counts.size, width)
         out = np.full((self.counts.size, width), fill, dtype=values.dtype)
-        out[self.query, self.columns()] = values
+        out[self.query, self.columns] = values
         return out
 
     def only(self, queries: Sequence[int]) -> tuple[_Tracked, npt.NDArray[np.bool_]]:
@@ -452,41 +457,35 @@ def _track(qids: Sequence[str], qrels: Qrels, nonrelevant: bool) -> _Tracked:
     return _Tracked(docs, grades[keep], query, np.bincount(query, minlength=len(qids)))
 
 
-def _sorted_rows(scores: npt.NDArray[Any], lengths: IntArray) -> npt.NDArray[Any]:
-    """Each query's scores (``lengths`` of them in turn) sorted ascending, a row a query,
-    padded at the front with ``-inf`` to the longest run: padding is above no score."""
+def _rows(scores: npt.NDArray[Any], lengths: IntArray) -> npt.NDArray[Any]:
+    """Each query's scores (``lengths`` of them in turn) as a row, padded with NaN to the
+    longest run: padding is neither above nor equal to any score."""
     longest = int(lengths.max(initial=0))
     if lengths.size and (lengths == longest).all():
-        rows = scores.reshape(lengths.size, longest)
-    else:
-        rows = np.full((lengths.size, longest), -math.inf, dtype=scores.dtype)
-        row = np.repeat(np.arange(lengths.size), lengths)
-        rows[row, np.arange(scores.size) - np.cumsum(lengths)[row] + longest] = scores
-    return np.sort(rows, axis=1)
+        return scores.reshape(lengths.size, longest)
+    rows = np.full((lengths.size, longest), math.nan, dtype=scores.dtype)
+    row = np.repeat(np.arange(lengths.size), lengths)
+    rows[row, np.arange(scores.size) - (np.cumsum(lengths) - lengths)[row]] = scores
+    return rows
 
 
-def _with_ties(rows: npt.NDArray[Any], lengths: IntArray) -> list[int]:
-    """The queries whose run gives some score to two documents or more: two equal
-    neighbours among the real (not padding) entries of its sorted row."""
-    if rows.shape[1] < 2:
-        return []
-    equal = rows[:, 1:] == rows[:, :-1]
-    real = np.arange(rows.shape[1] - 1)[None, :] >= (rows.shape[1] - lengths)[:, None]
-    with_ties: list[int] = np.flatnonzero((equal & real).any(axis=1)).tolist()
-    return with_ties
-
-
-def _above(rows: npt.NDArray[Any], query: IntArray, mine: npt.NDArray[Any]) -> FloatArray:
+def _above(
+    rows: npt.NDArray[Any], query: IntArray, mine: npt.NDArray[Any]
+) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
     """How many entries of its query's row are above each of ``mine`` (0 for NaN: not
-    retrieved), one comparison with the whole row for each retrieved document,
-    vectorised over blocks of at most about ``_BLOCK_ELEMENTS`` comparisons."""
+    retrieved), and whether another one is equal to it (a tie, which the doc ids break).
+    One comparison with the whole row for each retrieved document, vectorised over
+    blocks of at most about ``_BLOCK_ELEMENTS`` comparisons."""
     above = np.zeros(mine.size)
+    tied = np.zeros(mine.size, dtype=bool)
     retrieved = np.flatnonzero(~np.isnan(mine))
     block = max(1, _BLOCK_ELEMENTS // max(1, rows.shape[1]))
     for start in range(0, retrieved.size, block):
         part = retrieved[start : start + block]
-        above[part] = np.count_nonzero(rows[query[part]] > mine[part, None], axis=1)
-    return above
+        row, value = rows[query[part]], mine[part, None]
+        above[part] = (row > value).sum(axis=1)
+        tied[part] = (row == value).sum(axis=1) > 1
+    return above, tied
 
 
 def _break_ties(
@@ -520,7 +519,8 @@ def _read_scores(
     score in its query's run, NaN when the run does not have it. One pass reads a query's
     scores, then looks its documents up while the query's dict is still in the
     processor's cache (a tenth less time at 100,000 queries than two passes)."""
-    sizes = np.column_stack((lengths, tracked.counts)).ravel()
+    sizes = np.empty(2 * lengths.size, dtype=np.int64)
+    sizes[0::2], sizes[1::2] = lengths, tracked.counts  # a query's scores, then its lookups
     both = _numbers(
         chain.from_iterable(
             chain(ranking.values(), map(ranking.get, docs, repeat(math.nan)))
@@ -529,7 +529,7 @@ def _read_scores(
         int(sizes.sum()),
         "run: a score",
     )
-    is_score = np.repeat(np.tile([True, False], len(scored)), sizes)
+    is_score = np.repeat(np.arange(sizes.size) % 2 == 0, sizes)
     scores = both[is_score]
     _refuse_nan(scores, "run: a score")
     return scores, both[~is_score]
@@ -546,13 +546,13 @@ def _score_ranks(
     dtype: type[np.floating[Any]] = np.float32 if ties == "float32" else np.float64
     lengths = np.fromiter(map(len, scored), dtype=np.int64, count=len(scored))
     scores, mine = (values.astype(dtype) for values in _read_scores(scored, tracked, lengths))
-    rows = _sorted_rows(scores, lengths)
-    ranks = _above(rows, tracked.query, mine)
-    ends, first = np.cumsum(lengths).tolist(), tracked.starts().tolist()
-    for q in _with_ties(rows, lengths):  # rare: equal scores need the doc ids
-        own = slice(first[q], first[q] + int(tracked.counts[q]))
-        run = scores[ends[q] - len(scored[q]) : ends[q]]  # in the order of list(scored[q])
-        ranks[own] += _break_ties(run, list(scored[q]), mine[own], tracked.docs[own])
+    ranks, tied = _above(_rows(scores, lengths), tracked.query, mine)
+    if tied.any():  # rare: equal scores need the doc ids
+        ends, first = np.cumsum(lengths).tolist(), tracked.starts.tolist()
+        for q in np.unique(tracked.query[tied]).tolist():
+            own = slice(first[q], first[q] + int(tracked.counts[q]))
+            run = scores[ends[q] - len(scored[q]) : ends[q]]  # in the order of list(scored[q])
+            ranks[own] += _break_ties(run, list(scored[q]), mine[own], tracked.docs[own])
     ranks[np.isnan(mine)] = math.inf
     return ranks
 
@@ -581,7 +581,7 @@ def _ranks(
     if scored_at:
         subset, theirs = tracked.only(scored_at)
         ranks[theirs] = _score_ranks(scored, subset, ties)
-    first, docs = tracked.starts().tolist(), tracked.per_query()
+    first, docs = tracked.starts.tolist(), tracked.per_query()
     for i in compress(range(len(rankings)), (not flag for flag in is_scored)):
         ranking = rankings[i]
         if isinstance(ranking, str):
@@ -607,8 +607,7 @@ def judge_rankings(
     if options.cutoff is not None:  # trec_eval -M: only the first N documents exist
         ranks[ranks >= options.cutoff] = math.inf
         retrieved = np.minimum(retrieved, options.cutoff)
-    width = int(tracked.counts.max(initial=0))
-    judged = np.arange(width)[None, :] < tracked.counts[:, None]
+    judged = tracked.spread(np.ones(len(tracked.docs), dtype=bool), False)
     return JudgedRanks(
         tracked.spread(tracked.grades, 0.0), judged, tracked.spread(ranks, math.inf), retrieved
     )
