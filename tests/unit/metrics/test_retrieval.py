@@ -492,6 +492,20 @@ def test_trec_eval_parity_large() -> None:
     assert_trec_parity(qrels, run, {qid: trec_order(scores) for qid, scores in run.items()})
 
 
+@pytest.mark.parametrize("block", [1, 3, 64])
+def test_trec_eval_parity_in_blocks_of_queries(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    # Scored queries are ranked _QUERY_BLOCK at a time (4,096): with small blocks the
+    # block edges fall between tied, short and list-given queries of one call.
+    monkeypatch.setattr(retrieval, "_QUERY_BLOCK", block)
+    qrels, run = random_collection(130, 30, seed=5)
+    mixed = {
+        qid: trec_order(scores) if i % 4 == 0 else scores
+        for i, (qid, scores) in enumerate(run.items())
+    }
+    assert_trec_parity(qrels, run, run)
+    assert_trec_parity(qrels, run, mixed)
+
+
 def test_trec_eval_parity_long_rankings() -> None:
     # 2,200 relevant docs x 2,500 retrieved is more than the 2^22 comparisons of a block,
     # so one query's documents span blocks: ties must be resolved in the right query.
