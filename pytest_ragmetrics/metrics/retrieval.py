@@ -53,8 +53,10 @@ each ranking to its first N documents before anything.
 
 The per-row fixtures and ``evaluate`` share ``score_queries``: every metric is computed
 from the ranks of each query's relevant documents only (and of its judged non-relevant
-ones when ``bpref`` is asked for), so the cost is one comparison of
-each relevant document's score with the query's scores, vectorised over all queries.
+ones when ``bpref`` is asked for), so the cost is one comparison of each retrieved
+relevant document's score with the query's scores, vectorised over all queries. The
+grades and scores of every query are read from the caller's dicts into flat arrays, a
+pass each, and nothing is built query by query except the doc-id order of tied scores.
 """
 
 from __future__ import annotations
