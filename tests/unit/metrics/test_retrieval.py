@@ -348,6 +348,20 @@ def test_nan_score_is_an_error(doc: str) -> None:
         evaluate({"q": {"a": 1}}, {"q": scores}, ["mrr"])
 
 
+@pytest.mark.parametrize("bad", ["high", None, math.nan, [1]])
+def test_grade_that_is_not_a_number_is_an_error(bad: Any) -> None:
+    with pytest.raises(ValueError, match=r"^qrels: a grade is not a number \(.*\); use numbers"):
+        evaluate({"q": {"a": 1, "b": bad}}, {"q": {"a": 1.0}}, ["mrr"])
+
+
+@pytest.mark.parametrize("bad", ["high", None, [1]])
+@pytest.mark.parametrize("doc", ["a", "b"], ids=["relevant", "other"])
+def test_score_that_is_not_a_number_is_an_error(doc: str, bad: Any) -> None:
+    scores = {"a": 1.0, "b": 0.5, doc: bad}
+    with pytest.raises(ValueError, match=r"^run: a score is not a number \(.*\); use numbers"):
+        evaluate({"q": {"a": 1}}, {"q": scores}, ["mrr"])
+
+
 def test_string_ranking_is_an_error() -> None:
     with pytest.raises(ValueError, match="not a string"):
         evaluate({"q": {"a": 1}}, {"q": "ab"}, ["mrr"])
@@ -478,9 +492,23 @@ def test_trec_eval_parity_large() -> None:
     assert_trec_parity(qrels, run, {qid: trec_order(scores) for qid, scores in run.items()})
 
 
+@pytest.mark.parametrize("block", [1, 3, 64])
+def test_trec_eval_parity_in_blocks_of_queries(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    # Scored queries are ranked _QUERY_BLOCK at a time (4,096): with small blocks the
+    # block edges fall between tied, short and list-given queries of one call.
+    monkeypatch.setattr(retrieval, "_QUERY_BLOCK", block)
+    qrels, run = random_collection(130, 30, seed=5)
+    mixed = {
+        qid: trec_order(scores) if i % 4 == 0 else scores
+        for i, (qid, scores) in enumerate(run.items())
+    }
+    assert_trec_parity(qrels, run, run)
+    assert_trec_parity(qrels, run, mixed)
+
+
 def test_trec_eval_parity_long_rankings() -> None:
-    # 2,200 relevant docs x 2,500 retrieved is more than 2^22 comparisons per query, so the
-    # module compares one query at a time: ties must be resolved in the right query.
+    # 2,200 relevant docs x 2,500 retrieved is more than the 2^22 comparisons of a block,
+    # so one query's documents span blocks: ties must be resolved in the right query.
     rng = np.random.default_rng(3)
     pool = [f"doc{i}" for i in range(2600)]
     qrels: Qrels = {}

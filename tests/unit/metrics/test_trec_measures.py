@@ -1,7 +1,8 @@
 """trec_eval's set-based and precision-recall measures and options of ``evaluate``.
 
-Parity with pytrec_eval (trec_eval 9.x compiled in) on seeded random data, per query and
-on the mean, to 1e-9; hand-computed cases for each measure and for the options pytrec_eval
+Parity with pytrec_eval (trec_eval 9.x compiled in) on seeded random data and on
+Hypothesis's collections of edge cases, per query and on the mean, to 1e-9; hand-computed
+cases for each measure and for the options pytrec_eval
 does not expose (-M ``cutoff``, -c ``all_queries``, ndcg ``gains``, ``ties="double"``).
 """
 
@@ -11,8 +12,11 @@ import math
 import random
 from typing import Any
 
+import numpy as np
 import pytest
 import pytrec_eval
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_ragmetrics.metrics.retrieval import RECALL_LEVELS, evaluate, score_queries
 
@@ -95,12 +99,28 @@ def _reference(
 def test_per_query_values_equal_pytrec_eval(
     seed: int, relevance_level: int, with_bpref: bool
 ) -> None:
+    qrels, run = _collection(seed)
+    assert_per_query_parity(qrels, run, run, relevance_level, with_bpref)
+
+
+def assert_per_query_parity(
+    qrels: dict[str, dict[str, int]],
+    run: dict[str, dict[str, float]],
+    ours_run: dict[str, Any],
+    relevance_level: int,
+    with_bpref: bool,
+) -> None:
+    """Ours on ``ours_run`` (``run``, some rankings maybe as lists) equals pytrec_eval on
+    ``run``, every measure of every query both have, and every mean."""
     # Without bpref only the documents graded above 0 are ranked: both ways must agree.
     names = NAMES if with_bpref else [name for name in NAMES if name != "bpref"]
-    qrels, run = _collection(seed)
-    reference = _reference(qrels, run, relevance_level=relevance_level)
     qids = [qid for qid in run if qid in qrels]
-    ours = score_queries(qids, qrels, [run[qid] for qid in qids], names, _options(relevance_level))
+    reference = {qid: _empty_ranking(qrels[qid], relevance_level) for qid in qids}
+    scored = {qid: ranking for qid, ranking in run.items() if ranking}
+    if any(qid in qrels for qid in scored):
+        reference.update(_reference(qrels, scored, relevance_level=relevance_level))
+    rankings = [ours_run[qid] for qid in qids]
+    ours = score_queries(qids, qrels, rankings, names, _options(relevance_level))
     assert set(reference) == set(qids)
     for i, qid in enumerate(qids):
         for name in names:
@@ -111,6 +131,77 @@ def test_per_query_values_equal_pytrec_eval(
             else:
                 got = float(ours[name][i])
             assert got == pytest.approx(expected, abs=TOLERANCE), (qid, name)
+    if qids:
+        means = evaluate(qrels, ours_run, names, relevance_level=relevance_level)
+        for name in names:
+            values = [reference[qid][TREC_KEYS[name]] for qid in qids]
+            mean = math.fsum(values) / len(values)
+            expected = math.exp(mean) if name == "gm_map" else mean
+            assert means[name] == pytest.approx(expected, abs=TOLERANCE), name
+
+
+def _empty_ranking(judgements: dict[str, int], relevance_level: int) -> dict[str, float]:
+    """trec_eval's values for an empty ranking: 0 but num_rel, and gm_map's floor
+    log(0.00001); iprec_at_recall 0 (see nan_free). Written out rather than asked of
+    pytrec_eval, which crashes now and then on an empty ranking when given a
+    relevance_level."""
+    values = dict.fromkeys(TREC_KEYS.values(), 0.0)
+    values["num_rel"] = float(sum(grade >= relevance_level for grade in judgements.values()))
+    values["gm_map"] = math.log(0.00001)
+    return values
+
+
+# Doc ids whose string order differs from their numeric order (d9 > d10 > d1), so ties
+# broken on the numbers instead of the strings would show.
+EDGE_DOCS = [f"d{i}" for i in range(12)]
+EDGE_SCORES = {
+    "continuous": st.floats(-1e6, 1e6, allow_nan=False),
+    "tied": st.sampled_from([0.0, 0.5, 1.0]),
+    "equal": st.just(0.25),  # every retrieved document tied: decided by doc id alone
+    "extreme": st.sampled_from([-math.inf, -0.0, 0.0, 1.0, math.inf]),
+    "near": st.sampled_from([1.0, 1.0 - 1e-9, 1.0 + 1e-9, 0.9999999]),  # float32 ties
+}
+
+
+def trec_order(scores: dict[str, float]) -> list[str]:
+    """trec_eval's ranking: score as a 32-bit float descending, then doc id descending."""
+    return sorted(scores, key=lambda doc: (float(np.float32(scores[doc])), doc), reverse=True)
+
+
+@st.composite
+def edge_collections(
+    draw: st.DrawFn,
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]], dict[str, Any]]:
+    """Graded qrels (0..3: a query may have no relevant document, or only judged
+    non-relevant ones), a run of one kind of scores (a ranking may be empty, a query on
+    one side only), and the same run with some rankings as trec_eval-ordered lists."""
+    score = EDGE_SCORES[draw(st.sampled_from(sorted(EDGE_SCORES)))]
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for i in range(draw(st.integers(1, 6))):
+        side = "both" if i == 0 else draw(st.sampled_from(["both", "both", "qrels", "run"]))
+        if side != "run":
+            grades = st.integers(0, draw(st.sampled_from([0, 1, 3])))
+            qrels[f"q{i}"] = draw(st.dictionaries(st.sampled_from(EDGE_DOCS), grades, min_size=1))
+        if side != "qrels":
+            run[f"q{i}"] = draw(st.dictionaries(st.sampled_from(EDGE_DOCS), score))
+    as_list = draw(st.lists(st.booleans(), min_size=len(run), max_size=len(run)))
+    ours = {
+        qid: trec_order(scores) if flag else scores
+        for (qid, scores), flag in zip(run.items(), as_list, strict=True)
+    }
+    return qrels, run, ours
+
+
+@settings(max_examples=300, deadline=None)
+@given(edge_collections(), st.sampled_from([1, 2, 3]), st.booleans())
+def test_edge_cases_equal_pytrec_eval(
+    collection: tuple[dict[str, dict[str, int]], dict[str, dict[str, float]], dict[str, Any]],
+    relevance_level: int,
+    with_bpref: bool,
+) -> None:
+    qrels, run, ours = collection
+    assert_per_query_parity(qrels, run, ours, relevance_level, with_bpref)
 
 
 @pytest.mark.parametrize("relevance_level", [1, 2])
