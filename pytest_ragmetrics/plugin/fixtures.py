@@ -20,7 +20,7 @@ from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors, model_label
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
-from pytest_ragmetrics.metrics.base import Compute, MetricContext, MetricSpec
+from pytest_ragmetrics.metrics.base import MetricContext, MetricSpec
 from pytest_ragmetrics.metrics.catalog import FIXTURES, custom_metrics
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
@@ -84,14 +84,17 @@ class Score(float):
 
 @dataclass(frozen=True)
 class MetricFixture:
-    """A metric bound to the running test: call it with the test's ``row``."""
+    """A metric bound to the running test: call it with the test's ``row``. Built for
+    every metric of every row, so it holds no more than the declaration, the row's
+    recorder and the context the row's metrics share."""
 
-    name: str
-    primary: str
-    compute: Compute
+    spec: MetricSpec
     recorder: RowRecorder
     context: MetricContext
-    options: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.spec.fixture
 
     def __repr__(self) -> str:
         return f"<metric fixture {self.name} for row {self.recorder.row.id!r}>"
@@ -102,18 +105,19 @@ class MetricFixture:
                 f"{self.name}() takes the test's own `row` fixture "
                 f"(row {self.recorder.row.id!r}); for other data use pytest_ragmetrics.metrics"
             )
-        unknown = sorted(set(options) - set(self.options))
+        spec = self.spec
+        unknown = sorted(set(options) - set(spec.options)) if options else ()
         if unknown:
-            takes = f"takes {', '.join(self.options)}" if self.options else "takes no options"
+            takes = f"takes {', '.join(spec.options)}" if spec.options else "takes no options"
             raise TypeError(f"{self.name}(row, ...) {takes}; got {', '.join(unknown)}")
         try:
-            measured = self.compute(row, self.context, **options)
+            measured = spec.compute(row, self.context, **options)
         except RowError as error:
             if isinstance(error, JudgeRowError):  # keep what the failed judge call cost
                 self.recorder.record({}, {}, None, error.details)
             self.recorder.fail(located(row, str(error)))
             raise
-        primary = measured.primary or self.primary
+        primary = measured.primary or spec.primary
         self.recorder.record(
             measured.values, measured.breakdowns, {primary: measured.evidence}, measured.details
         )
@@ -194,11 +198,7 @@ def bound_metrics(
     metrics share one context, so one memo: faithfulness reuses overlap's work."""
     rerun = recorder.rerun or (param.rerun if param is not None else None)
     context = MetricContext(settings, embed, recorder.memo, rerun, judge)
-    specs = [FIXTURES[name] for name in names]
-    return [
-        MetricFixture(spec.fixture, spec.primary, spec.compute, recorder, context, spec.options)
-        for spec in specs
-    ]
+    return [MetricFixture(FIXTURES[name], recorder, context) for name in names]
 
 
 @pytest.fixture
