@@ -20,7 +20,7 @@ from pytest_ragmetrics.metrics.base import (
     MetricSettings,
     MetricSpec,
 )
-from pytest_ragmetrics.text.citations import CitationFormat, find_citations
+from pytest_ragmetrics.text.citations import CitationFormat, find_citations, may_cite
 from pytest_ragmetrics.text.idk import IdkMatcher, all_idk, idk_sentences, telemetry_abstains
 from pytest_ragmetrics.text.sentences import split_sentences
 
@@ -80,10 +80,18 @@ def idk_citation(
     matcher: IdkMatcher | None = None,
     fmt: CitationFormat = "auto",
 ) -> IdkCitation:
-    """Find IDK sentences of ``answer`` that carry a citation marker."""
+    """Find IDK sentences of ``answer`` that carry a citation marker.
+
+    An answer with no piece of any IDK pattern in it has no IDK sentence
+    (``IdkMatcher.may_occur_in``), and one with no marker has no cited sentence: either
+    way nothing is found, and the answer is not split into sentences at all.
+    """
+    matcher = matcher or IdkMatcher()
+    if not matcher.may_occur_in(answer) or not may_cite(answer, fmt):
+        return IdkCitation(())
     sentences = split_sentences(answer, fmt)
     cited = []
-    for sentence, phrase in idk_sentences(sentences, matcher or IdkMatcher(), fmt):
+    for sentence, phrase in idk_sentences(sentences, matcher, fmt):
         markers = tuple(
             dict.fromkeys(c.marker for c in find_citations(sentence.text, context_ids, fmt))
         )

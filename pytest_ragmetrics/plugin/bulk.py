@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.data.dataset import DatasetError, Row
-from pytest_ragmetrics.plugin.fixtures import FIXTURES, MetricFixture, metric_fixture, start_row
+from pytest_ragmetrics.plugin.fixtures import FIXTURES, MetricFixture, metric_fixtures, start_row
 from pytest_ragmetrics.plugin.recording import Outcome, PayloadContext, payload_for
 from pytest_ragmetrics.plugin.rows import BindMetric, RowJob, RowRun, StartRow, run_row
 from pytest_ragmetrics.plugin.state import (
@@ -106,8 +106,8 @@ def _here(item: pytest.Function) -> tuple[StartRow, BindMetric]:
     def start(param: RowParam, recorder: RowRecorder) -> Row:
         return start_row(param, recorder, item, systems)
 
-    def bind(name: str, recorder: RowRecorder, param: RowParam) -> MetricFixture:
-        return metric_fixture(item.config, name, recorder, param)
+    def bind(names: Sequence[str], recorder: RowRecorder, param: RowParam) -> list[MetricFixture]:
+        return metric_fixtures(item.config, names, recorder, param)
 
     return start, bind
 

@@ -20,7 +20,7 @@ from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors, model_label
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
-from pytest_ragmetrics.metrics.base import Compute, MetricContext, MetricSpec
+from pytest_ragmetrics.metrics.base import MetricContext, MetricSpec
 from pytest_ragmetrics.metrics.catalog import FIXTURES, custom_metrics
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
@@ -48,11 +48,11 @@ __all__ = [
     "FIXTURES",
     "MetricFixture",
     "Score",
-    "bound_metric",
+    "bound_metrics",
     "check_row",
     "define_metric_fixture",
     "late_metric",
-    "metric_fixture",
+    "metric_fixtures",
     "missing_fields",
     "refuse_late",
     "session_texts",
@@ -84,14 +84,17 @@ class Score(float):
 
 @dataclass(frozen=True)
 class MetricFixture:
-    """A metric bound to the running test: call it with the test's ``row``."""
+    """A metric bound to the running test: call it with the test's ``row``. Built for
+    every metric of every row, so it holds no more than the declaration, the row's
+    recorder and the context the row's metrics share."""
 
-    name: str
-    primary: str
-    compute: Compute
+    spec: MetricSpec
     recorder: RowRecorder
     context: MetricContext
-    options: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.spec.fixture
 
     def __repr__(self) -> str:
         return f"<metric fixture {self.name} for row {self.recorder.row.id!r}>"
@@ -102,18 +105,19 @@ class MetricFixture:
                 f"{self.name}() takes the test's own `row` fixture "
                 f"(row {self.recorder.row.id!r}); for other data use pytest_ragmetrics.metrics"
             )
-        unknown = sorted(set(options) - set(self.options))
+        spec = self.spec
+        unknown = sorted(set(options) - set(spec.options)) if options else ()
         if unknown:
-            takes = f"takes {', '.join(self.options)}" if self.options else "takes no options"
+            takes = f"takes {', '.join(spec.options)}" if spec.options else "takes no options"
             raise TypeError(f"{self.name}(row, ...) {takes}; got {', '.join(unknown)}")
         try:
-            measured = self.compute(row, self.context, **options)
+            measured = spec.compute(row, self.context, **options)
         except RowError as error:
             if isinstance(error, JudgeRowError):  # keep what the failed judge call cost
                 self.recorder.record({}, {}, None, error.details)
             self.recorder.fail(located(row, str(error)))
             raise
-        primary = measured.primary or self.primary
+        primary = measured.primary or spec.primary
         self.recorder.record(
             measured.values, measured.breakdowns, {primary: measured.evidence}, measured.details
         )
@@ -135,18 +139,22 @@ def missing_fields(row: Row, fixture_names: Sequence[str]) -> list[Problem]:
     ]
 
 
-def metric_fixture(
-    config: pytest.Config, name: str, recorder: RowRecorder, param: RowParam | None
-) -> MetricFixture:
-    """The metric fixture ``name`` bound to one row's recorder: the fixture's value in a
-    row test, and what a bulk item gives its test for each row."""
+def metric_fixtures(
+    config: pytest.Config, names: Sequence[str], recorder: RowRecorder, param: RowParam | None
+) -> list[MetricFixture]:
+    """The metric fixtures ``names`` bound to one row's recorder: their values in a row
+    test, and what a bulk item gives its test for each row."""
 
     def embed(texts: Sequence[str]) -> Vectors:
         return embedding_store(config).embed(texts)  # built on first use only
 
-    refuse_late(config, name)
+    def judge() -> LlmJudge:
+        return llm_judge(config)
+
+    for name in names:
+        refuse_late(config, name)
     settings = run_state(config).thresholds.settings
-    return bound_metric(name, recorder, param, settings, embed, lambda: llm_judge(config))
+    return bound_metrics(names, recorder, param, settings, embed, judge)
 
 
 def refuse_late(config: pytest.Config, name: str) -> None:
@@ -177,25 +185,20 @@ def late_declaration(name: str, origin: str) -> str:
     )
 
 
-def bound_metric(
-    name: str,
+def bound_metrics(
+    names: Sequence[str],
     recorder: RowRecorder,
     param: RowParam | None,
     settings: Settings,
     embed: Callable[[Sequence[str]], Vectors],
     judge: Callable[[], LlmJudge],
-) -> MetricFixture:
-    """``metric_fixture`` given the settings, the vectors and the judge instead of the
-    run's config: what a process without the pytest item (a Ray worker) binds."""
-    spec = FIXTURES[name]
-    context = MetricContext(
-        settings,
-        embed,
-        recorder.memo,
-        recorder.rerun or (param.rerun if param is not None else None),
-        judge,
-    )
-    return MetricFixture(name, spec.primary, spec.compute, recorder, context, spec.options)
+) -> list[MetricFixture]:
+    """``metric_fixtures`` given the settings, the vectors and the judge instead of the
+    run's config: what a process without the pytest item (a Ray worker) binds. The row's
+    metrics share one context, so one memo: faithfulness reuses overlap's work."""
+    rerun = recorder.rerun or (param.rerun if param is not None else None)
+    context = MetricContext(settings, embed, recorder.memo, rerun, judge)
+    return [MetricFixture(FIXTURES[name], recorder, context) for name in names]
 
 
 @pytest.fixture
@@ -210,13 +213,35 @@ def row(request: pytest.FixtureRequest) -> Row | None:
             f"{request.node.nodeid} takes `row` but has no dataset: "
             f'mark it with @pytest.mark.ragmetrics(dataset="path/to/rows.jsonl")'
         )
+    item = request.node
     recorder = RowRecorder(param.row)
-    request.node.stash[RECORDER_KEY] = recorder
+    item.stash[RECORDER_KEY] = recorder
 
     def systems() -> Any:
         return request.getfixturevalue("ragmetrics_system")
 
-    return start_row(param, recorder, request.node, systems)
+    started = start_row(param, recorder, item, systems)
+    _bind_requested_metrics(item, recorder, param)
+    return started
+
+
+def _bind_requested_metrics(item: pytest.Item, recorder: RowRecorder, param: RowParam) -> None:
+    """Give the row test its metric fixtures' values directly.
+
+    Every metric fixture of a row test is the same function of the row's recorder, so the
+    ``row`` fixture binds them all at once and hands them to pytest as the test's
+    arguments. pytest then sets up no fixture of its own for them: no fixture request, no
+    signature inspection and no set-up hook per metric per row, which was most of what
+    the plugin added to a row test's cost. A metric fixture set up before ``row`` (a test
+    that names it first) finds its value here once ``row`` has run
+    (``define_metric_fixture``)."""
+    if not isinstance(item, pytest.Function):
+        return
+    funcargs = item.funcargs
+    names = [name for name in item.fixturenames if name in FIXTURES and name not in funcargs]
+    if names:
+        bound = metric_fixtures(item.config, names, recorder, param)
+        funcargs.update(zip(names, bound, strict=True))
 
 
 def start_row(
@@ -318,8 +343,11 @@ def define_metric_fixture(spec: MetricSpec, module: str | None = None) -> Any:
         node = request.node
         if batch_param(node) is not None:
             return None  # a bulk item's test gets one per row (plugin.bulk)
-        recorder = node.stash[RECORDER_KEY]  # set by `row`, which every metric requires
-        return metric_fixture(request.config, name, recorder, row_param(node))
+        bound = node.funcargs.get(name) if isinstance(node, pytest.Function) else None
+        if isinstance(bound, MetricFixture):
+            return bound  # bound by `row`, which every metric requires
+        recorder = node.stash[RECORDER_KEY]  # set by `row`
+        return metric_fixtures(request.config, (name,), recorder, row_param(node))[0]
 
     metric.__name__ = name
     metric.__qualname__ = name

@@ -59,7 +59,7 @@ from pytest_ragmetrics.metrics.custom import CustomMetric
 from pytest_ragmetrics.plugin.fixtures import (
     FIXTURES,
     MetricFixture,
-    bound_metric,
+    bound_metrics,
     check_row,
     late_metric,
 )
@@ -418,10 +418,11 @@ def _run_here(work: WorkerJob, params: Sequence[RowParam]) -> list[RowRun]:
         check_row(param, recorder, settings.row_errors)
         return param.row
 
-    def bind(name: str, recorder: RowRecorder, param: RowParam) -> MetricFixture:
-        if name in work.refused:
-            pytest.fail(work.refused[name], pytrace=False)
-        return bound_metric(name, recorder, param, settings, embed, _no_judge)
+    def bind(names: Sequence[str], recorder: RowRecorder, param: RowParam) -> list[MetricFixture]:
+        for name in names:
+            if name in work.refused:
+                pytest.fail(work.refused[name], pytrace=False)
+        return bound_metrics(names, recorder, param, settings, embed, _no_judge)
 
     return [run_row(work.job, param, start, bind) for param in params]
 

@@ -217,7 +217,11 @@ def attach_payload(
     outcome = Outcome.of_report(call, report)
     param = row_param(item)
     if param is not None:
+        # Taken out of the stash: the item lives to the end of the run, what its row
+        # recorded (values, evidence, the metrics' memo) is in the payload from here on.
         recorder = item.stash.get(RECORDER_KEY, None)
+        if recorder is not None:
+            del item.stash[RECORDER_KEY]
         setattr(report, PAYLOAD_ATTR, row_payload(item, param, recorder, outcome).to_dict())
         failure = call_failure(param, outcome) if report.failed else None
         if failure is not None:

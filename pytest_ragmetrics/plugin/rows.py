@@ -8,7 +8,7 @@ caller, since only the pytest process can answer a live row or call the LLM judg
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,9 +59,9 @@ class RowJob:
     payload: PayloadContext
 
 
-# How a row starts (its ``row`` argument), and its metric fixture ``name``.
+# How a row starts (its ``row`` argument), and its metric fixtures ``names``.
 StartRow = Callable[[RowParam, RowRecorder], Row]
-BindMetric = Callable[[str, RowRecorder, RowParam], MetricFixture]
+BindMetric = Callable[[Sequence[str], RowRecorder, RowParam], list[MetricFixture]]
 
 
 def run_row(job: RowJob, param: RowParam, start: StartRow, bind: BindMetric) -> RowRun:
@@ -72,8 +72,8 @@ def run_row(job: RowJob, param: RowParam, start: StartRow, bind: BindMetric) -> 
     try:
         row = start(param, recorder)
         when = "call"
-        fixtures = {name: bind(name, recorder, param) for name in job.metrics}
-        job.test(**{**job.shared, "row": row, **fixtures})
+        fixtures = zip(job.metrics, bind(job.metrics, recorder, param), strict=True)
+        job.test(**{**job.shared, "row": row, **dict(fixtures)})
     except ROW_OUTCOMES as raised:
         skipped = isinstance(raised, pytest.skip.Exception)
         outcome = Outcome(when, pytest.ExceptionInfo.from_exception(raised), not skipped, skipped)

@@ -160,6 +160,15 @@ def find_citations(
     return found
 
 
+def may_cite(text: str, fmt: CitationFormat = "auto") -> bool:
+    """False only when no part of ``text`` holds a marker of ``fmt``: a built-in marker is
+    found wherever it stands, so none in ``text`` means none in any sentence of it. A
+    project's own pattern may look around its marker, so with one this is always True."""
+    if isinstance(fmt, CitationSyntax):
+        return True
+    return marker_pattern(fmt).search(text) is not None
+
+
 def _index(numeral: str) -> int | str:
     """The number a ``[n]`` numeral writes, or its digits when no index can be that long."""
     digits = numeral.strip()

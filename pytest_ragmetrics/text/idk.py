@@ -57,6 +57,23 @@ class IdkMatcher:
     def _regex(self) -> re.Pattern[str]:
         return _compile(self.patterns)
 
+    def may_occur_in(self, text: str) -> bool:
+        """False only when no sentence of ``text`` can be IDK, decided without splitting it.
+
+        A sentence is IDK when a pattern matches its folded text with the markers stripped,
+        and such a match holds every piece of the folded pattern that has neither white
+        space nor punctuation a stripped marker's space is dropped before (``PROBE_BREAKS``)
+        verbatim. Stripping puts a space where a marker was, and folding maps each
+        character on its own, so the piece is in the folded sentence as written, and so in
+        the folded ``text`` the sentence is part of. No piece of any pattern in ``text``,
+        then no IDK sentence. A pattern of punctuation alone gives no piece: always True.
+        """
+        probes = _probes(self.patterns)
+        if probes is None:
+            return True
+        folded = text.translate(_APOSTROPHES).casefold()
+        return any(probe in folded for probe in probes)
+
     def match(self, sentence: str, fmt: CitationFormat = "auto") -> str | None:
         """The pattern text found in ``sentence`` (folded), or ``None`` if it is not IDK.
 
@@ -77,6 +94,24 @@ def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
         return head + folded.replace(r"\ ", r"\s+") + tail
 
     return re.compile("|".join(bounded(p) for p in patterns))
+
+
+# What ``strip_citations`` drops the space before, where it removed a marker: a piece of a
+# pattern holding one of these could span a stripped marker.
+PROBE_BREAKS = re.compile(r"[\s.,;:!?…]+")
+
+
+@functools.lru_cache(maxsize=64)
+def _probes(patterns: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The longest piece of each folded pattern (``IdkMatcher.may_occur_in``); None when a
+    pattern has none."""
+    probes = []
+    for pattern in patterns:
+        pieces = [piece for piece in PROBE_BREAKS.split(_fold(pattern)) if piece]
+        if not pieces:
+            return None
+        probes.append(max(pieces, key=len))
+    return tuple(probes)
 
 
 @functools.lru_cache(maxsize=16384)
