@@ -131,6 +131,10 @@ class EmbeddingCache:
             try:
                 connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
                 connection.execute("PRAGMA journal_mode = WAL")
+                # A commit need not wait for the disk: in WAL mode the file stays whole
+                # either way, and a power cut loses at most the last vectors, which a
+                # later run encodes again.
+                connection.execute("PRAGMA synchronous = NORMAL")
                 version = connection.execute("PRAGMA user_version").fetchone()[0]
                 if version not in (0, SCHEMA_VERSION):
                     raise sqlite3.DatabaseError(f"unknown cache schema version {version}")
