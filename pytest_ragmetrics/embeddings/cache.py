@@ -47,6 +47,9 @@ _BUSY_TIMEOUT_MS = 600_000
 # Prepared sets kept (the most recently written): enough for a few selections of one
 # project's rows, few enough that the copies stay a small multiple of the entries.
 KEPT_SETS = 4
+# A larger set is not kept whole (its entries are): SQLite refuses a value over 1 GB, and
+# the copies should stay a modest share of the disk (about 170,000 vectors of 384 floats).
+MAX_SET_BYTES = 256 << 20
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
@@ -221,12 +224,15 @@ class EmbeddingCache:
 
     def put_set(self, prepared: PreparedSet, vectors: Vectors) -> None:
         """Store ``vectors`` (a row per text of ``prepared``, in its order) as the set,
-        keeping only the ``KEPT_SETS`` most recently written sets."""
+        keeping only the ``KEPT_SETS`` most recently written sets; a set of more than
+        ``MAX_SET_BYTES`` is not stored (its texts are read entry by entry)."""
         if vectors.ndim != 2 or vectors.shape[0] != len(prepared.texts):
             raise ValueError(
                 f"a prepared set of {len(prepared.texts)} texts needs as many rows of "
                 f"vectors; got an array of shape {vectors.shape}"
             )
+        if 4 * vectors.size > MAX_SET_BYTES:
+            return
         blob = np.ascontiguousarray(vectors, dtype=np.float32).tobytes()
         row = (prepared.key, vectors.shape[0], vectors.shape[1], _checksum(blob), blob)
 

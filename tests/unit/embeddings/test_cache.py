@@ -310,6 +310,17 @@ def test_only_the_latest_prepared_sets_are_kept(tmp_path: Path) -> None:
     assert cache.get_set(latest) is not None
 
 
+def test_a_prepared_set_too_large_is_not_kept_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache_module, "MAX_SET_BYTES", 2 * 8 * 4)  # two vectors of 8 floats
+    store_for(tmp_path, FakeEmbedder()).prepare(["a", "b", "c"])
+    store_for(tmp_path, FakeEmbedder()).prepare(["a", "b"])
+    cache = EmbeddingCache(tmp_path)
+    assert cache.get_set(prepared_set(FakeEmbedder.identity, ["a", "b", "c"])) is None
+    assert cache.get_set(prepared_set(FakeEmbedder.identity, ["a", "b"])) is not None
+
+
 def test_texts_embedded_outside_prepare_are_no_prepared_set(tmp_path: Path) -> None:
     store = store_for(tmp_path, FakeEmbedder())
     store.prepare(["a"])
