@@ -12,6 +12,13 @@ its value is the float32 vector with its length and a checksum. Properties users
   warning) and a fresh one is started; the run goes on.
 * **Keyed by content.** A different model (or different weights under the same path) or
   different text is a different key; nothing is ever invalidated by hand.
+
+Besides one entry per text, the cache keeps the vectors of the last few *prepared sets*
+(every text a run prepared at once) as one packed matrix each, keyed by the set's texts:
+a warm run of the same rows reads its thousands of vectors as one row, not one B-tree
+lookup per text (``prepared_set``, ``get_set``, ``put_set``). A set is a copy of entries
+the cache holds anyway, checked like them; a set that is missing or damaged only sends
+the run back to the entries.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import sqlite3
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_ragmetrics.embeddings.model import Vectors, file_sha256
@@ -33,6 +41,12 @@ DB_NAME = "embeddings.sqlite3"
 SCHEMA_VERSION = 1
 _CHUNK = 500  # keys per SELECT, well under SQLite's bound-parameter limit
 _BUSY_TIMEOUT_MS = 600_000
+# Prepared sets kept (the most recently written): enough for a few selections of one
+# project's rows, few enough that the copies stay a small multiple of the entries.
+KEPT_SETS = 4
+# A larger set is not kept whole (its entries are): SQLite refuses a value over 1 GB, and
+# the copies should stay a modest share of the disk (about 170,000 vectors of 384 floats).
+MAX_SET_BYTES = 256 << 20
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
@@ -40,6 +54,10 @@ CREATE TABLE IF NOT EXISTS vectors (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS file_digests (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS prepared_sets (
+    key BLOB PRIMARY KEY, count INTEGER NOT NULL, dim INTEGER NOT NULL,
+    checksum BLOB NOT NULL, vectors BLOB NOT NULL, written_ns INTEGER NOT NULL
 );
 """
 
@@ -55,6 +73,27 @@ def entry_key(model_identity: str, text: str) -> bytes:
 
 def _checksum(blob: bytes) -> bytes:
     return hashlib.blake2b(blob, digest_size=8).digest()
+
+
+@dataclass(frozen=True)
+class PreparedSet:
+    """Texts prepared together, as the cache stores their vectors in one matrix.
+
+    ``texts`` are in the set's own order, by entry key, so the same texts listed in any
+    order are the same set, stored once; ``key`` names the set under one model: the
+    sha256 of its entry keys in that order.
+    """
+
+    key: bytes
+    texts: tuple[str, ...]
+
+
+def prepared_set(model_identity: str, texts: Iterable[str]) -> PreparedSet:
+    """The prepared set of the distinct ``texts`` under one model."""
+    keyed = {entry_key(model_identity, text): text for text in texts}
+    order = sorted(keyed)
+    key = hashlib.sha256(b"pytest-ragmetrics prepared set v1\0" + b"".join(order)).digest()
+    return PreparedSet(key, tuple(keyed[entry] for entry in order))
 
 
 def _mark_cache_dir(directory: Path) -> None:
@@ -92,6 +131,10 @@ class EmbeddingCache:
             try:
                 connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
                 connection.execute("PRAGMA journal_mode = WAL")
+                # A commit need not wait for the disk: in WAL mode the file stays whole
+                # either way, and a power cut loses at most the last vectors, which a
+                # later run encodes again.
+                connection.execute("PRAGMA synchronous = NORMAL")
                 version = connection.execute("PRAGMA user_version").fetchone()[0]
                 if version not in (0, SCHEMA_VERSION):
                     raise sqlite3.DatabaseError(f"unknown cache schema version {version}")
@@ -154,6 +197,64 @@ class EmbeddingCache:
                     continue  # truncated or corrupted: a miss, recomputed and overwritten
                 found[keyed[key]] = np.frombuffer(blob, dtype=np.float32)
         return found
+
+    def get_set(self, prepared: PreparedSet) -> Vectors | None:
+        """The vectors of ``prepared``'s texts, a row each in its order, when the set is
+        stored and intact; ``None`` otherwise (the caller reads the entries instead)."""
+        import numpy as np
+
+        try:
+            row = (
+                self._connect()
+                .execute(
+                    "SELECT count, dim, checksum, vectors FROM prepared_sets WHERE key = ?",
+                    (prepared.key,),
+                )
+                .fetchone()
+            )
+        except sqlite3.DatabaseError as error:
+            self._recovering("read", error)
+            return None
+        if row is None:
+            return None
+        count, dim, checksum, blob = row
+        intact = len(blob) == 4 * count * dim and _checksum(blob) == checksum
+        if not intact or count != len(prepared.texts):
+            return None  # damaged: the entries are read, and the set written again
+        return np.frombuffer(blob, dtype=np.float32).reshape(count, dim)
+
+    def put_set(self, prepared: PreparedSet, vectors: Vectors) -> None:
+        """Store ``vectors`` (a row per text of ``prepared``, in its order) as the set,
+        keeping only the ``KEPT_SETS`` most recently written sets; a set of more than
+        ``MAX_SET_BYTES`` is not stored (its texts are read entry by entry)."""
+        import numpy as np
+
+        if vectors.ndim != 2 or vectors.shape[0] != len(prepared.texts):
+            raise ValueError(
+                f"a prepared set of {len(prepared.texts)} texts needs as many rows of "
+                f"vectors; got an array of shape {vectors.shape}"
+            )
+        if 4 * vectors.size > MAX_SET_BYTES:
+            return
+        blob = np.ascontiguousarray(vectors, dtype=np.float32).tobytes()
+        row = (prepared.key, vectors.shape[0], vectors.shape[1], _checksum(blob), blob)
+
+        def write(connection: sqlite3.Connection) -> None:
+            with connection:
+                connection.execute(
+                    "INSERT OR REPLACE INTO prepared_sets VALUES (?, ?, ?, ?, ?, ?)",
+                    (*row, time.time_ns()),
+                )
+                connection.execute(
+                    "DELETE FROM prepared_sets WHERE key NOT IN (SELECT key FROM "
+                    "prepared_sets ORDER BY written_ns DESC LIMIT ?)",
+                    (KEPT_SETS,),
+                )
+
+        try:
+            write(self._connect())
+        except sqlite3.DatabaseError as error:
+            write(self._recovering("write", error))
 
     def checkpoint(self) -> None:
         """Move the write-ahead log into the database file, so that readers that share

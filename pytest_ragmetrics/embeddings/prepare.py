@@ -7,7 +7,12 @@ metrics, deduplicates them and hands them to ``EmbeddingStore.prepare``, which
    (pytest-xdist workers) wait, so no text is encoded twice;
 2. encodes only the misses, longest first, in large batches, storing each batch as it
    completes (an interrupted run keeps what it paid for) and reporting progress;
-3. keeps the vectors in memory for the metric fixtures, which then only look up.
+3. keeps the vectors in memory for the metric fixtures, which then only look up: one
+   float32 matrix with a row per text (``PackedVectors``), never an array per text.
+
+A warm run of the same rows reads the whole set back as one packed matrix
+(``EmbeddingCache.get_set``) instead of one cache entry per text, and a run that had to
+read entries or encode stores its set that way for the next.
 
 The embedder is built lazily and the model loaded on the first miss: a fully cached run
 never imports torch or sentence-transformers.
@@ -16,7 +21,7 @@ never imports torch or sentence-transformers.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -80,6 +85,66 @@ class PrepareStats:
         return line
 
 
+class PackedVectors(Mapping[str, Vectors]):
+    """Vectors of many texts in one float32 matrix, a row per text, and each text's row.
+
+    Reading the rows of many texts is one indexing of the matrix (``rows``), not a stack
+    of separate arrays. The matrix grows by doubling, so adding texts in many small
+    groups costs time linear in their number. A text's row is read-only.
+    """
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self._rows: dict[str, int] = {}
+        self._matrix: Vectors = np.zeros((0, 0), np.float32)
+
+    def add(self, texts: Sequence[str], vectors: Vectors) -> None:
+        """Hold ``vectors[i]`` as the vector of ``texts[i]`` (a text held already keeps
+        its row: one model gives one text one vector)."""
+        import numpy as np
+
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise ValueError(
+                f"{len(texts)} text(s) need as many rows of vectors; got shape {vectors.shape}"
+            )
+        new = [index for index, text in enumerate(texts) if text not in self._rows]
+        if not new:
+            return
+        size, dim = len(self._rows), vectors.shape[1]
+        if size and dim != self._matrix.shape[1]:
+            raise ValueError(
+                f"vectors of {dim} dimensions cannot join the {self._matrix.shape[1]} of "
+                "the texts held: one store holds one model's vectors"
+            )
+        if size + len(new) > self._matrix.shape[0]:
+            grown = np.zeros((max(size + len(new), 2 * self._matrix.shape[0]), dim), np.float32)
+            if size:
+                grown[:size] = self._matrix[:size]
+            self._matrix = grown
+        self._matrix[size : size + len(new)] = vectors[new]
+        for offset, index in enumerate(new):
+            self._rows[texts[index]] = size + offset
+
+    def rows(self, texts: Sequence[str]) -> Vectors:
+        """The vectors of ``texts``, a row each in their order (a copy)."""
+        return self._matrix[[self._rows[text] for text in texts]]
+
+    def __getitem__(self, text: str) -> Vectors:
+        row: Vectors = self._matrix[self._rows[text]]
+        row.flags.writeable = False
+        return row
+
+    def __contains__(self, text: object) -> bool:
+        return text in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
 class EmbeddingStore:
     """Vectors of the run's texts: prepared in bulk, then looked up by the fixtures."""
 
@@ -98,7 +163,7 @@ class EmbeddingStore:
         self._prepared: set[str] = set()  # texts prepared but not held (keep_vectors off)
         self._embedder: Embedder | None = None
         self.cache = cache
-        self.vectors: dict[str, Vectors] = {}
+        self.vectors = PackedVectors()
         self.stats = PrepareStats()
         self._load_counted = False
 
@@ -109,7 +174,18 @@ class EmbeddingStore:
         return self._embedder
 
     def prepare(self, texts: Iterable[str], progress: Progress | None = None) -> None:
-        """Make every text of ``texts`` available, encoding only what no cache holds."""
+        """Make every text of ``texts`` available, encoding only what no cache holds.
+
+        The texts are one prepared set: read whole from the cache when it holds the set,
+        otherwise read entry by entry (the misses encoded) and then stored whole.
+        """
+        self._prepare(texts, progress, whole=True)
+
+    def _prepare(self, texts: Iterable[str], progress: Progress | None, whole: bool) -> None:
+        import numpy as np
+
+        from pytest_ragmetrics.embeddings.cache import prepared_set
+
         needed = [
             text
             for text in dict.fromkeys(texts)
@@ -120,18 +196,29 @@ class EmbeddingStore:
         started = time.perf_counter()
         with self.cache.prepare_lock():
             identity = self.embedder.identity
+            packed = prepared_set(identity, needed) if whole and self._keep_vectors else None
+            stored = self.cache.get_set(packed) if packed is not None else None
+            if packed is not None and stored is not None:
+                self.vectors.add(packed.texts, stored)
+                self._count_lookup(started, len(needed), len(needed))
+                return
             found = self.cache.get_many(identity, needed)
-            if self._keep_vectors:
-                self.vectors.update(found)
+            if self._keep_vectors and found:
+                self.vectors.add(list(found), np.stack(list(found.values())))
             misses = [text for text in needed if text not in found]
-            self.stats.lookup_s += time.perf_counter() - started
-            self.stats.texts += len(needed)
-            self.stats.cached += len(found)
+            self._count_lookup(started, len(needed), len(found))
             if misses:
                 self._encode(identity, misses, progress)
+            if packed is not None:
+                self.cache.put_set(packed, self.vectors.rows(packed.texts))
             if not self._keep_vectors:  # read elsewhere: the file must hold them all
                 self._prepared.update(needed)
                 self.cache.checkpoint()
+
+    def _count_lookup(self, started: float, texts: int, cached: int) -> None:
+        self.stats.lookup_s += time.perf_counter() - started
+        self.stats.texts += texts
+        self.stats.cached += cached
 
     def _encode(self, identity: str, misses: list[str], progress: Progress | None) -> None:
         embedder = self.embedder
@@ -148,10 +235,9 @@ class EmbeddingStore:
                 raise RuntimeError(
                     f"{embedder.name} returned {vectors.shape[0]} vectors for {len(chunk)} texts"
                 )
-            encoded = dict(zip(chunk, vectors, strict=True))
-            self.cache.put_many(identity, encoded)
+            self.cache.put_many(identity, dict(zip(chunk, vectors, strict=True)))
             if self._keep_vectors:
-                self.vectors.update(encoded)
+                self.vectors.add(chunk, vectors)
             self.stats.encoded += len(chunk)
             done += len(chunk)
             if progress:
@@ -168,21 +254,23 @@ class EmbeddingStore:
             progress.finish(self.stats)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """The vectors of ``texts`` in order; a text not prepared is looked up or encoded."""
+        """The vectors of ``texts`` in order; a text not prepared is looked up or encoded
+        (alone, not as a prepared set: these are a row's or a dataset metric's texts)."""
         import numpy as np
 
-        self.prepare(texts)
+        self._prepare(texts, None, whole=False)
         if not texts:
             return np.zeros((0, 0), np.float32)
-        elsewhere = [text for text in texts if text not in self.vectors]  # not held here
-        stored = self.cache.get_many(self.embedder.identity, elsewhere) if elsewhere else {}
-        lost = [text for text in elsewhere if text not in stored]
+        if self._keep_vectors:
+            return self.vectors.rows(texts)
+        stored = self.cache.get_many(self.embedder.identity, texts)  # not held here
+        lost = [text for text in texts if text not in stored]
         if lost:
             raise EncodingError(
                 f"{len(lost)} prepared text(s) are not in the embedding cache "
                 f"{self.cache.directory} any more; was it removed during the run?"
             )
-        return np.stack([self.vectors[t] if t in self.vectors else stored[t] for t in texts])
+        return np.stack([stored[text] for text in texts])
 
     def close(self) -> None:
         self.cache.close()

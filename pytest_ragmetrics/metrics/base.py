@@ -9,7 +9,6 @@ are generated from the catalog.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,8 +252,4 @@ def golds(row: Row, metric: str) -> list[str]:
 def claim_text(row: Row, metric: str, settings: MetricSettings) -> str:
     """The answer without citation markers: what EM, F1, ROUGE and BLEU compare with the
     gold (which has none)."""
-    return _claim_text(row.require("answer", metric), settings.citations)
-
-
-# A row's metrics (em, f1, rouge, bleu) strip the same answer one after another.
-_claim_text = functools.lru_cache(maxsize=64)(strip_citations)
+    return strip_citations(row.require("answer", metric), settings.citations)

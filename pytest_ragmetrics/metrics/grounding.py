@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import Vectors
@@ -46,6 +46,10 @@ from pytest_ragmetrics.text.citations import (
 from pytest_ragmetrics.text.idk import IdkMatcher
 from pytest_ragmetrics.text.sentences import split_sentences
 
+if TYPE_CHECKING:  # numpy is imported by the functions that compute, not with the plugin
+    import numpy as np
+    import numpy.typing as npt
+
 Contexts = Sequence[Mapping[str, Any]]
 DEFAULT_TAU_SIM = 0.65
 
@@ -65,6 +69,36 @@ def cosine(a: Vectors, b: Vectors) -> float:
     if norms == 0.0:
         raise ValueError("cosine similarity of a zero vector is undefined")
     return min(1.0, max(-1.0, float(np.dot(x, y) / norms)))
+
+
+def _row_dots(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The dot product of each row of ``x`` with the same row of ``y``. A stack of
+    vector-by-vector products is what ``np.matmul`` hands to the very BLAS dot that
+    ``np.dot`` calls on one pair, so each float is ``np.dot``'s (an ``einsum`` or a
+    ``sum`` of products adds in another order and differs in the last bits)."""
+    import numpy as np
+
+    dots: npt.NDArray[np.float64] = np.matmul(x[:, None, :], y[:, :, None])[:, 0, 0]
+    return dots
+
+
+def cosines(left: Vectors, right: Vectors) -> list[float]:
+    """``cosine`` of each row of ``left`` with the same row of ``right``, all in one pass:
+    the same floats, bit for bit, as ``cosine`` pair by pair (each norm is the square root
+    of the vector's dot product with itself, as ``np.linalg.norm`` computes it), and the
+    same error for a zero vector."""
+    import numpy as np
+
+    x = np.ascontiguousarray(left, np.float64)
+    y = np.ascontiguousarray(right, np.float64)
+    if x.ndim != 2 or x.shape != y.shape:
+        raise ValueError(f"cosines of rows need two stacks of one shape; got {x.shape}, {y.shape}")
+    if not len(x):
+        return []
+    norms = np.sqrt(_row_dots(x, x)) * np.sqrt(_row_dots(y, y))
+    if not norms.all():
+        raise ValueError("cosine similarity of a zero vector is undefined")
+    return [min(1.0, max(-1.0, value)) for value in (_row_dots(x, y) / norms).tolist()]
 
 
 @dataclass(frozen=True)
@@ -147,12 +181,51 @@ def _is_claim(claim: Claim) -> bool:
     return not claim.idk and bool(claim.text)
 
 
+def overlaps(
+    answers: Sequence[tuple[str, Contexts | None]],
+    embed: Embed,
+    tau_sim: float = DEFAULT_TAU_SIM,
+    matcher: IdkMatcher | None = None,
+    fmt: CitationFormat = "auto",
+) -> list[Overlap]:
+    """The overlap of each ``(answer, contexts)``, all scored at once: one ``embed`` of
+    every distinct text, one pass of ``cosines`` over every measured sentence. Each result
+    equals ``overlap`` of its answer whenever ``embed`` gives a text the same vector in any
+    batch, as the run's prepared vectors do; a model encoding its batch afresh may not."""
+    import numpy as np
+
+    claim_lists = [claims(answer, contexts, matcher, fmt) for answer, contexts in answers]
+    measured = [claim for claim_list in claim_lists for claim in claim_list if _measured(claim)]
+    texts = list(dict.fromkeys(text for claim in measured for text in _pair(claim)))
+    row = {text: index for index, text in enumerate(texts)}
+    vectors = np.asarray(embed(texts)) if texts else np.zeros((0, 0), np.float32)
+    similarities = cosines(
+        vectors[[row[claim.text] for claim in measured]],
+        vectors[[row[str(claim.context)] for claim in measured]],
+    )
+    results, start = [], 0
+    for claim_list in claim_lists:
+        count = sum(map(_measured, claim_list))
+        results.append(judge_claims(claim_list, similarities[start : start + count], tau_sim))
+        start += count
+    return results
+
+
+def _pair(claim: Claim) -> tuple[str, str]:
+    return claim.text, str(claim.context)
+
+
+def _measured(claim: Claim) -> bool:
+    """Whether similarity decides the claim (``overlap_texts`` lists its two texts)."""
+    return claim.verdict is None and claim.context is not None
+
+
 def overlap_texts(claim_list: Sequence[Claim]) -> list[str]:
     """The texts overlap needs embedded: each scored sentence and its cited context."""
     texts: list[str] = []
     for claim in claim_list:
-        if claim.verdict is None and claim.context is not None:
-            texts += [claim.text, claim.context]
+        if _measured(claim):
+            texts += [claim.text, str(claim.context)]
     return texts
 
 
@@ -227,12 +300,36 @@ def overlap(
     fmt: CitationFormat = "auto",
 ) -> Overlap:
     """The overlap of ``answer`` with the contexts it cites (module docstring)."""
+    import numpy as np
+
     claim_list = claims(answer, contexts, matcher, fmt)
     texts = overlap_texts(claim_list)
-    vectors = dict(zip(texts, embed(texts), strict=True)) if texts else {}
+    if not texts:
+        return judge_claims(claim_list, [], tau_sim)
+    vectors = np.asarray(embed(texts))
+    row = {text: index for index, text in enumerate(texts)}  # a repeated text: its last
+    measured = [claim for claim in claim_list if _measured(claim)]
+    similarities = cosines(
+        vectors[[row[claim.text] for claim in measured]],
+        vectors[[row[str(claim.context)] for claim in measured]],
+    )
+    return judge_claims(claim_list, similarities, tau_sim)
+
+
+def judge_claims(
+    claim_list: Sequence[Claim], similarities: Sequence[float], tau_sim: float
+) -> Overlap:
+    """The overlap of an answer's claims, given the similarity of each claim that
+    similarity decides (in order: one per pair ``overlap_texts`` lists)."""
+    if len(similarities) != sum(map(_measured, claim_list)):
+        raise ValueError(
+            f"{len(similarities)} similarities for {sum(map(_measured, claim_list))} "
+            "measured claims"
+        )
+    measured = iter(similarities)
     verdicts = []
     for claim in claim_list:
-        if claim.verdict is not None or claim.context is None:
+        if not _measured(claim):
             verdicts.append(
                 SentenceVerdict(
                     claim.sentence,
@@ -244,7 +341,7 @@ def overlap(
                 )
             )
             continue
-        similarity = cosine(vectors[claim.text], vectors[claim.context])
+        similarity = next(measured)
         supported = similarity >= tau_sim
         relation = ">=" if supported else "<"
         reason = f"cites {claim.doc_id}, cosine {similarity:.3f} {relation} tau_sim {tau_sim:g}"
@@ -364,6 +461,33 @@ def _row_overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
         )
     result: Overlap = ctx.memo["overlap"]
     return result
+
+
+def row_overlaps(
+    rows: Sequence[Row], settings: MetricSettings, embed: Embed
+) -> list[Overlap | None]:
+    """The overlap of each row, all scored at once (``overlaps``); ``None`` for a row that
+    lacks its answer or contexts (it errors when it runs). ``rows``: those whose texts the
+    run prepared for ``overlap`` or ``faithfulness`` (a test taking ``overlap``, or taking
+    ``faithfulness`` on a row that does not abstain), so every vector is a lookup. A
+    caller that puts each result in its row's ``MetricContext.memo["overlap"]`` before the
+    row runs leaves the ``overlap`` and ``faithfulness`` fixtures only their evidence to
+    format."""
+    scored = [index for index, row in enumerate(rows) if {"answer", "contexts"} <= row.data.keys()]
+    found = overlaps(
+        [
+            (rows[index].require("answer", "overlap"), rows[index].require("contexts", "overlap"))
+            for index in scored
+        ],
+        embed,
+        settings.tau_sim,
+        settings.idk_matcher,
+        settings.citations,
+    )
+    results: list[Overlap | None] = [None] * len(rows)
+    for index, result in zip(scored, found, strict=True):
+        results[index] = result
+    return results
 
 
 def measure_overlap(row: Row, ctx: MetricContext) -> Measured:

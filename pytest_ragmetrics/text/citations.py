@@ -185,8 +185,14 @@ def strip_citations(text: str, fmt: CitationFormat = "auto") -> str:
 
     Removing a marker can join the text around it into a new one ("[[1]2]" leaves "[ 2]",
     "[CIT :x]" loses its space), so markers are removed until none is left. Every pass
-    shortens the text, which bounds the passes by its length.
+    shortens the text, which bounds the passes by its length. Results are cached per
+    text: a sentence is stripped once for its claim and again when it is tested for IDK.
     """
+    return _strip(text, fmt)
+
+
+@functools.lru_cache(maxsize=16384)
+def _strip(text: str, fmt: CitationFormat) -> str:
     pattern = marker_pattern(fmt)
     stripped = text
     for _ in range(len(text) + 1):

@@ -15,14 +15,21 @@ import pytest
 from pytest_ragmetrics.embeddings import cache as cache_module
 from pytest_ragmetrics.embeddings.cache import (
     DB_NAME,
+    KEPT_SETS,
     CacheReadError,
     CacheWarning,
     EmbeddingCache,
     entry_key,
+    prepared_set,
     read_vectors,
 )
 from pytest_ragmetrics.embeddings.model import Vectors, model_fingerprint
-from pytest_ragmetrics.embeddings.prepare import ENCODE_CHUNK, EmbeddingStore, PrepareStats
+from pytest_ragmetrics.embeddings.prepare import (
+    ENCODE_CHUNK,
+    EmbeddingStore,
+    PackedVectors,
+    PrepareStats,
+)
 
 
 def vector(text: str) -> Vectors:
@@ -84,7 +91,7 @@ def test_a_damaged_entry_is_a_miss_and_is_recomputed(tmp_path: Path, sql: str) -
     _tamper(tmp_path, sql, entry_key(embedder.identity, "a"))
     again = FakeEmbedder()
     store = store_for(tmp_path, again)
-    store.prepare(["a", "b"])
+    store.prepare(["a"])  # not the set stored whole: read entry by entry
     assert again.encoded == [["a"]]
     assert store.vectors["a"].tobytes() == vector("a").tobytes()
     assert EmbeddingCache(tmp_path).get_many(embedder.identity, ["a"])["a"].shape == (8,)
@@ -242,3 +249,98 @@ def test_reading_read_only_writes_nothing_and_moves_nothing_aside(tmp_path: Path
     with pytest.raises(CacheReadError, match=DB_NAME):
         read_vectors(tmp_path, "m", ["a"])
     assert (tmp_path / DB_NAME).exists()  # never moved aside
+
+
+def _sets(directory: Path) -> int:
+    with sqlite3.connect(directory / DB_NAME) as connection:
+        count: int = connection.execute("SELECT count(*) FROM prepared_sets").fetchone()[0]
+    return count
+
+
+def _no_entries(cache: EmbeddingCache, identity: str, texts: object) -> dict[str, Vectors]:
+    raise AssertionError("the entries were read, not the prepared set")
+
+
+def test_a_warm_run_reads_its_prepared_set_whole_in_any_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = [f"text {i}" for i in range(50)]
+    store_for(tmp_path, FakeEmbedder()).prepare(texts)
+    assert _sets(tmp_path) == 1
+    monkeypatch.setattr(EmbeddingCache, "get_many", _no_entries)
+    warm = FakeEmbedder()
+    store = store_for(tmp_path, warm)
+    store.prepare(reversed(texts))
+    assert warm.encoded == []
+    assert (store.stats.texts, store.stats.cached, store.stats.encoded) == (50, 50, 0)
+    assert store.embed(texts).tobytes() == np.stack([vector(t) for t in texts]).tobytes()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE prepared_sets SET vectors = substr(vectors, 1, 12)",  # truncated
+        "UPDATE prepared_sets SET vectors = zeroblob(length(vectors))",  # wrong bytes
+        "UPDATE prepared_sets SET count = 2, dim = 12",  # same length, other shape
+    ],
+)
+def test_a_damaged_prepared_set_sends_the_run_to_the_entries(tmp_path: Path, sql: str) -> None:
+    texts = ["a", "b", "c"]
+    store_for(tmp_path, FakeEmbedder()).prepare(texts)
+    _tamper(tmp_path, sql)
+    again = FakeEmbedder()
+    store = store_for(tmp_path, again)
+    store.prepare(texts)
+    assert again.encoded == []  # the entries were intact
+    assert store.stats.cached == 3
+    assert store.embed(texts).tobytes() == np.stack([vector(t) for t in texts]).tobytes()
+    stored = EmbeddingCache(tmp_path).get_set(prepared_set(again.identity, texts))
+    assert stored is not None  # written again, intact
+    assert sorted(map(bytes, stored)) == sorted(vector(t).tobytes() for t in texts)
+
+
+def test_only_the_latest_prepared_sets_are_kept(tmp_path: Path) -> None:
+    embedder = FakeEmbedder()
+    for run in range(KEPT_SETS + 2):
+        store_for(tmp_path, embedder).prepare([f"run {run}", "shared"])
+    assert _sets(tmp_path) == KEPT_SETS
+    cache = EmbeddingCache(tmp_path)
+    assert cache.get_set(prepared_set(embedder.identity, ["run 0", "shared"])) is None
+    latest = prepared_set(embedder.identity, [f"run {KEPT_SETS + 1}", "shared"])
+    assert cache.get_set(latest) is not None
+
+
+def test_a_prepared_set_too_large_is_not_kept_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache_module, "MAX_SET_BYTES", 2 * 8 * 4)  # two vectors of 8 floats
+    store_for(tmp_path, FakeEmbedder()).prepare(["a", "b", "c"])
+    store_for(tmp_path, FakeEmbedder()).prepare(["a", "b"])
+    cache = EmbeddingCache(tmp_path)
+    assert cache.get_set(prepared_set(FakeEmbedder.identity, ["a", "b", "c"])) is None
+    assert cache.get_set(prepared_set(FakeEmbedder.identity, ["a", "b"])) is not None
+
+
+def test_texts_embedded_outside_prepare_are_no_prepared_set(tmp_path: Path) -> None:
+    store = store_for(tmp_path, FakeEmbedder())
+    store.prepare(["a"])
+    store.embed(["b", "c"])  # a row's own texts: cached one by one, not as a set
+    assert _sets(tmp_path) == 1
+
+
+def test_packed_vectors_give_each_text_its_row() -> None:
+    packed = PackedVectors()
+    for start in range(0, 40, 3):  # many small groups: the matrix grows
+        names = [f"t{i}" for i in range(start, min(start + 3, 40))]
+        packed.add(names, np.stack([vector(name) for name in names]))
+    packed.add(["t5"], vector("other")[None, :])  # held already: keeps its row
+    order = ["t39", "t0", "t5", "t0"]
+    assert packed.rows(order).tobytes() == np.stack([vector(t) for t in order]).tobytes()
+    assert len(packed) == 40
+    assert "t7" in packed
+    assert "t40" not in packed
+    assert packed["t3"].tobytes() == vector("t3").tobytes()
+    with pytest.raises(ValueError, match="4 dimensions cannot join the 8"):
+        packed.add(["new"], np.zeros((1, 4), np.float32))
+    with pytest.raises(ValueError, match="2 text"):
+        packed.add(["x", "y"], np.zeros((1, 8), np.float32))

@@ -8,15 +8,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics import cosine, faithfulness, overlap, similarity_to_gold
-from pytest_ragmetrics.metrics.grounding import claims, overlap_texts
+from pytest_ragmetrics.metrics.grounding import (
+    claims,
+    cosines,
+    judge_claims,
+    overlap_texts,
+    overlaps,
+    row_overlaps,
+)
+from pytest_ragmetrics.text.idk import IdkMatcher
 
 
 def at(degrees: float) -> Vectors:
@@ -179,6 +189,70 @@ def test_cosine_of_parallel_vectors_stays_within_its_definition(
 def test_cosine_of_a_zero_vector_is_an_error_not_nan() -> None:
     with pytest.raises(ValueError, match="zero vector"):
         cosine(np.zeros(2, np.float32), at(0))
+
+
+@pytest.mark.parametrize("dim", [2, 3, 384, 1000])
+def test_cosines_of_many_pairs_are_cosine_bit_for_bit(dim: int) -> None:
+    """The pairs at once give each pair's float exactly: the decision at tau_sim and the
+    similarity in the report cannot change with how many sentences are scored together."""
+    rng = np.random.default_rng(dim)
+    left = rng.standard_normal((300, dim)).astype(np.float32)
+    right = (left + rng.standard_normal((300, dim)) * rng.uniform(0, 3, (300, 1))).astype(
+        np.float32
+    )
+    right[:3] = left[:3] * np.float32(2.5)  # parallel: clamped to 1, as cosine does
+    right[3] = -left[3]
+    expected = [cosine(x, y) for x, y in zip(left, right, strict=True)]
+    assert cosines(left, right) == expected
+    assert cosines(left[::-1], right[::-1]) == expected[::-1]
+    assert cosines(left[5:6], right[5:6]) == expected[5:6]
+
+
+def test_cosines_refuse_a_zero_vector_and_mismatched_stacks() -> None:
+    with pytest.raises(ValueError, match="zero vector"):
+        cosines(np.stack([at(0), np.zeros(2, np.float32)]), np.stack([at(0), at(90)]))
+    with pytest.raises(ValueError, match="one shape"):
+        cosines(np.stack([at(0), at(90)]), at(0)[None, :])
+    assert cosines(np.zeros((0, 2), np.float32), np.zeros((0, 2), np.float32)) == []
+
+
+def test_judging_claims_needs_one_similarity_per_measured_claim() -> None:
+    claim_list = claims("Paris is the French capital [CIT:d1]. Berlin is large.", CONTEXTS)
+    result = judge_claims(claim_list, [0.7], 0.65)
+    assert (result.score, result.supported, result.claims) == (0.5, 1, 2)
+    with pytest.raises(ValueError, match="2 similarities for 1 measured claims"):
+        judge_claims(claim_list, [0.7, 0.1], 0.65)
+
+
+ANSWERS = [
+    ("Paris is the French capital [CIT:d1]. France is in Europe [CIT:d1].", CONTEXTS),
+    ("I don't know.", CONTEXTS),
+    ("Berlin is large [2]. Paris is the French capital [1][2].", CONTEXTS),
+    ("Berlin is large [CIT:d2].", None),
+]
+
+
+def test_overlaps_of_many_answers_equal_each_answers_overlap() -> None:
+    table = Table(VECTORS)
+    together = overlaps(ANSWERS, table, tau_sim=0.6)
+    assert len(table.calls) == 1  # one embed of every distinct text
+    assert sorted(table.calls[0]) == sorted(set(table.calls[0]))
+    alone = [overlap(answer, contexts, Table(VECTORS), 0.6) for answer, contexts in ANSWERS]
+    assert together == alone
+    # hand-computed: cos 10 deg >= 0.6 and cos 60 deg < 0.6; IDK; cos 60 deg < 0.6 and
+    # two citations; the citation names no context
+    assert [(o.supported, o.claims) for o in together] == [(1, 2), (0, 0), (0, 2), (0, 1)]
+
+
+def test_row_overlaps_leave_rows_without_answer_or_contexts_to_error_when_run() -> None:
+    settings = SimpleNamespace(tau_sim=0.6, idk_matcher=IdkMatcher(), citations="auto")
+    rows = [
+        Row("r1", "rows.jsonl", 1, 0, {"answer": ANSWERS[0][0], "contexts": CONTEXTS}),
+        Row("r2", "rows.jsonl", 2, 1, {"answer": "Paris is the French capital [CIT:d1]."}),
+    ]
+    first, second = row_overlaps(rows, settings, Table(VECTORS))  # type: ignore[arg-type]
+    assert first == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
+    assert second is None
 
 
 def test_similarity_to_gold_is_best_over_aliases() -> None:
