@@ -32,9 +32,7 @@ def recorded(project: Project) -> dict[str, dict[str, float]]:
     ["row, em, f1, request", "em, row, f1, request", "f1, em, request, row"],
     ids=["row-first", "metric-first", "row-last"],
 )
-def test_metrics_named_in_any_order_record_each_row_once(
-    project: Project, signature: str
-) -> None:
+def test_metrics_named_in_any_order_record_each_row_once(project: Project, signature: str) -> None:
     project.write("thresholds.toml", "")
     project.write(
         "test_eval.py",
