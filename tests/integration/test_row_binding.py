@@ -19,8 +19,16 @@ EM = {"r1": 0.0, "r2": 1.0, "r3": 0.0, "r4": 0.0}
 F1 = {"r1": 0.5, "r2": 1.0, "r3": 0.0, "r4": 0.5}
 
 
-def recorded(project: Project) -> dict[str, dict[str, float]]:
-    """Each row's recorded metrics, from the JSON report of a run that must pass."""
+def recorded(project: Project, signature: str, body: str) -> dict[str, dict[str, float]]:
+    """Each row's recorded metrics, from the JSON report of a run, which must pass, of an
+    eval over the conftest rows whose test takes ``signature`` and runs ``body``."""
+    project.write("thresholds.toml", "")
+    project.write(
+        "test_eval.py",
+        "import pytest\n"
+        'pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")\n'
+        f"def test_answers({signature}):\n{body}",
+    )
     result = project.run("--ragmetrics-json", "r.json")
     result.assert_outcomes(passed=len(ROWS))
     (entry,) = json.loads((project.path / "r.json").read_text())["evals"]
@@ -33,18 +41,14 @@ def recorded(project: Project) -> dict[str, dict[str, float]]:
     ids=["row-first", "metric-first", "row-last"],
 )
 def test_metrics_named_in_any_order_record_each_row_once(project: Project, signature: str) -> None:
-    project.write("thresholds.toml", "")
-    project.write(
-        "test_eval.py",
-        "import pytest\n"
-        'pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")\n'
-        f"def test_answers({signature}):\n"
+    metrics = recorded(
+        project,
+        signature,
         "    assert em.context is f1.context  # bound together, for this row\n"
         '    assert request.getfixturevalue("em") is em\n'
         "    em(row)\n"
         "    f1(row)\n",
     )
-    metrics = recorded(project)
     assert {row: values["em"] for row, values in metrics.items()} == EM
     assert {row: values["f1"] for row, values in metrics.items()} == F1
 
@@ -52,13 +56,5 @@ def test_metrics_named_in_any_order_record_each_row_once(project: Project, signa
 def test_a_metric_asked_for_by_name_only_is_bound_to_the_row(project: Project) -> None:
     """``request.getfixturevalue`` of a metric the test does not name still gets the
     row's own fixture, recording into the row."""
-    project.write("thresholds.toml", "")
-    project.write(
-        "test_eval.py",
-        "import pytest\n"
-        'pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")\n'
-        "def test_answers(row, request):\n"
-        '    request.getfixturevalue("f1")(row)\n',
-    )
-    metrics = recorded(project)
+    metrics = recorded(project, "row, request", '    request.getfixturevalue("f1")(row)\n')
     assert {row: values["f1"] for row, values in metrics.items()} == F1
