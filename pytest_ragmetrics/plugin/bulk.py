@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.data.dataset import DatasetError, Row
-from pytest_ragmetrics.plugin.fixtures import FIXTURES, MetricFixture, metric_fixtures, start_row
+from pytest_ragmetrics.plugin.fixtures import MetricFixture, metric_fixtures, own_metrics, start_row
 from pytest_ragmetrics.plugin.recording import Outcome, PayloadContext, payload_for
 from pytest_ragmetrics.plugin.rows import BindMetric, RowJob, RowRun, StartRow, run_row
 from pytest_ragmetrics.plugin.state import (
@@ -64,7 +64,7 @@ def run_batch(item: pytest.Item) -> bool | None:
     job = RowJob(
         item.obj,
         {name: item.funcargs[name] for name in argnames if name != "row"},
-        tuple(name for name in argnames if name in FIXTURES),
+        tuple(own_metrics(item, argnames)),
         PayloadContext.of_item(item, params[0]),
     )
     # Live rows are answered by the systems of this process: they stay on the local engine.

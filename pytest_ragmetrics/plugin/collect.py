@@ -39,7 +39,12 @@ from pytest_ragmetrics.data.dataset import (
 from pytest_ragmetrics.files import display_path, resolved
 from pytest_ragmetrics.live.system import OUTPUT_FIELDS
 from pytest_ragmetrics.metrics.catalog import close_fixtures
-from pytest_ragmetrics.plugin.fixtures import DETERMINISM, FIXTURES, missing_fields
+from pytest_ragmetrics.plugin.fixtures import (
+    DETERMINISM,
+    FIXTURES,
+    METRIC_FIXTURE_MARK,
+    missing_fields,
+)
 from pytest_ragmetrics.plugin.options import DEFAULT_BATCH_SIZE, MODES
 from pytest_ragmetrics.plugin.state import BatchParam, RowParam, RowsParam, RunState
 from pytest_ragmetrics.results.summary import EvalInfo
@@ -596,10 +601,17 @@ def _refuse_row_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
     naming it, never a value computed for the wrong row."""
     defined: Mapping[str, Any] = getattr(metafunc, "_arg2fixturedefs", None) or {}
     per_row = {"row", *FIXTURES}
+
+    def plugins(name: str) -> bool:  # not a project's fixture by a metric's name
+        chain = defined.get(name, ())
+        return name == "row" or (
+            name in FIXTURES and bool(chain) and getattr(chain[-1].func, METRIC_FIXTURE_MARK, False)
+        )
+
     dependent = sorted(
         name
         for name in metafunc.fixturenames
-        if name not in per_row
+        if not plugins(name)
         and any(per_row & set(fixturedef.argnames) for fixturedef in defined.get(name, ()))
     )
     if dependent:

@@ -10,7 +10,7 @@ module; nothing here lists the metrics.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # the judge's client (HTTP, TLS) is imported when a metric fi
 __all__ = [
     "DETERMINISM",
     "FIXTURES",
+    "METRIC_FIXTURE_MARK",
     "MetricFixture",
     "Score",
     "bound_metrics",
@@ -54,6 +55,7 @@ __all__ = [
     "late_metric",
     "metric_fixtures",
     "missing_fields",
+    "own_metrics",
     "refuse_late",
     "session_texts",
     "start_row",
@@ -195,7 +197,7 @@ def bound_metrics(
 ) -> list[MetricFixture]:
     """``metric_fixtures`` given the settings, the vectors and the judge instead of the
     run's config: what a process without the pytest item (a Ray worker) binds. The row's
-    metrics share one context, so one memo: faithfulness reuses overlap's work."""
+    metrics share one context, built once for the row (its memo is the recorder's)."""
     rerun = recorder.rerun or (param.rerun if param is not None else None)
     context = MetricContext(settings, embed, recorder.memo, rerun, judge)
     return [MetricFixture(FIXTURES[name], recorder, context) for name in names]
@@ -238,10 +240,26 @@ def _bind_requested_metrics(item: pytest.Item, recorder: RowRecorder, param: Row
     if not isinstance(item, pytest.Function):
         return
     funcargs = item.funcargs
-    names = [name for name in item.fixturenames if name in FIXTURES and name not in funcargs]
+    names = [name for name in own_metrics(item, item.fixturenames) if name not in funcargs]
     if names:
         bound = metric_fixtures(item.config, names, recorder, param)
         funcargs.update(zip(names, bound, strict=True))
+
+
+def own_metrics(item: pytest.Function, names: Iterable[str]) -> list[str]:
+    """The names among ``names`` that ``item`` gets from the plugin's metric fixtures. A
+    fixture of the project's own by a metric's name (``latency``, or an ``em`` wrapping
+    the plugin's), or a parametrized argument so named, is what pytest gives the test:
+    it is neither bound by ``row`` nor replaced."""
+    # pytest's own map of the fixtures it resolved for the test (no public accessor).
+    resolved = item._fixtureinfo.name2fixturedefs
+    return [
+        name
+        for name in names
+        if name in FIXTURES
+        and (chain := resolved.get(name))
+        and getattr(chain[-1].func, METRIC_FIXTURE_MARK, False)
+    ]
 
 
 def start_row(
@@ -333,6 +351,10 @@ def ragmetrics_embed(request: pytest.FixtureRequest) -> RunEmbedder:
     return RunEmbedder(request.config, model_label(settings.embedding_model))
 
 
+# Set on the function of every metric fixture the plugin generates (``own_metrics``).
+METRIC_FIXTURE_MARK = "_ragmetrics_metric_fixture"
+
+
 def define_metric_fixture(spec: MetricSpec, module: str | None = None) -> Any:
     """The pytest fixture of one catalog metric: ``spec.fixture(row, **options) -> Score``,
     documented (``pytest --fixtures``) by the metric's own declaration. ``module``: the
@@ -351,6 +373,7 @@ def define_metric_fixture(spec: MetricSpec, module: str | None = None) -> Any:
 
     metric.__name__ = name
     metric.__qualname__ = name
+    setattr(metric, METRIC_FIXTURE_MARK, True)
     metric.__doc__ = spec.docstring
     if module is not None:
         metric.__module__ = module

@@ -1,5 +1,6 @@
 """A row test's metric fixtures are bound once per row, by ``row``, whatever order the test
-names them in, and record as before.
+names them in, and record as before; a project's own fixture by a metric's name stays
+the project's.
 
 Expected numbers are computed by hand from the rows in conftest.py: SQuAD EM and F1 of
 the answers without their citation markers against the gold ("Paris is the capital" vs
@@ -40,7 +41,9 @@ def recorded(project: Project, signature: str, body: str) -> dict[str, dict[str,
     ["row, em, f1, request", "em, row, f1, request", "f1, em, request, row"],
     ids=["row-first", "metric-first", "row-last"],
 )
-def test_metrics_named_in_any_order_record_each_row_once(project: Project, signature: str) -> None:
+def test_metrics_named_in_any_order_are_bound_to_their_row(
+    project: Project, signature: str
+) -> None:
     metrics = recorded(
         project,
         signature,
@@ -58,3 +61,56 @@ def test_a_metric_asked_for_by_name_only_is_bound_to_the_row(project: Project) -
     row's own fixture, recording into the row."""
     metrics = recorded(project, "row, request", '    request.getfixturevalue("f1")(row)\n')
     assert {row: values["f1"] for row, values in metrics.items()} == F1
+
+
+OWN_FIXTURES = """
+import pytest
+
+@pytest.fixture
+def latency():
+    return "the project's own"
+
+@pytest.fixture
+def em(em):  # wraps the plugin's
+    def scored(row):
+        return ("wrapped", em(row))
+    return scored
+"""
+
+OVERRIDING = """
+import pytest
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl"{mode})
+
+def test_answers(row, latency, em, f1):
+    assert latency == "the project's own"
+    wrapped, score = em(row)
+    assert wrapped == "wrapped"
+    f1(row)
+"""
+
+
+def test_a_projects_fixture_by_a_metrics_name_stays_its_own(project: Project) -> None:
+    """``latency`` and ``em`` defined in the project's conftest.py: the test gets those,
+    the wrapped ``em`` still records through the plugin's, and ``f1``, which the test
+    takes from the plugin, records as ever."""
+    project.write("thresholds.toml", "")
+    project.write("conftest.py", OWN_FIXTURES)
+    project.write("test_eval.py", OVERRIDING.format(mode=""))
+    result = project.run("--ragmetrics-json", "r.json")
+    result.assert_outcomes(passed=len(ROWS))
+    (entry,) = json.loads((project.path / "r.json").read_text())["evals"]
+    metrics = {row["id"]: row["metrics"] for row in entry["rows"]}
+    assert {row: values["em"] for row, values in metrics.items()} == EM
+    assert {row: values["f1"] for row, values in metrics.items()} == F1
+    assert not any("latency_ms" in values for values in metrics.values())
+
+
+def test_in_bulk_mode_a_projects_fixture_wrapping_a_metric_is_refused(project: Project) -> None:
+    """A bulk item sets its fixtures up once per batch: the project's ``em``, which wraps
+    the plugin's per-row one, would see no row. A collection error names it."""
+    project.write("thresholds.toml", "")
+    project.write("conftest.py", OWN_FIXTURES)
+    project.write("test_eval.py", OVERRIDING.format(mode=', mode="bulk", batch_size=2'))
+    result = project.run()
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*in bulk mode fixtures are set up once per batch*`em`*"])
