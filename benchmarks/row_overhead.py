@@ -15,8 +15,10 @@ Two pytest runs over the same synthetic rows, each in a fresh subprocess:
     with the metric math itself included.
 
 Each row has a question, a one-to-three sentence answer citing a context with
-``[CIT:<doc_id>]`` (one row in ten says "I don't know"), two gold answers and a token
-count (``random.Random(0)``). Both runs use ``-q -p no:cacheprovider -p no:xdist``. For
+``[CIT:<doc_id>]``, two gold answers and a token count (``random.Random(0)``). One row in
+ten answers "I don't know." and cites nothing; one in ten gives its answer, then says it
+does not know the rest and cites (``idk_citation`` is 1 there, and such an answer has to
+be split into sentences). Both runs use ``-q -p no:cacheprovider -p no:xdist``. For
 each size, each side runs ``--rounds`` times, alternating; the script prints the medians
 of wall time and of peak resident memory (``ru_maxrss`` of the pytest process) and the
 ratios ours / bare. Nothing is asserted: the figures are for reading (docs/performance.md,
@@ -91,6 +93,8 @@ def make_row(index: int, rng: random.Random) -> dict[str, Any]:
     doc = f"doc-{index % 97}"
     if index % 10 == 0:
         answer = "I don't know."
+    elif index % 10 == 5:  # says it does not know, and cites: the answer must be split
+        answer = f"{gold} [CIT:{doc}]. I don't know the rest [CIT:{doc}]."
     else:
         sentences = [
             " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14))).capitalize()
