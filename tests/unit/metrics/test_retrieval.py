@@ -95,6 +95,15 @@ def trec_order(scores: Mapping[str, float]) -> list[str]:
     return sorted(scores, key=lambda doc: (float(np.float32(scores[doc])), doc), reverse=True)
 
 
+def some_as_lists(draw: st.DrawFn, run: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
+    """``run`` with some rankings, drawn, given as trec_eval-ordered lists instead."""
+    as_list = draw(st.lists(st.booleans(), min_size=len(run), max_size=len(run)))
+    return {
+        qid: trec_order(scores) if flag else scores
+        for (qid, scores), flag in zip(run.items(), as_list, strict=True)
+    }
+
+
 def as_scores(ranking: Sequence[str]) -> dict[str, float]:
     """A ranked list as distinct scores that rank it the same way."""
     return {doc: float(len(ranking) - i) for i, doc in enumerate(ranking)}
@@ -450,12 +459,7 @@ def collections(draw: st.DrawFn) -> tuple[Qrels, Run, Run]:
             qrels[qid] = draw(st.dictionaries(st.sampled_from(DOCS), grades, min_size=1))
         if side != "qrels":
             run[qid] = draw(st.dictionaries(st.sampled_from(DOCS), score))
-    as_list = draw(st.lists(st.booleans(), min_size=len(run), max_size=len(run)))
-    ours = {
-        qid: trec_order(scores) if flag else scores
-        for (qid, scores), flag in zip(run.items(), as_list, strict=True)
-    }
-    return qrels, run, ours
+    return qrels, run, some_as_lists(draw, run)
 
 
 @settings(max_examples=300, deadline=None)

@@ -12,11 +12,11 @@ import math
 import random
 from typing import Any
 
-import numpy as np
 import pytest
 import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_retrieval import some_as_lists
 
 from pytest_ragmetrics.metrics.retrieval import RECALL_LEVELS, evaluate, score_queries
 
@@ -163,11 +163,6 @@ EDGE_SCORES = {
 }
 
 
-def trec_order(scores: dict[str, float]) -> list[str]:
-    """trec_eval's ranking: score as a 32-bit float descending, then doc id descending."""
-    return sorted(scores, key=lambda doc: (float(np.float32(scores[doc])), doc), reverse=True)
-
-
 @st.composite
 def edge_collections(
     draw: st.DrawFn,
@@ -185,12 +180,7 @@ def edge_collections(
             qrels[f"q{i}"] = draw(st.dictionaries(st.sampled_from(EDGE_DOCS), grades, min_size=1))
         if side != "qrels":
             run[f"q{i}"] = draw(st.dictionaries(st.sampled_from(EDGE_DOCS), score))
-    as_list = draw(st.lists(st.booleans(), min_size=len(run), max_size=len(run)))
-    ours = {
-        qid: trec_order(scores) if flag else scores
-        for (qid, scores), flag in zip(run.items(), as_list, strict=True)
-    }
-    return qrels, run, ours
+    return qrels, run, some_as_lists(draw, run)
 
 
 @settings(max_examples=300, deadline=None)
