@@ -42,8 +42,8 @@ from pytest_ragmetrics.metrics.catalog import close_fixtures
 from pytest_ragmetrics.plugin.fixtures import (
     DETERMINISM,
     FIXTURES,
-    METRIC_FIXTURE_MARK,
     missing_fields,
+    plugin_metrics,
 )
 from pytest_ragmetrics.plugin.options import DEFAULT_BATCH_SIZE, MODES
 from pytest_ragmetrics.plugin.state import BatchParam, RowParam, RowsParam, RunState
@@ -212,23 +212,23 @@ Key = tuple[str | None, str]
 def _param(
     info: EvalInfo,
     loaded: LoadedRow,
-    fixture_names: Sequence[str],
+    metrics: Sequence[str],
     rerun: Mapping[Key, LoadedRow],
     unpaired: list[Problem],
     live: str | None = None,
 ) -> RowParam:
     parsed = not any(p.field.startswith("<") for p in loaded.problems)
     if live is not None:
-        missing = _question_problems(loaded.row, fixture_names) if parsed else []
+        missing = _question_problems(loaded.row, metrics) if parsed else []
         return RowParam(info, loaded, (*loaded.problems, *missing), live=live)
-    missing = [*unpaired, *missing_fields(loaded.row, fixture_names)] if parsed else []
+    missing = [*unpaired, *missing_fields(loaded.row, metrics)] if parsed else []
     again = rerun.get(_key(loaded.row))
-    if parsed and DETERMINISM in fixture_names:
+    if parsed and DETERMINISM in metrics:
         missing += _rerun_problems(info, loaded.row, again)
     return RowParam(info, loaded, (*loaded.problems, *missing), again.row if again else None)
 
 
-def _question_problems(row: Row, fixture_names: Sequence[str]) -> list[Problem]:
+def _question_problems(row: Row, metrics: Sequence[str]) -> list[Problem]:
     """What is wrong with a row of a live eval's question set, before any system runs:
     it needs a question, must leave the output fields to the system, and must have every
     other field its metrics need."""
@@ -239,7 +239,7 @@ def _question_problems(row: Row, fixture_names: Sequence[str]) -> list[Problem]:
     ]
     if not isinstance(row.question, str):
         problems.append(Problem("question", "the live system needs the question, as a string"))
-    problems += [p for p in missing_fields(row, fixture_names) if p.field not in OUTPUT_FIELDS]
+    problems += [p for p in missing_fields(row, metrics) if p.field not in OUTPUT_FIELDS]
     return problems
 
 
@@ -388,6 +388,16 @@ def _parametrized_names(metafunc: pytest.Metafunc) -> set[str]:
     return names
 
 
+def _metric_names(metafunc: pytest.Metafunc) -> tuple[str, ...]:
+    """The plugin's metric fixtures the test takes (``plugin_metrics``): what its rows
+    must have fields for. A project's fixture or a parametrized argument by a metric's
+    name is not that metric."""
+    # pytest's own map of the fixtures it found for this test (no public accessor).
+    defined: Mapping[str, Any] = getattr(metafunc, "_arg2fixturedefs", None) or {}
+    direct = _parametrized_names(metafunc)
+    return tuple(plugin_metrics(defined, (n for n in metafunc.fixturenames if n not in direct)))
+
+
 def _refuse_misspelled_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
     """A requested name that no fixture provides but that is one edit from a metric
     fixture is a typo: one collection error for the test function, naming the fixture
@@ -471,7 +481,7 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
     infos = _infos(spec, base, dataset, where)
     positions = _limited(dataset, options.limit)
     source = RowSource(
-        tuple(metafunc.fixturenames),
+        _metric_names(metafunc),
         {_key(r.row): r for r in rerun.rows} if rerun else {},
         _pairing(spec.compare_to, dataset.row_keys()),
         spec.systems or (),
@@ -532,17 +542,17 @@ def _parametrize_rows_test(
 
 @dataclass(frozen=True)
 class RowSource:
-    """How a row test's parameter is made from a loaded row: what its fixtures need, its
+    """How a row test's parameter is made from a loaded row: what its metrics need, its
     second run, whether its system's reference answers it, and its live systems."""
 
-    fixture_names: tuple[str, ...]
+    metrics: tuple[str, ...]
     rerun: Mapping[Key, LoadedRow]
     pairing: Callable[[Row], list[Problem]]
     live: tuple[str, ...]
 
     def param(self, info: EvalInfo, loaded: LoadedRow) -> RowParam:
         live = (info.system or self.live[0]) if self.live else None
-        return _param(info, loaded, self.fixture_names, self.rerun, self.pairing(loaded.row), live)
+        return _param(info, loaded, self.metrics, self.rerun, self.pairing(loaded.row), live)
 
 
 @dataclass(frozen=True, eq=False)
@@ -601,17 +611,11 @@ def _refuse_row_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
     naming it, never a value computed for the wrong row."""
     defined: Mapping[str, Any] = getattr(metafunc, "_arg2fixturedefs", None) or {}
     per_row = {"row", *FIXTURES}
-
-    def plugins(name: str) -> bool:  # not a project's fixture by a metric's name
-        chain = defined.get(name, ())
-        return name == "row" or (
-            name in FIXTURES and bool(chain) and getattr(chain[-1].func, METRIC_FIXTURE_MARK, False)
-        )
-
+    plugins = {"row", *_metric_names(metafunc)}  # not a project's fixture by their names
     dependent = sorted(
         name
         for name in metafunc.fixturenames
-        if not plugins(name)
+        if name not in plugins
         and any(per_row & set(fixturedef.argnames) for fixturedef in defined.get(name, ()))
     )
     if dependent:

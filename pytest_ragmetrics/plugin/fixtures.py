@@ -10,7 +10,7 @@ module; nothing here lists the metrics.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,7 @@ __all__ = [
     "metric_fixtures",
     "missing_fields",
     "own_metrics",
+    "plugin_metrics",
     "refuse_late",
     "session_texts",
     "start_row",
@@ -240,19 +241,29 @@ def _bind_requested_metrics(item: pytest.Item, recorder: RowRecorder, param: Row
     if not isinstance(item, pytest.Function):
         return
     funcargs = item.funcargs
-    names = [name for name in own_metrics(item, item.fixturenames) if name not in funcargs]
+    names = [name for name in own_metrics(item) if name not in funcargs]
     if names:
         bound = metric_fixtures(item.config, names, recorder, param)
         funcargs.update(zip(names, bound, strict=True))
 
 
-def own_metrics(item: pytest.Function, names: Iterable[str]) -> list[str]:
-    """The names among ``names`` that ``item`` gets from the plugin's metric fixtures. A
-    fixture of the project's own by a metric's name (``latency``, or an ``em`` wrapping
-    the plugin's), or a parametrized argument so named, is what pytest gives the test:
-    it is neither bound by ``row`` nor replaced."""
+def own_metrics(item: pytest.Item, names: Iterable[str] | None = None) -> list[str]:
+    """The names among ``names`` (all the test's fixtures by default) that ``item`` gets
+    from the plugin's metric fixtures (``plugin_metrics``); none for an item that is no
+    test function."""
+    if not isinstance(item, pytest.Function):
+        return []
     # pytest's own map of the fixtures it resolved for the test (no public accessor).
     resolved = item._fixtureinfo.name2fixturedefs
+    return plugin_metrics(resolved, item.fixturenames if names is None else names)
+
+
+def plugin_metrics(resolved: Mapping[str, Sequence[Any]], names: Iterable[str]) -> list[str]:
+    """The names among ``names`` whose fixture, as pytest resolved it (``resolved``: each
+    name's chain of fixture definitions, the last one used), is a metric fixture the
+    plugin generated. A fixture of the project's own by a metric's name (``latency``, or
+    an ``em`` wrapping the plugin's), or a parametrized argument so named, is what pytest
+    gives the test: it is not that metric, needs none of its fields and embeds nothing."""
     return [
         name
         for name in names
@@ -307,15 +318,15 @@ def _answer_live(
     question = param.row.require("question", "the live system")
     output = cache.output(system, question)
     row = live_row(param.row, output)
-    fixturenames = list(getattr(item, "fixturenames", ()))
-    missing = missing_fields(row, fixturenames)
+    metrics = own_metrics(item)
+    missing = missing_fields(row, metrics)
     if missing:
         lacking = "; ".join(f"{p.field} {p.message}" for p in missing)
         raise LiveSystemError(f"system {system.name!r} returned no {lacking}")
     recorder.row = row
     recorder.details["live"] = output.describe()
     recorder.saved = saved_row(param.row, output)
-    if DETERMINISM in fixturenames:  # a second, independent call of the system
+    if DETERMINISM in metrics:  # a second, independent call of the system
         recorder.rerun = live_row(param.row, cache.output(system, question, repeat=1))
     return row
 
@@ -395,7 +406,7 @@ def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]
     """
     texts: dict[str, None] = {}
     for item in items:
-        specs = [FIXTURES[name] for name in getattr(item, "fixturenames", ()) if name in FIXTURES]
+        specs = [FIXTURES[name] for name in own_metrics(item)]
         embedding = [spec.texts for spec in specs if spec.texts is not None]
         for param in row_params(item) if embedding else ():
             if param.problems:

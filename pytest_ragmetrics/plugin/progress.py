@@ -32,6 +32,7 @@ import pytest
 from pytest_ragmetrics.metrics.judge import CONSISTENCY, JUDGE_METRICS
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
+from pytest_ragmetrics.plugin.fixtures import own_metrics
 from pytest_ragmetrics.plugin.options import workerinput
 from pytest_ragmetrics.plugin.state import RunState, batch_param, row_params
 from pytest_ragmetrics.progress import LineProgress
@@ -115,7 +116,7 @@ def live_totals(items: Sequence[pytest.Item]) -> dict[str, int]:
         batch = batch_param(item)
         if batch is not None and not batch.live:
             continue  # its rows need no reading: no system answers them
-        repeats = DETERMINISM in getattr(item, "fixturenames", ())
+        repeats = DETERMINISM in own_metrics(item)
         for param in row_params(item):
             if param.live is None or param.problems:
                 continue
@@ -135,7 +136,7 @@ def judged_tests(items: Sequence[pytest.Item], trust_judge: str) -> dict[str, in
         asking.add(TRUST)
     judged = {}
     for item in items:
-        if not asking & set(getattr(item, "fixturenames", ())):
+        if not asking & set(own_metrics(item)):
             continue
         rows = sum(not param.problems for param in row_params(item))
         if rows:

@@ -114,3 +114,43 @@ def test_in_bulk_mode_a_projects_fixture_wrapping_a_metric_is_refused(project: P
     result = project.run()
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*in bulk mode fixtures are set up once per batch*`em`*"])
+
+
+NAMED_LIKE_METRICS = """
+import pytest
+
+@pytest.fixture
+def faithfulness():  # an embedding metric's name: the project's fixture embeds nothing
+    return "the project's own"
+
+@pytest.fixture
+def determinism():  # needs no second run
+    return "the project's own"
+"""
+
+TAKING_NAMESAKES = """
+import pytest
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")
+
+@pytest.mark.parametrize("precision", [0.5])
+def test_answers(row, precision, faithfulness, determinism, em):
+    assert precision == 0.5
+    assert faithfulness == determinism == "the project's own"
+    em(row)
+"""
+
+
+def test_a_namesake_asks_nothing_of_the_rows_or_the_model(project: Project) -> None:
+    """A parametrized ``precision`` and the project's ``faithfulness`` and
+    ``determinism`` are not those metrics: the rows need no ``relevant`` or second run,
+    and nothing is embedded, so a model directory that cannot load is never loaded. The
+    plugin's ``em``, taken beside them, records as ever."""
+    project.write("model/config.json", "{}")  # a model directory in name only
+    project.write("thresholds.toml", '[settings]\nembedding_model = "model"\n')
+    project.write("conftest.py", NAMED_LIKE_METRICS)
+    project.write("test_eval.py", TAKING_NAMESAKES)
+    result = project.run("--ragmetrics-json", "r.json")
+    result.assert_outcomes(passed=len(ROWS))
+    (entry,) = json.loads((project.path / "r.json").read_text())["evals"]
+    metrics = {row["id"]: row["metrics"] for row in entry["rows"]}
+    assert metrics == {row: {"em": value, "errors": 0.0} for row, value in EM.items()}
