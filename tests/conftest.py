@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from pytest_ragmetrics.plugin.fixtures import METRIC_FIXTURE_MARK
+
 TESTS = Path(__file__).parent
 
 # Hypothesis fails an example that takes longer than 200 ms by default: a timed assertion,
@@ -109,10 +111,18 @@ def terminal_section(result: pytest.RunResult, title: str) -> list[str]:
     return lines[start + 1 : end]
 
 
+def _plugin_metric() -> None:
+    """Stands for a metric fixture the plugin generated, as pytest resolves it."""
+
+
+setattr(_plugin_metric, METRIC_FIXTURE_MARK, True)
+
+
 @dataclass
 class FakeItem:
     """What the plugin reads of a pytest item, for unit tests: its node id, fixture
-    names and parameters (``item.callspec.params``)."""
+    names and parameters (``item.callspec.params``). Every fixture name that is a
+    metric's resolves to the plugin's metric fixture, as when no project overrides it."""
 
     nodeid: str
     fixturenames: list[str]
@@ -121,6 +131,11 @@ class FakeItem:
     @property
     def callspec(self) -> SimpleNamespace:
         return SimpleNamespace(params=self.params)
+
+    @property
+    def _fixtureinfo(self) -> SimpleNamespace:
+        plugin = [SimpleNamespace(func=_plugin_metric)]
+        return SimpleNamespace(name2fixturedefs=dict.fromkeys(self.fixturenames, plugin))
 
 
 def jsonl(rows: list[dict[str, Any]]) -> str:

@@ -249,13 +249,14 @@ def _bind_requested_metrics(item: pytest.Item, recorder: RowRecorder, param: Row
 
 def own_metrics(item: pytest.Item, names: Iterable[str] | None = None) -> list[str]:
     """The names among ``names`` (all the test's fixtures by default) that ``item`` gets
-    from the plugin's metric fixtures (``plugin_metrics``); none for an item that is no
-    test function."""
-    if not isinstance(item, pytest.Function):
+    from the plugin's metric fixtures (``plugin_metrics``); none for an item that has no
+    fixtures."""
+    # pytest's own record of the fixtures it resolved for the test (no public accessor).
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
         return []
-    # pytest's own map of the fixtures it resolved for the test (no public accessor).
-    resolved = item._fixtureinfo.name2fixturedefs
-    return plugin_metrics(resolved, item.fixturenames if names is None else names)
+    names = getattr(item, "fixturenames", ()) if names is None else names
+    return plugin_metrics(info.name2fixturedefs, names)
 
 
 def plugin_metrics(resolved: Mapping[str, Sequence[Any]], names: Iterable[str]) -> list[str]:
