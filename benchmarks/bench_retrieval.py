@@ -51,6 +51,25 @@ Four scenarios:
 
 Before any timing, each scenario's numbers are checked: ours per query and on the mean
 must equal pytrec_eval's to 1e-9, or the case fails without timing anything.
+
+One query per row
+-----------------
+``test_retrieval_per_row`` times what a row test's retrieval fixtures pay: one query at a
+time, over the first 300 queries of the collection (3,000 with ``--bench-size large``),
+each a dataset row with its ranking as a list (``retrieved``, the ``scores`` run in
+trec_eval's order, as a row holds it) and its grades (``relevant``). Per row, five
+measures, as a row test calling ``ndcg(row, k=10)``, ``mrr(row)``, ``recall(row, k=10)``,
+``precision(row, k=5)`` and ``hit_rate(row, k=5)`` computes them:
+
+``ours``
+    each fixture's computation (``retrieval_measure``: the value and its evidence), all
+    five sharing one fresh ``MetricContext`` per row, as the plugin gives the metrics of
+    one row.
+``reference``
+    pytrec_eval on the row alone: ``RelevanceEvaluator({id: qrels}, measures)`` evaluating
+    ``{id: {doc: 1 / rank}}`` (a list converted to scores, as pytrec_eval needs them).
+
+The per-row values are checked against pytrec_eval's to 1e-9 first.
 """
 
 from __future__ import annotations
@@ -64,7 +83,10 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-from pytest_ragmetrics.metrics.retrieval import evaluate, score_queries
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.metrics.base import MetricContext
+from pytest_ragmetrics.metrics.retrieval import evaluate, retrieval_measure, score_queries
 
 from conftest import SIDES, Side, Timer
 
@@ -279,3 +301,73 @@ def test_retrieval(
         checked.add(scenario)
     means = compare(f"retrieval {scenario}", side, scenario_call(collection, scenario, side))
     assert set(means) == set(METRICS)
+
+
+# ---------------------------------------------------------------------------------------
+# One query per row, as a row test's fixtures compute it
+# ---------------------------------------------------------------------------------------
+
+ROW_QUERIES = {"small": 300, "large": 3_000}
+# (fixture, its options, our recorded name, pytrec_eval's per-query key)
+ROW_CALLS: tuple[tuple[str, dict[str, Any], str, str], ...] = (
+    ("ndcg", {"k": 10}, "ndcg@10", "ndcg_cut_10"),
+    ("mrr", {}, "mrr", "recip_rank"),
+    ("recall", {"k": 10}, "recall@10", "recall_10"),
+    ("precision", {"k": 5}, "precision@5", "P_5"),
+    ("hit_rate", {"k": 5}, "hit_rate@5", "success_5"),
+)
+ROW_MEASURES = {"ndcg_cut.10", "recip_rank", "recall.10", "P.5", "success.5"}
+
+
+def _no_embed(texts: Any) -> Any:
+    raise AssertionError("retrieval metrics embed nothing")
+
+
+def rows_of(collection: Collection, queries: int) -> list[Row]:
+    """The first ``queries`` queries as dataset rows: ``retrieved`` the ranked list,
+    ``relevant`` the grades."""
+    return [
+        Row(qid, "rows.jsonl", i + 1, i, {"retrieved": ranked, "relevant": collection.qrels[qid]})
+        for i, (qid, ranked) in enumerate(list(collection.lists.items())[:queries])
+    ]
+
+
+def per_row_ours(rows: list[Row]) -> list[dict[str, float]]:
+    """Each row's five values, through the fixtures' computation and one context a row."""
+    settings = Settings()
+    measures = [(retrieval_measure(family), options) for family, options, _, _ in ROW_CALLS]
+    values = []
+    for row in rows:
+        context = MetricContext(settings, _no_embed)
+        row_values: dict[str, float] = {}
+        for measure, options in measures:
+            row_values.update(measure(row, context, **options).values)
+        values.append(row_values)
+    return values
+
+
+def per_row_pytrec_eval(rows: list[Row]) -> list[dict[str, float]]:
+    """Each row's five values from pytrec_eval, one evaluator a row."""
+    values = []
+    for row in rows:
+        qrels = {row.id: row["relevant"]}
+        run = {row.id: {doc: 1.0 / rank for rank, doc in enumerate(row["retrieved"], 1)}}
+        result = pytrec_eval.RelevanceEvaluator(qrels, ROW_MEASURES).evaluate(run)[row.id]
+        values.append({name: result[key] for _, _, name, key in ROW_CALLS})
+    return values
+
+
+@pytest.mark.parametrize("side", SIDES)
+def test_retrieval_per_row(compare: Timer, collection: Collection, size: str, side: Side) -> None:
+    rows = rows_of(collection, ROW_QUERIES[size])
+    ours, theirs = per_row_ours(rows), per_row_pytrec_eval(rows)
+    problems = [
+        f"{row.id} {name}: ours {mine[name]!r}, pytrec_eval {reference[name]!r}"
+        for row, mine, reference in zip(rows, ours, theirs, strict=True)
+        for name in reference
+        if abs(mine[name] - reference[name]) > TOLERANCE
+    ]
+    assert not problems, "\n".join(problems[:10])
+    call = {"ours": per_row_ours, "reference": per_row_pytrec_eval}[side]
+    values = compare("retrieval one query per row", side, lambda: call(rows))
+    assert len(values) == len(rows)

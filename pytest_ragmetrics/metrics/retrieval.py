@@ -51,12 +51,15 @@ does the same, except that trec_eval's ``iprec_at_recall`` at a level asking for
 document divides 0 by 0 there: NaN; ours is 0). ``evaluate(cutoff=N)`` (trec_eval -M) cuts
 each ranking to its first N documents before anything.
 
-The per-row fixtures and ``evaluate`` share ``score_queries``: every metric is computed
-from the ranks of each query's relevant documents only (and of its judged non-relevant
-ones when ``bpref`` is asked for), so the cost is one comparison of each retrieved
-relevant document's score with the query's scores, vectorised over all queries. The
+``evaluate`` runs ``score_queries``: every metric is computed from the ranks of each
+query's relevant documents only (and of its judged non-relevant ones when ``bpref`` is
+asked for), so the cost is one comparison of each retrieved relevant document's score
+with the query's scores, vectorised over all queries. The
 grades and scores of every query are read from the caller's dicts into flat arrays, a
 pass each, and nothing is built query by query except the doc-id order of tied scores.
+The per-row fixtures evaluate one query, where numpy's fixed cost per operation would be
+most of the time: ``retrieval_query`` ranks it once per row in Python and gives the same
+floats as ``score_queries``.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import chain, compress, repeat
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
@@ -83,6 +86,7 @@ from pytest_ragmetrics.metrics.base import (
     MetricSettings,
     MetricSpec,
 )
+from pytest_ragmetrics.metrics.retrieval_query import QueryRanks, query_ranks
 from pytest_ragmetrics.metrics.trec_options import Ties, TrecOptions
 
 if TYPE_CHECKING:  # numpy is imported by the functions that compute, not with the plugin
@@ -909,35 +913,105 @@ def _level(level: Any) -> str:
     return written
 
 
-def _retrieval_name(fixture: str, family: str, k: int | None, level: Any) -> str:
+def _retrieval_metric(fixture: str, family: str, k: int | None, level: Any) -> RetrievalMetric:
     if family == "iprec_at_recall":
-        return f"{family}@{_level(level)}"
+        return _parsed(f"{family}@{_level(level)}")
     if k is None and family in NEEDS_CUTOFF:
         raise TypeError(f"{fixture}(row, k=...) needs a cutoff, e.g. {fixture}(row, k=10)")
-    return parse_metric(family if k is None else f"{family}@{k}").name
+    return _parsed(family if k is None else f"{family}@{k}")
+
+
+@lru_cache(maxsize=1024)
+def _parsed(name: str) -> RetrievalMetric:
+    """``parse_metric``, once per name: a row test asks for the same few names every row."""
+    return parse_metric(name)
 
 
 def _rank_evidence(
-    ranked: list[str], qrels: dict[str, float], k: int | None, options: TrecOptions
-) -> str:
-    relevant = {doc for doc, grade in qrels.items() if grade >= options.relevance_level}
-    shown = ranked if options.cutoff is None else ranked[: options.cutoff]
-    ranks = [str(i + 1) for i, doc in enumerate(shown) if doc in relevant]
-    where = f"relevant at rank {', '.join(ranks)}" if ranks else "no relevant doc retrieved"
-    cut = f"; cutoff {k}" if k is not None else ""
-    level = (
-        f"; relevant from grade {options.relevance_level:g}" if options.relevance_level != 1 else ""
+    ranked: list[str], qrels: dict[str, float], options: TrecOptions, ranks: QueryRanks | None
+) -> tuple[str, str]:
+    """A row's evidence around its cutoff: what comes before ``; cutoff k`` and after it.
+    The same for every retrieval fixture of the row: ``_RowQuery`` keeps it. The 1-based
+    ranks of the relevant documents come from ``ranks`` when the row has them, else from
+    a pass over the ranking."""
+    level = options.relevance_level
+    if ranks is not None:
+        found, relevant = ranks.relevant_found(), int(ranks.total)
+    else:
+        judged = {doc for doc, grade in qrels.items() if grade >= level}
+        shown = ranked if options.cutoff is None else ranked[: options.cutoff]
+        found = [i + 1 for i, doc in enumerate(shown) if doc in judged]
+        relevant = len(judged)
+    where = (
+        f"relevant at rank {', '.join(map(str, found))}" if found else "no relevant doc retrieved"
     )
+    graded = f"; relevant from grade {level:g}" if level != 1 else ""
     runs = "" if options.cutoff is None else f", run cut to {options.cutoff}"
-    return (
-        f"{where} of {len(ranked)} retrieved{runs} ({len(relevant)} relevant in qrels{cut}{level})"
-    )
+    head = f"{where} of {len(ranked)} retrieved{runs} ({relevant} relevant in qrels"
+    return head, f"{graded})"
+
+
+@dataclass(frozen=True)
+class _RowQuery:
+    """A row's query as its retrieval fixtures read it, kept in the row's
+    ``MetricContext.memo`` (``_ROW_QUERY``) so that the row's fixtures read the fields and
+    rank the documents once: the row (the memo holds it, so it is that very row), the
+    options it was ranked under, its qrels and ranking, and its ranks
+    (``retrieval_query``), ``None`` when the query is not well-formed."""
+
+    row: Row
+    options: TrecOptions
+    qrels: dict[str, float]
+    ranked: list[str]
+    ranks: QueryRanks | None
+
+    @cached_property
+    def _evidence(self) -> tuple[str, str]:
+        return _rank_evidence(self.ranked, self.qrels, self.options, self.ranks)
+
+    def evidence(self, k: int | None) -> str:
+        """Where the relevant documents are, for a fixture with cutoff ``k``."""
+        head, tail = self._evidence
+        return f"{head}; cutoff {k}{tail}" if k is not None else head + tail
+
+
+_ROW_QUERY = "retrieval"
+
+
+def _row_query(row: Row, ctx: MetricContext, family: str) -> _RowQuery:
+    """The row's query, from the memo when a fixture of the same row and options read it
+    already; a row that lacks a field raises ``RowError`` each time, and is not kept."""
+    options = ctx.settings.retrieval
+    kept = ctx.memo.get(_ROW_QUERY)
+    if isinstance(kept, _RowQuery) and kept.row is row and kept.options == options:
+        return kept
+    qrels = as_qrels(row.require("relevant", family))
+    ranked = ranking(row, family)
+    if not qrels:
+        raise RowError(f"{row.where('relevant')}: {family} needs at least one judgement")
+    query = _RowQuery(row, options, qrels, ranked, query_ranks(qrels, ranked, options))
+    ctx.memo[_ROW_QUERY] = query
+    return query
+
+
+def _scored_value(row: Row, query: _RowQuery, family: str, name: str) -> float:
+    """One metric of the row through ``score_queries``; its ``ValueError`` (a doc id
+    listed twice) becomes the row's error."""
+    try:
+        values = score_queries(
+            [row.id], {row.id: query.qrels}, [query.ranked], [name], query.options
+        )
+    except ValueError as error:
+        raise RowError(f"{row.where(ranking_field(row, family))}: {error}") from None
+    return float(values[name][0])
 
 
 def retrieval_measure(family: str) -> Compute:
-    """The per-row computation of one retrieval family, through ``score_queries`` with the
-    run's ``[settings.retrieval]`` options: the same code as the batch ``evaluate``. A row
-    is one query and is always evaluated (``all_queries`` has nothing to add)."""
+    """The per-row computation of one retrieval family with the run's
+    ``[settings.retrieval]`` options. A row is one query and is always evaluated
+    (``all_queries`` has nothing to add). It is ranked once for all of the row's retrieval
+    fixtures, in Python (``retrieval_query``: the same floats as ``score_queries``, which
+    a batch ``evaluate`` runs, without numpy's fixed cost per call)."""
 
     def measure(
         row: Row,
@@ -952,18 +1026,14 @@ def retrieval_measure(family: str) -> Compute:
             if gain not in GAINS:
                 raise ValueError(f"ndcg(row, gain=...): use one of {', '.join(GAINS)}")
             name_family = GAINS[gain]
-        name = _retrieval_name(family, name_family, cut, level)
-        qrels = as_qrels(row.require("relevant", family))
-        ranked = ranking(row, family)
-        if not qrels:
-            raise RowError(f"{row.where('relevant')}: {family} needs at least one judgement")
-        options = ctx.settings.retrieval
-        try:
-            values = score_queries([row.id], {row.id: qrels}, [ranked], [name], options)
-        except ValueError as error:
-            raise RowError(f"{row.where(ranking_field(row, family))}: {error}") from None
-        value = float(values[name][0])
-        evidence = _rank_evidence(ranked, qrels, cut, options)
+        metric = _retrieval_metric(family, name_family, cut, level)
+        name = metric.name
+        query = _row_query(row, ctx, family)
+        if query.ranks is not None:
+            value = query.ranks.value(metric.family, metric.k, metric.level)
+        else:  # not a well-formed query: score_queries says what is wrong
+            value = _scored_value(row, query, family, name)
+        evidence = query.evidence(cut)
         breakdowns = {}
         if family == "gm_map":  # summed over the rows into gm_map.gmean
             breakdowns[GM_MAP_LOGS] = {"log_ap": math.log(max(value, GM_FLOOR)), "queries": 1.0}
