@@ -466,28 +466,56 @@ def _row_overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
 def row_overlaps(
     rows: Sequence[Row], settings: MetricSettings, embed: Embed
 ) -> list[Overlap | None]:
-    """The overlap of each row, all scored at once (``overlaps``); ``None`` for a row that
-    lacks its answer or contexts (it errors when it runs). ``rows``: those whose texts the
-    run prepared for ``overlap`` or ``faithfulness`` (a test taking ``overlap``, or taking
-    ``faithfulness`` on a row that does not abstain), so every vector is a lookup. A
-    caller that puts each result in its row's ``MetricContext.memo["overlap"]`` before the
-    row runs leaves the ``overlap`` and ``faithfulness`` fixtures only their evidence to
-    format."""
-    scored = [index for index, row in enumerate(rows) if {"answer", "contexts"} <= row.data.keys()]
-    found = overlaps(
-        [
-            (rows[index].require("answer", "overlap"), rows[index].require("contexts", "overlap"))
-            for index in scored
-        ],
-        embed,
-        settings.tau_sim,
-        settings.idk_matcher,
-        settings.citations,
-    )
+    """The overlap of each row, all scored at once (``overlaps``). ``rows``: those whose
+    texts the run prepared for ``overlap`` or ``faithfulness`` (a test taking ``overlap``,
+    or taking ``faithfulness`` on a row that does not abstain), so every vector is a
+    lookup. A caller that puts each result in its row's ``MetricContext.memo["overlap"]``
+    before the row runs leaves the ``overlap`` and ``faithfulness`` fixtures only their
+    evidence to format.
+
+    ``None`` for a row that cannot be scored here: it lacks its answer or contexts, or
+    they are not what overlap reads, or scoring it raises. One such row never keeps the
+    others from being scored, and it is not skipped: its own fixture computes it when it
+    runs, and fails there exactly as it would have without this step.
+    """
+    pairs = [_overlap_input(row, settings) for row in rows]
+    scored = [index for index, pair in enumerate(pairs) if pair is not None]
+    inputs = [pair for pair in pairs if pair is not None]
+    try:
+        found: list[Overlap | None] = list(_overlaps_of(inputs, settings, embed))
+    except Exception:  # one row spoils the batch: score each alone, to find which
+        found = [_overlap_alone(pair, settings, embed) for pair in inputs]
     results: list[Overlap | None] = [None] * len(rows)
     for index, result in zip(scored, found, strict=True):
         results[index] = result
     return results
+
+
+def _overlap_input(row: Row, settings: MetricSettings) -> tuple[str, Contexts | None] | None:
+    """The row's answer and contexts when overlap can analyse them; ``None`` otherwise."""
+    answer, contexts = row.data.get("answer"), row.data.get("contexts")
+    if not isinstance(answer, str) or "contexts" not in row.data:
+        return None
+    try:
+        claims(answer, contexts, settings.idk_matcher, settings.citations)
+    except Exception:  # the row's fixture raises the same when it runs: reported there
+        return None
+    return answer, contexts
+
+
+def _overlaps_of(
+    inputs: Sequence[tuple[str, Contexts | None]], settings: MetricSettings, embed: Embed
+) -> list[Overlap]:
+    return overlaps(inputs, embed, settings.tau_sim, settings.idk_matcher, settings.citations)
+
+
+def _overlap_alone(
+    pair: tuple[str, Contexts | None], settings: MetricSettings, embed: Embed
+) -> Overlap | None:
+    try:
+        return _overlaps_of([pair], settings, embed)[0]
+    except Exception:  # the row's fixture raises the same when it runs: reported there
+        return None
 
 
 def measure_overlap(row: Row, ctx: MetricContext) -> Measured:
