@@ -192,9 +192,16 @@ def overlaps(
     every distinct text, one pass of ``cosines`` over every measured sentence. Each result
     equals ``overlap`` of its answer whenever ``embed`` gives a text the same vector in any
     batch, as the run's prepared vectors do; a model encoding its batch afresh may not."""
+    claim_lists = [claims(answer, contexts, matcher, fmt) for answer, contexts in answers]
+    return _judge_all(claim_lists, embed, tau_sim)
+
+
+def _judge_all(
+    claim_lists: Sequence[Sequence[Claim]], embed: Embed, tau_sim: float
+) -> list[Overlap]:
+    """``overlaps`` of answers analysed already: one embed, one pass of ``cosines``."""
     import numpy as np
 
-    claim_lists = [claims(answer, contexts, matcher, fmt) for answer, contexts in answers]
     measured = [claim for claim_list in claim_lists for claim in claim_list if _measured(claim)]
     texts = list(dict.fromkeys(text for claim in measured for text in _pair(claim)))
     row = {text: index for index, text in enumerate(texts)}
@@ -478,42 +485,33 @@ def row_overlaps(
     others from being scored, and it is not skipped: its own fixture computes it when it
     runs, and fails there exactly as it would have without this step.
     """
-    pairs = [_overlap_input(row, settings) for row in rows]
-    scored = [index for index, pair in enumerate(pairs) if pair is not None]
-    inputs = [pair for pair in pairs if pair is not None]
+    analysed = [_row_claim_list(row, settings) for row in rows]
+    scored = [index for index, claim_list in enumerate(analysed) if claim_list is not None]
+    claim_lists = [claim_list for claim_list in analysed if claim_list is not None]
     try:
-        found: list[Overlap | None] = list(_overlaps_of(inputs, settings, embed))
+        found: list[Overlap | None] = list(_judge_all(claim_lists, embed, settings.tau_sim))
     except Exception:  # one row spoils the batch: score each alone, to find which
-        found = [_overlap_alone(pair, settings, embed) for pair in inputs]
+        found = [_judge_alone(claim_list, embed, settings.tau_sim) for claim_list in claim_lists]
     results: list[Overlap | None] = [None] * len(rows)
     for index, result in zip(scored, found, strict=True):
         results[index] = result
     return results
 
 
-def _overlap_input(row: Row, settings: MetricSettings) -> tuple[str, Contexts | None] | None:
-    """The row's answer and contexts when overlap can analyse them; ``None`` otherwise."""
-    answer, contexts = row.data.get("answer"), row.data.get("contexts")
+def _row_claim_list(row: Row, settings: MetricSettings) -> list[Claim] | None:
+    """The claims of the row's answer when overlap can analyse them; ``None`` otherwise."""
+    answer = row.data.get("answer")
     if not isinstance(answer, str) or "contexts" not in row.data:
         return None
     try:
-        claims(answer, contexts, settings.idk_matcher, settings.citations)
+        return claims(answer, row.data["contexts"], settings.idk_matcher, settings.citations)
     except Exception:  # the row's fixture raises the same when it runs: reported there
         return None
-    return answer, contexts
 
 
-def _overlaps_of(
-    inputs: Sequence[tuple[str, Contexts | None]], settings: MetricSettings, embed: Embed
-) -> list[Overlap]:
-    return overlaps(inputs, embed, settings.tau_sim, settings.idk_matcher, settings.citations)
-
-
-def _overlap_alone(
-    pair: tuple[str, Contexts | None], settings: MetricSettings, embed: Embed
-) -> Overlap | None:
+def _judge_alone(claim_list: list[Claim], embed: Embed, tau_sim: float) -> Overlap | None:
     try:
-        return _overlaps_of([pair], settings, embed)[0]
+        return _judge_all([claim_list], embed, tau_sim)[0]
     except Exception:  # the row's fixture raises the same when it runs: reported there
         return None
 
