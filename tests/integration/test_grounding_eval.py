@@ -58,6 +58,9 @@ GROUNDED_ROWS: list[dict[str, Any]] = [
     },
 ]
 UNIQUE_TEXTS = 7
+# Each row's values by the module docstring's hand computation.
+HAND_OVERLAP = {"g1": 0.5, "g2": 0.0, "g3": 1.0, "g4": 0.0}
+HAND_FAITHFULNESS = {"g1": 0.8, "g2": 1.0, "g3": 1.0, "g4": 0.6}
 
 GROUNDED_EVAL = """
 import pytest
@@ -169,12 +172,18 @@ def test_a_fully_cached_run_never_imports_torch(grounded_in_every_mode: Project)
     assert any("torch" in line for line in log.read_text().splitlines())
     log.unlink()
 
-    warm = grounded.run()
+    warm, report = grounded.run_json()
     warm.assert_outcomes(passed=5)
     assert_encoded_once(warm.stdout.str(), 0)
     lines = log.read_text().splitlines()
     assert lines
     assert all(line.split(" ", 1)[1] == "-" for line in lines), lines
+    # Scored by the prepare step of whichever process ran each row: the values by hand.
+    rows = {row["id"]: row["metrics"] for row in report["evals"][0]["rows"]}
+    assert {name: values["overlap"] for name, values in rows.items()} == HAND_OVERLAP
+    assert {name: values["faithfulness"] for name, values in rows.items()} == pytest.approx(
+        HAND_FAITHFULNESS
+    )
 
 
 def test_no_cache_encodes_once_per_run_and_leaves_nothing(grounded_in_every_mode: Project) -> None:

