@@ -19,6 +19,10 @@ a warm run of the same rows reads its thousands of vectors as one row, not one B
 lookup per text (``prepared_set``, ``get_set``, ``put_set``). A set is a copy of entries
 the cache holds anyway, checked like them; a set that is missing or damaged only sends
 the run back to the entries.
+
+It also keeps each analysed answer's sentence spans (``analyses``, written and read by
+``pytest_ragmetrics.embeddings.analyses``), keyed by the analysing code's version and the
+answer, checked like the vectors: a warm run reads them instead of running Punkt again.
 """
 
 from __future__ import annotations
@@ -59,6 +63,9 @@ CREATE TABLE IF NOT EXISTS prepared_sets (
     key BLOB PRIMARY KEY, count INTEGER NOT NULL, dim INTEGER NOT NULL,
     checksum BLOB NOT NULL, vectors BLOB NOT NULL, written_ns INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS analyses (
+    key BLOB PRIMARY KEY, checksum BLOB NOT NULL, value BLOB NOT NULL
+) WITHOUT ROWID;
 """
 
 
@@ -73,6 +80,10 @@ def entry_key(model_identity: str, text: str) -> bytes:
 
 def _checksum(blob: bytes) -> bytes:
     return hashlib.blake2b(blob, digest_size=8).digest()
+
+
+def _intact(blob: object, checksum: object) -> bool:
+    return isinstance(blob, bytes) and _checksum(blob) == checksum
 
 
 @dataclass(frozen=True)
@@ -255,6 +266,38 @@ class EmbeddingCache:
             write(self._connect())
         except sqlite3.DatabaseError as error:
             write(self._recovering("write", error))
+
+    def get_analyses(self, keys: Iterable[bytes]) -> dict[bytes, bytes]:
+        """The stored analyses under ``keys`` that are present and intact (a damaged one
+        is a miss, analysed again and overwritten)."""
+        found: dict[bytes, bytes] = {}
+        wanted = list(dict.fromkeys(keys))
+        try:
+            connection = self._connect()
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = connection.execute(
+                    f"SELECT key, checksum, value FROM analyses WHERE key IN ({marks})", chunk
+                )
+                found.update((key, blob) for key, checksum, blob in rows if _intact(blob, checksum))
+        except sqlite3.DatabaseError as error:
+            self._recovering("read", error)
+            return {}
+        return found
+
+    def put_analyses(self, analyses: Mapping[bytes, bytes]) -> None:
+        """Store analyses by key (replacing any under the same key) in one transaction."""
+        rows = [(key, _checksum(blob), blob) for key, blob in analyses.items()]
+        statement = "INSERT OR REPLACE INTO analyses VALUES (?, ?, ?)"
+        try:
+            connection = self._connect()
+            with connection:
+                connection.executemany(statement, rows)
+        except sqlite3.DatabaseError as error:
+            connection = self._recovering("write", error)
+            with connection:
+                connection.executemany(statement, rows)
 
     def checkpoint(self) -> None:
         """Move the write-ahead log into the database file, so that readers that share

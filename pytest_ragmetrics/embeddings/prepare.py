@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pytest_ragmetrics.embeddings.model import Embedder, LoadTimes, Vectors
 
 if TYPE_CHECKING:  # SQLite, the file locks and numpy: when the store is first used
-    from pytest_ragmetrics.embeddings.cache import EmbeddingCache
+    from pytest_ragmetrics.embeddings.cache import EmbeddingCache, PreparedSet
 
 ENCODE_CHUNK = 1024  # texts per encode call: big batches, with progress between them
 
@@ -194,13 +194,14 @@ class EmbeddingStore:
         if not needed:
             return
         started = time.perf_counter()
+        identity = self.embedder.identity
+        packed = prepared_set(identity, needed) if whole and self._keep_vectors else None
+        # A whole stored set leaves nothing to encode, so no lock to wait for: the set is
+        # written in one transaction and checked when read, whoever writes meanwhile.
+        if packed is not None and self._add_set(packed, started):
+            return
         with self.cache.prepare_lock():
-            identity = self.embedder.identity
-            packed = prepared_set(identity, needed) if whole and self._keep_vectors else None
-            stored = self.cache.get_set(packed) if packed is not None else None
-            if packed is not None and stored is not None:
-                self.vectors.add(packed.texts, stored)
-                self._count_lookup(started, len(needed), len(needed))
+            if packed is not None and self._add_set(packed, started):  # written meanwhile
                 return
             found = self.cache.get_many(identity, needed)
             if self._keep_vectors and found:
@@ -214,6 +215,15 @@ class EmbeddingStore:
             if not self._keep_vectors:  # read elsewhere: the file must hold them all
                 self._prepared.update(needed)
                 self.cache.checkpoint()
+
+    def _add_set(self, packed: PreparedSet, started: float) -> bool:
+        """Hold the vectors of ``packed`` if the cache holds the set whole and intact."""
+        stored = self.cache.get_set(packed)
+        if stored is None:
+            return False
+        self.vectors.add(packed.texts, stored)
+        self._count_lookup(started, len(packed.texts), len(packed.texts))
+        return True
 
     def _count_lookup(self, started: float, texts: int, cached: int) -> None:
         self.stats.lookup_s += time.perf_counter() - started

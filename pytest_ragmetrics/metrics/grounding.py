@@ -192,9 +192,16 @@ def overlaps(
     every distinct text, one pass of ``cosines`` over every measured sentence. Each result
     equals ``overlap`` of its answer whenever ``embed`` gives a text the same vector in any
     batch, as the run's prepared vectors do; a model encoding its batch afresh may not."""
+    claim_lists = [claims(answer, contexts, matcher, fmt) for answer, contexts in answers]
+    return _judge_all(claim_lists, embed, tau_sim)
+
+
+def _judge_all(
+    claim_lists: Sequence[Sequence[Claim]], embed: Embed, tau_sim: float
+) -> list[Overlap]:
+    """``overlaps`` of answers analysed already: one embed, one pass of ``cosines``."""
     import numpy as np
 
-    claim_lists = [claims(answer, contexts, matcher, fmt) for answer, contexts in answers]
     measured = [claim for claim_list in claim_lists for claim in claim_list if _measured(claim)]
     texts = list(dict.fromkeys(text for claim in measured for text in _pair(claim)))
     row = {text: index for index, text in enumerate(texts)}
@@ -466,28 +473,47 @@ def _row_overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
 def row_overlaps(
     rows: Sequence[Row], settings: MetricSettings, embed: Embed
 ) -> list[Overlap | None]:
-    """The overlap of each row, all scored at once (``overlaps``); ``None`` for a row that
-    lacks its answer or contexts (it errors when it runs). ``rows``: those whose texts the
-    run prepared for ``overlap`` or ``faithfulness`` (a test taking ``overlap``, or taking
-    ``faithfulness`` on a row that does not abstain), so every vector is a lookup. A
-    caller that puts each result in its row's ``MetricContext.memo["overlap"]`` before the
-    row runs leaves the ``overlap`` and ``faithfulness`` fixtures only their evidence to
-    format."""
-    scored = [index for index, row in enumerate(rows) if {"answer", "contexts"} <= row.data.keys()]
-    found = overlaps(
-        [
-            (rows[index].require("answer", "overlap"), rows[index].require("contexts", "overlap"))
-            for index in scored
-        ],
-        embed,
-        settings.tau_sim,
-        settings.idk_matcher,
-        settings.citations,
-    )
+    """The overlap of each row, all scored at once (``overlaps``). ``rows``: those whose
+    texts the run prepared for ``overlap`` or ``faithfulness`` (a test taking ``overlap``,
+    or taking ``faithfulness`` on a row that does not abstain), so every vector is a
+    lookup. A caller that puts each result in its row's ``MetricContext.memo["overlap"]``
+    before the row runs leaves the ``overlap`` and ``faithfulness`` fixtures only their
+    evidence to format.
+
+    ``None`` for a row that cannot be scored here: it lacks its answer or contexts, or
+    they are not what overlap reads, or scoring it raises. One such row never keeps the
+    others from being scored, and it is not skipped: its own fixture computes it when it
+    runs, and fails there exactly as it would have without this step.
+    """
+    analysed = [_row_claim_list(row, settings) for row in rows]
+    scored = [index for index, claim_list in enumerate(analysed) if claim_list is not None]
+    claim_lists = [claim_list for claim_list in analysed if claim_list is not None]
+    try:
+        found: list[Overlap | None] = list(_judge_all(claim_lists, embed, settings.tau_sim))
+    except Exception:  # one row spoils the batch: score each alone, to find which
+        found = [_judge_alone(claim_list, embed, settings.tau_sim) for claim_list in claim_lists]
     results: list[Overlap | None] = [None] * len(rows)
     for index, result in zip(scored, found, strict=True):
         results[index] = result
     return results
+
+
+def _row_claim_list(row: Row, settings: MetricSettings) -> list[Claim] | None:
+    """The claims of the row's answer when overlap can analyse them; ``None`` otherwise."""
+    answer = row.data.get("answer")
+    if not isinstance(answer, str) or "contexts" not in row.data:
+        return None
+    try:
+        return claims(answer, row.data["contexts"], settings.idk_matcher, settings.citations)
+    except Exception:  # the row's fixture raises the same when it runs: reported there
+        return None
+
+
+def _judge_alone(claim_list: list[Claim], embed: Embed, tau_sim: float) -> Overlap | None:
+    try:
+        return _judge_all([claim_list], embed, tau_sim)[0]
+    except Exception:  # the row's fixture raises the same when it runs: reported there
+        return None
 
 
 def measure_overlap(row: Row, ctx: MetricContext) -> Measured:

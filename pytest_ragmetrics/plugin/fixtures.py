@@ -20,7 +20,8 @@ from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors, model_label
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
-from pytest_ragmetrics.metrics.base import MetricContext, MetricSpec
+from pytest_ragmetrics.metrics.abstention import row_abstention
+from pytest_ragmetrics.metrics.base import Embed, MetricContext, MetricSpec
 from pytest_ragmetrics.metrics.catalog import FIXTURES, custom_metrics
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
@@ -29,6 +30,7 @@ from pytest_ragmetrics.plugin.state import (
     BatchParam,
     RowParam,
     RowRecorder,
+    ScoredOverlap,
     batch_param,
     embedding_store,
     live_cache,
@@ -52,12 +54,14 @@ __all__ = [
     "bound_metrics",
     "check_row",
     "define_metric_fixture",
+    "grounding_rows",
     "late_metric",
     "metric_fixtures",
     "missing_fields",
     "own_metrics",
     "plugin_metrics",
     "refuse_late",
+    "scored_overlaps",
     "session_texts",
     "start_row",
 ]
@@ -156,8 +160,23 @@ def metric_fixtures(
 
     for name in names:
         refuse_late(config, name)
-    settings = run_state(config).thresholds.settings
-    return bound_metrics(names, recorder, param, settings, embed, judge)
+    state = run_state(config)
+    if state.overlaps and not GROUNDING_METRICS.isdisjoint(names):
+        _take_scored_overlap(state.overlaps, recorder)
+    return bound_metrics(names, recorder, param, state.thresholds.settings, embed, judge)
+
+
+def _take_scored_overlap(
+    scored: Mapping[tuple[str, int], ScoredOverlap], recorder: RowRecorder
+) -> None:
+    """Give the row's metrics the overlap the prepare step scored for it
+    (``scored_overlaps``), when it was scored on the answer and contexts the row runs on."""
+    row = recorder.row
+    found = scored.get((row.source, row.index))
+    if found is None or "overlap" in recorder.memo:
+        return
+    if row.data.get("answer") == found.answer and row.data.get("contexts") == found.contexts:
+        recorder.memo["overlap"] = found.overlap
 
 
 def refuse_late(config: pytest.Config, name: str) -> None:
@@ -418,3 +437,54 @@ def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]
                 except RowError:
                     continue
     return list(texts)
+
+
+# The metrics that score an answer's overlap (``metrics.grounding``).
+GROUNDING_METRICS = frozenset({"overlap", "faithfulness"})
+
+
+def grounding_rows(items: Sequence[pytest.Item], engine: str) -> list[tuple[Row, bool]]:
+    """The rows this process runs a test taking ``overlap`` or ``faithfulness`` on, each
+    with whether one of its tests takes ``overlap`` (else only ``faithfulness``): the
+    rows of row tests and of bulk items run here (not on the Ray engine's workers), once
+    each, without those that have a problem (they fail before any metric) or whose answer
+    a live system gives (unknown before the row runs)."""
+    found: dict[tuple[str, int], tuple[Row, bool]] = {}
+    for item in items:
+        metrics = GROUNDING_METRICS.intersection(own_metrics(item))
+        if not metrics or (engine == "ray" and batch_param(item) is not None):
+            continue
+        for param in row_params(item):
+            if param.problems or param.live is not None:
+                continue
+            key = (param.row.source, param.row.index)
+            taken = found.get(key, (param.row, False))[1]
+            found[key] = (param.row, taken or "overlap" in metrics)
+    return list(found.values())
+
+
+def scored_overlaps(
+    rows: Sequence[tuple[Row, bool]], settings: Settings, embed: Embed
+) -> dict[tuple[str, int], ScoredOverlap]:
+    """The overlap of each of ``rows`` (``grounding_rows``) whose texts the run prepared,
+    scored at once (``metrics.grounding.row_overlaps``), by the row's file and position:
+    every row a test takes ``overlap`` on, and the rows that do not abstain of those a
+    test takes only ``faithfulness`` on. A row that cannot be scored is left out: it is
+    scored, and fails, when it runs."""
+    from pytest_ragmetrics.metrics.grounding import row_overlaps
+
+    chosen = [row for row, takes_overlap in rows if takes_overlap or _answers(row, settings)]
+    scored = row_overlaps(chosen, settings, embed)
+    return {
+        (row.source, row.index): ScoredOverlap(row.data["answer"], row.data["contexts"], result)
+        for row, result in zip(chosen, scored, strict=True)
+        if result is not None
+    }
+
+
+def _answers(row: Row, settings: Settings) -> bool:
+    """Whether ``faithfulness`` scores the row's overlap (its answer does not abstain)."""
+    try:
+        return not row_abstention(row, "faithfulness", settings).abstains
+    except Exception:  # the row's fixture raises the same when it runs: reported there
+        return False

@@ -18,13 +18,14 @@ import pytest
 
 from pytest_ragmetrics import __version__
 from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
+from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.embeddings.prepare import EncodingError, PrepareStats
 from pytest_ragmetrics.files import display_path
 from pytest_ragmetrics.metrics.catalog import claim
 from pytest_ragmetrics.metrics.custom import CorpusError
 from pytest_ragmetrics.plugin.collect import parametrize_rows
-from pytest_ragmetrics.plugin.fixtures import session_texts
+from pytest_ragmetrics.plugin.fixtures import grounding_rows, scored_overlaps, session_texts
 from pytest_ragmetrics.plugin.options import (
     RUN_CACHE_KEY,
     RUN_ID_KEY,
@@ -172,13 +173,29 @@ class RunSession:
 
         shown = display(config)
         self.rows_progress = rows_progress(session.items, self.state, shown)
-        texts = session_texts(session.items, self.state.thresholds.settings)
+        settings = self.state.thresholds.settings
+        grounding = grounding_rows(session.items, self.state.engine)
+        if grounding:
+            self._analyse_answers(grounding)
+        texts = session_texts(session.items, settings)
         if texts:
             encoding = EncodingProgress(shown.lines(in_place=True))
             try:
                 embedding_store(config).prepare(texts, encoding)
             except (EmbeddingModelError, EncodingError) as error:
                 raise pytest.UsageError(str(error)) from None
+        if grounding:  # every row's overlap at once: its fixtures only format it
+            embed = embedding_store(config).embed
+            self.state.overlaps = scored_overlaps(grounding, settings, embed)
+
+    def _analyse_answers(self, rows: Sequence[tuple[Row, bool]]) -> None:
+        """Have the sentences of the grounding rows' answers ready, from the cache when it
+        holds them: listing their texts and scoring them then run no Punkt."""
+        from pytest_ragmetrics.embeddings.analyses import prepare_sentences
+
+        answers = [answer for row, _ in rows if isinstance(answer := row.data["answer"], str)]
+        cache = embedding_store(self.config).cache
+        prepare_sentences(cache, answers, self.state.thresholds.settings.citations)
 
     def test_done(self, item: pytest.Item) -> None:
         """Write the progress of live calls and judge verdicts after a test ran."""

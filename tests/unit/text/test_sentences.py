@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragmetrics.text.sentences import split_sentences
+from pytest_ragmetrics.text import sentences
+from pytest_ragmetrics.text.sentences import (
+    Sentence,
+    remember_spans,
+    sentence_spans,
+    spans_fit,
+    split_sentences,
+)
 
 
 def texts(answer: str) -> list[str]:
@@ -73,3 +80,41 @@ def test_a_marker_glued_to_the_stop_still_ends_the_sentence(
     answer: str, expected: list[str]
 ) -> None:
     assert texts(answer) == expected
+
+
+def test_sentence_spans_are_the_sentences_offsets() -> None:
+    # by hand: "Paris is in France." is 19 characters, then a space, then 10 more
+    assert sentence_spans("Paris is in France. It is big.") == ((0, 19), (20, 30))
+    assert sentence_spans("  ") == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "spans", "fit"),
+    [
+        ("Paris is in France. It is big.", ((0, 19), (20, 30)), True),
+        ("Paris is in France. It is big.", ((0, 30),), True),  # another split, still pieces
+        ("Paris is in France. It is big.", ((0, 20), (20, 30)), False),  # a trailing space
+        ("Paris is in France. It is big.", ((20, 30), (0, 19)), False),  # out of order
+        ("Paris is in France. It is big.", ((0, 19), (20, 31)), False),  # past the end
+        ("Paris is in France. It is big.", ((5, 5),), False),  # empty
+        ("Paris is in France. It is big.", (), False),  # a text with no sentence
+        ("   ", (), True),
+    ],
+)
+def test_spans_fit_only_stripped_ordered_pieces_of_their_text(
+    text: str, spans: tuple[tuple[int, int], ...], fit: bool
+) -> None:
+    assert spans_fit(text, spans) is fit
+
+
+def test_remembered_spans_are_used_instead_of_punkt(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A text no other test splits, so no earlier split is cached; spans Punkt would not
+    # give (one sentence), so only the remembered analysis can explain the result.
+    text = "Remembered one. Remembered two."
+    remember_spans({text: ((0, len(text)),)}, "auto")
+
+    def no_punkt(text: str, fmt: object = "auto") -> object:
+        raise AssertionError("Punkt ran on a remembered text")
+
+    monkeypatch.setattr(sentences, "sentence_spans", no_punkt)
+    assert split_sentences(text) == [Sentence(text, 0, len(text))]
