@@ -443,16 +443,19 @@ def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]
 GROUNDING_METRICS = frozenset({"overlap", "faithfulness"})
 
 
-def grounding_rows(items: Sequence[pytest.Item], engine: str) -> list[tuple[Row, bool]]:
+def grounding_rows(items: Sequence[pytest.Item]) -> list[tuple[Row, bool]]:
     """The rows this process runs a test taking ``overlap`` or ``faithfulness`` on, each
     with whether one of its tests takes ``overlap`` (else only ``faithfulness``): the
-    rows of row tests and of bulk items run here (not on the Ray engine's workers), once
-    each, without those that have a problem (they fail before any metric) or whose answer
-    a live system gives (unknown before the row runs)."""
+    rows of row tests, once each, without those that have a problem (they fail before
+    any metric) or whose answer a live system gives (unknown before the row runs).
+
+    Bulk items are left out, on any engine: bulk mode holds one batch of rows at a time,
+    and scoring their rows here would hold every row, and its overlap, to the end of the
+    run; a batch's rows are scored when it runs."""
     found: dict[tuple[str, int], tuple[Row, bool]] = {}
     for item in items:
         metrics = GROUNDING_METRICS.intersection(own_metrics(item))
-        if not metrics or (engine == "ray" and batch_param(item) is not None):
+        if not metrics or batch_param(item) is not None:
             continue
         for param in row_params(item):
             if param.problems or param.live is not None:

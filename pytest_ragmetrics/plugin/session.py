@@ -174,7 +174,7 @@ class RunSession:
         shown = display(config)
         self.rows_progress = rows_progress(session.items, self.state, shown)
         settings = self.state.thresholds.settings
-        grounding = grounding_rows(session.items, self.state.engine)
+        grounding = grounding_rows(session.items)
         if grounding:
             self._analyse_answers(grounding)
         texts = session_texts(session.items, settings)
