@@ -53,7 +53,7 @@ from typing import Any
 from urllib.parse import quote
 
 from pytest_ragmetrics.data.streams import DatasetError, Digest, Problem
-from pytest_ragmetrics.files import canonical_json, loads_finite
+from pytest_ragmetrics.files import canonical_json, display_path, loads_finite, resolved
 
 BATCH_ROWS = 1000  # rows fetched from the database at a time (a server-side cursor's)
 
@@ -102,9 +102,11 @@ class SqlDataset:
     columns: Mapping[str, str] | tuple[tuple[str, str], ...] = ()
     order_by: tuple[str, ...] | str | None = None
     label: str | None = None
-    # The directory of the eval file, which relative SQLite paths are relative to; set by
-    # the plugin when it reads the marker (``at``).
+    # The directory of the eval file, which relative SQLite paths are relative to, and the
+    # SQLite path as reports show it (from the project root); set by the plugin when it
+    # reads the marker (``at``).
     base: Path | None = field(default=None, repr=False)
+    shown: str | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.query, str) or not self.query.strip().rstrip(";").strip():
@@ -156,11 +158,15 @@ class SqlDataset:
     def display(self) -> str:
         """How messages and reports name the dataset: where it is (the variable, never
         its value, or the SQLite path) and the query's label."""
-        origin = f"${self.url_env}" if self.url_env is not None else str(self.sqlite)
+        origin = f"${self.url_env}" if self.url_env is not None else self.shown or str(self.sqlite)
         return f"sql({origin}, {self.label})"
 
-    def at(self, base: Path) -> SqlDataset:
-        """This dataset, read from an eval file in the directory ``base``."""
+    def at(self, base: Path, root: Path | None = None) -> SqlDataset:
+        """This dataset, read from an eval file in the directory ``base``; its SQLite path
+        shown from ``root`` (the project's), if given."""
+        shown = None
+        if self.sqlite is not None and root is not None:
+            shown = display_path(resolved(base / self.sqlite), root)
         return SqlDataset(
             self.query,
             self.url_env,
@@ -170,6 +176,7 @@ class SqlDataset:
             self.order_by,
             self.label,
             base,
+            shown,
         )
 
 

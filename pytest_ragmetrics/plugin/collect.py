@@ -209,11 +209,11 @@ def _display(path: Location, root: Path) -> str:
     return path.display if isinstance(path, SqlDataset) else display_path(path, root)
 
 
-def _location(spec: MarkerSpec, module_path: Path) -> Location:
+def _location(spec: MarkerSpec, module_path: Path, root: Path) -> Location:
     """Where the marker's dataset is: a file, relative to the eval file, or a query whose
     SQLite paths are."""
     if isinstance(spec.dataset, SqlDataset):
-        return spec.dataset.at(module_path.parent)
+        return spec.dataset.at(module_path.parent, root)
     return resolved(module_path.parent / spec.dataset)
 
 
@@ -476,7 +476,7 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
     if bulk:
         _refuse_row_fixtures(metafunc, where)
     module_path = metafunc.definition.path
-    dataset_path = _location(spec, module_path)
+    dataset_path = _location(spec, module_path, state.project_root)
     # A bulk eval reads its rows a batch at a time: collection keeps only their index.
     reader = _scan(state, where, dataset_path, spec.format) if bulk else None
     dataset: RowTable = reader.index if reader else _load(state, where, dataset_path, spec.format)
