@@ -328,13 +328,15 @@ def sql_rows(
             reading.phase = "connect"
             text = statement(dataset, engine.dialect.identifier_preparer.quote)
             reading.phase = "query"
-            options = connection.execution_options(stream_results=True, yield_per=BATCH_ROWS)
+            size = BATCH_ROWS
+            options = connection.execution_options(stream_results=True, yield_per=size)
             result = options.execute(sa.text(text))
             fields = _fields(list(result.keys()), dataset, source)
             if digest is not None:
                 digest.update(text.encode("utf-8") + b"\0")
             reading.phase = "fetch"
-            for partition in result.partitions():
+            # The size again: without one, a Core result's partitions are its whole buffer.
+            for partition in result.partitions(size):
                 for values in partition:
                     reading.rows += 1
                     row = _row(reading.rows, fields, values, dataset.id_column, max_depth)

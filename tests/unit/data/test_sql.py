@@ -8,6 +8,7 @@ import hashlib
 import json
 import sqlite3
 import uuid
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -203,9 +204,25 @@ def test_rows_changed_between_reads_fail_the_batch(qa: Path) -> None:
         DatasetReader(index).rows([0, 1])
 
 
-def test_batches_are_fetched_a_batch_at_a_time(qa: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sql, "BATCH_ROWS", 1)
-    assert [r.row.id for r in load_dataset(dataset(qa)).rows] == ["q1", "q2"]
+def test_rows_are_fetched_a_batch_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlalchemy
+
+    path = make_db(tmp_path / "n.sqlite", "CREATE TABLE t (id TEXT)", [(str(i),) for i in range(7)])
+    partitions = sqlalchemy.engine.Result.partitions
+    sizes: list[int] = []
+
+    def recorded(self: Any, size: int | None = None) -> Iterator[Any]:
+        for partition in partitions(self, size):
+            sizes.append(len(partition))
+            yield partition
+
+    monkeypatch.setattr(sqlalchemy.engine.Result, "partitions", recorded)
+    monkeypatch.setattr(sql, "BATCH_ROWS", 3)
+    rows = load_dataset(SqlDataset("SELECT * FROM t", sqlite=path.name).at(tmp_path)).rows
+    assert [r.row.id for r in rows] == ["0", "1", "2", "3", "4", "5", "6"]
+    assert sizes == [3, 3, 1]
 
 
 @pytest.mark.parametrize(
