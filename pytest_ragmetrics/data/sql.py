@@ -97,7 +97,7 @@ class SqlDataset:
 
     query: str
     url_env: str | None = None
-    sqlite: str | None = None
+    sqlite: str | Path | None = None
     id_column: str = "id"
     columns: Mapping[str, str] | tuple[tuple[str, str], ...] = ()
     order_by: tuple[str, ...] | str | None = None
@@ -325,7 +325,6 @@ def sql_rows(
     reading = _Reading(source, secrets)
     try:
         with engine.connect() as connection:
-            reading.phase = "connect"
             text = statement(dataset, engine.dialect.identifier_preparer.quote)
             reading.phase = "query"
             size = BATCH_ROWS
