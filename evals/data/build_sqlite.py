@@ -1,14 +1,18 @@
-"""Build evals/data/answers.sqlite, the SQLite database evals/test_answers_sql.py reads,
-from the bundled evals/data/answers.jsonl: the same rows, as a production system might
-log them in a table.
+"""Build the SQLite databases the SQL example evals read, from bundled JSONL files:
+evals/data/answers.sqlite (evals/test_answers_sql.py) from answers.jsonl, the same rows
+as a production system might log them in a table, and evals/data/real_users.sqlite
+(evals/test_real_users.py) from real_users.jsonl, logged user questions with the URL of
+the page shown to the user (NULL where none was) and the pages retrieved.
 
 Run from anywhere: ``python evals/data/build_sqlite.py``. The file is checked in, so
-``pytest evals/`` needs no build step; run this again after changing answers.jsonl
-(tests/integration/test_sql_example.py fails until the two agree).
+``pytest evals/`` needs no build step; run this again after changing either JSONL file
+(tests/integration/test_sql_example.py fails until they agree).
 
 The table ``qa_log`` has one column per field: the id as ``qid``, the gold answers as
 JSON text in ``gold_json`` (the eval maps it back to ``gold``), contexts and token calls
-as JSON text (SQLite has no JSON type), ``answerable`` as 0/1 (nor a boolean one).
+as JSON text (SQLite has no JSON type), ``answerable`` as 0/1 (nor a boolean one). The
+table ``question_answer`` holds ``id``, ``question``, ``confluence_url`` and the
+retrieved pages' URLs as JSON text in ``retrieved_urls``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-COLUMNS = (
+ANSWERS = (
     ("qid", "TEXT PRIMARY KEY", "id"),
     ("question", "TEXT NOT NULL", "question"),
     ("answer", "TEXT", "answer"),
@@ -43,10 +47,23 @@ def cell(value: Any) -> Any:
     return value
 
 
-def build(jsonl: Path, database: Path) -> int:
-    """Write ``database`` afresh from ``jsonl``; the number of rows written."""
+REAL_USERS = (
+    ("id", "TEXT PRIMARY KEY", "id"),
+    ("question", "TEXT NOT NULL", "question"),
+    ("confluence_url", "TEXT", "confluence_url"),
+    ("retrieved_urls", "TEXT", "retrieved"),
+)
+TABLES = {"answers": ("qa_log", ANSWERS), "real_users": ("question_answer", REAL_USERS)}
+Column = tuple[str, str, str]
+
+
+def build(
+    jsonl: Path, database: Path, table: str = "qa_log", columns: tuple[Column, ...] = ANSWERS
+) -> int:
+    """Write ``database`` afresh from ``jsonl``, as ``table`` of ``columns`` (name, type,
+    field); the number of rows written."""
     rows = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines() if line]
-    known = {field for _, _, field in COLUMNS}
+    known = {field for _, _, field in columns}
     for row in rows:
         unknown = sorted(set(row) - known)
         if unknown:
@@ -57,12 +74,12 @@ def build(jsonl: Path, database: Path) -> int:
     connection = sqlite3.connect(database)
     try:
         with connection:
-            definitions = ", ".join(f"{name} {kind}" for name, kind, _ in COLUMNS)
-            connection.execute(f"CREATE TABLE qa_log ({definitions})")
-            marks = ", ".join("?" for _ in COLUMNS)
+            definitions = ", ".join(f"{name} {kind}" for name, kind, _ in columns)
+            connection.execute(f"CREATE TABLE {table} ({definitions})")
+            marks = ", ".join("?" for _ in columns)
             connection.executemany(
-                f"INSERT INTO qa_log VALUES ({marks})",
-                [tuple(cell(row.get(field)) for _, _, field in COLUMNS) for row in rows],
+                f"INSERT INTO {table} VALUES ({marks})",
+                [tuple(cell(row.get(field)) for _, _, field in columns) for row in rows],
             )
         connection.execute("VACUUM")
     finally:
@@ -71,9 +88,10 @@ def build(jsonl: Path, database: Path) -> int:
 
 
 def main() -> None:
-    source, target = HERE / "answers.jsonl", HERE / "answers.sqlite"
-    count = build(source, target)
-    print(f"{target}: {count} rows from {source.name}", file=sys.stderr)
+    for name, (table, columns) in TABLES.items():
+        source, target = HERE / f"{name}.jsonl", HERE / f"{name}.sqlite"
+        count = build(source, target, table, columns)
+        print(f"{target}: {count} rows from {source.name}", file=sys.stderr)
 
 
 if __name__ == "__main__":

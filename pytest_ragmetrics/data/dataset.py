@@ -106,6 +106,14 @@ class Row:
     data: Mapping[str, Any]
     # A row of a SQL query has no line: it is named by its id.
     keyed: bool = False
+    # The column of a proxy relevance label (``SqlDataset.proxy_relevant``): a row
+    # without ``relevant`` cannot be judged, and is counted as unjudged.
+    proxy: str | None = None
+
+    @property
+    def unjudged(self) -> bool:
+        """Whether the row's proxy relevance label is missing (NULL)."""
+        return self.proxy is not None and "relevant" not in self.data
 
     def __repr__(self) -> str:
         return f"<Row {self.id!r} at {self.where()}>"
@@ -595,6 +603,10 @@ def _csv_record(header: list[str], cells: list[str], spanned: list[Line]) -> _Re
     return _Record(first.number, raw, data, tuple(problems))
 
 
+def _proxy(path: Location) -> str | None:
+    return path.proxy_relevant if isinstance(path, SqlDataset) else None
+
+
 def _display(path: Location) -> str:
     return path.display if isinstance(path, SqlDataset) else str(path)
 
@@ -787,6 +799,7 @@ def _loaded(
     source: str,
     of_systems: bool,
     keyed: bool = False,
+    proxy: str | None = None,
 ) -> LoadedRow:
     """The row at ``position`` with its id and every problem it has. Once one row of the
     dataset names its ``system`` (``of_systems``), a row without one cannot be told apart:
@@ -795,7 +808,7 @@ def _loaded(
     data = checked.data or {}
     if of_systems and "system" not in data and not any(p.field.startswith("<") for p in problems):
         problems = (*problems, _NO_SYSTEM)
-    row = Row(row_id, source, checked.record.line, position, data, keyed)
+    row = Row(row_id, source, checked.record.line, position, data, keyed, proxy)
     return LoadedRow(row, problems)
 
 
@@ -883,7 +896,7 @@ def load_dataset(path: Location, display: str | None = None, fmt: str | None = N
     ids = _assign_ids([_ident(c) for c in checked], _unit(kind))
     of_systems = any(_system(c) is not None for c in checked)
     rows = tuple(
-        _loaded(c, position, row_id, problems, source, of_systems, kind == "sql")
+        _loaded(c, position, row_id, problems, source, of_systems, kind == "sql", _proxy(path))
         for position, (c, (row_id, problems)) in enumerate(zip(checked, ids, strict=True))
     )
     return Dataset(path, source, digest.hexdigest(), rows)
@@ -1053,9 +1066,11 @@ class DatasetReader:
             problems = index.id_problems.get(position, ())
             checked = _check(record)
             row_id = index.ids[position]
-            keyed = index.format == "sql"
+            keyed, proxy = index.format == "sql", _proxy(index.path)
             loaded.append(
-                _loaded(checked, position, row_id, problems, index.display, of_systems, keyed)
+                _loaded(
+                    checked, position, row_id, problems, index.display, of_systems, keyed, proxy
+                )
             )
         return loaded
 

@@ -39,6 +39,7 @@ driver (psycopg) is the ``postgresql`` extra.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import math
@@ -93,7 +94,9 @@ class SqlDataset:
     to the field it holds (``{"gold_json": "gold"}``; other columns keep their names);
     ``order_by`` the columns the rows are ordered by (default the id column; end it with
     the id column so that the order is total); ``label`` names the query in messages and
-    reports (default the first table after FROM)."""
+    reports (default the first table after FROM); ``proxy_relevant`` names a column whose
+    value stands for the row's relevance label (``relevant`` is ``[value]``), a row whose
+    value is NULL being unjudged: skipped and counted (``unjudged``), never scored."""
 
     query: str
     url_env: str | None = None
@@ -102,6 +105,9 @@ class SqlDataset:
     columns: Mapping[str, str] | tuple[tuple[str, str], ...] = ()
     order_by: tuple[str, ...] | str | None = None
     label: str | None = None
+    # A column holding a proxy relevance label (the URL of the document shown to the
+    # user): its value is the row's one relevant doc id; a NULL makes the row unjudged.
+    proxy_relevant: str | None = None
     # The directory of the eval file, which relative SQLite paths are relative to, and the
     # SQLite path as reports show it (from the project root); set by the plugin when it
     # reads the marker (``at``).
@@ -126,6 +132,11 @@ class SqlDataset:
         if not isinstance(label, str) or not label.strip() or len(label) > 60:
             raise SqlConfigError("label must be a short name of the query (at most 60 characters)")
         object.__setattr__(self, "label", label)
+        proxy = self.proxy_relevant
+        if proxy is not None and (not isinstance(proxy, str) or not proxy.strip()):
+            raise SqlConfigError("proxy_relevant must name the column of proxy relevance labels")
+        if proxy is not None and proxy in dict(columns):
+            raise SqlConfigError(f"proxy_relevant column {proxy!r} is mapped by columns= too")
 
     def _check_origin(self) -> None:
         if (self.url_env is None) == (self.sqlite is None):
@@ -151,8 +162,10 @@ class SqlDataset:
 
     @property
     def field_of(self) -> dict[str, str]:
-        """Each renamed column's field (the id column's is ``id``)."""
-        return {**dict(self.columns), self.id_column: "id"}
+        """Each renamed column's field (the id column's is ``id``, a proxy label's
+        ``relevant``)."""
+        proxy = {self.proxy_relevant: "relevant"} if self.proxy_relevant is not None else {}
+        return {**dict(self.columns), **proxy, self.id_column: "id"}
 
     @property
     def display(self) -> str:
@@ -167,17 +180,7 @@ class SqlDataset:
         shown = None
         if self.sqlite is not None and root is not None:
             shown = display_path(resolved(base / self.sqlite), root)
-        return SqlDataset(
-            self.query,
-            self.url_env,
-            self.sqlite,
-            self.id_column,
-            self.columns,
-            self.order_by,
-            self.label,
-            base,
-            shown,
-        )
+        return dataclasses.replace(self, base=base, shown=shown)
 
 
 def _pairs(columns: Any) -> tuple[tuple[str, str], ...]:
@@ -338,7 +341,7 @@ def sql_rows(
             for partition in result.partitions(size):
                 for values in partition:
                     reading.rows += 1
-                    row = _row(reading.rows, fields, values, dataset.id_column, max_depth)
+                    row = _row(reading.rows, fields, values, dataset, max_depth)
                     if digest is not None:
                         digest.update(_identity(row.data))
                     yield row
@@ -426,11 +429,17 @@ class _NoJson(ValueError):
     """A value with no JSON form; the message says why."""
 
 
-def _row(number: int, fields: list[str], values: Any, id_column: str, max_depth: int) -> SqlRow:
+def _row(
+    number: int, fields: list[str], values: Any, dataset: SqlDataset, max_depth: int
+) -> SqlRow:
     data: dict[str, Any] = {}
     problems: list[Problem] = []
+    columns = {field: column for column, field in dataset.field_of.items()}
     for name, value in zip(fields, values, strict=True):
-        column = id_column if name == "id" else name
+        column = columns.get(name, name)
+        proxy_label = name == "relevant" and dataset.proxy_relevant is not None
+        if proxy_label and isinstance(value, str):
+            value = [value]  # the one document the proxy says is relevant
         if value is None:
             if name == "id":
                 problems.append(Problem("id", f"column {column!r} is NULL; every row needs its id"))

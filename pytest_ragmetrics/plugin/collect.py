@@ -248,11 +248,18 @@ def _param(
     if live is not None:
         missing = _question_problems(loaded.row, metrics) if parsed else []
         return RowParam(info, loaded, (*loaded.problems, *missing), live=live)
-    missing = [*unpaired, *missing_fields(loaded.row, metrics)] if parsed else []
+    missing = [*unpaired, *_missing(loaded.row, metrics)] if parsed else []
     again = rerun.get(_key(loaded.row))
     if parsed and DETERMINISM in metrics:
         missing += _rerun_problems(info, loaded.row, again)
     return RowParam(info, loaded, (*loaded.problems, *missing), again.row if again else None)
+
+
+def _missing(row: Row, metrics: Sequence[str]) -> list[Problem]:
+    """The fields the row lacks that its metrics need; an unjudged row (its proxy
+    relevance label NULL) is skipped for that, not failed (``fixtures.check_row``)."""
+    missing = missing_fields(row, metrics)
+    return [p for p in missing if p.field != "relevant"] if row.unjudged else missing
 
 
 def _question_problems(row: Row, metrics: Sequence[str]) -> list[Problem]:

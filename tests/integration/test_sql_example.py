@@ -78,3 +78,51 @@ def test_the_sqlite_eval_reports_what_the_same_test_over_jsonl_reports(
     assert sql["metrics"] == jsonl["metrics"]
     assert sql["breakdowns"] == jsonl["breakdowns"]
     assert _rows(sql) == _rows(jsonl)
+
+
+def test_the_checked_in_real_users_database_is_built_from_its_jsonl(tmp_path: Path) -> None:
+    script = _build_script()
+    table, columns = script.TABLES["real_users"]
+    fresh = tmp_path / "real_users.sqlite"
+    assert script.build(EVALS / "data/real_users.jsonl", fresh, table, columns) == 10
+    connection = sqlite3.connect(f"file:{EVALS / 'data/real_users.sqlite'}?mode=ro", uri=True)
+    again = sqlite3.connect(fresh)
+    try:
+        query = "SELECT * FROM question_answer ORDER BY id"
+        assert connection.execute(query).fetchall() == again.execute(query).fetchall()
+    finally:
+        connection.close()
+        again.close()
+
+
+@pytest.mark.parametrize("mode", ["row", "bulk"])
+def test_real_users_with_no_proxy_label_are_counted_never_scored(
+    pytester: pytest.Pytester, mode: str
+) -> None:
+    """By hand from real_users.jsonl: ru-05, ru-07 and ru-09 showed no page (NULL); of
+    the other seven, the shown page is retrieved first by ru-01, ru-06 and ru-10, second
+    by ru-02 and ru-08, third by ru-03, and not at all by ru-04."""
+    evals = pytester.path / "evals"
+    (evals / "data").mkdir(parents=True)
+    name = "real_users.sqlite"
+    (evals / "data" / name).write_bytes((EVALS / "data" / name).read_bytes())
+    (evals / "test_real_users.py").write_bytes((EVALS / "test_real_users.py").read_bytes())
+    pytester.makefile(".toml", thresholds='[gates]\n"unjudged.sum" = "<= 2"\n')
+    result = pytester.runpytest(
+        "evals", "--import-mode=importlib", "--ragmetrics-json=r.json", f"--ragmetrics-mode={mode}"
+    )
+    result.stdout.fnmatch_lines(
+        ["FAILED evals/test_real_users.py::gate::unjudged.sum - unjudged.sum <= 2 FAILS*"]
+    )
+    if mode == "row":
+        result.assert_outcomes(passed=7, skipped=3, failed=1)
+    (evaluation,) = json.loads((pytester.path / "r.json").read_text())["evals"]
+    assert (evaluation["n"], evaluation["errors"]) == (10, 0)
+    metrics = evaluation["metrics"]
+    assert (metrics["unjudged"]["sum"], metrics["unjudged"]["rate"]) == (3, 0.3)
+    assert metrics["mrr"]["count"] == 7  # the unjudged rows are not scored 0
+    assert metrics["mrr"]["mean"] == pytest.approx((1 + 1 + 1 + 1 / 2 + 1 / 2 + 1 / 3 + 0) / 7)
+    assert metrics["hit_rate@1"]["rate"] == pytest.approx(3 / 7)
+    assert metrics["hit_rate@3"]["rate"] == pytest.approx(6 / 7)
+    unjudged = [row["id"] for row in evaluation["rows"] if row["metrics"].get("unjudged")]
+    assert unjudged == ["ru-05", "ru-07", "ru-09"]

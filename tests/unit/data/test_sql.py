@@ -329,3 +329,27 @@ def test_a_mapped_column_the_query_lacks_or_a_field_given_twice(qa: Path) -> Non
         load_dataset(dataset(qa, columns={"gold_text": "gold"}))
     with pytest.raises(DatasetError, match="two columns give field\\(s\\) 'question'"):
         load_dataset(dataset(qa, columns={"note": "question"}))
+
+
+def test_a_proxy_label_is_the_one_relevant_doc_and_null_leaves_the_row_unjudged(
+    tmp_path: Path,
+) -> None:
+    path = make_db(
+        tmp_path / "ru.sqlite",
+        "CREATE TABLE t (id TEXT, url TEXT)",
+        [("a", "https://wiki/x"), ("b", None)],
+    )
+    source = SqlDataset("SELECT * FROM t", sqlite=path.name, proxy_relevant="url")
+    rows = [loaded.row for loaded in load_dataset(source.at(tmp_path)).rows]
+    assert [dict(row.data) for row in rows] == [
+        {"id": "a", "relevant": ["https://wiki/x"]},
+        {"id": "b"},
+    ]
+    assert [(row.proxy, row.unjudged) for row in rows] == [("url", False), ("url", True)]
+    plain = load_dataset(SqlDataset("SELECT * FROM t", sqlite=path.name).at(tmp_path)).rows
+    assert not any(loaded.row.unjudged for loaded in plain)
+
+
+def test_a_proxy_column_mapped_twice_is_refused() -> None:
+    with pytest.raises(SqlConfigError, match="mapped by columns= too"):
+        SqlDataset("SELECT 1", sqlite="a", proxy_relevant="url", columns={"url": "relevant"})
