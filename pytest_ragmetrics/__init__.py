@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragmetrics.data.sql import SqlDataset
 from pytest_ragmetrics.live.system import LiveSystem, LiveSystemError
 
 if TYPE_CHECKING:
@@ -15,6 +16,7 @@ __all__ = [
     "LiveSystem",
     "LiveSystemError",
     "RowValue",
+    "SqlDataset",
     "__version__",
     "dataset_metric",
     "metric",

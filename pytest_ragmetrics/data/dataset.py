@@ -64,12 +64,15 @@ from typing import Any
 
 # DatasetError and Problem live with the file reading that raises and reports them, and
 # are this module's too: every user of the loader imports them from here.
+from pytest_ragmetrics.data.sql import SqlDataset
 from pytest_ragmetrics.data.streams import DatasetError as DatasetError
 from pytest_ragmetrics.data.streams import Digest, Line, decompressed, lines, raw_chunks
 from pytest_ragmetrics.data.streams import Problem as Problem
 from pytest_ragmetrics.files import loads_finite
 
 FORMATS = ("jsonl", "csv", "parquet", "jsonl.gz", "jsonl.zst")
+# Where a dataset is: a file, or a SQL query (``data.sql``), whose format is "sql".
+Location = Path | SqlDataset
 MAX_DEPTH = 64  # levels of nested lists and objects in a row, the row itself included
 EXACT_INT = 2**53  # the largest count or integer a float (an aggregate) holds exactly
 _EXTENSIONS = {
@@ -101,6 +104,16 @@ class Row:
     line: int
     index: int
     data: Mapping[str, Any]
+    # A row of a SQL query has no line: it is named by its id.
+    keyed: bool = False
+    # The column of a proxy relevance label (``SqlDataset.proxy_relevant``): a row
+    # without ``relevant`` cannot be judged, and is counted as unjudged.
+    proxy: str | None = None
+
+    @property
+    def unjudged(self) -> bool:
+        """Whether the row's proxy relevance label is missing (NULL)."""
+        return self.proxy is not None and "relevant" not in self.data
 
     def __repr__(self) -> str:
         return f"<Row {self.id!r} at {self.where()}>"
@@ -112,8 +125,9 @@ class Row:
         return self.data.get(field, default)
 
     def where(self, field: str | None = None) -> str:
-        """``file:line`` of this row, with the field when given, for error messages."""
-        place = f"{self.source}:{self.line}"
+        """``file:line`` of this row (``source: row 'id'`` for a row of a SQL query), with
+        the field when given, for error messages."""
+        place = f"{self.source}: row {self.id!r}" if self.keyed else f"{self.source}:{self.line}"
         return f"{place}: field {field!r}" if field else place
 
     def require(self, field: str, metric: str) -> Any:
@@ -168,9 +182,10 @@ class LoadedRow:
 
 @dataclass(frozen=True)
 class Dataset:
-    """A loaded dataset: every row in file order, valid or not, and the file's hash."""
+    """A loaded dataset: every row in file order, valid or not, and the file's hash (a
+    SQL dataset's: of its statement and rows' inputs, ``data.sql``)."""
 
-    path: Path
+    path: Location
     display: str
     sha256: str
     rows: tuple[LoadedRow, ...]
@@ -588,9 +603,19 @@ def _csv_record(header: list[str], cells: list[str], spanned: list[Line]) -> _Re
     return _Record(first.number, raw, data, tuple(problems))
 
 
-def dataset_format(path: Path, declared: str | None = None, display: str | None = None) -> str:
-    """The format of ``path``: ``declared`` if given, else from the file extension, the
-    last two suffixes first (``.jsonl.gz``), then the last one."""
+def _proxy(path: Location) -> str | None:
+    return path.proxy_relevant if isinstance(path, SqlDataset) else None
+
+
+def _display(path: Location) -> str:
+    return path.display if isinstance(path, SqlDataset) else str(path)
+
+
+def dataset_format(path: Location, declared: str | None = None, display: str | None = None) -> str:
+    """The format of ``path``: "sql" for a query, else ``declared`` if given, else from the
+    file extension, the last two suffixes first (``.jsonl.gz``), then the last one."""
+    if isinstance(path, SqlDataset):
+        return "sql"
     suffixes = [suffix.lower() for suffix in path.suffixes]
     fmt = (
         declared or _EXTENSIONS.get("".join(suffixes[-2:])) or _EXTENSIONS.get(path.suffix.lower())
@@ -773,6 +798,8 @@ def _loaded(
     id_problems: tuple[Problem, ...],
     source: str,
     of_systems: bool,
+    keyed: bool = False,
+    proxy: str | None = None,
 ) -> LoadedRow:
     """The row at ``position`` with its id and every problem it has. Once one row of the
     dataset names its ``system`` (``of_systems``), a row without one cannot be told apart:
@@ -781,7 +808,8 @@ def _loaded(
     data = checked.data or {}
     if of_systems and "system" not in data and not any(p.field.startswith("<") for p in problems):
         problems = (*problems, _NO_SYSTEM)
-    return LoadedRow(Row(row_id, source, checked.record.line, position, data), problems)
+    row = Row(row_id, source, checked.record.line, position, data, keyed, proxy)
+    return LoadedRow(row, problems)
 
 
 def _parquet_records(path: Path, source: str, group: int = 0) -> Iterator[_Record]:
@@ -791,6 +819,15 @@ def _parquet_records(path: Path, source: str, group: int = 0) -> Iterator[_Recor
 
     for row in parquet_rows(path, source, MAX_DEPTH, group):
         yield _Record(row.number, json.dumps(row.data), row.data, row.problems)
+
+
+def _sql_records(dataset: SqlDataset, source: str, digest: Digest | None) -> Iterator[_Record]:
+    """A SQL query's rows as records; a row's number is its position in the ordered
+    result, and its text, which a made-up id hashes, is the row as JSON."""
+    from pytest_ragmetrics.data.sql import sql_rows  # SQLAlchemy: a SQL dataset only
+
+    for row in sql_rows(dataset, source, MAX_DEPTH, digest):
+        yield _Record(row.number, row.text, row.data, row.problems)
 
 
 def _ready(record: _Record) -> Callable[[], _Record]:
@@ -812,7 +849,7 @@ _START = _Resume(0, 1, 0)
 
 
 def _records(
-    path: Path, kind: str, source: str, digest: Digest | None, resume: _Resume = _START
+    path: Location, kind: str, source: str, digest: Digest | None, resume: _Resume = _START
 ) -> Generator[Callable[[], _Record], None, None]:
     """The records of ``path`` in file order, from ``resume`` on, read a chunk (a batch
     of Parquet rows) at a time, the file's bytes fed to ``digest`` (if any) as they are
@@ -821,7 +858,11 @@ def _records(
     Only plain JSONL and Parquet resume anywhere but at the start.
 
     CSV alone is read whole (as lines): after a malformed record, reading resumes on the
-    line after the one it started on, which may lie any number of lines back."""
+    line after the one it started on, which may lie any number of lines back. A SQL
+    query is read from its first row, a batch at a time."""
+    if isinstance(path, SqlDataset):
+        yield from map(_ready, _sql_records(path, source, digest))
+        return
     if kind == "parquet":
         if digest is not None:
             for _ in raw_chunks(path, source, digest):
@@ -843,19 +884,19 @@ def _records(
 
 
 def _unit(kind: str) -> str:
-    return "row" if kind == "parquet" else "line"
+    return "row" if kind in ("parquet", "sql") else "line"
 
 
-def load_dataset(path: Path, display: str | None = None, fmt: str | None = None) -> Dataset:
+def load_dataset(path: Location, display: str | None = None, fmt: str | None = None) -> Dataset:
     """Read and validate every row of ``path``; see the module docstring."""
-    source = display or str(path)
+    source = display or _display(path)
     kind = dataset_format(path, fmt, source)
     digest = hashlib.sha256()
     checked = [_check(make()) for make in _records(path, kind, source, digest)]
     ids = _assign_ids([_ident(c) for c in checked], _unit(kind))
     of_systems = any(_system(c) is not None for c in checked)
     rows = tuple(
-        _loaded(c, position, row_id, problems, source, of_systems)
+        _loaded(c, position, row_id, problems, source, of_systems, kind == "sql", _proxy(path))
         for position, (c, (row_id, problems)) in enumerate(zip(checked, ids, strict=True))
     )
     return Dataset(path, source, digest.hexdigest(), rows)
@@ -875,7 +916,7 @@ class DatasetIndex:
     reader can start from; the rows themselves are read again, a batch at a time, by a
     ``DatasetReader``. 86 bytes a row with ids of 8 characters, mostly the ids."""
 
-    path: Path
+    path: Location
     display: str
     format: str
     sha256: str
@@ -910,7 +951,9 @@ def _digest(text: str) -> int:
     return int.from_bytes(digest.digest(), "big")
 
 
-def _stamp(path: Path, source: str) -> tuple[int, int]:
+def _stamp(path: Location, source: str) -> tuple[int, int]:
+    if isinstance(path, SqlDataset):
+        return (0, 0)  # a query's rows are checked against their digests alone
     try:
         stat = path.stat()
     except (OSError, ValueError) as error:
@@ -919,14 +962,14 @@ def _stamp(path: Path, source: str) -> tuple[int, int]:
     return stat.st_size, stat.st_mtime_ns
 
 
-def _resumes(path: Path, kind: str, source: str, records: list[_Record]) -> tuple[_Resume, ...]:
+def _resumes(path: Location, kind: str, source: str, records: list[_Record]) -> tuple[_Resume, ...]:
     """Where a reader may start: in plain JSONL at every ``RESUME_EVERY``-th row
     (``records`` are those rows), in Parquet at each row group; in compressed JSONL and
     CSV only at the start of the file."""
     if kind == "jsonl":
         later = enumerate(records[1:], start=1)
         return (_START, *(_Resume(n * RESUME_EVERY, r.line, r.offset) for n, r in later))
-    if kind == "parquet":
+    if kind == "parquet" and isinstance(path, Path):
         from pytest_ragmetrics.data.parquet import row_groups
 
         starts = enumerate(row_groups(path, source))
@@ -934,10 +977,12 @@ def _resumes(path: Path, kind: str, source: str, records: list[_Record]) -> tupl
     return (_START,)
 
 
-def scan_dataset(path: Path, display: str | None = None, fmt: str | None = None) -> DatasetIndex:
+def scan_dataset(
+    path: Location, display: str | None = None, fmt: str | None = None
+) -> DatasetIndex:
     """Read every row of ``path`` once, as ``load_dataset`` does, keeping only its index:
     the ids are those ``load_dataset`` gives, and a ``DatasetReader`` gives the same rows."""
-    source = display or str(path)
+    source = display or _display(path)
     kind = dataset_format(path, fmt, source)
     stamp = _stamp(path, source)
     digest = hashlib.sha256()
@@ -1021,7 +1066,12 @@ class DatasetReader:
             problems = index.id_problems.get(position, ())
             checked = _check(record)
             row_id = index.ids[position]
-            loaded.append(_loaded(checked, position, row_id, problems, index.display, of_systems))
+            keyed, proxy = index.format == "sql", _proxy(index.path)
+            loaded.append(
+                _loaded(
+                    checked, position, row_id, problems, index.display, of_systems, keyed, proxy
+                )
+            )
         return loaded
 
     def _record_at(self, position: int) -> _Record:

@@ -84,7 +84,15 @@ DERIVED: tuple[MetricInfo, ...] = (
     ),
     *JUDGE_DERIVED,
     MetricInfo("errors", "the row errored (bad data or a metric input missing)", binary=True),
+    MetricInfo(
+        "unjudged",
+        "the row's proxy relevance label is NULL: skipped as not judgeable, never scored",
+        binary=True,
+    ),
 )
+# Recorded for every row of a dataset with a proxy relevance label (SqlDataset's
+# proxy_relevant): 1 for a row that cannot be judged, which is skipped, not scored 0.
+UNJUDGED = "unjudged"
 
 
 def _fixtures() -> dict[str, MetricSpec]:

@@ -31,11 +31,13 @@ from pytest_ragmetrics.data.dataset import (
     DatasetError,
     DatasetReader,
     LoadedRow,
+    Location,
     Problem,
     Row,
     load_dataset,
     scan_dataset,
 )
+from pytest_ragmetrics.data.sql import SqlDataset
 from pytest_ragmetrics.files import display_path, resolved
 from pytest_ragmetrics.live.system import OUTPUT_FIELDS
 from pytest_ragmetrics.metrics.catalog import close_fixtures
@@ -54,7 +56,8 @@ MARKER_HELP = (
     "ragmetrics(dataset, name=None, format=None, compare_to=None, rerun=None, systems=None, "
     f'mode="row", batch_size={DEFAULT_BATCH_SIZE}): '
     "run the test once per row of `dataset` (a .jsonl, .csv, .parquet, .jsonl.gz or "
-    ".jsonl.zst path relative to the test file) when it takes `row`, or once over all rows "
+    ".jsonl.zst path relative to the test file, or a pytest_ragmetrics.SqlDataset query) "
+    "when it takes `row`, or once over all rows "
     "when it takes `rows`; `name` names the eval (default: the module path), `format` "
     "overrides the file extension, `compare_to` names the system that `baseline` in gate "
     "rules means, `rerun` is a second output file of the same rows for `determinism`, "
@@ -79,7 +82,7 @@ ROWS_ID = "all-rows"
 class MarkerSpec:
     """The arguments of a ``@pytest.mark.ragmetrics(...)`` marker."""
 
-    dataset: str
+    dataset: str | SqlDataset
     name: str | None = None
     format: str | None = None
     compare_to: str | None = None
@@ -141,8 +144,18 @@ def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
             f"expected {', '.join(MARKER_ARGS)}",
             pytrace=False,
         )
-    if not isinstance(kwargs.get("dataset"), str | Path):
-        pytest.fail(f'{where}: ragmetrics marker needs dataset="path/to/rows.jsonl"', pytrace=False)
+    dataset = kwargs.get("dataset")
+    if not isinstance(dataset, str | Path | SqlDataset):
+        pytest.fail(
+            f'{where}: ragmetrics marker needs dataset="path/to/rows.jsonl" or '
+            "dataset=pytest_ragmetrics.SqlDataset(...)",
+            pytrace=False,
+        )
+    if isinstance(dataset, SqlDataset) and kwargs.get("format") is not None:
+        pytest.fail(
+            f"{where}: format= names a file's format; a SqlDataset's rows are a query's",
+            pytrace=False,
+        )
     for key in ("name", "compare_to"):
         value = kwargs.get(key)
         if value is not None and (not isinstance(value, str) or not value.strip()):
@@ -161,7 +174,7 @@ def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
         )
     mode, batch_size = _mode(kwargs, where)
     return MarkerSpec(
-        str(kwargs["dataset"]),
+        dataset if isinstance(dataset, SqlDataset) else str(dataset),
         kwargs.get("name"),
         kwargs.get("format"),
         kwargs.get("compare_to"),
@@ -190,18 +203,32 @@ class RowTable(Protocol):
     def row_keys(self) -> Iterator[tuple[str | None, str]]: ...
 
 
-def _dataset(state: RunState, path: Path, fmt: str | None) -> Dataset:
+def _display(path: Location, root: Path) -> str:
+    """How reports and messages name a dataset: a file's path from the project root, a
+    query by its ``SqlDataset.display`` (never its URL)."""
+    return path.display if isinstance(path, SqlDataset) else display_path(path, root)
+
+
+def _location(spec: MarkerSpec, module_path: Path, root: Path) -> Location:
+    """Where the marker's dataset is: a file, relative to the eval file, or a query whose
+    SQLite paths are."""
+    if isinstance(spec.dataset, SqlDataset):
+        return spec.dataset.at(module_path.parent, root)
+    return resolved(module_path.parent / spec.dataset)
+
+
+def _dataset(state: RunState, path: Location, fmt: str | None) -> Dataset:
     key = (path, fmt)
     if key not in state.datasets:
-        state.datasets[key] = load_dataset(path, display_path(path, state.project_root), fmt)
+        state.datasets[key] = load_dataset(path, _display(path, state.project_root), fmt)
     return state.datasets[key]
 
 
-def _reader(state: RunState, path: Path, fmt: str | None) -> DatasetReader:
+def _reader(state: RunState, path: Location, fmt: str | None) -> DatasetReader:
     """The reader of ``path`` for this process's bulk evals, made by scanning it once."""
     key = (path, fmt)
     if key not in state.readers:
-        index = scan_dataset(path, display_path(path, state.project_root), fmt)
+        index = scan_dataset(path, _display(path, state.project_root), fmt)
         state.readers[key] = DatasetReader(index)
     return state.readers[key]
 
@@ -221,11 +248,18 @@ def _param(
     if live is not None:
         missing = _question_problems(loaded.row, metrics) if parsed else []
         return RowParam(info, loaded, (*loaded.problems, *missing), live=live)
-    missing = [*unpaired, *missing_fields(loaded.row, metrics)] if parsed else []
+    missing = [*unpaired, *_missing(loaded.row, metrics)] if parsed else []
     again = rerun.get(_key(loaded.row))
     if parsed and DETERMINISM in metrics:
         missing += _rerun_problems(info, loaded.row, again)
     return RowParam(info, loaded, (*loaded.problems, *missing), again.row if again else None)
+
+
+def _missing(row: Row, metrics: Sequence[str]) -> list[Problem]:
+    """The fields the row lacks that its metrics need; an unjudged row (its proxy
+    relevance label NULL) is skipped for that, not failed (``fixtures.check_row``)."""
+    missing = missing_fields(row, metrics)
+    return [p for p in missing if p.field != "relevant"] if row.unjudged else missing
 
 
 def _question_problems(row: Row, metrics: Sequence[str]) -> list[Problem]:
@@ -298,11 +332,11 @@ def _pairing(
 _Found = TypeVar("_Found", Dataset, DatasetReader)
 
 
-def _load(state: RunState, where: str, path: Path, fmt: str | None) -> Dataset:
+def _load(state: RunState, where: str, path: Location, fmt: str | None) -> Dataset:
     return _read(where, lambda: _dataset(state, path, fmt))
 
 
-def _scan(state: RunState, where: str, path: Path, fmt: str | None) -> DatasetReader:
+def _scan(state: RunState, where: str, path: Location, fmt: str | None) -> DatasetReader:
     return _read(where, lambda: _reader(state, path, fmt))
 
 
@@ -449,7 +483,7 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
     if bulk:
         _refuse_row_fixtures(metafunc, where)
     module_path = metafunc.definition.path
-    dataset_path = resolved(module_path.parent / spec.dataset)
+    dataset_path = _location(spec, module_path, state.project_root)
     # A bulk eval reads its rows a batch at a time: collection keeps only their index.
     reader = _scan(state, where, dataset_path, spec.format) if bulk else None
     dataset: RowTable = reader.index if reader else _load(state, where, dataset_path, spec.format)
@@ -463,7 +497,7 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
     first = state.eval_datasets.setdefault(name, dataset_path)
     if first != dataset_path:
         pytest.fail(
-            f"{where}: eval {name!r} already runs over {display_path(first, state.project_root)}; "
+            f"{where}: eval {name!r} already runs over {_display(first, state.project_root)}; "
             f"give each dataset its own eval with ragmetrics(..., name=...)",
             pytrace=False,
         )
@@ -573,8 +607,13 @@ class BatchRows:
 
     def unread(self, info: EvalInfo, positions: Sequence[int]) -> list[RowParam]:
         index = self.reader.index
+        keyed = index.format == "sql"
         return [
-            RowParam(info, LoadedRow(Row(index.ids[p], index.display, index.lines[p], p, {})), ())
+            RowParam(
+                info,
+                LoadedRow(Row(index.ids[p], index.display, index.lines[p], p, {}, keyed)),
+                (),
+            )
             for p in positions
         ]
 

@@ -22,7 +22,7 @@ from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
 from pytest_ragmetrics.metrics.abstention import row_abstention
 from pytest_ragmetrics.metrics.base import Embed, MetricContext, MetricSpec
-from pytest_ragmetrics.metrics.catalog import FIXTURES, custom_metrics
+from pytest_ragmetrics.metrics.catalog import FIXTURES, UNJUDGED, custom_metrics
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.plugin.state import (
@@ -312,13 +312,24 @@ def start_row(
 
 def check_row(param: RowParam, recorder: RowRecorder, row_errors: str) -> None:
     """A bad row fails here, naming file:line:field (is skipped with ``row_errors =
-    "skip"``); the start of every row's run, in any process."""
+    "skip"``); a row whose proxy relevance label is NULL is skipped as not judgeable and
+    recorded as ``unjudged`` (never scored 0); the start of every row's run, in any
+    process."""
     if param.problems:
         message = param.error_message()
         recorder.fail(message)
         if row_errors == "skip":
             pytest.skip(f"bad row: {message}")
         pytest.fail(message, pytrace=False)
+    row = param.row
+    if row.proxy is not None:
+        # Counted in every row of a dataset with a proxy label, so `unjudged` is a share.
+        recorder.values[UNJUDGED] = 1.0 if row.unjudged else 0.0
+        if row.unjudged:
+            pytest.skip(
+                f"not judgeable: {row.where('relevant')}: its proxy label "
+                f"(column {row.proxy!r}) is NULL"
+            )
 
 
 def _answer_live(

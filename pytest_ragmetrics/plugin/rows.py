@@ -43,7 +43,8 @@ class RowRun:
         if self.errored and self.payload.error is not None:
             return self.payload.error
         row = self.param.row
-        return f"{row.where()} (row {row.id!r}): {self.message or 'failed'}"
+        named = row.where() if row.keyed else f"{row.where()} (row {row.id!r})"
+        return f"{named}: {self.message or 'failed'}"
 
 
 @dataclass(frozen=True)

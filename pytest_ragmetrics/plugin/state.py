@@ -15,6 +15,7 @@ from pytest_ragmetrics.data.dataset import (
     DatasetError,
     DatasetReader,
     LoadedRow,
+    Location,
     Problem,
     Row,
 )
@@ -46,11 +47,11 @@ class RunState:
     # ``pytest_ragmetrics.config.project``, which pytest's rootdir need not be.
     project_root: Path
     # The datasets collection loaded, by file and format; emptied once rows start running.
-    datasets: dict[tuple[Path, str | None], Dataset] = field(default_factory=dict)
+    datasets: dict[tuple[Location, str | None], Dataset] = field(default_factory=dict)
     # The readers of bulk evals' datasets (their index, and the pass under way), closed
     # when the run ends.
-    readers: dict[tuple[Path, str | None], DatasetReader] = field(default_factory=dict)
-    eval_datasets: dict[str, Path] = field(default_factory=dict)
+    readers: dict[tuple[Location, str | None], DatasetReader] = field(default_factory=dict)
+    eval_datasets: dict[str, Location] = field(default_factory=dict)
     eval_tests: dict[str, set[str]] = field(default_factory=dict)
     store: EmbeddingStore | None = None
     live_cache: OutputCache | None = None

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.metrics.base import MetricSettings
-from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, SIGNATURES
+from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, SIGNATURES, UNJUDGED
 from pytest_ragmetrics.metrics.judge import CONSISTENCY, judge_statistics, merge_judge_details
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.metrics.trust.suite import RowTrust, TrustWarning, aggregate_trust
@@ -423,7 +423,10 @@ class RowResult:
         return bool(self.tests)
 
     def merge(self, payload: RowPayload) -> None:
-        if not payload.skipped or payload.error:
+        # An unjudged row (its proxy relevance label NULL) is skipped but counts as run:
+        # it is in the eval, counted by `unjudged`, with no value to average.
+        unjudged = payload.values.get(UNJUDGED) == 1.0
+        if not payload.skipped or payload.error or unjudged:
             self.tests = _with_test(self.tests, payload.test)
         if payload.failed:
             self.failed = _with_test(self.failed, payload.test)

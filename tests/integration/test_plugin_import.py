@@ -37,6 +37,8 @@ NOT_ON_IMPORT = (
     "faiss",
     "rapidfuzz",
     "pyarrow",
+    "sqlalchemy",
+    "psycopg",
     "filelock",
     "http.client",
     "ssl",

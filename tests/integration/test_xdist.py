@@ -139,3 +139,22 @@ def test_bulk_batches_spread_over_two_workers_merge_as_rows(pytester: pytest.Pyt
     assert (evaluation["n"], evaluation["errors"]) == (4, 1)
     assert evaluation["metrics"]["f1"]["mean"] == pytest.approx(2 / 3)  # (0.5 + 1 + 0.5) / 3
     assert evaluation["metrics"]["f1"]["count"] == 3
+
+
+def test_a_sql_query_s_rows_are_collected_alike_in_every_mode(
+    project_in_every_mode: Project,
+) -> None:
+    """The table holds the rows in reverse: every worker must order them the same way
+    (by id) to collect the same items, or xdist refuses the run."""
+    from test_sql_eval import SQLITE_ARGS, use_sql, write_sqlite
+
+    project = project_in_every_mode
+    write_sqlite(project.path / "data/rows.sqlite", list(reversed(ROWS)))
+    use_sql(project, SQLITE_ARGS)
+    result, report = project.run_json()
+    result.assert_outcomes(passed=N_ROWS + 4)
+    (evaluation,) = report["evals"]
+    assert [row["id"] for row in evaluation["rows"]] == ["r1", "r2", "r3", "r4"]
+    metrics = evaluation["metrics"]
+    assert (metrics["f1"]["mean"], metrics["em"]["mean"]) == (0.5, 0.25)
+    assert (metrics["tokens"]["mean"], metrics["latency_ms"]["p50"]) == (250, 250)
