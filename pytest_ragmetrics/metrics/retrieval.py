@@ -59,7 +59,9 @@ grades and scores of every query are read from the caller's dicts into flat arra
 pass each, and nothing is built query by query except the doc-id order of tied scores.
 The per-row fixtures evaluate one query, where numpy's fixed cost per operation would be
 most of the time: ``retrieval_query`` ranks it once per row in Python and gives the same
-floats as ``score_queries``.
+floats as ``score_queries`` on that query alone. Each formula is therefore written twice,
+here over arrays and there over one query: a change to one must be made to the other, and
+``tests/unit/metrics/test_retrieval_query.py`` compares the two bit for bit.
 """
 
 from __future__ import annotations

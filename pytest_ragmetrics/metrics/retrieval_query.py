@@ -16,11 +16,9 @@ the same operations as there, where one query is one row of the arrays:
 * the discount log2(rank + 2) and ndcg_exp's gain 2^grade - 1 come from numpy itself
   (a table of discounts, computed once, and the gains once a query): numpy's log2 and
   exp2 may run SIMD code whose last bit differs from the C library's ``math.log2``;
-* 32-bit ties round the scores with ``array("f")``, the C conversion numpy's ``astype``
-  makes, and compare the rounded values, which are exact as doubles.
-
-``query_ranks`` takes what a well-formed query is: grades and scores that are ints or
-floats, none NaN, a ranking listing each document once. For anything else it returns
+``query_ranks`` takes what a well-formed row's query is: grades that are ints or floats,
+none NaN, and a ranked list of doc ids, each listed once (a row's ``retrieved``; rows
+give no scores, so there are no ties to break). For anything else it returns
 ``None`` and the caller goes through ``metrics.retrieval.score_queries``, whose error (or
 reading of an unusual value) is then exactly what it was.
 """
@@ -28,8 +26,7 @@ reading of an unusual value) is then exactly what it was.
 from __future__ import annotations
 
 import math
-from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -80,12 +77,14 @@ def _pairwise(terms: Sequence[float], start: int, count: int) -> float:
 def _discounts(size: int) -> list[float]:
     """numpy's log2(rank + 2.0) for ranks 0 to at least ``size - 1``."""
     global _DISCOUNT_TABLE
-    if len(_DISCOUNT_TABLE) < size:
+    table = _DISCOUNT_TABLE
+    if len(table) < size:
         import numpy as np
 
         length = max(64, 2 * size)
-        _DISCOUNT_TABLE = np.log2(np.arange(length, dtype=np.float64) + 2.0).tolist()
-    return _DISCOUNT_TABLE
+        table = np.log2(np.arange(length, dtype=np.float64) + 2.0).tolist()
+        _DISCOUNT_TABLE = table
+    return table
 
 
 _PLAIN = frozenset({float, int})
@@ -291,20 +290,15 @@ def query_ranks(
     judgements: Mapping[str, float], ranking: object, options: TrecOptions
 ) -> QueryRanks | None:
     """One query's ``QueryRanks``: ``judgements`` its qrels ``{doc_id: grade}``,
-    ``ranking`` scores ``{doc_id: score}`` or a ranked list. ``None`` for what is not a
-    well-formed query (see the module docstring): ``score_queries`` then answers."""
+    ``ranking`` its ranked list of doc ids (what a row's ``retrieved`` is). ``None`` for
+    what is not a well-formed query (see the module docstring), scores included (the
+    rows give none): ``score_queries`` then answers."""
     grades = _numbers(list(judgements.values()))
-    if grades is None:
+    if grades is None or not isinstance(ranking, Sequence) or isinstance(ranking, str):
         return None
     docs = [doc for doc, grade in zip(judgements, grades, strict=True) if grade >= 0]
     kept = tuple(grade for grade in grades if grade >= 0)
-    ranks: list[float] | None
-    if isinstance(ranking, Mapping):
-        ranks = _score_ranks(ranking, docs, options.ties == "float32")
-    elif isinstance(ranking, Sequence) and not isinstance(ranking, str):
-        ranks = _list_ranks(ranking, docs)
-    else:
-        return None
+    ranks = _list_ranks(ranking, docs)
     if ranks is None:
         return None
     retrieved = len(ranking)
@@ -322,43 +316,3 @@ def _list_ranks(ranking: Sequence[object], docs: Sequence[str]) -> list[float] |
     if len(position) != len(ranking):  # a document listed twice
         return None
     return [float(position.get(doc, math.inf)) for doc in docs]
-
-
-def _score_ranks(
-    scores: Mapping[Any, Any], docs: Sequence[str], single: bool
-) -> list[float] | None:
-    """The rank of each of ``docs`` in ``scores``: the documents scoring higher, plus the
-    ones of equal score whose id is greater (trec_eval). ``single``: scores compared as
-    32-bit floats (trec_eval 9), else as doubles."""
-    values = _numbers(list(scores.values()))
-    if values is None:
-        return None
-    mine = [scores.get(doc) for doc in docs]
-    rounded = rounded_scores(values, single)
-    own = rounded_scores([float(value) for value in mine if value is not None], single)
-    ordered = sorted(rounded)
-    count = len(ordered)
-    groups: dict[float, list[str]] = {}  # score -> its documents' ids, sorted
-    ranks = []
-    scored = iter(own)
-    for doc, value in zip(docs, mine, strict=True):
-        if value is None:  # not retrieved
-            ranks.append(math.inf)
-            continue
-        score = next(scored)
-        higher = bisect_right(ordered, score)
-        above = count - higher
-        if higher - bisect_left(ordered, score) > 1:  # a tie: the ids decide
-            if score not in groups:
-                groups[score] = sorted(
-                    doc_id for doc_id, other in zip(scores, rounded, strict=True) if other == score
-                )
-            group = groups[score]
-            above += len(group) - bisect_right(group, doc)
-        ranks.append(float(above))
-    return ranks
-
-
-def rounded_scores(values: list[float], single: bool) -> list[float]:
-    """``values``, or as 32-bit floats (held in doubles, which is exact) when ``single``."""
-    return array("f", values).tolist() if single else values
