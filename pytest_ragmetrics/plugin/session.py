@@ -303,13 +303,17 @@ class RunSession:
 
     @cached_property
     def results(self) -> ReportDocument:
-        """The finished run's results, as the report document holds them."""
+        """The finished run's results, as the report document holds them: with every
+        row's entry only when a report that shows rows is written (JSON, HTML)."""
         from pytest_ragmetrics.plugin.finish import Finished
         from pytest_ragmetrics.reports.document import report_document
 
         finished = self.finished or Finished((), (), ())
+        options = self.state.options
+        rows = options.json_path is not None or options.html_path is not None
+        settings = self.state.thresholds.settings
         return report_document(
-            finished.summaries, finished.gate_results, self.state.thresholds.settings, __version__
+            finished.summaries, finished.gate_results, settings, __version__, rows
         )
 
     @cached_property
