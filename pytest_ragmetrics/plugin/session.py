@@ -39,7 +39,7 @@ from pytest_ragmetrics.plugin.state import (
     embedding_store,
     eval_of,
 )
-from pytest_ragmetrics.results.summary import EvalInfo, Gathered, payloads_from_dict
+from pytest_ragmetrics.results.summary import EvalInfo, Gathered, carried_payloads
 
 # What runs rows, finishes a run and reports it is imported when it is needed: importing
 # the plugin, which every pytest run does, needs none of it.
@@ -230,7 +230,7 @@ class RunSession:
         becomes its rows' payloads, as their own items would have sent them."""
         payload = getattr(report, PAYLOAD_ATTR, None)
         if payload is not None:
-            for read in payloads_from_dict(payload):
+            for read in carried_payloads(payload):
                 self.gathered.add(read)
             # pytest keeps every report to the end (the terminal's statistics): drop the
             # wire form, read now, so a row's record is held once, not twice.

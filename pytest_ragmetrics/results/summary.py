@@ -362,6 +362,16 @@ def payloads_from_dict(payload: object) -> tuple[Payload, ...]:
     return read.rows if isinstance(read, BatchPayload) else (read,)
 
 
+def carried_payloads(payload: object) -> tuple[Payload, ...]:
+    """The row and dataset payloads a report carried, as its wire form (from an xdist
+    worker: read back, checked) or as itself (in the process that ran the test)."""
+    if isinstance(payload, BatchPayload):
+        return payload.rows
+    if isinstance(payload, RowPayload | DatasetPayload):
+        return (payload,)
+    return payloads_from_dict(payload)
+
+
 def merge_details(details: dict[str, Any], new: Mapping[str, Any]) -> None:
     """Add ``new`` row details to ``details``, the same whichever arrives first: the judge's
     records merge per metric (``judged.merge_judge_details``), a live output counts as
