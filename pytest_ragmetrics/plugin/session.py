@@ -82,7 +82,7 @@ class RunSession:
         self.controller = workerinput(config) is None
         # The controller's findings: what the tests sent, merged row by row as it
         # arrives, then what finishing made of it.
-        self.gathered = Gathered()
+        self.gathered = Gathered(self.rows_shown)
         self.notes: list[str] = []
         self.prepare_stats: dict[str, PrepareStats] = {}  # by process
         self.finished: Finished | None = None  # set when the rows ran (``end_loop``)
@@ -260,7 +260,8 @@ class RunSession:
             self._check_configuration(sorted(reported, key=lambda info: info.label))
         try:
             summaries = self.gathered.summaries(self.state.thresholds.settings)
-            self.gathered = Gathered()  # the summaries hold the rows now; drop the index by id
+            # The summaries hold the rows now; drop the index by id.
+            self.gathered = Gathered(self.rows_shown)
             finished = self.finished = finish_run(self.state, summaries, stopped)
         except CorpusError as error:  # a metric of the user's: no number to gate or report
             raise pytest.UsageError(str(error)) from None
@@ -301,6 +302,13 @@ class RunSession:
             for gate in thresholds.gates_for(info.name, info.system)
         )
 
+    @property
+    def rows_shown(self) -> bool:
+        """Whether a report of the run shows each row (JSON, HTML): only then are rows'
+        evidence and fields kept, and the report document holds the rows."""
+        options = self.state.options
+        return options.json_path is not None or options.html_path is not None
+
     @cached_property
     def results(self) -> ReportDocument:
         """The finished run's results, as the report document holds them: with every
@@ -309,11 +317,9 @@ class RunSession:
         from pytest_ragmetrics.reports.document import report_document
 
         finished = self.finished or Finished((), (), ())
-        options = self.state.options
-        rows = options.json_path is not None or options.html_path is not None
         settings = self.state.thresholds.settings
         return report_document(
-            finished.summaries, finished.gate_results, settings, __version__, rows
+            finished.summaries, finished.gate_results, settings, __version__, self.rows_shown
         )
 
     @cached_property

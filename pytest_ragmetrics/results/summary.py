@@ -432,7 +432,9 @@ class RowResult:
         """True when some test ran the row (a skip counts only if the row was bad)."""
         return bool(self.tests)
 
-    def merge(self, payload: RowPayload) -> None:
+    def merge(self, payload: RowPayload, shown: bool = True) -> None:
+        """Add what one test sent for the row; its evidence and shown fields only when
+        ``shown`` (``Gathered.shown``)."""
         if not payload.skipped or payload.error:
             self.tests = _with_test(self.tests, payload.test)
         if payload.failed:
@@ -450,9 +452,10 @@ class RowResult:
             self.values[metric] = value
         for name, parts in payload.breakdowns.items():
             self.breakdowns.setdefault(name, {}).update(parts)
-        self.evidence.update(payload.evidence)
+        if shown:
+            self.evidence.update(payload.evidence)
+            self.fields.update(payload.fields)
         merge_details(self.details, payload.details)
-        self.fields.update(payload.fields)
         if payload.output is not None:
             self.output = dict(payload.output)
         if payload.error and payload.error not in self.errors:
@@ -665,8 +668,14 @@ class Gathered:
 
     Merging in arrival order is what ``summarize`` does with a list of payloads, so the
     summaries are the same whether the payloads were gathered one by one or all at once.
+
+    ``shown``: whether a report will show each row. Only the rows of the JSON and HTML
+    reports show a row's evidence and its fields (question, answer, gold, answerable), and
+    for a run without either they were most of what each row's result held; without,
+    rows keep neither, and every number, aggregate and gate is the same.
     """
 
+    shown: bool = True
     infos: dict[str, EvalInfo] = field(default_factory=dict)
     rows: dict[str, dict[str, RowResult]] = field(default_factory=dict)
     tests: dict[str, set[str]] = field(default_factory=dict)
@@ -683,7 +692,7 @@ class Gathered:
         row = by_id.get(payload.row)
         if row is None:
             row = by_id[payload.row] = RowResult(payload.row, payload.index)
-        row.merge(payload)
+        row.merge(payload, self.shown)
 
     def summaries(self, settings: MetricSettings) -> list[EvalSummary]:
         """One ``EvalSummary`` per eval and system, sorted by eval name and then by the

@@ -146,6 +146,42 @@ def test_payloads_gathered_as_they_arrive_summarize_as_a_list_of_them() -> None:
     ]
 
 
+def test_rows_no_report_shows_keep_no_evidence_nor_fields_and_the_same_numbers() -> None:
+    """Without a JSON or HTML report (``Gathered(shown=False)``) a row keeps neither its
+    evidence nor its shown fields; its values, errors and the aggregates are those of the
+    rows that keep them."""
+    payloads = [
+        RowPayload(
+            INFO,
+            row_id,
+            index,
+            {"em": em, "tokens": tokens},
+            {"tokens_by_stage": {"generate": tokens}},
+            None,
+            evidence={"em": f"evidence of {row_id}"},
+            fields={"question": f"{row_id}?", "answer": "Paris"},
+            details={"live": {"cached": True}},
+        )
+        for index, (row_id, em, tokens) in enumerate([("a", 1.0, 10.0), ("b", 0.0, 30.0)])
+    ]
+    kept, dropped = Gathered(), Gathered(shown=False)
+    for one in payloads:
+        kept.add(one)
+        dropped.add(one)
+    ((full,), (lean,)) = kept.summaries(Settings()), dropped.summaries(Settings())
+    assert [(row.evidence, row.fields) for row in full.rows] == [
+        ({"em": "evidence of a"}, {"question": "a?", "answer": "Paris"}),
+        ({"em": "evidence of b"}, {"question": "b?", "answer": "Paris"}),
+    ]
+    assert [(row.evidence, row.fields) for row in lean.rows] == [({}, {}), ({}, {})]
+    assert [(r.values, r.breakdowns, r.details, r.errors) for r in lean.rows] == [
+        (r.values, r.breakdowns, r.details, r.errors) for r in full.rows
+    ]
+    assert lean.metrics == full.metrics
+    assert lean.metrics["tokens"]["mean"] == 20.0  # (10 + 30) / 2
+    assert lean.breakdowns == full.breakdowns
+
+
 def test_a_rows_test_name_is_one_string_shared_by_every_row() -> None:
     """Every row of a bulk eval names the same test function: read back from the wire,
     the rows' names are one object, not a copy per row."""
