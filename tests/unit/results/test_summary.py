@@ -39,6 +39,41 @@ def test_percentiles_match_numpy_linear(values: list[float]) -> None:
     assert min(values) <= stats["mean"] <= max(values) or np.isclose(stats["mean"], min(values))
 
 
+@given(
+    st.lists(
+        st.floats(-1e12, 1e12, allow_nan=False) | st.integers(-1000, 1000) | st.just(-0.0),
+        min_size=1,
+        max_size=300,
+    )
+)
+def test_percentiles_are_numpys_to_the_last_bit(values: list[float]) -> None:
+    """p50 and p95 are computed without numpy; numpy's linear method is the reference,
+    bit for bit (``repr`` tells -0.0 from 0.0), for values of either sign and any count."""
+    stats = aggregate(values)
+    reference = np.percentile(np.asarray(values, dtype=float), [50, 95])
+    assert (repr(stats["p50"]), repr(stats["p95"])) == tuple(repr(float(v)) for v in reference)
+    assert type(stats["p50"]) is float
+    assert type(stats["p95"]) is float
+
+
+def test_percentiles_by_hand() -> None:
+    """Four values: p50 sits halfway between the 2nd and 3rd, (2 + 4) / 2 = 3; p95 at
+    position 3 * 0.95 = 2.85, 0.85 of the way from 4 to 10: 10 - 6 * 0.15 = 9.1."""
+    stats = aggregate([10.0, 2.0, 4.0, 1.0])
+    assert stats["p50"] == 3.0
+    assert stats["p95"] == pytest.approx(9.1, abs=1e-12)
+    assert aggregate([7.0])["p95"] == 7.0  # one value is every percentile
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_values_that_are_not_all_finite_get_numpys_percentiles() -> None:
+    """numpy itself, the reference, computes them: an infinite value makes both NaN."""
+    stats = aggregate([1.0, float("inf"), 3.0])
+    reference = np.percentile([1.0, float("inf"), 3.0], [50, 95])
+    assert (repr(stats["p50"]), repr(stats["p95"])) == tuple(repr(float(v)) for v in reference)
+    assert repr(stats["p50"]) == "nan"
+
+
 def payload(row: str, index: int, values: dict[str, float], error: str | None = None) -> RowPayload:
     return RowPayload(INFO, row, index, values, {}, error)
 
