@@ -37,7 +37,7 @@ from pytest_ragmetrics.plugin.state import (
 )
 from pytest_ragmetrics.results.baseline import input_digest
 from pytest_ragmetrics.results.summary import BatchPayload, DatasetPayload, RowPayload
-from pytest_ragmetrics.text.citations import find_citations
+from pytest_ragmetrics.text.citations import count_citations
 
 # The report attribute the payload's wire form travels in.
 PAYLOAD_ATTR = "ragmetrics"
@@ -120,8 +120,8 @@ def citation_census(recorder: RowRecorder | None, settings: Settings) -> dict[st
         return None
     row = recorder.row
     answer = row.answer if isinstance(row.answer, str) else ""
-    markers = find_citations(answer, row.context_ids, settings.citations)
-    return {"markers": len(markers), "contexts": len(row.contexts or ())}
+    markers = count_citations(answer, settings.citations)
+    return {"markers": markers, "contexts": len(row.contexts or ())}
 
 
 @dataclass(frozen=True)
