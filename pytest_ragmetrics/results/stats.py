@@ -43,15 +43,23 @@ def _percentiles(values: Sequence[float], percents: Sequence[int], finite: bool)
     the last position it is the largest value.
 
     In plain Python: aggregates are all that a run of deterministic metrics needs numpy
-    for, and importing it cost as much time and memory as thousands of rows. Values that
-    are not all finite (``finite``: their exact sum is not) go to numpy itself, which
-    orders NaN its own way."""
-    if not finite:
-        import numpy as np
+    for, and importing it cost as much time and memory as thousands of rows. numpy itself
+    computes them for values that are not all finite (``finite``: their exact sum is
+    not), which it orders its own way, and wherever a percentile is a zero drawn from
+    values holding a negative zero: -0.0 and 0.0 are equal, and the order numpy's
+    partition leaves them in decides the sign."""
+    if finite:
+        results = _linear_percentiles(sorted(float(value) for value in values), percents)
+        if 0 not in results or not any(math.copysign(1.0, v) < 0 for v in values if v == 0):
+            return results
+    import numpy as np
 
-        found = np.percentile(np.asarray(values, dtype=float), list(percents))
-        return [float(value) for value in found]
-    ordered = sorted(float(value) for value in values)
+    found = np.percentile(np.asarray(values, dtype=float), list(percents))
+    return [float(value) for value in found]
+
+
+def _linear_percentiles(ordered: Sequence[float], percents: Sequence[int]) -> list[float]:
+    """``_percentiles`` of the sorted ``ordered``, numpy's operations in plain Python."""
     last = len(ordered) - 1
     results = []
     for percent in percents:

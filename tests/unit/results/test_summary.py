@@ -65,6 +65,15 @@ def test_percentiles_by_hand() -> None:
     assert aggregate([7.0])["p95"] == 7.0  # one value is every percentile
 
 
+def test_a_zero_percentile_among_signed_zeros_is_numpys() -> None:
+    """-0.0 and 0.0 are equal: which one a percentile picks is the order numpy's partition
+    leaves them in, so such a percentile is numpy's own (the case Hypothesis found)."""
+    values = [-0.0, 0.0, -0.0, 0.0, 0.0, -0.0, -0.0, -0.0, -0.0]
+    stats = aggregate(values)
+    reference = np.percentile(np.asarray(values, dtype=float), [50, 95])
+    assert (repr(stats["p50"]), repr(stats["p95"])) == tuple(repr(float(v)) for v in reference)
+
+
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 def test_values_that_are_not_all_finite_get_numpys_percentiles() -> None:
     """numpy itself, the reference, computes them: an infinite value makes both NaN."""
