@@ -91,12 +91,13 @@ class RowError(Exception):
     """A row lacks, or has a malformed, field that a metric needs."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Row:
     """One evaluated question, as loaded and validated from the dataset.
 
     Fields of docs/datasets.md#fields are attributes (``row.answer``, ``row.gold``, ...), ``None``
-    when absent; ``row["any_field"]`` reads any field, known or not.
+    when absent; ``row["any_field"]`` reads any field, known or not. Every row test's item
+    holds its row to the end of the run, hence the slots.
     """
 
     id: str
@@ -172,7 +173,7 @@ class Row:
         return self.data.get("answerable")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LoadedRow:
     """A row as loaded: the row itself plus whatever is wrong with it."""
 

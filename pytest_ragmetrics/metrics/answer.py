@@ -9,6 +9,7 @@ script exactly, its edge cases included.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import unicodedata
@@ -55,6 +56,12 @@ _DELETE_PUNCTUATION = _PunctuationDeletion()
 
 def normalize_answer(text: str) -> str:
     """Normalise ``text`` for EM/F1 as described in the module docstring."""
+    return _normalized(text)
+
+
+# EM and F1 of one row normalise the same answer and golds: the second finds them here.
+@functools.lru_cache(maxsize=256)
+def _normalized(text: str) -> str:
     without_punctuation = text.lower().translate(_DELETE_PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", without_punctuation).split())
 
@@ -92,14 +99,14 @@ class F1Match:
     gold_tokens: int
 
 
-def _f1_against(prediction_tokens: list[str], gold: str) -> F1Match:
-    """F1 of normalised prediction tokens against one gold.
+def _f1_against(prediction_tokens: list[str], predicted: Counter[str], gold: str) -> F1Match:
+    """F1 of normalised prediction tokens (``predicted``: their counts) against one gold.
 
     common = size of the multiset intersection; P = common / |prediction|,
     R = common / |gold|, F1 = 2PR / (P + R); no common token gives 0.
     """
     gold_tokens = normalize_answer(gold).split()
-    common = sum((Counter(prediction_tokens) & Counter(gold_tokens)).values())
+    common = sum((predicted & Counter(gold_tokens)).values())
     if common == 0:
         return F1Match(0.0, gold, 0.0, 0.0, 0, len(prediction_tokens), len(gold_tokens))
     precision = common / len(prediction_tokens)
@@ -111,7 +118,8 @@ def _f1_against(prediction_tokens: list[str], gold: str) -> F1Match:
 def best_f1(prediction: str, golds: str | Iterable[str]) -> F1Match:
     """The gold with the highest token F1 (the first one on ties) and its counts."""
     prediction_tokens = normalize_answer(prediction).split()
-    matches = [_f1_against(prediction_tokens, gold) for gold in _gold_list(golds)]
+    predicted = Counter(prediction_tokens)
+    matches = [_f1_against(prediction_tokens, predicted, gold) for gold in _gold_list(golds)]
     return max(matches, key=lambda match: match.score)
 
 

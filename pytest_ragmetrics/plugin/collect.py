@@ -247,12 +247,13 @@ def _param(
     parsed = not any(p.field.startswith("<") for p in loaded.problems)
     if live is not None:
         missing = _question_problems(loaded.row, metrics) if parsed else []
-        return RowParam(info, loaded, (*loaded.problems, *missing), live=live)
+        return RowParam(info, loaded.row, (*loaded.problems, *missing), live=live)
     missing = [*unpaired, *_missing(loaded.row, metrics)] if parsed else []
     again = rerun.get(_key(loaded.row))
     if parsed and DETERMINISM in metrics:
         missing += _rerun_problems(info, loaded.row, again)
-    return RowParam(info, loaded, (*loaded.problems, *missing), again.row if again else None)
+    problems = (*loaded.problems, *missing)
+    return RowParam(info, loaded.row, problems, again.row if again else None)
 
 
 def _missing(row: Row, metrics: Sequence[str]) -> list[Problem]:
@@ -609,11 +610,7 @@ class BatchRows:
         index = self.reader.index
         keyed = index.format == "sql"
         return [
-            RowParam(
-                info,
-                LoadedRow(Row(index.ids[p], index.display, index.lines[p], p, {}, keyed)),
-                (),
-            )
+            RowParam(info, Row(index.ids[p], index.display, index.lines[p], p, {}, keyed), ())
             for p in positions
         ]
 

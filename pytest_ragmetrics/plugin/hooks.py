@@ -169,6 +169,9 @@ class ControllerHooks:
         """Keep what preparing cost on each xdist worker, for the summary."""
         self.session.node_down(node)
 
+    # tryfirst: the payload is read and taken off the report before any other plugin
+    # sees it (one that writes reports out as JSON could not write a typed payload).
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Keep the payload of every report, local or from a worker."""
         self.session.receive(report)

@@ -3,8 +3,9 @@
 A test's recorder (``plugin.state.RowRecorder``, ``DatasetRecorder``) collects what its
 metric fixtures computed; when the test's last phase is reported, this module turns that,
 with how the test ended, into a typed payload (``results.summary.RowPayload``,
-``DatasetPayload``) and attaches its wire form to the report, which reaches the controller
-with or without pytest-xdist.
+``DatasetPayload``) and attaches it to the report, which reaches the controller with or
+without pytest-xdist: as its wire form from an xdist worker, as itself in a process that
+reports its own tests (``carry``).
 
 How a test ended is classified in one place (``raised_error``): a failed ``assert`` or
 ``pytest.fail`` in the test's body is its verdict on the row; anything else raised (a
@@ -36,7 +37,7 @@ from pytest_ragmetrics.plugin.state import (
 )
 from pytest_ragmetrics.results.baseline import input_digest
 from pytest_ragmetrics.results.summary import BatchPayload, DatasetPayload, RowPayload
-from pytest_ragmetrics.text.citations import find_citations
+from pytest_ragmetrics.text.citations import count_citations
 
 # The report attribute the payload's wire form travels in.
 PAYLOAD_ATTR = "ragmetrics"
@@ -119,8 +120,8 @@ def citation_census(recorder: RowRecorder | None, settings: Settings) -> dict[st
         return None
     row = recorder.row
     answer = row.answer if isinstance(row.answer, str) else ""
-    markers = find_citations(answer, row.context_ids, settings.citations)
-    return {"markers": len(markers), "contexts": len(row.contexts or ())}
+    markers = count_citations(answer, settings.citations)
+    return {"markers": markers, "contexts": len(row.contexts or ())}
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,7 @@ def attach_payload(
         recorder = item.stash.get(RECORDER_KEY, None)
         if recorder is not None:
             del item.stash[RECORDER_KEY]
-        setattr(report, PAYLOAD_ATTR, row_payload(item, param, recorder, outcome).to_dict())
+        carry(item, report, row_payload(item, param, recorder, outcome))
         failure = call_failure(param, outcome) if report.failed else None
         if failure is not None:
             setattr(report, ERRORED_ATTR, True)  # an attribute: it travels from xdist workers
@@ -230,7 +231,7 @@ def attach_payload(
                 report.longrepr = failure
     rows = rows_param(item)
     if rows is not None:
-        setattr(report, PAYLOAD_ATTR, dataset_payload(item, rows, call, report).to_dict())
+        carry(item, report, dataset_payload(item, rows, call, report))
     batch = batch_param(item)
     if batch is not None:
         # Taken out of the stash: the item lives to the end of the run, its rows need not.
@@ -239,7 +240,22 @@ def attach_payload(
             del item.stash[BATCH_PAYLOADS_KEY]
         else:  # the item did not set up (or -x stopped it): no row started
             payloads = [row_payload(item, row, None, outcome) for row in _unstarted(batch)]
-        setattr(report, PAYLOAD_ATTR, BatchPayload(function_id(item), tuple(payloads)).to_dict())
+        carry(item, report, BatchPayload(function_id(item), tuple(payloads)))
+
+
+def carry(
+    item: pytest.Item,
+    report: pytest.TestReport,
+    payload: RowPayload | DatasetPayload | BatchPayload,
+) -> None:
+    """Attach ``payload`` to ``report`` in the form its receiver reads: an xdist worker's
+    reports cross to the controller as plain data, so there it travels as its wire form
+    (``to_dict``); a process that reports its own tests hands the payload itself to its
+    ``RunSession.receive``, with no wire form to build and read back per row."""
+    if hasattr(item.config, "workerinput"):
+        setattr(report, PAYLOAD_ATTR, payload.to_dict())
+    else:
+        setattr(report, PAYLOAD_ATTR, payload)
 
 
 def _unstarted(batch: BatchParam) -> list[RowParam]:

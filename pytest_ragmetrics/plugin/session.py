@@ -40,7 +40,7 @@ from pytest_ragmetrics.plugin.state import (
     embedding_store,
     eval_of,
 )
-from pytest_ragmetrics.results.summary import EvalInfo, Gathered, payloads_from_dict
+from pytest_ragmetrics.results.summary import EvalInfo, Gathered, carried_payloads
 
 # What runs rows, finishes a run and reports it is imported when it is needed: importing
 # the plugin, which every pytest run does, needs none of it.
@@ -83,7 +83,7 @@ class RunSession:
         self.controller = workerinput(config) is None
         # The controller's findings: what the tests sent, merged row by row as it
         # arrives, then what finishing made of it.
-        self.gathered = Gathered()
+        self.gathered = Gathered(self.rows_shown)
         self.notes: list[str] = []
         self.prepare_stats: dict[str, PrepareStats] = {}  # by process
         self.finished: Finished | None = None  # set when the rows ran (``end_loop``)
@@ -247,7 +247,7 @@ class RunSession:
         becomes its rows' payloads, as their own items would have sent them."""
         payload = getattr(report, PAYLOAD_ATTR, None)
         if payload is not None:
-            for read in payloads_from_dict(payload):
+            for read in carried_payloads(payload):
                 self.gathered.add(read)
             # pytest keeps every report to the end (the terminal's statistics): drop the
             # wire form, read now, so a row's record is held once, not twice.
@@ -277,7 +277,8 @@ class RunSession:
             self._check_configuration(sorted(reported, key=lambda info: info.label))
         try:
             summaries = self.gathered.summaries(self.state.thresholds.settings)
-            self.gathered = Gathered()  # the summaries hold the rows now; drop the index by id
+            # The summaries hold the rows now; drop the index by id.
+            self.gathered = Gathered(self.rows_shown)
             finished = self.finished = finish_run(self.state, summaries, stopped)
         except CorpusError as error:  # a metric of the user's: no number to gate or report
             raise pytest.UsageError(str(error)) from None
@@ -318,15 +319,24 @@ class RunSession:
             for gate in thresholds.gates_for(info.name, info.system)
         )
 
+    @property
+    def rows_shown(self) -> bool:
+        """Whether a report of the run shows each row (JSON, HTML): only then are rows'
+        evidence and fields kept, and the report document holds the rows."""
+        options = self.state.options
+        return options.json_path is not None or options.html_path is not None
+
     @cached_property
     def results(self) -> ReportDocument:
-        """The finished run's results, as the report document holds them."""
+        """The finished run's results, as the report document holds them: with every
+        row's entry only when a report that shows rows is written (JSON, HTML)."""
         from pytest_ragmetrics.plugin.finish import Finished
         from pytest_ragmetrics.reports.document import report_document
 
         finished = self.finished or Finished((), (), ())
+        settings = self.state.thresholds.settings
         return report_document(
-            finished.summaries, finished.gate_results, self.state.thresholds.settings, __version__
+            finished.summaries, finished.gate_results, settings, __version__, self.rows_shown
         )
 
     @cached_property

@@ -116,19 +116,18 @@ def embedding_store(config: pytest.Config) -> EmbeddingStore:
     return state.store
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RowParam:
-    """The parameter of one row test: the eval, the row, and what is wrong with it."""
+    """The parameter of one row test: the eval, the row, and what is wrong with it (the
+    row's problems as loaded, and those of the eval's metrics). Every row test's item
+    holds its parameter to the end of the run, so it holds the row itself, not the
+    dataset's ``LoadedRow``, and has slots."""
 
     info: EvalInfo
-    loaded: LoadedRow
+    row: Row
     problems: tuple[Problem, ...]
     rerun: Row | None = None  # the same row in the marker's `rerun` file, if any
     live: str | None = None  # the live system that answers the row's question, if any
-
-    @property
-    def row(self) -> Row:
-        return self.loaded.row
 
     def error_message(self) -> str:
         return "\n".join(f"{self.row.where(p.field)}: {p.message}" for p in self.problems)

@@ -95,7 +95,9 @@ def _baseline_document(stored: BaselineState) -> dict[str, Any]:
     return document
 
 
-def _eval_document(summary: EvalSummary, results: Sequence[GateResult]) -> dict[str, Any]:
+def _eval_document(
+    summary: EvalSummary, results: Sequence[GateResult], rows: bool
+) -> dict[str, Any]:
     info = summary.info
     entry: dict[str, Any] = {
         "name": info.name,
@@ -116,8 +118,9 @@ def _eval_document(summary: EvalSummary, results: Sequence[GateResult]) -> dict[
             "errors": list(summary.dataset_errors),
         },
         "gates": [_gate_document(r) for r in results if r.eval == info.label],
-        "rows": [_row_document(summary, row) for row in summary.rows],
     }
+    if rows:
+        entry["rows"] = [_row_document(summary, row) for row in summary.rows]
     entry["warnings"] = list(summary.warnings)
     if summary.stored is not None:
         entry["baseline"] = _baseline_document(summary.stored)
@@ -136,14 +139,21 @@ def report_document(
     results: Sequence[GateResult],
     settings: Settings,
     plugin_version: str,
+    rows: bool = True,
 ) -> ReportDocument:
     """The report document of a run: its version, the settings' signature, one entry per
-    eval (and system), and, when some eval ran the Trust-Score suite, its judge."""
+    eval (and system), and, when some eval ran the Trust-Score suite, its judge.
+
+    ``rows=False`` leaves out each entry's ``rows`` (every row's values, evidence and
+    fields): the terminal section, the Markdown summary and the run history read none
+    of them, and held as report entries they are as much again as the run's results,
+    at the end of the run, when its memory peaks. The reports that show rows (JSON,
+    HTML) need a document with them."""
     document: ReportDocument = {
         "schema_version": JSON_SCHEMA_VERSION,
         "plugin_version": plugin_version,
         "settings": settings.signature(),
-        "evals": [_eval_document(summary, results) for summary in summaries],
+        "evals": [_eval_document(summary, results, rows) for summary in summaries],
     }
     if any("trust" in summary.metrics for summary in summaries):
         document["trust_judge"] = {

@@ -362,6 +362,16 @@ def payloads_from_dict(payload: object) -> tuple[Payload, ...]:
     return read.rows if isinstance(read, BatchPayload) else (read,)
 
 
+def carried_payloads(payload: object) -> tuple[Payload, ...]:
+    """The row and dataset payloads a report carried, as its wire form (from an xdist
+    worker: read back, checked) or as itself (in the process that ran the test)."""
+    if isinstance(payload, BatchPayload):
+        return payload.rows
+    if isinstance(payload, RowPayload | DatasetPayload):
+        return (payload,)
+    return payloads_from_dict(payload)
+
+
 def merge_details(details: dict[str, Any], new: Mapping[str, Any]) -> None:
     """Add ``new`` row details to ``details``, the same whichever arrives first: the judge's
     records merge per metric (``judged.merge_judge_details``), a live output counts as
@@ -422,7 +432,9 @@ class RowResult:
         """True when some test ran the row (a skip counts only if the row was bad)."""
         return bool(self.tests)
 
-    def merge(self, payload: RowPayload) -> None:
+    def merge(self, payload: RowPayload, shown: bool = True) -> None:
+        """Add what one test sent for the row; its evidence and shown fields only when
+        ``shown`` (``Gathered.shown``)."""
         # An unjudged row (its proxy relevance label NULL) is skipped but counts as run:
         # it is in the eval, counted by `unjudged`, with no value to average.
         unjudged = payload.values.get(UNJUDGED) == 1.0
@@ -443,9 +455,10 @@ class RowResult:
             self.values[metric] = value
         for name, parts in payload.breakdowns.items():
             self.breakdowns.setdefault(name, {}).update(parts)
-        self.evidence.update(payload.evidence)
+        if shown:
+            self.evidence.update(payload.evidence)
+            self.fields.update(payload.fields)
         merge_details(self.details, payload.details)
-        self.fields.update(payload.fields)
         if payload.output is not None:
             self.output = dict(payload.output)
         if payload.error and payload.error not in self.errors:
@@ -658,8 +671,14 @@ class Gathered:
 
     Merging in arrival order is what ``summarize`` does with a list of payloads, so the
     summaries are the same whether the payloads were gathered one by one or all at once.
+
+    ``shown``: whether a report will show each row. Only the rows of the JSON and HTML
+    reports show a row's evidence and its fields (question, answer, gold, answerable), and
+    for a run without either they were most of what each row's result held; without,
+    rows keep neither, and every number, aggregate and gate is the same.
     """
 
+    shown: bool = True
     infos: dict[str, EvalInfo] = field(default_factory=dict)
     rows: dict[str, dict[str, RowResult]] = field(default_factory=dict)
     tests: dict[str, set[str]] = field(default_factory=dict)
@@ -676,7 +695,7 @@ class Gathered:
         row = by_id.get(payload.row)
         if row is None:
             row = by_id[payload.row] = RowResult(payload.row, payload.index)
-        row.merge(payload)
+        row.merge(payload, self.shown)
 
     def summaries(self, settings: MetricSettings) -> list[EvalSummary]:
         """One ``EvalSummary`` per eval and system, sorted by eval name and then by the

@@ -173,3 +173,19 @@ def test_f1_depends_only_on_token_multisets(tokens: list[str], rnd: object) -> N
     assert Counter(normalize_answer(" ".join(tokens)).split()) == Counter(
         normalize_answer(" ".join(shuffled)).split()
     )
+
+
+def test_em_and_f1_of_one_answer_normalise_each_text_once() -> None:
+    """EM then F1 of the same answer and golds: three texts, each normalised once; F1
+    finds all three already done. The values are the hand-computed ones: "paris" matches
+    the second gold exactly; F1's best gold is that one too (1 common token of 1 and 1)."""
+    from pytest_ragmetrics.metrics.answer import _normalized
+
+    _normalized.cache_clear()
+    golds = ["Lyon, France!", "PARIS."]
+    assert exact_match("Paris", golds) == 1.0
+    assert _normalized.cache_info().misses == 3
+    match = best_f1("Paris", golds)
+    assert (match.score, match.gold, match.common) == (1.0, "PARIS.", 1)
+    info = _normalized.cache_info()
+    assert (info.misses, info.hits) == (3, 3)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_ragmetrics.config.thresholds import Settings
-from pytest_ragmetrics.data.dataset import DatasetError, LoadedRow, Problem, Row
+from pytest_ragmetrics.data.dataset import DatasetError, Problem, Row
 from pytest_ragmetrics.plugin.fixtures import session_texts
 from pytest_ragmetrics.plugin.progress import judged_tests, live_totals
 from pytest_ragmetrics.plugin.state import (
@@ -29,7 +29,7 @@ def param(row_id: str, answer: str, live: str | None = None, bad: bool = False) 
     data = {"id": row_id, "question": f"{row_id}?", "answer": answer, "gold": "g"}
     row = Row(row_id, "data/q.jsonl", 1, 0, data)
     problems = (Problem("gold", "missing"),) if bad else ()
-    return RowParam(INFO, LoadedRow(row, problems), problems, live=live)
+    return RowParam(INFO, row, problems, live=live)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from pytest_ragmetrics.config.thresholds import Settings
-from pytest_ragmetrics.data.dataset import LoadedRow, Row
+from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics import catalog
 from pytest_ragmetrics.metrics.custom import MetricFunction, declare
 from pytest_ragmetrics.plugin.ray_engine import WorkerJob, score_rows
@@ -24,7 +24,7 @@ from pytest_ragmetrics.results.summary import EvalInfo, RowPayload
 
 INFO = EvalInfo("test_x.py", "test_x.py", "data/q.jsonl", "0" * 64, 1)
 ROW = Row("a", "data/q.jsonl", 1, 0, {"id": "a", "answer": "one two three"})
-PARAM = RowParam(INFO, LoadedRow(ROW), ())
+PARAM = RowParam(INFO, ROW, ())
 CONTEXT = PayloadContext("test_x.py::test_each", ("test_x.py::test_each",), False, Settings())
 
 

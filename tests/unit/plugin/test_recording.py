@@ -61,3 +61,44 @@ def pytest_runtest_makereport(item, call):
     result.stdout.fnmatch_lines(
         ["*PayloadError: ragmetrics payload of *test_plain*: unknown kind 'corpus'*"]
     )
+
+
+def test_in_process_a_report_carries_its_payload_as_itself(pytester: pytest.Pytester) -> None:
+    """No xdist: the payload rides on the report as the typed ``RowPayload``, with no wire
+    form built and read back, and is taken off the report before any other plugin's
+    ``pytest_runtest_logreport`` runs."""
+    pytester.makeconftest(
+        """
+import pytest
+
+SEEN = []
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        SEEN.append(type(getattr(report, "ragmetrics", None)).__name__)
+    return report
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        SEEN.append(hasattr(report, "ragmetrics"))
+
+def pytest_unconfigure(config):
+    print("SEEN", SEEN)
+"""
+    )
+    pytester.makefile(".jsonl", rows='{"id": "a", "answer": "Paris", "gold": ["Paris"]}\n')
+    pytester.makepyfile(
+        """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="rows.jsonl")
+
+def test_row(row, em):
+    assert em(row) == 1
+"""
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["SEEN ['RowPayload', False]"])

@@ -11,7 +11,7 @@ from typing import Any, cast
 import pytest
 
 from pytest_ragmetrics import LiveSystem
-from pytest_ragmetrics.data.dataset import LoadedRow, Problem, Row
+from pytest_ragmetrics.data.dataset import Problem, Row
 from pytest_ragmetrics.judge.client import VerdictCounts
 from pytest_ragmetrics.live.cache import OutputCache
 from pytest_ragmetrics.plugin.progress import (
@@ -31,7 +31,7 @@ INFO = EvalInfo("test_live.py", "test_live", "data/q.jsonl", "0" * 64, 2)
 def item(nodeid: str, question: str, live: str | None, *fixtures: str, bad: bool = False) -> Any:
     row = Row(question, "data/q.jsonl", 1, 0, {"id": question, "question": question})
     problems = (Problem("gold", "missing"),) if bad else ()
-    param = RowParam(INFO, LoadedRow(row, problems), problems, live=live)
+    param = RowParam(INFO, row, problems, live=live)
     return FakeItem(nodeid, ["row", *fixtures], {"row": param})
 
 

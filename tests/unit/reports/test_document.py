@@ -90,6 +90,24 @@ def test_renderers_need_only_what_the_json_file_holds() -> None:
     assert markdown_summary(from_file) == markdown_summary(document)
 
 
+def test_a_document_without_rows_renders_the_same_terminal_and_markdown() -> None:
+    """Without a JSON or HTML report the run's document leaves out its rows: it is the
+    full document less each entry's ``rows``, and what the terminal and the Markdown
+    summary show from it is the same."""
+    full = report_document([_summary()], RESULTS, Settings(), "9.9")
+    lean = report_document([_summary()], RESULTS, Settings(), "9.9", rows=False)
+    assert [row["id"] for row in full["evals"][0]["rows"]] == ["r1", "r2", "r3"]
+    assert "rows" not in lean["evals"][0]
+    assert lean["evals"][0] == {k: v for k, v in full["evals"][0].items() if k != "rows"}
+    assert {k: v for k, v in lean.items() if k != "evals"} == {
+        k: v for k, v in full.items() if k != "evals"
+    }
+    assert terminal_lines(lean, "thresholds.toml", ["a note"]) == terminal_lines(
+        full, "thresholds.toml", ["a note"]
+    )
+    assert markdown_summary(lean) == markdown_summary(full)
+
+
 def test_the_stored_baseline_is_rendered_from_the_document() -> None:
     lines = terminal_lines(report_document([_summary()], RESULTS, Settings(), "9.9"), None)
     start = lines.index("Stored baselines (rows paired by id):")

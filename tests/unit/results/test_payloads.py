@@ -14,6 +14,7 @@ from pytest_ragmetrics.results.summary import (
     EvalInfo,
     PayloadError,
     RowPayload,
+    carried_payloads,
     payload_from_dict,
     payloads_from_dict,
     summarize,
@@ -147,3 +148,17 @@ def test_a_batch_travels_as_its_rows_and_expands_into_them() -> None:
 def test_a_malformed_batch_is_an_error(wire: dict[str, Any], message: str) -> None:
     with pytest.raises(PayloadError, match=message):
         payloads_from_dict(wire)
+
+
+def test_a_report_carries_a_payload_as_itself_or_as_its_wire_form() -> None:
+    """In the process that ran the test the payload rides as itself; from an xdist
+    worker as its wire form: either way the receiver gets the same payloads."""
+    other = RowPayload(INFO, "r2", 3, {"f1": 1.0}, {}, None, test=ROW.test)
+    batch = BatchPayload(ROW.test, (ROW, other))
+    for payload, expected in [(ROW, (ROW,)), (DATASET, (DATASET,)), (batch, (ROW, other))]:
+        carried = carried_payloads(payload)
+        assert carried == expected
+        assert all(a is b for a, b in zip(carried, expected, strict=True))  # not copied
+        assert carried_payloads(json.loads(json.dumps(payload.to_dict()))) == expected
+    with pytest.raises(PayloadError, match="expected a mapping, got list"):
+        carried_payloads([ROW])

@@ -39,6 +39,50 @@ def test_percentiles_match_numpy_linear(values: list[float]) -> None:
     assert min(values) <= stats["mean"] <= max(values) or np.isclose(stats["mean"], min(values))
 
 
+@given(
+    st.lists(
+        st.floats(-1e12, 1e12, allow_nan=False) | st.integers(-1000, 1000) | st.just(-0.0),
+        min_size=1,
+        max_size=300,
+    )
+)
+def test_percentiles_are_numpys_to_the_last_bit(values: list[float]) -> None:
+    """p50 and p95 are computed without numpy; numpy's linear method is the reference,
+    bit for bit (``repr`` tells -0.0 from 0.0), for values of either sign and any count."""
+    stats = aggregate(values)
+    reference = np.percentile(np.asarray(values, dtype=float), [50, 95])
+    assert (repr(stats["p50"]), repr(stats["p95"])) == tuple(repr(float(v)) for v in reference)
+    assert type(stats["p50"]) is float
+    assert type(stats["p95"]) is float
+
+
+def test_percentiles_by_hand() -> None:
+    """Four values: p50 sits halfway between the 2nd and 3rd, (2 + 4) / 2 = 3; p95 at
+    position 3 * 0.95 = 2.85, 0.85 of the way from 4 to 10: 10 - 6 * 0.15 = 9.1."""
+    stats = aggregate([10.0, 2.0, 4.0, 1.0])
+    assert stats["p50"] == 3.0
+    assert stats["p95"] == pytest.approx(9.1, abs=1e-12)
+    assert aggregate([7.0])["p95"] == 7.0  # one value is every percentile
+
+
+def test_a_zero_percentile_among_signed_zeros_is_numpys() -> None:
+    """-0.0 and 0.0 are equal: which one a percentile picks is the order numpy's partition
+    leaves them in, so such a percentile is numpy's own (the case Hypothesis found)."""
+    values = [-0.0, 0.0, -0.0, 0.0, 0.0, -0.0, -0.0, -0.0, -0.0]
+    stats = aggregate(values)
+    reference = np.percentile(np.asarray(values, dtype=float), [50, 95])
+    assert (repr(stats["p50"]), repr(stats["p95"])) == tuple(repr(float(v)) for v in reference)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_values_that_are_not_all_finite_get_numpys_percentiles() -> None:
+    """numpy itself, the reference, computes them: an infinite value makes both NaN."""
+    stats = aggregate([1.0, float("inf"), 3.0])
+    reference = np.percentile([1.0, float("inf"), 3.0], [50, 95])
+    assert (repr(stats["p50"]), repr(stats["p95"])) == tuple(repr(float(v)) for v in reference)
+    assert repr(stats["p50"]) == "nan"
+
+
 def payload(row: str, index: int, values: dict[str, float], error: str | None = None) -> RowPayload:
     return RowPayload(INFO, row, index, values, {}, error)
 
@@ -144,6 +188,42 @@ def test_payloads_gathered_as_they_arrive_summarize_as_a_list_of_them() -> None:
     assert [(s.info, s.metrics, s.coverage) for s in at_the_end] == [
         (s.info, s.metrics, s.coverage) for s in (x, y)
     ]
+
+
+def test_rows_no_report_shows_keep_no_evidence_nor_fields_and_the_same_numbers() -> None:
+    """Without a JSON or HTML report (``Gathered(shown=False)``) a row keeps neither its
+    evidence nor its shown fields; its values, errors and the aggregates are those of the
+    rows that keep them."""
+    payloads = [
+        RowPayload(
+            INFO,
+            row_id,
+            index,
+            {"em": em, "tokens": tokens},
+            {"tokens_by_stage": {"generate": tokens}},
+            None,
+            evidence={"em": f"evidence of {row_id}"},
+            fields={"question": f"{row_id}?", "answer": "Paris"},
+            details={"live": {"cached": True}},
+        )
+        for index, (row_id, em, tokens) in enumerate([("a", 1.0, 10.0), ("b", 0.0, 30.0)])
+    ]
+    kept, dropped = Gathered(), Gathered(shown=False)
+    for one in payloads:
+        kept.add(one)
+        dropped.add(one)
+    ((full,), (lean,)) = kept.summaries(Settings()), dropped.summaries(Settings())
+    assert [(row.evidence, row.fields) for row in full.rows] == [
+        ({"em": "evidence of a"}, {"question": "a?", "answer": "Paris"}),
+        ({"em": "evidence of b"}, {"question": "b?", "answer": "Paris"}),
+    ]
+    assert [(row.evidence, row.fields) for row in lean.rows] == [({}, {}), ({}, {})]
+    assert [(r.values, r.breakdowns, r.details, r.errors) for r in lean.rows] == [
+        (r.values, r.breakdowns, r.details, r.errors) for r in full.rows
+    ]
+    assert lean.metrics == full.metrics
+    assert lean.metrics["tokens"]["mean"] == 20.0  # (10 + 30) / 2
+    assert lean.breakdowns == full.breakdowns
 
 
 def test_a_rows_test_name_is_one_string_shared_by_every_row() -> None:

@@ -12,6 +12,7 @@ from pytest_ragmetrics.metrics.abstention import CitedIdk, IdkCitation, idk_cita
 from pytest_ragmetrics.text.citations import (
     CitationFormat,
     CitationSyntax,
+    count_citations,
     find_citations,
     may_cite,
 )
@@ -109,6 +110,26 @@ def test_idk_citation_finds_what_splitting_every_answer_finds(
     text: str, matcher: IdkMatcher, fmt: CitationFormat
 ) -> None:
     assert idk_citation(text, None, matcher, fmt) == every_sentence_idk_citation(text, matcher, fmt)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=TEXTS,
+    fmt=FORMATS | st.sampled_from([CitationSyntax("auto", r"(?:\(source: |<)(\w+)[)>]")]),
+)
+def test_a_citation_census_counts_what_find_citations_finds(text: str, fmt: CitationFormat) -> None:
+    """A row's census counts its answer's citations without building them: the count is
+    ``find_citations``' (a ``[2, 3]`` list is two), whatever the contexts."""
+    assert count_citations(text, fmt) == len(find_citations(text, ["d1", "d2"], fmt))
+    assert count_citations(text + " (source: d1) <7>", fmt) == len(
+        find_citations(text + " (source: d1) <7>", None, fmt)
+    )
+
+
+def test_a_citation_census_by_hand() -> None:
+    assert count_citations("Paris [1][2, 3]. Lyon [CIT:d1].") == 4
+    assert count_citations("Paris [1][2, 3]. Lyon [CIT:d1].", "cit") == 1
+    assert count_citations("No marker.") == 0
 
 
 def test_the_checks_say_no_only_when_they_can() -> None:
