@@ -133,6 +133,30 @@ def test_the_key_names_the_format_and_the_analysing_code(monkeypatch: pytest.Mon
     assert analysis_key(ANSWER, "auto") == before
 
 
+def test_the_key_names_the_marker_regex_the_splitter_masks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A changed built-in marker regex (a new release of this package) moves boundaries
+    with the format's name unchanged: it is a new analysis."""
+    import re
+
+    before = analysis_key(ANSWER, "numeric")
+    monkeypatch.setattr(analyses_module, "marker_pattern", lambda fmt: re.compile(r"\[\d\]"))
+    assert analysis_key(ANSWER, "numeric") != before
+    monkeypatch.undo()
+    monkeypatch.setattr(analyses_module, "__version__", "0.0.0-other")
+    assert analysis_key(ANSWER, "numeric") != before
+
+
+def test_no_answer_passes_for_another_keys_fields() -> None:
+    # Joined by "\0", a built-in format with this answer read the same as a project's
+    # pattern with the answer "Y".
+    pattern = r"<<(\w+)>>"
+    assert analysis_key(f"{pattern}\0Y", "auto") != analysis_key(
+        "Y", CitationSyntax("auto", pattern)
+    )
+
+
 def test_the_analysing_codes_version_names_punkts(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.metadata
 
