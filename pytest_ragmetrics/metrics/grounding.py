@@ -454,31 +454,53 @@ def texts_faithfulness(row: Row, settings: MetricSettings) -> list[str]:
     return overlap_texts(_row_claims(row, "faithfulness", settings))
 
 
+@dataclass(frozen=True)
+class ScoredOverlap:
+    """A row's overlap with the answer and contexts it was scored on: the entry a row's
+    ``MetricContext.memo["overlap"]`` holds, so a test that hands a metric an edited row
+    (another answer, say) gets that row's overlap, not the one scored for the original."""
+
+    answer: str
+    contexts: Any
+    overlap: Overlap
+
+    def scored(self, answer: Any, contexts: Any) -> bool:
+        """Whether this overlap was scored on ``answer`` and ``contexts`` (the same
+        objects, the usual case, or equal ones)."""
+        return _same(self.answer, answer) and _same(self.contexts, contexts)
+
+
+def _same(kept: Any, given: Any) -> bool:
+    return kept is given or bool(kept == given)
+
+
 def _row_overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
     settings = ctx.settings
     answer, contexts = row.require("answer", metric), row.require("contexts", metric)
-    if "overlap" not in ctx.memo:
-        ctx.memo["overlap"] = overlap(
-            answer,
-            contexts,
-            ctx.embed,
-            settings.tau_sim,
-            settings.idk_matcher,
-            settings.citations,
-        )
-    result: Overlap = ctx.memo["overlap"]
+    kept = ctx.memo.get("overlap")
+    if isinstance(kept, ScoredOverlap) and kept.scored(answer, contexts):
+        return kept.overlap
+    result = overlap(
+        answer,
+        contexts,
+        ctx.embed,
+        settings.tau_sim,
+        settings.idk_matcher,
+        settings.citations,
+    )
+    ctx.memo["overlap"] = ScoredOverlap(answer, contexts, result)
     return result
 
 
 def row_overlaps(
     rows: Sequence[Row], settings: MetricSettings, embed: Embed
-) -> list[Overlap | None]:
+) -> list[ScoredOverlap | None]:
     """The overlap of each row, all scored at once (``overlaps``). ``rows``: those whose
     texts the run prepared for ``overlap`` or ``faithfulness`` (a test taking ``overlap``,
     or taking ``faithfulness`` on a row that does not abstain), so every vector is a
     lookup. A caller that puts each result in its row's ``MetricContext.memo["overlap"]``
     before the row runs leaves the ``overlap`` and ``faithfulness`` fixtures only their
-    evidence to format.
+    evidence to format (for a row with the answer and contexts it was scored on).
 
     ``None`` for a row that cannot be scored here: it lacks its answer or contexts, or
     they are not what overlap reads, or scoring it raises. One such row never keeps the
@@ -492,9 +514,11 @@ def row_overlaps(
         found: list[Overlap | None] = list(_judge_all(claim_lists, embed, settings.tau_sim))
     except Exception:  # one row spoils the batch: score each alone, to find which
         found = [_judge_alone(claim_list, embed, settings.tau_sim) for claim_list in claim_lists]
-    results: list[Overlap | None] = [None] * len(rows)
+    results: list[ScoredOverlap | None] = [None] * len(rows)
     for index, result in zip(scored, found, strict=True):
-        results[index] = result
+        if result is not None:
+            data = rows[index].data
+            results[index] = ScoredOverlap(data["answer"], data["contexts"], result)
     return results
 
 

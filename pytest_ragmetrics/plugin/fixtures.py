@@ -30,7 +30,6 @@ from pytest_ragmetrics.plugin.state import (
     BatchParam,
     RowParam,
     RowRecorder,
-    ScoredOverlap,
     batch_param,
     embedding_store,
     live_cache,
@@ -44,6 +43,7 @@ from pytest_ragmetrics.plugin.state import (
 if TYPE_CHECKING:  # the judge's client (HTTP, TLS) is imported when a metric first judges
     from pytest_ragmetrics.config.thresholds import Settings
     from pytest_ragmetrics.judge.client import LlmJudge
+    from pytest_ragmetrics.metrics.grounding import ScoredOverlap
 
 __all__ = [
     "DETERMINISM",
@@ -170,13 +170,12 @@ def _take_scored_overlap(
     scored: Mapping[tuple[str, int], ScoredOverlap], recorder: RowRecorder
 ) -> None:
     """Give the row's metrics the overlap the prepare step scored for it
-    (``scored_overlaps``), when it was scored on the answer and contexts the row runs on."""
+    (``scored_overlaps``); a metric given a row with another answer or contexts (a live
+    row's, an edited one) scores its own (``metrics.grounding.ScoredOverlap``)."""
     row = recorder.row
     found = scored.get((row.source, row.index))
-    if found is None or "overlap" in recorder.memo:
-        return
-    if row.data.get("answer") == found.answer and row.data.get("contexts") == found.contexts:
-        recorder.memo["overlap"] = found.overlap
+    if found is not None and "overlap" not in recorder.memo:
+        recorder.memo["overlap"] = found
 
 
 def refuse_late(config: pytest.Config, name: str) -> None:
@@ -490,7 +489,7 @@ def scored_overlaps(
     chosen = [row for row, takes_overlap in rows if takes_overlap or _answers(row, settings)]
     scored = row_overlaps(chosen, settings, embed)
     return {
-        (row.source, row.index): ScoredOverlap(row.data["answer"], row.data["contexts"], result)
+        (row.source, row.index): result
         for row, result in zip(chosen, scored, strict=True)
         if result is not None
     }

@@ -299,6 +299,41 @@ def _without_latency(evals: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return evals
 
 
+# Each row test scores its row with another answer: one sentence citing nothing.
+EDITED_EVAL = """
+import dataclasses
+
+import pytest
+
+from pytest_ragmetrics.plugin.state import RECORDER_KEY
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/grounded.jsonl")
+
+
+def test_grounded(row, overlap, request):
+    scored = "overlap" in request.node.stash[RECORDER_KEY].memo
+    print(f"{row.id} scored before it ran: {scored}")
+    edited = dataclasses.replace(
+        row, data={**row.data, "answer": "Bananas are rich in potassium."}
+    )
+    overlap(edited)
+"""
+
+
+def test_an_edited_row_gets_its_own_overlap_not_the_prepared_ones(grounded: Project) -> None:
+    """The prepare step scored each row's own answer; a test that hands ``overlap`` the
+    row with another answer gets that answer's overlap: by hand, one claim sentence with
+    no citation, 0 of 1 supported, 0.0 on every row (g3's own answer scores 1.0)."""
+    grounded.write("test_eval.py", EDITED_EVAL)
+    result, report = grounded.run_json("-s")
+    result.stdout.fnmatch_lines(["*g3 scored before it ran: True*"])
+    rows = {row["id"]: row for row in report["evals"][0]["rows"]}
+    assert {key: row["metrics"]["overlap"] for key, row in rows.items()} == dict.fromkeys(
+        HAND_OVERLAP, 0.0
+    )
+    assert "0 of 1 claim sentence(s) supported" in rows["g3"]["evidence"]["overlap"]
+
+
 def test_a_row_whose_scoring_raises_fails_when_it_runs_and_only_it(
     grounded: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:

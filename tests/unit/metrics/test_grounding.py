@@ -250,7 +250,9 @@ def test_row_overlaps_leave_rows_without_answer_or_contexts_to_error_when_run() 
         Row("r2", "rows.jsonl", 2, 1, {"answer": "Paris is the French capital [CIT:d1]."}),
     ]
     first, second = row_overlaps(rows, SETTINGS, Table(VECTORS))  # type: ignore[arg-type]
-    assert first == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
+    assert first is not None
+    assert first.overlap == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
+    assert (first.answer, first.contexts) == (ANSWERS[0][0], CONTEXTS)
     assert second is None
 
 
@@ -266,8 +268,8 @@ def test_row_overlaps_equal_each_rows_own_overlap() -> None:
     scored = row_overlaps(rows, SETTINGS, table)  # type: ignore[arg-type]
     assert len(table.calls) == 1
     alone = [overlap(answer, contexts, Table(VECTORS), 0.6) for answer, contexts in ANSWERS]
-    assert scored == alone
-    assert [o.evidence() for o in scored if o] == [o.evidence() for o in alone]
+    assert [entry.overlap if entry else None for entry in scored] == alone
+    assert [entry.overlap.evidence() for entry in scored if entry] == [o.evidence() for o in alone]
 
 
 def test_a_row_whose_scoring_raises_is_left_out_and_the_others_are_scored() -> None:
@@ -286,8 +288,11 @@ def test_a_row_whose_scoring_raises_is_left_out_and_the_others_are_scored() -> N
     rows.append(Row("r4", "rows.jsonl", 4, 4, {"answer": zero, "contexts": [{"text": "x"}]}))
     scored = row_overlaps(rows, SETTINGS, table)  # type: ignore[arg-type]
     assert [index for index, result in enumerate(scored) if result is None] == [1, 3, 4]
-    assert scored[0] == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
-    assert scored[2] == overlap(ANSWERS[2][0], CONTEXTS, Table(VECTORS), 0.6)
+    first, third = scored[0], scored[2]
+    assert first is not None
+    assert third is not None
+    assert first.overlap == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
+    assert third.overlap == overlap(ANSWERS[2][0], CONTEXTS, Table(VECTORS), 0.6)
     # ... and each left-out row fails as it would have, when its own fixture scores it
     with pytest.raises(ValueError, match="zero vector"):
         overlap(zero, CONTEXTS, table, 0.6)
