@@ -522,6 +522,34 @@ def row_overlaps(
     return results
 
 
+# The metrics that score an answer's overlap: the rows a row test takes either on are
+# scored before they run (``prepared_overlaps``).
+GROUNDING_METRICS = frozenset({"overlap", "faithfulness"})
+
+
+def prepared_overlaps(
+    rows: Sequence[tuple[Row, bool]], settings: MetricSettings, embed: Embed
+) -> list[tuple[Row, ScoredOverlap]]:
+    """The overlap of the rows that need one, scored at once (``row_overlaps``), each with
+    its row. ``rows``: each row a test runs ``overlap`` or ``faithfulness`` on, with
+    whether a test takes ``overlap`` on it; of the rows only ``faithfulness`` is taken on,
+    those whose answer abstains need no overlap (``measure_faithfulness``; their texts
+    were not prepared, ``texts_faithfulness``). A row that cannot be scored is left out:
+    its fixture scores it, and fails, when it runs."""
+    chosen = [row for row, takes_overlap in rows if takes_overlap or _answers(row, settings)]
+    scored = row_overlaps(chosen, settings, embed)
+    return [(row, result) for row, result in zip(chosen, scored, strict=True) if result is not None]
+
+
+def _answers(row: Row, settings: MetricSettings) -> bool:
+    """Whether ``faithfulness`` scores the row's overlap: its answer does not abstain
+    (the rule of ``texts_faithfulness`` and ``measure_faithfulness``)."""
+    try:
+        return not row_abstention(row, "faithfulness", settings).abstains
+    except Exception:  # the row's fixture raises the same when it runs: reported there
+        return False
+
+
 def _row_claim_list(row: Row, settings: MetricSettings) -> list[Claim] | None:
     """The claims of the row's answer when overlap can analyse them; ``None`` otherwise."""
     answer = row.data.get("answer")

@@ -24,6 +24,7 @@ from pytest_ragmetrics.metrics.grounding import (
     judge_claims,
     overlap_texts,
     overlaps,
+    prepared_overlaps,
     row_overlaps,
 )
 from pytest_ragmetrics.text.idk import IdkMatcher
@@ -298,6 +299,28 @@ def test_a_row_whose_scoring_raises_is_left_out_and_the_others_are_scored() -> N
         overlap(zero, CONTEXTS, table, 0.6)
     with pytest.raises(KeyError, match="doc_id"):
         overlap(zero, [{"text": "x"}], table, 0.6)
+
+
+def test_prepared_overlaps_leave_out_abstaining_rows_only_faithfulness_takes() -> None:
+    idk = "I don't know."
+    rows = [
+        Row("r0", "rows.jsonl", 0, 0, {"answer": ANSWERS[0][0], "contexts": CONTEXTS}),
+        Row("r1", "rows.jsonl", 1, 1, {"answer": idk, "contexts": CONTEXTS}),
+        Row("r2", "rows.jsonl", 2, 2, {"answer": idk, "contexts": CONTEXTS}),
+        Row("r3", "rows.jsonl", 3, 3, {"answer": ANSWERS[0][0], "contexts": CONTEXTS}),
+        Row("r4", "rows.jsonl", 4, 4, {"contexts": CONTEXTS}),  # no answer
+    ]
+    takes_overlap = [True, True, False, False, False]
+    prepared = prepared_overlaps(
+        list(zip(rows, takes_overlap, strict=True)),
+        SETTINGS,  # type: ignore[arg-type]
+        Table(VECTORS),
+    )
+    # r2 abstains and only faithfulness is taken on it: faithfulness needs no overlap
+    assert [row.id for row, _ in prepared] == ["r0", "r1", "r3"]
+    by_id = {row.id: result for row, result in prepared}
+    assert by_id["r1"].overlap.abstains
+    assert by_id["r3"].overlap == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
 
 
 def test_similarity_to_gold_is_best_over_aliases() -> None:
