@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics.abstention import row_abstention
 from pytest_ragmetrics.metrics.base import (
@@ -492,6 +492,13 @@ def _row_overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
     return result
 
 
+# What a malformed row raises when overlap reads it: a field missing (``RowError``), a
+# context without its ``doc_id`` or ``text`` (``KeyError``), a value of the wrong type
+# (``TypeError``), a zero vector (``ValueError``). Such a row is left to its fixture,
+# which fails with the same error when it runs; anything else is a bug, and surfaces.
+_BAD_ROW = (RowError, KeyError, TypeError, ValueError)
+
+
 def row_overlaps(
     rows: Sequence[Row], settings: MetricSettings, embed: Embed
 ) -> list[ScoredOverlap | None]:
@@ -503,7 +510,8 @@ def row_overlaps(
     evidence to format (for a row with the answer and contexts it was scored on).
 
     ``None`` for a row that cannot be scored here: it lacks its answer or contexts, or
-    they are not what overlap reads, or scoring it raises. One such row never keeps the
+    they are not what overlap reads (scoring it raises what a malformed row raises,
+    ``_BAD_ROW``; any other error is a bug, and propagates). One such row never keeps the
     others from being scored, and it is not skipped: its own fixture computes it when it
     runs, and fails there exactly as it would have without this step.
     """
@@ -512,7 +520,7 @@ def row_overlaps(
     claim_lists = [claim_list for claim_list in analysed if claim_list is not None]
     try:
         found: list[Overlap | None] = list(_judge_all(claim_lists, embed, settings.tau_sim))
-    except Exception:  # one row spoils the batch: score each alone, to find which
+    except _BAD_ROW:  # one row spoils the batch: score each alone, to find which
         found = [_judge_alone(claim_list, embed, settings.tau_sim) for claim_list in claim_lists]
     results: list[ScoredOverlap | None] = [None] * len(rows)
     for index, result in zip(scored, found, strict=True):
@@ -544,9 +552,11 @@ def prepared_overlaps(
 def _answers(row: Row, settings: MetricSettings) -> bool:
     """Whether ``faithfulness`` scores the row's overlap: its answer does not abstain
     (the rule of ``texts_faithfulness`` and ``measure_faithfulness``)."""
+    if not isinstance(row.data.get("answer"), str):
+        return False  # no answer overlap can read: the fixture says so when it runs
     try:
         return not row_abstention(row, "faithfulness", settings).abstains
-    except Exception:  # the row's fixture raises the same when it runs: reported there
+    except _BAD_ROW:  # the row's fixture raises the same when it runs: reported there
         return False
 
 
@@ -557,14 +567,14 @@ def _row_claim_list(row: Row, settings: MetricSettings) -> list[Claim] | None:
         return None
     try:
         return claims(answer, row.data["contexts"], settings.idk_matcher, settings.citations)
-    except Exception:  # the row's fixture raises the same when it runs: reported there
+    except _BAD_ROW:  # the row's fixture raises the same when it runs: reported there
         return None
 
 
 def _judge_alone(claim_list: list[Claim], embed: Embed, tau_sim: float) -> Overlap | None:
     try:
         return _judge_all([claim_list], embed, tau_sim)[0]
-    except Exception:  # the row's fixture raises the same when it runs: reported there
+    except _BAD_ROW:  # the row's fixture raises the same when it runs: reported there
         return None
 
 

@@ -196,7 +196,7 @@ class RunSession:
         holds them: listing their texts and scoring them then run no Punkt."""
         from pytest_ragmetrics.embeddings.analyses import prepare_sentences
 
-        answers = [answer for row, _ in rows if isinstance(answer := row.data["answer"], str)]
+        answers = [answer for row, _ in rows if isinstance(answer := row.data.get("answer"), str)]
         cache = embedding_store(self.config).cache
         prepare_sentences(cache, answers, self.state.thresholds.settings.citations)
 

@@ -301,6 +301,18 @@ def test_a_row_whose_scoring_raises_is_left_out_and_the_others_are_scored() -> N
         overlap(zero, [{"text": "x"}], table, 0.6)
 
 
+def test_an_error_no_malformed_row_raises_is_a_bug_and_propagates() -> None:
+    """Only what a bad row raises leaves a row to its fixture; anything else would turn
+    a bug into a prepare step that silently scored nothing."""
+
+    def broken(texts: object) -> object:
+        raise RuntimeError("a bug in the lookup")
+
+    rows = [Row("r0", "rows.jsonl", 0, 0, {"answer": ANSWERS[0][0], "contexts": CONTEXTS})]
+    with pytest.raises(RuntimeError, match="a bug in the lookup"):
+        row_overlaps(rows, SETTINGS, broken)  # type: ignore[arg-type]
+
+
 def test_prepared_overlaps_leave_out_abstaining_rows_only_faithfulness_takes() -> None:
     idk = "I don't know."
     rows = [
