@@ -12,11 +12,13 @@ answer is a miss: the answer is analysed as if no cache existed, and stored agai
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
 from collections.abc import Iterable
 
+from pytest_ragmetrics import __version__
 from pytest_ragmetrics.embeddings.cache import EmbeddingCache
-from pytest_ragmetrics.text.citations import CitationFormat, CitationSyntax
+from pytest_ragmetrics.text.citations import CitationFormat, CitationSyntax, marker_pattern
 from pytest_ragmetrics.text.sentences import (
     Spans,
     analysis_version,
@@ -27,10 +29,26 @@ from pytest_ragmetrics.text.sentences import (
 
 
 def analysis_key(text: str, fmt: CitationFormat) -> bytes:
-    """The address of ``text``'s sentence spans under ``fmt`` and this analysing code."""
-    syntax = f"{fmt.format}\0{fmt.pattern}" if isinstance(fmt, CitationSyntax) else fmt
-    address = f"sentence analysis\0{analysis_version()}\0{syntax}\0{text}"
-    return hashlib.sha256(address.encode()).digest()
+    """The address of ``text``'s sentence spans under ``fmt`` and this analysing code.
+
+    It names everything a boundary depends on: the splitter's and Punkt's versions, this
+    package's (which ships the built-in marker regexes), the format and a project's own
+    pattern, and the marker regex the splitter masks. The fields are a JSON list, so no
+    text can pass for another field (as it could if they were joined by a separator).
+    """
+    fmt_name, project_pattern = (
+        (fmt.format, fmt.pattern) if isinstance(fmt, CitationSyntax) else (fmt, None)
+    )
+    fields = [
+        "sentence analysis",
+        analysis_version(),
+        __version__,
+        fmt_name,
+        project_pattern,
+        marker_pattern(fmt).pattern,
+        text,
+    ]
+    return hashlib.sha256(json.dumps(fields).encode()).digest()
 
 
 def encode_spans(spans: Spans) -> bytes:

@@ -70,7 +70,8 @@ CREATE TABLE IF NOT EXISTS analyses (
 
 
 class CacheWarning(UserWarning):
-    """The embedding cache was unreadable and has been started afresh."""
+    """The embedding cache was unreadable and has been started afresh, or its optional
+    sentence analyses could not be read or stored."""
 
 
 def entry_key(model_identity: str, text: str) -> bytes:
@@ -269,11 +270,12 @@ class EmbeddingCache:
 
     def get_analyses(self, keys: Iterable[bytes]) -> dict[bytes, bytes]:
         """The stored analyses under ``keys`` that are present and intact (a damaged one
-        is a miss, analysed again and overwritten)."""
+        is a miss, analysed again and overwritten). Analyses are optional: a failure
+        reading them is a warning and no analysis, never the vectors moved aside."""
         found: dict[bytes, bytes] = {}
         wanted = list(dict.fromkeys(keys))
+        connection = self._connect()
         try:
-            connection = self._connect()
             for start in range(0, len(wanted), _CHUNK):
                 chunk = wanted[start : start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
@@ -282,22 +284,29 @@ class EmbeddingCache:
                 )
                 found.update((key, blob) for key, checksum, blob in rows if _intact(blob, checksum))
         except sqlite3.DatabaseError as error:
-            self._recovering("read", error)
+            self._analyses_failed("reading", error)
             return {}
         return found
 
     def put_analyses(self, analyses: Mapping[bytes, bytes]) -> None:
-        """Store analyses by key (replacing any under the same key) in one transaction."""
+        """Store analyses by key (replacing any under the same key) in one transaction;
+        a failure is a warning (the answers are analysed again by the next run)."""
         rows = [(key, _checksum(blob), blob) for key, blob in analyses.items()]
-        statement = "INSERT OR REPLACE INTO analyses VALUES (?, ?, ?)"
+        connection = self._connect()
         try:
-            connection = self._connect()
             with connection:
-                connection.executemany(statement, rows)
+                connection.executemany("INSERT OR REPLACE INTO analyses VALUES (?, ?, ?)", rows)
         except sqlite3.DatabaseError as error:
-            connection = self._recovering("write", error)
-            with connection:
-                connection.executemany(statement, rows)
+            self._analyses_failed("storing", error)
+
+    def _analyses_failed(self, doing: str, error: sqlite3.DatabaseError) -> None:
+        warnings.warn(
+            CacheWarning(
+                f"embedding cache {self.path}: {doing} the answers' sentence analyses "
+                f"failed ({error}); the answers are analysed now, the vectors are kept"
+            ),
+            stacklevel=3,
+        )
 
     def checkpoint(self) -> None:
         """Move the write-ahead log into the database file, so that readers that share

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics.abstention import row_abstention
 from pytest_ragmetrics.metrics.base import (
@@ -454,34 +454,64 @@ def texts_faithfulness(row: Row, settings: MetricSettings) -> list[str]:
     return overlap_texts(_row_claims(row, "faithfulness", settings))
 
 
+@dataclass(frozen=True)
+class ScoredOverlap:
+    """A row's overlap with the answer and contexts it was scored on: the entry a row's
+    ``MetricContext.memo["overlap"]`` holds, so a test that hands a metric an edited row
+    (another answer, say) gets that row's overlap, not the one scored for the original."""
+
+    answer: str
+    contexts: Any
+    overlap: Overlap
+
+    def scored(self, answer: Any, contexts: Any) -> bool:
+        """Whether this overlap was scored on ``answer`` and ``contexts`` (the same
+        objects, the usual case, or equal ones)."""
+        return _same(self.answer, answer) and _same(self.contexts, contexts)
+
+
+def _same(kept: Any, given: Any) -> bool:
+    return kept is given or bool(kept == given)
+
+
 def _row_overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
     settings = ctx.settings
     answer, contexts = row.require("answer", metric), row.require("contexts", metric)
-    if "overlap" not in ctx.memo:
-        ctx.memo["overlap"] = overlap(
-            answer,
-            contexts,
-            ctx.embed,
-            settings.tau_sim,
-            settings.idk_matcher,
-            settings.citations,
-        )
-    result: Overlap = ctx.memo["overlap"]
+    kept = ctx.memo.get("overlap")
+    if isinstance(kept, ScoredOverlap) and kept.scored(answer, contexts):
+        return kept.overlap
+    result = overlap(
+        answer,
+        contexts,
+        ctx.embed,
+        settings.tau_sim,
+        settings.idk_matcher,
+        settings.citations,
+    )
+    ctx.memo["overlap"] = ScoredOverlap(answer, contexts, result)
     return result
+
+
+# What a malformed row raises when overlap reads it: a field missing (``RowError``), a
+# context without its ``doc_id`` or ``text`` (``KeyError``), a value of the wrong type
+# (``TypeError``), a zero vector (``ValueError``). Such a row is left to its fixture,
+# which fails with the same error when it runs; anything else is a bug, and surfaces.
+_BAD_ROW = (RowError, KeyError, TypeError, ValueError)
 
 
 def row_overlaps(
     rows: Sequence[Row], settings: MetricSettings, embed: Embed
-) -> list[Overlap | None]:
+) -> list[ScoredOverlap | None]:
     """The overlap of each row, all scored at once (``overlaps``). ``rows``: those whose
     texts the run prepared for ``overlap`` or ``faithfulness`` (a test taking ``overlap``,
     or taking ``faithfulness`` on a row that does not abstain), so every vector is a
     lookup. A caller that puts each result in its row's ``MetricContext.memo["overlap"]``
     before the row runs leaves the ``overlap`` and ``faithfulness`` fixtures only their
-    evidence to format.
+    evidence to format (for a row with the answer and contexts it was scored on).
 
     ``None`` for a row that cannot be scored here: it lacks its answer or contexts, or
-    they are not what overlap reads, or scoring it raises. One such row never keeps the
+    they are not what overlap reads (scoring it raises what a malformed row raises,
+    ``_BAD_ROW``; any other error is a bug, and propagates). One such row never keeps the
     others from being scored, and it is not skipped: its own fixture computes it when it
     runs, and fails there exactly as it would have without this step.
     """
@@ -490,12 +520,44 @@ def row_overlaps(
     claim_lists = [claim_list for claim_list in analysed if claim_list is not None]
     try:
         found: list[Overlap | None] = list(_judge_all(claim_lists, embed, settings.tau_sim))
-    except Exception:  # one row spoils the batch: score each alone, to find which
+    except _BAD_ROW:  # one row spoils the batch: score each alone, to find which
         found = [_judge_alone(claim_list, embed, settings.tau_sim) for claim_list in claim_lists]
-    results: list[Overlap | None] = [None] * len(rows)
+    results: list[ScoredOverlap | None] = [None] * len(rows)
     for index, result in zip(scored, found, strict=True):
-        results[index] = result
+        if result is not None:
+            data = rows[index].data
+            results[index] = ScoredOverlap(data["answer"], data["contexts"], result)
     return results
+
+
+# The metrics that score an answer's overlap: the rows a row test takes either on are
+# scored before they run (``prepared_overlaps``).
+GROUNDING_METRICS = frozenset({"overlap", "faithfulness"})
+
+
+def prepared_overlaps(
+    rows: Sequence[tuple[Row, bool]], settings: MetricSettings, embed: Embed
+) -> list[tuple[Row, ScoredOverlap]]:
+    """The overlap of the rows that need one, scored at once (``row_overlaps``), each with
+    its row. ``rows``: each row a test runs ``overlap`` or ``faithfulness`` on, with
+    whether a test takes ``overlap`` on it; of the rows only ``faithfulness`` is taken on,
+    those whose answer abstains need no overlap (``measure_faithfulness``; their texts
+    were not prepared, ``texts_faithfulness``). A row that cannot be scored is left out:
+    its fixture scores it, and fails, when it runs."""
+    chosen = [row for row, takes_overlap in rows if takes_overlap or _answers(row, settings)]
+    scored = row_overlaps(chosen, settings, embed)
+    return [(row, result) for row, result in zip(chosen, scored, strict=True) if result is not None]
+
+
+def _answers(row: Row, settings: MetricSettings) -> bool:
+    """Whether ``faithfulness`` scores the row's overlap: its answer does not abstain
+    (the rule of ``texts_faithfulness`` and ``measure_faithfulness``)."""
+    if not isinstance(row.data.get("answer"), str):
+        return False  # no answer overlap can read: the fixture says so when it runs
+    try:
+        return not row_abstention(row, "faithfulness", settings).abstains
+    except _BAD_ROW:  # the row's fixture raises the same when it runs: reported there
+        return False
 
 
 def _row_claim_list(row: Row, settings: MetricSettings) -> list[Claim] | None:
@@ -505,14 +567,14 @@ def _row_claim_list(row: Row, settings: MetricSettings) -> list[Claim] | None:
         return None
     try:
         return claims(answer, row.data["contexts"], settings.idk_matcher, settings.citations)
-    except Exception:  # the row's fixture raises the same when it runs: reported there
+    except _BAD_ROW:  # the row's fixture raises the same when it runs: reported there
         return None
 
 
 def _judge_alone(claim_list: list[Claim], embed: Embed, tau_sim: float) -> Overlap | None:
     try:
         return _judge_all([claim_list], embed, tau_sim)[0]
-    except Exception:  # the row's fixture raises the same when it runs: reported there
+    except _BAD_ROW:  # the row's fixture raises the same when it runs: reported there
         return None
 
 

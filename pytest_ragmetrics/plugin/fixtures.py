@@ -20,9 +20,9 @@ from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors, model_label
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
-from pytest_ragmetrics.metrics.abstention import row_abstention
 from pytest_ragmetrics.metrics.base import Embed, MetricContext, MetricSpec
 from pytest_ragmetrics.metrics.catalog import FIXTURES, UNJUDGED, custom_metrics
+from pytest_ragmetrics.metrics.grounding import GROUNDING_METRICS, ScoredOverlap, prepared_overlaps
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.plugin.state import (
@@ -30,7 +30,6 @@ from pytest_ragmetrics.plugin.state import (
     BatchParam,
     RowParam,
     RowRecorder,
-    ScoredOverlap,
     batch_param,
     embedding_store,
     live_cache,
@@ -170,13 +169,12 @@ def _take_scored_overlap(
     scored: Mapping[tuple[str, int], ScoredOverlap], recorder: RowRecorder
 ) -> None:
     """Give the row's metrics the overlap the prepare step scored for it
-    (``scored_overlaps``), when it was scored on the answer and contexts the row runs on."""
+    (``scored_overlaps``); a metric given a row with another answer or contexts (a live
+    row's, an edited one) scores its own (``metrics.grounding.ScoredOverlap``)."""
     row = recorder.row
     found = scored.get((row.source, row.index))
-    if found is None or "overlap" in recorder.memo:
-        return
-    if row.data.get("answer") == found.answer and row.data.get("contexts") == found.contexts:
-        recorder.memo["overlap"] = found.overlap
+    if found is not None and "overlap" not in recorder.memo:
+        recorder.memo["overlap"] = found
 
 
 def refuse_late(config: pytest.Config, name: str) -> None:
@@ -450,10 +448,6 @@ def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]
     return list(texts)
 
 
-# The metrics that score an answer's overlap (``metrics.grounding``).
-GROUNDING_METRICS = frozenset({"overlap", "faithfulness"})
-
-
 def grounding_rows(items: Sequence[pytest.Item]) -> list[tuple[Row, bool]]:
     """The rows this process runs a test taking ``overlap`` or ``faithfulness`` on, each
     with whether one of its tests takes ``overlap`` (else only ``faithfulness``): the
@@ -480,25 +474,9 @@ def grounding_rows(items: Sequence[pytest.Item]) -> list[tuple[Row, bool]]:
 def scored_overlaps(
     rows: Sequence[tuple[Row, bool]], settings: Settings, embed: Embed
 ) -> dict[tuple[str, int], ScoredOverlap]:
-    """The overlap of each of ``rows`` (``grounding_rows``) whose texts the run prepared,
-    scored at once (``metrics.grounding.row_overlaps``), by the row's file and position:
-    every row a test takes ``overlap`` on, and the rows that do not abstain of those a
-    test takes only ``faithfulness`` on. A row that cannot be scored is left out: it is
-    scored, and fails, when it runs."""
-    from pytest_ragmetrics.metrics.grounding import row_overlaps
-
-    chosen = [row for row, takes_overlap in rows if takes_overlap or _answers(row, settings)]
-    scored = row_overlaps(chosen, settings, embed)
+    """The overlap of ``rows`` (``grounding_rows``) scored at once, by the row's file and
+    position; which rows, and what a row that cannot be scored gives, is the metric's
+    choice (``metrics.grounding.prepared_overlaps``)."""
     return {
-        (row.source, row.index): ScoredOverlap(row.data["answer"], row.data["contexts"], result)
-        for row, result in zip(chosen, scored, strict=True)
-        if result is not None
+        (row.source, row.index): result for row, result in prepared_overlaps(rows, settings, embed)
     }
-
-
-def _answers(row: Row, settings: Settings) -> bool:
-    """Whether ``faithfulness`` scores the row's overlap (its answer does not abstain)."""
-    try:
-        return not row_abstention(row, "faithfulness", settings).abstains
-    except Exception:  # the row's fixture raises the same when it runs: reported there
-        return False

@@ -128,12 +128,15 @@ class RunSession:
         return session
 
     def close(self) -> None:
-        """Close the embedding cache and the bulk evals' datasets; remove the run's private
-        cache on the controller."""
+        """Close the embedding cache and the bulk evals' datasets, forget the answers'
+        sentence analyses; remove the run's private cache on the controller."""
         for reader in self.state.readers.values():
             reader.close()
         if self.state.store is not None:
             self.state.store.close()
+            from pytest_ragmetrics.text.sentences import forget_spans
+
+            forget_spans()  # the answers' analyses the prepare step handed over
         if self.state.ray is not None:
             from pytest_ragmetrics.plugin import ray_engine  # only a run that used Ray
 
@@ -193,7 +196,7 @@ class RunSession:
         holds them: listing their texts and scoring them then run no Punkt."""
         from pytest_ragmetrics.embeddings.analyses import prepare_sentences
 
-        answers = [answer for row, _ in rows if isinstance(answer := row.data["answer"], str)]
+        answers = [answer for row, _ in rows if isinstance(answer := row.data.get("answer"), str)]
         cache = embedding_store(self.config).cache
         prepare_sentences(cache, answers, self.state.thresholds.settings.citations)
 

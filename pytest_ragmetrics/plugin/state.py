@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, EmbeddingStore
     from pytest_ragmetrics.judge.client import LlmJudge
     from pytest_ragmetrics.live.cache import OutputCache
-    from pytest_ragmetrics.metrics.grounding import Overlap
+    from pytest_ragmetrics.metrics.grounding import ScoredOverlap
     from pytest_ragmetrics.plugin.options import Options
     from pytest_ragmetrics.results.summary import EvalInfo, RowPayload
 
@@ -73,16 +73,6 @@ class RunState:
     def engine(self) -> str:
         """Where bulk evals' rows are scored: the option, else the setting."""
         return self.options.engine or self.thresholds.settings.engine
-
-
-@dataclass(frozen=True)
-class ScoredOverlap:
-    """A row's overlap as the prepare step scored it, with the answer and contexts it was
-    scored on: a row that runs on others (a live row's answer) scores its own."""
-
-    answer: str
-    contexts: Any
-    overlap: Overlap
 
 
 STATE_KEY = pytest.StashKey[RunState]()

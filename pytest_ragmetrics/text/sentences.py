@@ -15,7 +15,8 @@ Citations are handled around it:
 An answer's analysis is its sentences' spans (``sentence_spans``), which the run keeps in
 its cache next to the answer's vectors (``pytest_ragmetrics.embeddings.analyses``): a run
 that found them there hands them over (``remember_spans``) and Punkt is not run again.
-``ANALYSIS_VERSION`` names the analysing code, so a change to it is a new analysis.
+``analysis_version()`` names the analysing code (``SPLITTER_VERSION`` and Punkt's version),
+so a change to it is a new analysis.
 """
 
 from __future__ import annotations
@@ -101,18 +102,26 @@ def split_sentences(text: str, fmt: CitationFormat = "auto") -> list[Sentence]:
     return list(_split(text, fmt))
 
 
-# Analyses handed over by the run (read from its cache), by text and format: taken, once,
-# by the first split of that text instead of Punkt.
+# Analyses handed over by the run (read from its cache), by text and format: looked up,
+# not taken, by every split of that text instead of Punkt, so a text the splitter's own
+# cache (4,096 texts) has let go of is still split without Punkt. Kept until the run
+# hands over others or forgets them (``forget_spans``) as it ends.
 _remembered: dict[tuple[str, CitationFormat], Spans] = {}
 
 
 def remember_spans(analyses: Mapping[str, Spans], fmt: CitationFormat) -> None:
-    """Take each text's spans in ``analyses`` (its ``sentence_spans`` under ``fmt``, as a
-    cache kept them; the caller checks them with ``spans_fit``) for its next split,
-    instead of running Punkt. Replaces what an earlier call handed over and no split
-    took."""
+    """Use each text's spans in ``analyses`` (its ``sentence_spans`` under ``fmt``, as a
+    cache kept them; the caller checks them with ``spans_fit``) for its splits instead of
+    running Punkt. Replaces what an earlier call handed over."""
     _remembered.clear()
     _remembered.update(((text, fmt), spans) for text, spans in analyses.items())
+
+
+def forget_spans() -> None:
+    """Drop the analyses ``remember_spans`` handed over, and the splits made of them: a
+    run that ends leaves no answer of its own behind in the process."""
+    _remembered.clear()
+    _split.cache_clear()
 
 
 def spans_fit(text: str, spans: Sequence[tuple[int, int]]) -> bool:
@@ -132,7 +141,7 @@ def spans_fit(text: str, spans: Sequence[tuple[int, int]]) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _split(text: str, fmt: CitationFormat) -> tuple[Sentence, ...]:
-    spans = _remembered.pop((text, fmt), None)
+    spans = _remembered.get((text, fmt))
     if spans is None:
         spans = sentence_spans(text, fmt)
     return tuple(Sentence(text[start:end], start, end) for start, end in spans)

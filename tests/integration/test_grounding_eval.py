@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.metrics import grounding
-from pytest_ragmetrics.plugin import fixtures as fixtures_module
 from pytest_ragmetrics.plugin import session as session_module
 from pytest_ragmetrics.text import sentences
 
@@ -283,7 +282,6 @@ def test_the_prepare_step_scores_every_row_and_the_fixtures_agree(grounded: Proj
     assert metrics["faithfulness"]["mean"] == pytest.approx(0.85)
 
     with pytest.MonkeyPatch.context() as patch:  # every row scores its own overlap
-        patch.setattr(fixtures_module, "scored_overlaps", lambda *args: {})
         patch.setattr(session_module, "scored_overlaps", lambda *args: {})
         alone, alone_report = grounded.run_json("-s")
     alone.assert_outcomes(passed=5)
@@ -299,17 +297,53 @@ def _without_latency(evals: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return evals
 
 
+# Each row test scores its row with another answer: one sentence citing nothing.
+EDITED_EVAL = """
+import dataclasses
+
+import pytest
+
+from pytest_ragmetrics.plugin.state import RECORDER_KEY
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/grounded.jsonl")
+
+
+def test_grounded(row, overlap, request):
+    scored = "overlap" in request.node.stash[RECORDER_KEY].memo
+    print(f"{row.id} scored before it ran: {scored}")
+    edited = dataclasses.replace(
+        row, data={**row.data, "answer": "Bananas are rich in potassium."}
+    )
+    overlap(edited)
+"""
+
+
+def test_an_edited_row_gets_its_own_overlap_not_the_prepared_ones(grounded: Project) -> None:
+    """The prepare step scored each row's own answer; a test that hands ``overlap`` the
+    row with another answer gets that answer's overlap: by hand, one claim sentence with
+    no citation, 0 of 1 supported, 0.0 on every row (g3's own answer scores 1.0)."""
+    grounded.write("test_eval.py", EDITED_EVAL)
+    result, report = grounded.run_json("-s")
+    result.stdout.fnmatch_lines(["*g3 scored before it ran: True*"])
+    rows = {row["id"]: row for row in report["evals"][0]["rows"]}
+    assert {key: row["metrics"]["overlap"] for key, row in rows.items()} == dict.fromkeys(
+        HAND_OVERLAP, 0.0
+    )
+    assert "0 of 1 claim sentence(s) supported" in rows["g3"]["evidence"]["overlap"]
+
+
 def test_a_row_whose_scoring_raises_fails_when_it_runs_and_only_it(
     grounded: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A row the prepare step cannot score (here: judging g4's claims raises) keeps no
-    other row from being scored, nor the run from starting: it fails when it runs, with
-    its own error, as it would have without the prepare step's scores."""
+    """A row the prepare step cannot score (here: judging g4's claims raises what a
+    malformed row raises) keeps no other row from being scored, nor the run from
+    starting: it fails when it runs, with its own error, as it would have without the
+    prepare step's scores."""
     judge = grounding.judge_claims
 
     def failing_on_everest(claim_list: Any, *args: Any) -> Any:
         if any("Everest" in claim.sentence for claim in claim_list):
-            raise RuntimeError("judging g4 failed")
+            raise ValueError("judging g4 failed")
         return judge(claim_list, *args)
 
     monkeypatch.setattr(grounding, "judge_claims", failing_on_everest)
@@ -317,7 +351,7 @@ def test_a_row_whose_scoring_raises_fails_when_it_runs_and_only_it(
     result, report = grounded.run_json("-s")
     result.assert_outcomes(passed=4, failed=1)  # g1-g3 and the gate; g4
     result.stdout.fnmatch_lines(
-        ["*g1 scored before it ran: True*", "*RuntimeError: judging g4 failed*"]
+        ["*g1 scored before it ran: True*", "*ValueError: judging g4 failed*"]
     )
     result.stdout.fnmatch_lines(["*g4 scored before it ran: False*"])
     rows = {row["id"]: row for row in report["evals"][0]["rows"]}

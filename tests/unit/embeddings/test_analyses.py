@@ -36,8 +36,9 @@ def cache(tmp_path: Path) -> Iterator[EmbeddingCache]:
 
 
 @pytest.fixture
-def analysed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts Punkt analyses from here on (the splitter's own cache emptied first)."""
+def analysed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The texts Punkt analyses from here on (the splitter's own cache emptied first, and
+    again, with the analyses handed over, at the end)."""
     calls: list[str] = []
     real = sentences.sentence_spans
 
@@ -48,7 +49,8 @@ def analysed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(sentences, "sentence_spans", counted)
     monkeypatch.setattr(analyses_module, "sentence_spans", counted)
     sentences._split.cache_clear()
-    return calls
+    yield calls
+    sentences.forget_spans()
 
 
 def test_spans_round_trip_and_refuse_a_torn_blob() -> None:
@@ -73,6 +75,22 @@ def test_a_miss_is_analysed_and_stored_then_a_hit_runs_no_punkt(
         Sentence("It is big.", 24, 34),
     ]
     assert [s.text for s in split_sentences(OTHER)] == ["Rome is in Italy.", "Madrid is in Spain."]
+    assert analysed == []
+
+
+def test_a_warm_run_past_the_splitters_own_cache_runs_no_punkt_at_row_time(
+    cache: EmbeddingCache, analysed: list[str]
+) -> None:
+    """More answers than the splitter keeps (4,096): listing their texts splits each, and
+    each row splits its answer again (abstention, overlap), all without Punkt."""
+    answers = [f"Answer {n} is here. It has two sentences." for n in range(5000)]
+    prepare_sentences(cache, answers, "auto")
+    sentences.forget_spans()  # a new run: nothing analysed or split in this process
+    analysed.clear()
+    assert prepare_sentences(cache, answers, "auto") == 0
+    for _ in range(2):  # listing the texts, then the rows
+        for answer in answers:
+            assert len(split_sentences(answer)) == 2
     assert analysed == []
 
 
@@ -131,6 +149,30 @@ def test_the_key_names_the_format_and_the_analysing_code(monkeypatch: pytest.Mon
         monkeypatch.undo()
         sentences.analysis_version.cache_clear()
     assert analysis_key(ANSWER, "auto") == before
+
+
+def test_the_key_names_the_marker_regex_the_splitter_masks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A changed built-in marker regex (a new release of this package) moves boundaries
+    with the format's name unchanged: it is a new analysis."""
+    import re
+
+    before = analysis_key(ANSWER, "numeric")
+    monkeypatch.setattr(analyses_module, "marker_pattern", lambda fmt: re.compile(r"\[\d\]"))
+    assert analysis_key(ANSWER, "numeric") != before
+    monkeypatch.undo()
+    monkeypatch.setattr(analyses_module, "__version__", "0.0.0-other")
+    assert analysis_key(ANSWER, "numeric") != before
+
+
+def test_no_answer_passes_for_another_keys_fields() -> None:
+    # Joined by "\0", a built-in format with this answer read the same as a project's
+    # pattern with the answer "Y".
+    pattern = r"<<(\w+)>>"
+    assert analysis_key(f"{pattern}\0Y", "auto") != analysis_key(
+        "Y", CitationSyntax("auto", pattern)
+    )
 
 
 def test_the_analysing_codes_version_names_punkts(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -362,3 +362,24 @@ def test_packed_vectors_give_each_text_its_row() -> None:
         packed.add(["new"], np.zeros((1, 4), np.float32))
     with pytest.raises(ValueError, match="2 text"):
         packed.add(["x", "y"], np.zeros((1, 8), np.float32))
+
+
+@pytest.mark.parametrize("operation", ["read", "write"])
+def test_a_failure_with_the_analyses_is_a_warning_and_keeps_the_vectors(
+    tmp_path: Path, operation: str
+) -> None:
+    cache = EmbeddingCache(tmp_path)
+    vector = np.array([1.0, 2.0], dtype=np.float32)
+    cache.put_many("model", {"kept": vector})
+    with sqlite3.connect(tmp_path / DB_NAME) as other:  # the analyses table is lost
+        other.execute("DROP TABLE analyses")
+    if operation == "read":
+        with pytest.warns(CacheWarning, match="reading the answers' sentence analyses failed"):
+            found = cache.get_analyses([b"key"])
+        assert found == {}
+    else:
+        with pytest.warns(CacheWarning, match="storing the answers' sentence analyses failed"):
+            cache.put_analyses({b"key": b"spans"})
+    assert not list(tmp_path.glob(f"{DB_NAME}.corrupt-*"))  # nothing moved aside
+    np.testing.assert_array_equal(cache.get_many("model", ["kept"])["kept"], vector)
+    cache.close()

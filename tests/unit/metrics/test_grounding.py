@@ -24,6 +24,7 @@ from pytest_ragmetrics.metrics.grounding import (
     judge_claims,
     overlap_texts,
     overlaps,
+    prepared_overlaps,
     row_overlaps,
 )
 from pytest_ragmetrics.text.idk import IdkMatcher
@@ -250,7 +251,9 @@ def test_row_overlaps_leave_rows_without_answer_or_contexts_to_error_when_run() 
         Row("r2", "rows.jsonl", 2, 1, {"answer": "Paris is the French capital [CIT:d1]."}),
     ]
     first, second = row_overlaps(rows, SETTINGS, Table(VECTORS))  # type: ignore[arg-type]
-    assert first == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
+    assert first is not None
+    assert first.overlap == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
+    assert (first.answer, first.contexts) == (ANSWERS[0][0], CONTEXTS)
     assert second is None
 
 
@@ -266,8 +269,8 @@ def test_row_overlaps_equal_each_rows_own_overlap() -> None:
     scored = row_overlaps(rows, SETTINGS, table)  # type: ignore[arg-type]
     assert len(table.calls) == 1
     alone = [overlap(answer, contexts, Table(VECTORS), 0.6) for answer, contexts in ANSWERS]
-    assert scored == alone
-    assert [o.evidence() for o in scored if o] == [o.evidence() for o in alone]
+    assert [entry.overlap if entry else None for entry in scored] == alone
+    assert [entry.overlap.evidence() for entry in scored if entry] == [o.evidence() for o in alone]
 
 
 def test_a_row_whose_scoring_raises_is_left_out_and_the_others_are_scored() -> None:
@@ -286,13 +289,50 @@ def test_a_row_whose_scoring_raises_is_left_out_and_the_others_are_scored() -> N
     rows.append(Row("r4", "rows.jsonl", 4, 4, {"answer": zero, "contexts": [{"text": "x"}]}))
     scored = row_overlaps(rows, SETTINGS, table)  # type: ignore[arg-type]
     assert [index for index, result in enumerate(scored) if result is None] == [1, 3, 4]
-    assert scored[0] == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
-    assert scored[2] == overlap(ANSWERS[2][0], CONTEXTS, Table(VECTORS), 0.6)
+    first, third = scored[0], scored[2]
+    assert first is not None
+    assert third is not None
+    assert first.overlap == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
+    assert third.overlap == overlap(ANSWERS[2][0], CONTEXTS, Table(VECTORS), 0.6)
     # ... and each left-out row fails as it would have, when its own fixture scores it
     with pytest.raises(ValueError, match="zero vector"):
         overlap(zero, CONTEXTS, table, 0.6)
     with pytest.raises(KeyError, match="doc_id"):
         overlap(zero, [{"text": "x"}], table, 0.6)
+
+
+def test_an_error_no_malformed_row_raises_is_a_bug_and_propagates() -> None:
+    """Only what a bad row raises leaves a row to its fixture; anything else would turn
+    a bug into a prepare step that silently scored nothing."""
+
+    def broken(texts: object) -> object:
+        raise RuntimeError("a bug in the lookup")
+
+    rows = [Row("r0", "rows.jsonl", 0, 0, {"answer": ANSWERS[0][0], "contexts": CONTEXTS})]
+    with pytest.raises(RuntimeError, match="a bug in the lookup"):
+        row_overlaps(rows, SETTINGS, broken)  # type: ignore[arg-type]
+
+
+def test_prepared_overlaps_leave_out_abstaining_rows_only_faithfulness_takes() -> None:
+    idk = "I don't know."
+    rows = [
+        Row("r0", "rows.jsonl", 0, 0, {"answer": ANSWERS[0][0], "contexts": CONTEXTS}),
+        Row("r1", "rows.jsonl", 1, 1, {"answer": idk, "contexts": CONTEXTS}),
+        Row("r2", "rows.jsonl", 2, 2, {"answer": idk, "contexts": CONTEXTS}),
+        Row("r3", "rows.jsonl", 3, 3, {"answer": ANSWERS[0][0], "contexts": CONTEXTS}),
+        Row("r4", "rows.jsonl", 4, 4, {"contexts": CONTEXTS}),  # no answer
+    ]
+    takes_overlap = [True, True, False, False, False]
+    prepared = prepared_overlaps(
+        list(zip(rows, takes_overlap, strict=True)),
+        SETTINGS,  # type: ignore[arg-type]
+        Table(VECTORS),
+    )
+    # r2 abstains and only faithfulness is taken on it: faithfulness needs no overlap
+    assert [row.id for row, _ in prepared] == ["r0", "r1", "r3"]
+    by_id = {row.id: result for row, result in prepared}
+    assert by_id["r1"].overlap.abstains
+    assert by_id["r3"].overlap == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
 
 
 def test_similarity_to_gold_is_best_over_aliases() -> None:
