@@ -94,7 +94,14 @@ def canonical_json(value: Any, *, ascii_only: bool) -> str:
     keeps them as they are. The two forms hash differently, so each content address keeps
     the form it was first written with.
     """
-    return json.dumps(value, sort_keys=True, ensure_ascii=ascii_only, separators=(",", ":"))
+    return _CANONICAL[ascii_only].encode(value)
+
+
+# ``json.dumps`` with these options, built once: dumps builds an encoder on every call.
+_CANONICAL = {
+    ascii_only: json.JSONEncoder(sort_keys=True, ensure_ascii=ascii_only, separators=(",", ":"))
+    for ascii_only in (False, True)
+}
 
 
 def json_digest(value: Any, *, ascii_only: bool, hex_digits: int = 64) -> str:

@@ -106,13 +106,24 @@ def _f1_against(prediction_tokens: list[str], predicted: Counter[str], gold: str
     R = common / |gold|, F1 = 2PR / (P + R); no common token gives 0.
     """
     gold_tokens = normalize_answer(gold).split()
-    common = sum((predicted & Counter(gold_tokens)).values())
+    common = _common_tokens(predicted, gold_tokens)
     if common == 0:
         return F1Match(0.0, gold, 0.0, 0.0, 0, len(prediction_tokens), len(gold_tokens))
     precision = common / len(prediction_tokens)
     recall = common / len(gold_tokens)
     score = 2 * precision * recall / (precision + recall)
     return F1Match(score, gold, precision, recall, common, len(prediction_tokens), len(gold_tokens))
+
+
+def _common_tokens(predicted: Counter[str], gold_tokens: list[str]) -> int:
+    """The size of the multiset intersection of ``predicted`` and ``gold_tokens``: the
+    sum of ``(predicted & Counter(gold_tokens)).values()``, without building either."""
+    common = 0
+    for token, count in Counter(gold_tokens).items():
+        in_prediction = predicted.get(token)
+        if in_prediction:
+            common += min(count, in_prediction)
+    return common
 
 
 def best_f1(prediction: str, golds: str | Iterable[str]) -> F1Match:

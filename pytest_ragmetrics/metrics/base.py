@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pytest_ragmetrics.data.dataset import Row
@@ -95,6 +96,15 @@ def _no_judge() -> LlmJudge:
     raise RuntimeError("this computation was given no LLM judge")
 
 
+# The breakdowns and details of a ``Measured`` that has none: one shared, read-only
+# mapping, since most rows of most metrics have none and a ``Measured`` is made per call.
+_NONE: Mapping[str, Any] = MappingProxyType({})
+
+
+def _none() -> Mapping[str, Any]:
+    return _NONE
+
+
 @dataclass(frozen=True)
 class Measured:
     """What computing a metric on a row produced: its value(s) and the evidence.
@@ -105,8 +115,8 @@ class Measured:
 
     values: Mapping[str, float]
     evidence: str
-    breakdowns: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    details: Mapping[str, Any] = field(default_factory=dict)  # JSON-able, per-row report
+    breakdowns: Mapping[str, Mapping[str, float]] = field(default_factory=_none)
+    details: Mapping[str, Any] = field(default_factory=_none)  # JSON-able, per-row report
     primary: str | None = None
     # What the fixture returns when it records no per-row value of its own (``trust``,
     # whose numbers exist only for the whole eval).

@@ -457,13 +457,13 @@ def _refuse_misspelled_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
         pytest.fail(f"{where}: {meant}", pytrace=False)
 
 
-def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
+def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> bool:
     """Parametrize ``row`` over the marker's dataset, or give ``rows`` all of it; leave
-    other tests alone."""
+    other tests alone. Whether the test was given rows."""
     marker = metafunc.definition.get_closest_marker(MARKER)
     takes_row, takes_rows = "row" in metafunc.fixturenames, "rows" in metafunc.fixturenames
     if marker is None or not (takes_row or takes_rows):
-        return
+        return False
     where = metafunc.definition.nodeid
     _refuse_misspelled_fixtures(metafunc, where)
     if takes_row and takes_rows:
@@ -526,12 +526,12 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
             BatchRows(source, reader), infos, positions, options.batch_size or spec.batch_size
         )
         metafunc.parametrize("row", batches, ids=[b.label for b in batches], indirect=True)
-        return
+        return True
     assert isinstance(dataset, Dataset)
     rows = [dataset.rows[position] for position in positions]
     if takes_rows:
         _parametrize_rows_test(metafunc, spec, infos, rows, where)
-        return
+        return True
     params = [
         source.param(info, loaded)
         for loaded in rows
@@ -539,6 +539,7 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> None:
         for info in _evals_of(loaded.row.system, infos)
     ]
     metafunc.parametrize("row", params, ids=[_id(p.info, p.row.id) for p in params], indirect=True)
+    return True
 
 
 def _evals_of(system: str | None, infos: Mapping[str | None, EvalInfo]) -> Iterable[EvalInfo]:

@@ -27,6 +27,7 @@ from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.plugin.state import (
     RECORDER_KEY,
+    STATE_KEY,
     BatchParam,
     RowParam,
     RowRecorder,
@@ -73,6 +74,8 @@ class Score(float):
     and the evidence, which is what pytest prints when an assertion on it fails.
     """
 
+    __slots__ = ("evidence", "metric", "row_id")  # one per metric call: no __dict__
+
     metric: str
     row_id: str
     evidence: str
@@ -106,29 +109,35 @@ class MetricFixture:
         return f"<metric fixture {self.name} for row {self.recorder.row.id!r}>"
 
     def __call__(self, row: Row, **options: Any) -> Score:
-        if not isinstance(row, Row) or row.id != self.recorder.row.id:
+        recorder = self.recorder
+        if row is not recorder.row and not (isinstance(row, Row) and row.id == recorder.row.id):
             raise TypeError(
                 f"{self.name}() takes the test's own `row` fixture "
-                f"(row {self.recorder.row.id!r}); for other data use pytest_ragmetrics.metrics"
+                f"(row {recorder.row.id!r}); for other data use pytest_ragmetrics.metrics"
             )
         spec = self.spec
-        unknown = sorted(set(options) - set(spec.options)) if options else ()
-        if unknown:
-            takes = f"takes {', '.join(spec.options)}" if spec.options else "takes no options"
-            raise TypeError(f"{self.name}(row, ...) {takes}; got {', '.join(unknown)}")
+        if options:
+            self._check_options(options)
         try:
             measured = spec.compute(row, self.context, **options)
         except RowError as error:
             if isinstance(error, JudgeRowError):  # keep what the failed judge call cost
-                self.recorder.record({}, {}, None, error.details)
-            self.recorder.fail(located(row, str(error)))
+                recorder.record({}, {}, error.details)
+            recorder.fail(located(row, str(error)))
             raise
         primary = measured.primary or spec.primary
-        self.recorder.record(
-            measured.values, measured.breakdowns, {primary: measured.evidence}, measured.details
-        )
+        recorder.record(measured.values, measured.breakdowns, measured.details)
+        recorder.evidence[primary] = measured.evidence
         value = measured.values[primary] if measured.score is None else measured.score
         return Score(value, primary, row.id, measured.evidence)
+
+    def _check_options(self, options: Mapping[str, Any]) -> None:
+        """A ``TypeError`` for keyword arguments the metric does not take."""
+        takes = self.spec.options
+        unknown = sorted(set(options) - set(takes))
+        if unknown:
+            said = f"takes {', '.join(takes)}" if takes else "takes no options"
+            raise TypeError(f"{self.name}(row, ...) {said}; got {', '.join(unknown)}")
 
 
 def missing_fields(row: Row, fixture_names: Sequence[str]) -> list[Problem]:
@@ -272,8 +281,19 @@ def own_metrics(item: pytest.Item, names: Iterable[str] | None = None) -> list[s
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return []
-    names = getattr(item, "fixturenames", ()) if names is None else names
-    return plugin_metrics(info.name2fixturedefs, names)
+    if names is not None:
+        return plugin_metrics(info.name2fixturedefs, names)
+    # Every item of a test function shares its fixture info, which is settled once
+    # collection is over: the answer is kept for the run, by that info.
+    config = getattr(item, "config", None)
+    state = config.stash.get(STATE_KEY, None) if config is not None else None
+    kept = state.own_metrics.get(id(info)) if state is not None else None
+    if kept is not None and kept[0] is info:
+        return list(kept[1])
+    found = plugin_metrics(info.name2fixturedefs, getattr(item, "fixturenames", ()))
+    if state is not None:
+        state.own_metrics[id(info)] = (info, tuple(found))
+    return found
 
 
 def plugin_metrics(resolved: Mapping[str, Sequence[Any]], names: Iterable[str]) -> list[str]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ragmetrics.plugin.custom import begin_run, end_run
+from pytest_ragmetrics.plugin.heap import release
 from pytest_ragmetrics.plugin.options import add_options
 
 if TYPE_CHECKING:
@@ -55,10 +56,14 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
     """Let the run's conftest files declare metrics of their own into a catalog that
     holds no other run's (the process pytest was started in, and each xdist worker).
 
-    The catalog is given back as a cleanup of the config, which pytest runs however the
-    run ends: also for a config that was parsed and never configured (a failed start,
-    ``pytester.parseconfig``), where no ``pytest_unconfigure`` follows."""
+    The catalog, and the objects the run froze for the garbage collector, are given back
+    as cleanups of the config, which pytest runs however the run ends: also for a config
+    that was parsed and never configured (a failed start, ``pytester.parseconfig``), where
+    no ``pytest_unconfigure`` follows."""
     begin_run(early_config)
+    # Cleanups run last-in first-out: the collector gets its frozen objects back last,
+    # after pytest's own final collection (``plugin.heap``).
+    early_config.add_cleanup(lambda: release(early_config))
     early_config.add_cleanup(lambda: end_run(early_config))
     return (yield)
 

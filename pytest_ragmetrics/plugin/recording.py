@@ -29,6 +29,7 @@ from pytest_ragmetrics.plugin.state import (
     RowParam,
     RowRecorder,
     RowsParam,
+    RunState,
     batch_param,
     located,
     row_param,
@@ -138,14 +139,32 @@ class PayloadContext:
 
     @classmethod
     def of_item(cls, item: pytest.Item, param: RowParam) -> PayloadContext:
+        """The context of ``item``'s rows: the same for every row of its test function and
+        eval, so built once for them (collection is over when rows report)."""
         state = run_state(item.config)
+        if item.parent is None:  # no test function to share it with
+            return cls._of(item, param, state)
+        built = item.config.stash.setdefault(PAYLOAD_CONTEXTS_KEY, {})
+        key = (item.parent.nodeid, getattr(item, "originalname", item.name), param.info.name)
+        context = built.get(key)
+        if context is None:
+            context = built[key] = cls._of(item, param, state)
+        return context
+
+    @classmethod
+    def _of(cls, item: pytest.Item, param: RowParam, state: RunState) -> PayloadContext:
         test = function_id(item)
         return cls(
             test,
-            tuple(state.eval_tests.get(param.info.name, {test})),
+            tuple(sorted(state.eval_tests.get(param.info.name, {test}))),
             state.options.save_outputs is not None,
             state.thresholds.settings,
         )
+
+
+# What every row of a test function and eval sends alike, built for its first row: by
+# test module, function and eval.
+PAYLOAD_CONTEXTS_KEY = pytest.StashKey[dict[tuple[str, str, str], PayloadContext]]()
 
 
 def row_payload(
@@ -161,7 +180,8 @@ def payload_for(
 ) -> RowPayload:
     """``row_payload`` from the run's ``context`` instead of the item."""
     error = recorder.error if recorder else None
-    error = error or raised_error(param.row.where(), outcome)
+    if error is None and outcome.failed:
+        error = raised_error(param.row.where(), outcome)
     row = recorder.row if recorder else param.row  # a live row carries its output
     saved = recorder.saved if recorder and context.save_outputs else None
     return RowPayload(

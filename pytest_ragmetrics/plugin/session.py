@@ -26,6 +26,7 @@ from pytest_ragmetrics.metrics.catalog import claim
 from pytest_ragmetrics.metrics.custom import CorpusError
 from pytest_ragmetrics.plugin.collect import parametrize_rows
 from pytest_ragmetrics.plugin.fixtures import grounding_rows, scored_overlaps, session_texts
+from pytest_ragmetrics.plugin.heap import hold, holds
 from pytest_ragmetrics.plugin.options import (
     RUN_CACHE_KEY,
     RUN_ID_KEY,
@@ -160,7 +161,10 @@ class RunSession:
         ]
 
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
-        parametrize_rows(metafunc, self.state)
+        """Give a test its rows; the rows, like the items made of them, live to the end
+        of the run: the collector need not go over them again (``plugin.heap``)."""
+        if parametrize_rows(metafunc, self.state):
+            hold(self.config)
 
     def prepare(self, session: pytest.Session) -> None:
         """Embed every text the selected rows need, unless nothing will run."""
@@ -190,6 +194,8 @@ class RunSession:
         if grounding:  # every row's overlap at once: its fixtures only format it
             embed = embedding_store(config).embed
             self.state.overlaps = scored_overlaps(grounding, settings, embed)
+        if holds(config):  # the items, and what preparing made for them, live to the end
+            hold(config)
 
     def _analyse_answers(self, rows: Sequence[tuple[Row, bool]]) -> None:
         """Have the sentences of the grounding rows' answers ready, from the cache when it

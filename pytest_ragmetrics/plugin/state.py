@@ -68,6 +68,9 @@ class RunState:
     # The overlap the prepare step scored for each row whose test takes overlap or
     # faithfulness, by the row's file and position (``plugin.fixtures.scored_overlaps``).
     overlaps: dict[tuple[str, int], ScoredOverlap] = field(default_factory=dict)
+    # The plugin's metric fixtures each test function takes (``plugin.fixtures.own_metrics``),
+    # by the id of the fixture info its items share, kept with it.
+    own_metrics: dict[int, tuple[Any, tuple[str, ...]]] = field(default_factory=dict)
 
     @property
     def engine(self) -> str:
@@ -255,13 +258,11 @@ class RowRecorder:
         self,
         values: Mapping[str, float],
         breakdowns: Mapping[str, Mapping[str, float]],
-        evidence: Mapping[str, str] | None = None,
         details: Mapping[str, Any] | None = None,
     ) -> None:
         self.values.update(values)
         for name, parts in breakdowns.items():
             self.breakdowns[name] = dict(parts)
-        self.evidence.update(evidence or {})
         if details:
             from pytest_ragmetrics.results.summary import merge_details
 

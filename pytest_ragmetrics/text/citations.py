@@ -164,11 +164,13 @@ def count_citations(text: str, fmt: CitationFormat = "auto") -> int:
     """How many citations ``find_citations`` finds in ``text`` (whatever the contexts):
     one per marker, one per number of a ``[1, 2]`` list; without building them, for a
     row's citation census."""
+    pattern = _compiled(fmt)[0]
+    numbered = pattern.groupindex.get("num")  # the group of a [1, 2] list, if the format has it
     count = 0
-    for match in _compiled(fmt)[0].finditer(text):
+    for match in pattern.finditer(text):
         if not match.group(0):
             continue  # a project's pattern that matches nothing here is no marker
-        numbers = match.group("num") if "num" in match.re.groupindex else None
+        numbers = match.group(numbered) if numbered else None
         count += 1 if numbers is None else numbers.count(",") + 1
     return count
 
@@ -189,8 +191,11 @@ def _index(numeral: str) -> int | str:
     return digits if len(significant) > MAX_INDEX_DIGITS else int(significant)
 
 
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?…])")
-_SPACES = re.compile(r"[ \t]+")
+# White space before punctuation, removed (a lookahead: no template to expand per match).
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+(?=[.,;:!?…])")
+# Runs of spaces and tabs, made one space: a lone space already is one, so only longer
+# runs and tabs are matched (a match per space made most of the stripping's time).
+_SPACES = re.compile(r"[ \t]{2,}|\t")
 
 
 def strip_citations(text: str, fmt: CitationFormat = "auto") -> str:
@@ -207,12 +212,16 @@ def strip_citations(text: str, fmt: CitationFormat = "auto") -> str:
 @functools.lru_cache(maxsize=16384)
 def _strip(text: str, fmt: CitationFormat) -> str:
     pattern = marker_pattern(fmt)
+    # A built-in marker is never empty: it is replaced by a space, and any match is one.
+    # A project's pattern may match empty where its marker is not (_blank, _any_marker).
+    own = isinstance(fmt, CitationSyntax)
+    blank = _blank if own else " "
     stripped = text
     for _ in range(len(text) + 1):
-        stripped = pattern.sub(_blank, stripped)
-        stripped = _SPACE_BEFORE_PUNCT.sub(r"\1", stripped)
+        stripped = pattern.sub(blank, stripped)
+        stripped = _SPACE_BEFORE_PUNCT.sub("", stripped)
         stripped = _SPACES.sub(" ", stripped).strip()
-        if not any(match.group(0) for match in pattern.finditer(stripped)):
+        if not (_any_marker(pattern, stripped) if own else pattern.search(stripped)):
             break
     return stripped
 
@@ -220,3 +229,8 @@ def _strip(text: str, fmt: CitationFormat) -> str:
 def _blank(match: re.Match[str]) -> str:
     """A space for a marker; nothing for an empty match of a project's pattern."""
     return " " if match.group(0) else ""
+
+
+def _any_marker(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether ``text`` holds a marker: a non-empty match of ``pattern``."""
+    return any(match.group(0) for match in pattern.finditer(text))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_ragmetrics.text.citations import (
@@ -174,3 +174,36 @@ def test_an_empty_match_inside_a_text_is_no_marker() -> None:
     assert [c.target for c in find_citations(text, WIFI, syntax)] == ["enon"]
     assert strip_citations("ax.", syntax) == "ax."
     assert [s.text for s in split_sentences("ax. Then b.", syntax)] == ["ax.", "Then b."]
+
+
+def _strip_as_first_written(text: str, fmt: CitationFormat) -> str:
+    """Stripping as it was first written: each marker (a non-empty match) becomes a space,
+    white space before punctuation goes, runs of spaces and tabs become one space; again
+    until no marker is left."""
+    pattern = marker_pattern(fmt)
+    stripped = text
+    for _ in range(len(text) + 1):
+        stripped = pattern.sub(lambda m: " " if m.group(0) else "", stripped)
+        stripped = re.sub(r"\s+([.,;:!?…])", r"\1", stripped)
+        stripped = re.sub(r"[ \t]+", " ", stripped).strip()
+        if not any(match.group(0) for match in pattern.finditer(stripped)):
+            break
+    return stripped
+
+
+marker_texts = st.lists(
+    st.sampled_from(
+        ["[", "]", "CIT:", "CIT :", "1", "2,", " 3", "d-1", " ", "  ", "\t", "\n", "\u00a0"]
+        + [".", ",", ";", ":", "!", "?", "…", "Paris", "x", "(source: d1)"]
+    ),
+    max_size=24,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    marker_texts,
+    st.sampled_from(["auto", "cit", "numeric", CitationSyntax("auto", r"\(source: (\w+)\)")]),
+)
+def test_stripping_equals_its_definition(text: str, fmt: CitationFormat) -> None:
+    assert strip_citations(text, fmt) == _strip_as_first_written(text, fmt)
