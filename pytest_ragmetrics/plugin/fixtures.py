@@ -54,9 +54,11 @@ __all__ = [
     "bound_metrics",
     "check_row",
     "define_metric_fixture",
+    "embeds",
     "grounding_rows",
     "late_metric",
     "metric_fixtures",
+    "metrics_taken",
     "missing_fields",
     "own_metrics",
     "plugin_metrics",
@@ -91,7 +93,7 @@ class Score(float):
     __str__ = __repr__
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetricFixture:
     """A metric bound to the running test: call it with the test's ``row``. Built for
     every metric of every row, so it holds no more than the declaration, the row's
@@ -294,6 +296,22 @@ def own_metrics(item: pytest.Item, names: Iterable[str] | None = None) -> list[s
     if state is not None:
         state.own_metrics[id(info)] = (info, tuple(found))
     return found
+
+
+def metrics_taken(items: Iterable[pytest.Item]) -> frozenset[str]:
+    """Every one of the plugin's metric fixtures that some item takes (``own_metrics``),
+    asked once per test function: the items of one function share their fixture info."""
+    taken: dict[int, list[str]] = {}
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is not None and id(info) not in taken:
+            taken[id(info)] = own_metrics(item)
+    return frozenset(name for names in taken.values() for name in names)
+
+
+def embeds(metrics: Iterable[str]) -> bool:
+    """Whether any of the metric fixtures ``metrics`` embeds texts (``session_texts``)."""
+    return any(FIXTURES[name].texts is not None for name in metrics)
 
 
 def plugin_metrics(resolved: Mapping[str, Sequence[Any]], names: Iterable[str]) -> list[str]:

@@ -26,13 +26,15 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.plugin.session import RunSession
 
 
-def run_session(config: pytest.Config) -> RunSession:
-    """The run's session. ``plugin.session`` (and through it what runs, gates and reports
-    rows) is imported by the hooks, when pytest calls them: importing the plugin, which
-    every pytest run does, needs none of it."""
-    from pytest_ragmetrics.plugin.session import run_session
+# The run's session, made when the run is configured. ``plugin.session`` (and through it
+# what runs, gates and reports rows) is imported then: importing the plugin, which every
+# pytest run does, needs none of it.
+SESSION_KEY = pytest.StashKey["RunSession"]()
 
-    return run_session(config)
+
+def run_session(config: pytest.Config) -> RunSession:
+    """The run's session (``pytest_configure`` made it)."""
+    return config.stash[SESSION_KEY]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,7 +73,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
 def pytest_configure(config: pytest.Config) -> None:
     """Register the marker, parse the options, read thresholds.toml (all processes)."""
     from pytest_ragmetrics.plugin.collect import MARKER_HELP
-    from pytest_ragmetrics.plugin.session import SESSION_KEY, RunSession
+    from pytest_ragmetrics.plugin.session import RunSession
 
     config.addinivalue_line("markers", MARKER_HELP)
     session = config.stash[SESSION_KEY] = RunSession.configure(config)
@@ -81,8 +83,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Close the cache; remove the run's private cache (all processes)."""
-    from pytest_ragmetrics.plugin.session import SESSION_KEY
-
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         session.close()
@@ -152,6 +152,8 @@ def pytest_report_teststatus(
 ) -> tuple[str, str, str] | None:
     """A row whose live-system or judge call failed is an ERROR, in the call phase too
     (the process that reports: the controller under xdist)."""
+    if report.when != "call" or not report.failed:
+        return None  # most reports: nothing to import for them
     from pytest_ragmetrics.plugin.recording import is_row_error
 
     return ("error", "E", "ERROR") if is_row_error(report) else None

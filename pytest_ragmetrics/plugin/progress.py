@@ -255,7 +255,11 @@ class RowsProgress:
             self.pending.clear()
 
 
-def rows_progress(items: Sequence[pytest.Item], state: RunState, shown: Display) -> RowsProgress:
-    """The progress of the selected rows' live calls and judge verdicts."""
-    trust_judge = state.thresholds.settings.trust_judge
-    return RowsProgress(shown, live_totals(items), judged_tests(items, trust_judge))
+def rows_progress(
+    items: Sequence[pytest.Item], state: RunState, shown: Display
+) -> RowsProgress | None:
+    """The progress of the selected rows' live calls and judge verdicts; ``None`` when
+    they make neither (nothing to write after each test)."""
+    live = live_totals(items)
+    judged = judged_tests(items, state.thresholds.settings.trust_judge)
+    return RowsProgress(shown, live, judged) if live or judged else None

@@ -60,7 +60,7 @@ def is_final(call: pytest.CallInfo[None], report: pytest.TestReport) -> bool:
     return call.when == "call" or (call.when == "setup" and report.outcome != "passed")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """How a row's test ended: the phase that ended it (``setup`` or ``call``), what it
     raised, and whether it failed or was skipped. A row test's outcome is its final

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ragmetrics import __version__
+from pytest_ragmetrics.collector import collector_paused
 from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
@@ -24,8 +25,15 @@ from pytest_ragmetrics.embeddings.prepare import EncodingError, PrepareStats
 from pytest_ragmetrics.files import display_path
 from pytest_ragmetrics.metrics.catalog import claim
 from pytest_ragmetrics.metrics.custom import CorpusError
+from pytest_ragmetrics.metrics.grounding import GROUNDING_METRICS
 from pytest_ragmetrics.plugin.collect import parametrize_rows
-from pytest_ragmetrics.plugin.fixtures import grounding_rows, scored_overlaps, session_texts
+from pytest_ragmetrics.plugin.fixtures import (
+    embeds,
+    grounding_rows,
+    metrics_taken,
+    scored_overlaps,
+    session_texts,
+)
 from pytest_ragmetrics.plugin.heap import hold, holds
 from pytest_ragmetrics.plugin.options import (
     RUN_CACHE_KEY,
@@ -38,6 +46,7 @@ from pytest_ragmetrics.plugin.recording import PAYLOAD_ATTR, attach_payload
 from pytest_ragmetrics.plugin.state import (
     STATE_KEY,
     RunState,
+    batch_param,
     embedding_store,
     eval_of,
 )
@@ -161,9 +170,12 @@ class RunSession:
         ]
 
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
-        """Give a test its rows; the rows, like the items made of them, live to the end
-        of the run: the collector need not go over them again (``plugin.heap``)."""
-        if parametrize_rows(metafunc, self.state):
+        """Give a test its rows. The rows, like the items made of them, live to the end of
+        the run: the collector is paused while they are read, and then need not go over
+        them again (``plugin.heap``)."""
+        with collector_paused():
+            given = parametrize_rows(metafunc, self.state)
+        if given:
             hold(self.config)
 
     def prepare(self, session: pytest.Session) -> None:
@@ -181,10 +193,11 @@ class RunSession:
         shown = display(config)
         self.rows_progress = rows_progress(session.items, self.state, shown)
         settings = self.state.thresholds.settings
-        grounding = grounding_rows(session.items)
+        taken = metrics_taken(session.items)  # no walk over every row for what none takes
+        grounding = grounding_rows(session.items) if GROUNDING_METRICS & taken else []
         if grounding:
             self._analyse_answers(grounding)
-        texts = session_texts(session.items, settings)
+        texts = session_texts(session.items, settings) if embeds(taken) else []
         if texts:
             encoding = EncodingProgress(shown.lines(in_place=True))
             try:
@@ -223,6 +236,10 @@ class RunSession:
         attach_payload(item, call, report)
 
     def run_batch(self, item: pytest.Function) -> bool | None:
+        """Run a bulk item's rows (``plugin.bulk``); ``None``, for pytest to run it, for
+        any other test."""
+        if batch_param(item) is None:
+            return None
         from pytest_ragmetrics.plugin.bulk import run_batch
 
         return run_batch(item)
@@ -416,10 +433,3 @@ def embedding_notes(stats: dict[str, PrepareStats]) -> Sequence[str]:
         for process, one in sorted(stats.items())
         if one.texts
     ]
-
-
-SESSION_KEY = pytest.StashKey[RunSession]()
-
-
-def run_session(config: pytest.Config) -> RunSession:
-    return config.stash[SESSION_KEY]

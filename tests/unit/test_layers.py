@@ -32,6 +32,7 @@ LAYERS = {
     "data": 2,
     "files": 1,
     "progress": 1,
+    "collector": 1,
 }
 
 
