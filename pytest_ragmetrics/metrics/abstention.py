@@ -25,7 +25,7 @@ from pytest_ragmetrics.text.idk import IdkMatcher, all_idk, idk_sentences, telem
 from pytest_ragmetrics.text.sentences import split_sentences
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Abstention:
     """Whether an answer abstains, and why."""
 
@@ -54,7 +54,7 @@ def abstention(
     return Abstention(False, "the answer has a non-IDK sentence")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CitedIdk:
     """An IDK sentence that carries citation markers."""
 
@@ -63,7 +63,7 @@ class CitedIdk:
     markers: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IdkCitation:
     """The IDK sentences of an answer that cite something (should be none)."""
 

@@ -29,6 +29,7 @@ from pytest_ragmetrics.metrics.base import (
 )
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+_ARTICLE_WORDS = frozenset(("a", "an", "the"))
 _ASCII_PUNCTUATION = frozenset(string.punctuation)
 
 
@@ -63,6 +64,12 @@ def normalize_answer(text: str) -> str:
 @functools.lru_cache(maxsize=256)
 def _normalized(text: str) -> str:
     without_punctuation = text.lower().translate(_DELETE_PUNCTUATION)
+    tokens = without_punctuation.split()
+    # When every token is a run of word characters (what \w matches: str.isalnum, or "_",
+    # which is punctuation and gone), \b stands only at a token's ends, and the articles
+    # the pattern removes are exactly the tokens equal to one: no regular expression needed.
+    if "".join(tokens).isalnum():
+        return " ".join([token for token in tokens if token not in _ARTICLE_WORDS])
     return " ".join(_ARTICLES.sub(" ", without_punctuation).split())
 
 
@@ -86,7 +93,7 @@ def exact_match(prediction: str, golds: str | Iterable[str]) -> float:
     return float(any(normalized == normalize_answer(g) for g in _gold_list(golds)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class F1Match:
     """Token F1 against the best gold, with the counts that produced it."""
 

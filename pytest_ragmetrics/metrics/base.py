@@ -105,7 +105,7 @@ def _none() -> Mapping[str, Any]:
     return _NONE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Measured:
     """What computing a metric on a row produced: its value(s) and the evidence.
 
@@ -123,7 +123,7 @@ class Measured:
     score: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetricContext:
     """What a metric computation may use besides the row: the settings and, for the
     embedding metrics, ``embed`` (texts -> vectors, prepared before the rows ran)."""

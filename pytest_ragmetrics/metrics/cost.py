@@ -23,7 +23,7 @@ UNSTAGED = "(unstaged)"
 NO_STOP_REASON = "(none)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TokenUsage:
     """Token counts of one query. ``prompt``/``completion`` are ``None`` when unknown."""
 

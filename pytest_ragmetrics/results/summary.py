@@ -145,7 +145,7 @@ def _checked(
             raise _malformed(payload, f"{key} is {type(payload[key]).__name__}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RowPayload:
     """The record one row test sends to the controller on its report.
 

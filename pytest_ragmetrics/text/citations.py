@@ -77,7 +77,7 @@ def _pattern_problem(fmt: BuiltinFormat, pattern: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Citation:
     """One citation: the marker text it came from and what it points at.
 
@@ -218,10 +218,18 @@ def _strip(text: str, fmt: CitationFormat) -> str:
     blank = _blank if own else " "
     stripped = text
     for _ in range(len(text) + 1):
-        stripped = pattern.sub(blank, stripped)
+        # Substring tests before the patterns, which scan the text: a built-in marker
+        # starts with "[", and a run _SPACES matches holds two spaces or a tab.
+        if own or "[" in stripped:
+            stripped = pattern.sub(blank, stripped)
         stripped = _SPACE_BEFORE_PUNCT.sub("", stripped)
-        stripped = _SPACES.sub(" ", stripped).strip()
-        if not (_any_marker(pattern, stripped) if own else pattern.search(stripped)):
+        if "  " in stripped or "\t" in stripped:
+            stripped = _SPACES.sub(" ", stripped)
+        stripped = stripped.strip()
+        if own:
+            if not _any_marker(pattern, stripped):
+                break
+        elif "[" not in stripped or not pattern.search(stripped):
             break
     return stripped
 

@@ -31,7 +31,7 @@ from typing import Any
 from pytest_ragmetrics.text.citations import CitationFormat, marker_pattern
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sentence:
     """A sentence of an answer, citation markers included, and its span in the answer."""
 

@@ -193,8 +193,10 @@ def _strip_as_first_written(text: str, fmt: CitationFormat) -> str:
 
 marker_texts = st.lists(
     st.sampled_from(
-        ["[", "]", "CIT:", "CIT :", "1", "2,", " 3", "d-1", " ", "  ", "\t", "\n", "\u00a0"]
-        + [".", ",", ";", ":", "!", "?", "…", "Paris", "x", "(source: d1)"]
+        [
+            *("[", "]", "CIT:", "CIT :", "1", "2,", " 3", "d-1", "Paris", "x", "(source: d1)"),
+            *(" ", "  ", "\t", "\n", "\u00a0", ".", ",", ";", ":", "!", "?", "…"),
+        ]
     ),
     max_size=24,
 ).map("".join)
