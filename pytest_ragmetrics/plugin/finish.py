@@ -115,6 +115,14 @@ def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
         return BaselineState(shown, problem=problem, update_command=command)
     if baseline is None:
         return BaselineState(shown, update_command=command)
+    if any(not row.inputs for row in summary.rows):
+        # The file was not there when the rows reported (plugin.recording.eval_digests):
+        # their inputs were not digested, and rows cannot be paired without them.
+        problem = (
+            f"the baseline {shown} appeared while the rows ran, so this run cannot pair its "
+            "rows with it: run again"
+        )
+        return BaselineState(shown, baseline, problem, command)
     differences = signature_differences(
         baseline.settings_signature(), current_signature(summary, state)
     )
@@ -178,7 +186,7 @@ def citation_warning(summary: EvalSummary, settings: Settings) -> str | None:
     a marker the plugin recognises: answers citing in another format score as uncited."""
     census = [row.citations for row in summary.rows if row.citations is not None]
     with_contexts = sum(1 for counts in census if counts["contexts"])
-    if not with_contexts or any(counts["markers"] for counts in census):
+    if not with_contexts or any(counts["cites"] for counts in census):
         return None
     return (
         f"no answer of {summary.info.label} holds a citation marker the plugin reads "

@@ -36,9 +36,9 @@ from pytest_ragmetrics.plugin.state import (
     rows_param,
     run_state,
 )
-from pytest_ragmetrics.results.baseline import input_digest
-from pytest_ragmetrics.results.summary import BatchPayload, DatasetPayload, RowPayload
-from pytest_ragmetrics.text.citations import count_citations
+from pytest_ragmetrics.results.baseline import baseline_path, input_digest
+from pytest_ragmetrics.results.summary import BatchPayload, DatasetPayload, EvalInfo, RowPayload
+from pytest_ragmetrics.text.citations import holds_citation
 
 # The report attribute the payload's wire form travels in.
 PAYLOAD_ATTR = "ragmetrics"
@@ -113,16 +113,18 @@ def function_id(item: pytest.Item) -> str:
 
 
 def citation_census(recorder: RowRecorder | None, settings: Settings) -> dict[str, int] | None:
-    """How many citation markers the row's answer holds and how many contexts it has, for
-    a row that recorded a metric reading citations; ``None`` otherwise."""
+    """Whether the row's answer holds a citation marker (``cites``, 1 or 0) and how many
+    contexts it has, for a row that recorded a metric reading citations; ``None``
+    otherwise. All a run's warning about answers citing another way needs
+    (``plugin.finish.citation_warning``)."""
     if recorder is None:
         return None
     if not (CITATION_METRICS & set(recorder.values) or "trust" in recorder.details):
         return None
     row = recorder.row
     answer = row.answer if isinstance(row.answer, str) else ""
-    markers = count_citations(answer, settings.citations)
-    return {"markers": markers, "contexts": len(row.contexts or ())}
+    cites = holds_citation(answer, settings.citations)
+    return {"cites": int(cites), "contexts": len(row.contexts or ())}
 
 
 @dataclass(frozen=True)
@@ -130,12 +132,17 @@ class PayloadContext:
     """What a row's payload takes from the run besides the row and how its test ended:
     the test function, every test of its eval, whether outputs are saved, the settings.
     Plain data, so a process that runs rows without the pytest item (a Ray worker,
-    ``plugin.ray_engine``) builds the same payload."""
+    ``plugin.ray_engine``) builds the same payload.
+
+    ``digests``: whether each row's inputs are digested (``results.baseline.input_digest``),
+    which only pairing rows with a stored baseline needs: the eval has one, or the run
+    writes one (``eval_digests``)."""
 
     test: str
     eval_tests: tuple[str, ...]
     save_outputs: bool
     settings: Settings
+    digests: bool = True
 
     @classmethod
     def of_item(cls, item: pytest.Item, param: RowParam) -> PayloadContext:
@@ -145,7 +152,7 @@ class PayloadContext:
         if item.parent is None:  # no test function to share it with
             return cls._of(item, param, state)
         built = item.config.stash.setdefault(PAYLOAD_CONTEXTS_KEY, {})
-        key = (item.parent.nodeid, getattr(item, "originalname", item.name), param.info.name)
+        key = (item.parent.nodeid, getattr(item, "originalname", item.name), param.info.label)
         context = built.get(key)
         if context is None:
             context = built[key] = cls._of(item, param, state)
@@ -159,11 +166,21 @@ class PayloadContext:
             tuple(sorted(state.eval_tests.get(param.info.name, {test}))),
             state.options.save_outputs is not None,
             state.thresholds.settings,
+            eval_digests(param.info, state),
         )
 
 
+def eval_digests(info: EvalInfo, state: RunState) -> bool:
+    """Whether the rows of the eval ``info`` digest their inputs: it has a stored baseline
+    to pair them with, or this run writes one. A baseline that appears while the rows run
+    is refused when the run ends (``plugin.finish``), never paired with undigested rows."""
+    if state.options.update_baseline:
+        return True
+    return baseline_path(state.project_root, info.module, info.name, info.system).exists()
+
+
 # What every row of a test function and eval sends alike, built for its first row: by
-# test module, function and eval.
+# test module, function and eval (with its system).
 PAYLOAD_CONTEXTS_KEY = pytest.StashKey[dict[tuple[str, str, str], PayloadContext]]()
 
 
@@ -198,7 +215,7 @@ def payload_for(
         details=recorder.details if recorder else {},
         fields={name: row.data[name] for name in SHOWN_FIELDS if name in row.data},
         output=saved,
-        inputs=input_digest(param.row.data),
+        inputs=input_digest(param.row.data) if context.digests else "",
         citations=citation_census(recorder, context.settings),
         failed=outcome.failed and error is None,  # an error is not the test's verdict
     )

@@ -160,19 +160,14 @@ def find_citations(
     return found
 
 
-def count_citations(text: str, fmt: CitationFormat = "auto") -> int:
-    """How many citations ``find_citations`` finds in ``text`` (whatever the contexts):
-    one per marker, one per number of a ``[1, 2]`` list; without building them, for a
-    row's citation census."""
-    pattern = _compiled(fmt)[0]
-    numbered = pattern.groupindex.get("num")  # the group of a [1, 2] list, if the format has it
-    count = 0
-    for match in pattern.finditer(text):
-        if not match.group(0):
-            continue  # a project's pattern that matches nothing here is no marker
-        numbers = match.group(numbered) if numbered else None
-        count += 1 if numbers is None else numbers.count(",") + 1
-    return count
+def holds_citation(text: str, fmt: CitationFormat = "auto") -> bool:
+    """Whether ``text`` holds a citation marker of ``fmt``: whether ``find_citations``
+    finds any (whatever the contexts), without building them, for a row's citation
+    census. A built-in marker starts with "[": no pattern runs on a text without one."""
+    pattern = marker_pattern(fmt)
+    if isinstance(fmt, CitationSyntax):
+        return _any_marker(pattern, text)
+    return "[" in text and pattern.search(text) is not None
 
 
 def may_cite(text: str, fmt: CitationFormat = "auto") -> bool:

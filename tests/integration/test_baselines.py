@@ -244,6 +244,44 @@ def test_a_schema_1_baseline_is_still_compared_with_a_note(project: pytest.Pytes
     )
 
 
+APPEARING = """
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="rows.jsonl")
+
+
+def test_answers(row, overlap, f1, tokens):
+    overlap(row); f1(row); tokens(row)
+    if row.id == "q3":  # long after the first row reported, without a baseline to pair with
+        here = Path(__file__).parent
+        shutil.copy(here / "kept.json", here / "__baselines__" / "test_eval.json")
+"""
+
+
+def test_a_baseline_that_appears_while_the_rows_run_is_refused(project: pytest.Pytester) -> None:
+    """Rows digest their inputs only for an eval with a baseline to pair them with (or one
+    to write): a baseline stored while the rows ran finds rows it cannot pair, and says so
+    rather than comparing with none of them."""
+    folder = project.path / "__baselines__"
+    (folder / "test_eval.json").rename(project.path / "kept.json")
+    project.makepyfile(test_eval=APPEARING)
+    result = project.runpytest()
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "overlap.mean >= baseline: cannot be checked",
+            "the baseline __baselines__/test_eval.json appeared while the rows ran, so this run "
+            "cannot pair its rows with it: run again",
+        ]
+    )
+    result = project.runpytest()  # the next run finds it before its rows report
+    assert result.ret == 0
+    result.assert_outcomes(passed=10)
+
+
 def test_a_broken_baseline_fails_its_gates_and_nothing_else(project: pytest.Pytester) -> None:
     path = project.path / "__baselines__" / "test_eval.json"
     path.write_text(path.read_text().replace('"mean": 100.0', '"mean": "100"', 1))

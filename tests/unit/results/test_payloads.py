@@ -47,7 +47,7 @@ ROW = RowPayload(
     fields={"question": "Capital?", "answer": "Paris", "answerable": True},
     output={"id": "r1", "answer": "Paris"},
     inputs="d" * 64,
-    citations={"markers": 1, "contexts": 2},
+    citations={"cites": 1, "contexts": 2},
     failed=True,
 )
 DATASET = DatasetPayload(

@@ -241,16 +241,16 @@ def test_rows_of_the_same_tests_share_their_set_of_tests_and_their_census() -> N
     """A row's set of tests and its citation census are one object for every row with the
     same ones, and the census cannot be changed through a row."""
     sent = [
-        RowPayload(INFO, row, i, {}, {}, None, test="t1", citations={"markers": 1, "contexts": 1})
+        RowPayload(INFO, row, i, {}, {}, None, test="t1", citations={"cites": 1, "contexts": 1})
         for i, row in enumerate(["a", "b"])
     ]
     sent.append(RowPayload(INFO, "b", 1, {}, {}, None, test="t2", failed=True))
     (summary,) = summarize(sent, Settings())
     a, b = summary.rows
     assert (a.tests, b.tests, b.failed) == ({"t1"}, {"t1", "t2"}, {"t2"})
-    assert a.citations == {"markers": 1, "contexts": 1}
+    assert a.citations == {"cites": 1, "contexts": 1}
     assert a.citations is b.citations
     with pytest.raises(TypeError):
-        a.citations["markers"] = 2  # type: ignore[index]
+        a.citations["cites"] = 0  # type: ignore[index]
     (again,) = summarize([sent[0], RowPayload(INFO, "c", 2, {}, {}, None, test="t1")], Settings())
     assert again.rows[0].tests is again.rows[1].tests

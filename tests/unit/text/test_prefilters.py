@@ -12,8 +12,8 @@ from pytest_ragmetrics.metrics.abstention import CitedIdk, IdkCitation, idk_cita
 from pytest_ragmetrics.text.citations import (
     CitationFormat,
     CitationSyntax,
-    count_citations,
     find_citations,
+    holds_citation,
     may_cite,
 )
 from pytest_ragmetrics.text.idk import DEFAULT_IDK_PATTERNS, IdkMatcher, idk_sentences
@@ -117,19 +117,20 @@ def test_idk_citation_finds_what_splitting_every_answer_finds(
     text=TEXTS,
     fmt=FORMATS | st.sampled_from([CitationSyntax("auto", r"(?:\(source: |<)(\w+)[)>]")]),
 )
-def test_a_citation_census_counts_what_find_citations_finds(text: str, fmt: CitationFormat) -> None:
-    """A row's census counts its answer's citations without building them: the count is
-    ``find_citations``' (a ``[2, 3]`` list is two), whatever the contexts."""
-    assert count_citations(text, fmt) == len(find_citations(text, ["d1", "d2"], fmt))
-    assert count_citations(text + " (source: d1) <7>", fmt) == len(
+def test_a_citation_census_finds_what_find_citations_finds(text: str, fmt: CitationFormat) -> None:
+    """A row's census says whether its answer holds a citation without building them:
+    whether ``find_citations`` finds one, whatever the contexts."""
+    assert holds_citation(text, fmt) == bool(find_citations(text, ["d1", "d2"], fmt))
+    assert holds_citation(text + " (source: d1) <7>", fmt) == bool(
         find_citations(text + " (source: d1) <7>", None, fmt)
     )
 
 
 def test_a_citation_census_by_hand() -> None:
-    assert count_citations("Paris [1][2, 3]. Lyon [CIT:d1].") == 4
-    assert count_citations("Paris [1][2, 3]. Lyon [CIT:d1].", "cit") == 1
-    assert count_citations("No marker.") == 0
+    assert holds_citation("Paris [1][2, 3]. Lyon [CIT:d1].")
+    assert not holds_citation("Paris [1][2, 3].", "cit")
+    assert holds_citation("Lyon (source: d1).", CitationSyntax("auto", r"\(source: (\w+)\)"))
+    assert not holds_citation("No marker [here].")
 
 
 def test_the_checks_say_no_only_when_they_can() -> None:
@@ -149,3 +150,12 @@ def test_the_checks_say_no_only_when_they_can() -> None:
     assert not may_cite("Paris [CIT:d1].", "numeric")
     own = CitationSyntax("auto", r"\(source: ([^)]+)\)")
     assert may_cite("Paris.", own)  # a project's pattern: always True
+
+
+def test_folding_ascii_text_maps_only_the_backtick() -> None:
+    """``may_occur_in`` folds ASCII text by replacing the backtick alone: of the
+    apostrophes folding maps, it is the only ASCII one."""
+    from pytest_ragmetrics.text.idk import _APOSTROPHES
+
+    ascii_text = "".join(map(chr, range(128)))
+    assert ascii_text.translate(_APOSTROPHES) == ascii_text.replace("`", "'")
