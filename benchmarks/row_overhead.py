@@ -18,11 +18,14 @@ Each row has a question, a one-to-three sentence answer citing a context with
 ``[CIT:<doc_id>]``, two gold answers and a token count (``random.Random(0)``). One row in
 ten answers "I don't know." and cites nothing; one in ten gives its answer, then says it
 does not know the rest and cites (``idk_citation`` is 1 there, and such an answer has to
-be split into sentences). Both runs use ``-q -p no:cacheprovider -p no:xdist``. For
-each size, each side runs ``--rounds`` times, alternating; the script prints the medians
-of wall time and of peak resident memory (``ru_maxrss`` of the pytest process) and the
-ratios ours / bare. Nothing is asserted: the figures are for reading (docs/performance.md,
-"Per-row cost")::
+be split into sentences). Both runs use ``-q -p no:cacheprovider -p no:xdist``, with
+bytecode written and read as in a user's runs (``PYTHONDONTWRITEBYTECODE`` is removed from
+their environment; one unmeasured run of each side writes it first). For each size, each
+side runs ``--rounds`` times, alternating; the script prints the medians of wall time and
+of peak resident memory (``ru_maxrss`` of the pytest process), the ratios ours / bare of
+the medians, and the lowest and highest ratio of one round's pair (how noisy the machine
+was). Nothing is asserted: the figures are for reading (docs/performance.md, "Per-row
+cost")::
 
     .venv/bin/python benchmarks/row_overhead.py 10000 50000 --rounds 3
 """
@@ -123,6 +126,11 @@ def write_workspace(root: Path, rows: int) -> tuple[Path, Path]:
     return directories
 
 
+# Not passed on to the runs: a user's runs write and read bytecode, and take no options
+# or plugins from the environment.
+UNSET = ("PYTHONDONTWRITEBYTECODE", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")
+
+
 @dataclass(frozen=True)
 class Run:
     seconds: float
@@ -131,7 +139,8 @@ class Run:
 
 def run_pytest(directory: Path) -> Run:
     """One pytest run of ``directory`` in a fresh interpreter: wall time and peak memory."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env = {k: v for k, v in os.environ.items() if k not in UNSET}
+    env["HF_HUB_OFFLINE"] = "1"
     command = [sys.executable, "-c", RUNNER, "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
     start = time.perf_counter()
     done = subprocess.run(
@@ -150,24 +159,28 @@ def run_pytest(directory: Path) -> Run:
     return Run(seconds, int(fields[2]))
 
 
-def measure(rows: int, rounds: int) -> dict[str, Run]:
-    """Medians of each side over ``rounds`` alternating runs on ``rows`` rows."""
+def measure(rows: int, rounds: int) -> tuple[dict[str, Run], list[float]]:
+    """Medians of each side over ``rounds`` alternating runs on ``rows`` rows, after one
+    unmeasured run of each; and each round's ratio of wall times, ours / bare."""
     with tempfile.TemporaryDirectory(prefix="row-overhead-") as tmp:
         evals, bare = write_workspace(Path(tmp), rows)
+        run_pytest(bare), run_pytest(evals)  # bytecode written, files in the page cache
         runs: dict[str, list[Run]] = {"bare": [], "ours": []}
         for _ in range(rounds):
             runs["bare"].append(run_pytest(bare))
             runs["ours"].append(run_pytest(evals))
-    return {
+    medians = {
         side: Run(
             statistics.median(r.seconds for r in side_runs),
             int(statistics.median(r.peak_kib for r in side_runs)),
         )
         for side, side_runs in runs.items()
     }
+    pairs = [o.seconds / b.seconds for o, b in zip(runs["ours"], runs["bare"], strict=True)]
+    return medians, pairs
 
 
-WIDTHS = (8, 8, 8, 6, 9, 9, 6)
+WIDTHS = (8, 8, 8, 6, 11, 9, 9, 6)
 
 
 def main() -> None:
@@ -176,14 +189,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
-    header = ("rows", "bare s", "ours s", "time", "bare MiB", "ours MiB", "mem")
+    header = ("rows", "bare s", "ours s", "time", "pairs", "bare MiB", "ours MiB", "mem")
     print(" ".join(f"{title:>{width}}" for title, width in zip(header, WIDTHS, strict=True)))
     for rows in args.sizes:
-        result = measure(rows, args.rounds)
+        result, pairs = measure(rows, args.rounds)
         bare, ours = result["bare"], result["ours"]
         print(
             f"{rows:>8} {bare.seconds:>8.2f} {ours.seconds:>8.2f} "
-            f"{ours.seconds / bare.seconds:>5.2f}x "
+            f"{ours.seconds / bare.seconds:>5.2f}x {min(pairs):>5.2f}-{max(pairs):<5.2f}"
             f"{bare.peak_kib / 1024:>9.1f} {ours.peak_kib / 1024:>9.1f} "
             f"{ours.peak_kib / bare.peak_kib:>5.2f}x"
         )

@@ -123,11 +123,26 @@ def loads_finite(
     """``json.loads`` that refuses NaN, Infinity and -Infinity (which Python's parser
     accepts though JSON has no such numbers) with ``ValueError("<constant> <refusal>")``;
     ``refusal`` words it for the file being read."""
+    if isinstance(text, str) and not text.startswith("\ufeff"):
+        # What json.loads does with a str, with a decoder built once, not per call.
+        return _finite_decoder(refusal, object_pairs_hook).decode(text)
+    decoder = _finite_decoder(refusal, object_pairs_hook)
+    return json.loads(
+        text, parse_constant=decoder.parse_constant, object_pairs_hook=object_pairs_hook
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _finite_decoder(
+    refusal: str, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None
+) -> json.JSONDecoder:
+    """The decoder of ``loads_finite``: datasets are read a line at a time, and building a
+    decoder (and its scanner) for each line was most of parsing it."""
 
     def refuse(constant: str) -> NoReturn:
         raise ValueError(f"{constant} {refusal}")
 
-    return json.loads(text, parse_constant=refuse, object_pairs_hook=object_pairs_hook)
+    return json.JSONDecoder(parse_constant=refuse, object_pairs_hook=object_pairs_hook)
 
 
 # -- a cache of JSON entries --------------------------------------------------------------

@@ -106,39 +106,46 @@ class F1Match:
     gold_tokens: int
 
 
-def _f1_against(prediction_tokens: list[str], predicted: Counter[str], gold: str) -> F1Match:
-    """F1 of normalised prediction tokens (``predicted``: their counts) against one gold.
-
-    common = size of the multiset intersection; P = common / |prediction|,
-    R = common / |gold|, F1 = 2PR / (P + R); no common token gives 0.
-    """
-    gold_tokens = normalize_answer(gold).split()
-    common = _common_tokens(predicted, gold_tokens)
+def _f1(common: int, predicted: int, gold_tokens: int) -> tuple[float, float, float]:
+    """F1, precision and recall of ``common`` tokens shared by ``predicted`` prediction
+    tokens and ``gold_tokens`` gold tokens: P = common / |prediction|, R = common / |gold|,
+    F1 = 2PR / (P + R); no common token gives 0."""
     if common == 0:
-        return F1Match(0.0, gold, 0.0, 0.0, 0, len(prediction_tokens), len(gold_tokens))
-    precision = common / len(prediction_tokens)
-    recall = common / len(gold_tokens)
-    score = 2 * precision * recall / (precision + recall)
-    return F1Match(score, gold, precision, recall, common, len(prediction_tokens), len(gold_tokens))
+        return 0.0, 0.0, 0.0
+    precision = common / predicted
+    recall = common / gold_tokens
+    return 2 * precision * recall / (precision + recall), precision, recall
 
 
 def _common_tokens(predicted: Counter[str], gold_tokens: list[str]) -> int:
     """The size of the multiset intersection of ``predicted`` and ``gold_tokens``: the
-    sum of ``(predicted & Counter(gold_tokens)).values()``, without building either."""
+    sum of ``(predicted & Counter(gold_tokens)).values()``, counted by matching each gold
+    token with a prediction token not matched yet."""
+    unmatched = dict(predicted)
     common = 0
-    for token, count in Counter(gold_tokens).items():
-        in_prediction = predicted.get(token)
-        if in_prediction:
-            common += min(count, in_prediction)
+    for token in gold_tokens:
+        left = unmatched.get(token)
+        if left:
+            unmatched[token] = left - 1
+            common += 1
     return common
 
 
 def best_f1(prediction: str, golds: str | Iterable[str]) -> F1Match:
     """The gold with the highest token F1 (the first one on ties) and its counts."""
-    prediction_tokens = normalize_answer(prediction).split()
-    predicted = Counter(prediction_tokens)
-    matches = [_f1_against(prediction_tokens, predicted, gold) for gold in _gold_list(golds)]
-    return max(matches, key=lambda match: match.score)
+    predicted_tokens = normalize_answer(prediction).split()
+    predicted = Counter(predicted_tokens)
+    best: F1Match | None = None
+    for gold in _gold_list(golds):
+        gold_tokens = normalize_answer(gold).split()
+        common = _common_tokens(predicted, gold_tokens)
+        score, precision, recall = _f1(common, len(predicted_tokens), len(gold_tokens))
+        if best is None or score > best.score:
+            best = F1Match(
+                score, gold, precision, recall, common, len(predicted_tokens), len(gold_tokens)
+            )
+    assert best is not None  # _gold_list refuses an empty list
+    return best
 
 
 def token_f1(prediction: str, golds: str | Iterable[str]) -> float:

@@ -71,8 +71,13 @@ class IdkMatcher:
         probes = _probes(self.patterns)
         if probes is None:
             return True
-        folded = text.translate(_APOSTROPHES).casefold()
-        return any(probe in folded for probe in probes)
+        # Of the apostrophes folding maps, ASCII text can hold only the backtick.
+        unified = text.replace("`", "'") if text.isascii() else text.translate(_APOSTROPHES)
+        folded = unified.casefold()
+        for probe in probes:
+            if probe in folded:
+                return True
+        return False
 
     def match(self, sentence: str, fmt: CitationFormat = "auto") -> str | None:
         """The pattern text found in ``sentence`` (folded), or ``None`` if it is not IDK.
@@ -111,7 +116,7 @@ def _probes(patterns: tuple[str, ...]) -> tuple[str, ...] | None:
         if not pieces:
             return None
         probes.append(max(pieces, key=len))
-    return tuple(probes)
+    return tuple(dict.fromkeys(probes))  # once each: two phrases may share their longest
 
 
 @functools.lru_cache(maxsize=16384)
