@@ -74,10 +74,7 @@ class IdkMatcher:
         # Of the apostrophes folding maps, ASCII text can hold only the backtick.
         unified = text.replace("`", "'") if text.isascii() else text.translate(_APOSTROPHES)
         folded = unified.casefold()
-        for probe in probes:
-            if probe in folded:
-                return True
-        return False
+        return any(probe in folded for probe in probes)
 
     def match(self, sentence: str, fmt: CitationFormat = "auto") -> str | None:
         """The pattern text found in ``sentence`` (folded), or ``None`` if it is not IDK.
