@@ -22,7 +22,10 @@ the run back to the entries.
 
 It also keeps each analysed answer's sentence spans (``analyses``, written and read by
 ``pytest_ragmetrics.embeddings.analyses``), keyed by the analysing code's version and the
-answer, checked like the vectors: a warm run reads them instead of running Punkt again.
+answer, checked like the vectors: a warm run reads them instead of running Punkt again;
+and the last few sets of grounding similarities (``similarity_sets``, written and read by
+``pytest_ragmetrics.embeddings.similarities``): a warm run of the same rows reads the
+cosine of every sentence and the context it cites, and no vector at all.
 """
 
 from __future__ import annotations
@@ -66,6 +69,10 @@ CREATE TABLE IF NOT EXISTS prepared_sets (
 CREATE TABLE IF NOT EXISTS analyses (
     key BLOB PRIMARY KEY, checksum BLOB NOT NULL, value BLOB NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS similarity_sets (
+    key BLOB PRIMARY KEY, checksum BLOB NOT NULL, value BLOB NOT NULL,
+    written_ns INTEGER NOT NULL
+);
 """
 
 
@@ -304,6 +311,51 @@ class EmbeddingCache:
             CacheWarning(
                 f"embedding cache {self.path}: {doing} the answers' sentence analyses "
                 f"failed ({error}); the answers are analysed now, the vectors are kept"
+            ),
+            stacklevel=3,
+        )
+
+    def get_similarity_set(self, key: bytes) -> bytes | None:
+        """The similarity set stored under ``key`` when it is there and intact; ``None``
+        otherwise. Like the analyses, optional: a failure reading it is a warning and no
+        set (the similarities are computed from the vectors), never the vectors moved
+        aside."""
+        connection = self._connect()
+        try:
+            row = connection.execute(
+                "SELECT checksum, value FROM similarity_sets WHERE key = ?", (key,)
+            ).fetchone()
+        except sqlite3.DatabaseError as error:
+            self._similarities_failed("reading", error)
+            return None
+        if row is None or not _intact(row[1], row[0]):
+            return None
+        blob: bytes = row[1]
+        return blob
+
+    def put_similarity_set(self, key: bytes, blob: bytes) -> None:
+        """Store a similarity set under ``key``, keeping the ``KEPT_SETS`` most recently
+        written; a failure is a warning (the next run computes them again)."""
+        connection = self._connect()
+        try:
+            with connection:
+                connection.execute(
+                    "INSERT OR REPLACE INTO similarity_sets VALUES (?, ?, ?, ?)",
+                    (key, _checksum(blob), blob, time.time_ns()),
+                )
+                connection.execute(
+                    "DELETE FROM similarity_sets WHERE key NOT IN (SELECT key FROM "
+                    "similarity_sets ORDER BY written_ns DESC LIMIT ?)",
+                    (KEPT_SETS,),
+                )
+        except sqlite3.DatabaseError as error:
+            self._similarities_failed("storing", error)
+
+    def _similarities_failed(self, doing: str, error: sqlite3.DatabaseError) -> None:
+        warnings.warn(
+            CacheWarning(
+                f"embedding cache {self.path}: {doing} the grounding similarities failed "
+                f"({error}); they are computed from the vectors, which are kept"
             ),
             stacklevel=3,
         )

@@ -20,9 +20,9 @@ from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors, model_label
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
-from pytest_ragmetrics.metrics.base import Embed, MetricContext, MetricSpec
+from pytest_ragmetrics.metrics.base import MetricContext, MetricSpec
 from pytest_ragmetrics.metrics.catalog import FIXTURES, UNJUDGED, custom_metrics
-from pytest_ragmetrics.metrics.grounding import GROUNDING_METRICS, ScoredOverlap, prepared_overlaps
+from pytest_ragmetrics.metrics.grounding import GROUNDING_METRICS, GroundingPlan, ScoredOverlap
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.plugin.state import (
@@ -43,6 +43,7 @@ from pytest_ragmetrics.plugin.state import (
 
 if TYPE_CHECKING:  # the judge's client (HTTP, TLS) is imported when a metric first judges
     from pytest_ragmetrics.config.thresholds import Settings
+    from pytest_ragmetrics.embeddings.similarities import Pair
     from pytest_ragmetrics.judge.client import LlmJudge
 
 __all__ = [
@@ -466,19 +467,30 @@ for _spec in FIXTURES.values():
 del _spec
 
 
-def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]:
-    """Every text the embedding metrics of ``items`` will embed, in first-use order.
+def session_texts(
+    items: Sequence[pytest.Item],
+    settings: Settings,
+    scored: Mapping[tuple[str, int], ScoredOverlap] | None = None,
+) -> list[str]:
+    """Every text the embedding metrics of ``items`` will embed, in first-use order; for a
+    row test's row whose overlap the prepare step has ``scored`` already (from a stored
+    similarity set, ``plugin.session``), none of what overlap and faithfulness need.
 
     A row that lacks a field its metrics need is left out here: it errors when it runs.
     """
     texts: dict[str, None] = {}
+    scored = scored or {}
     for item in items:
         specs = [FIXTURES[name] for name in own_metrics(item)]
-        embedding = [spec.texts for spec in specs if spec.texts is not None]
+        embedding = [(spec.fixture, spec.texts) for spec in specs if spec.texts is not None]
+        single = batch_param(item) is None
         for param in row_params(item) if embedding else ():
             if param.problems:
                 continue
-            for row_texts in embedding:
+            done = single and (param.row.source, param.row.index) in scored
+            for name, row_texts in embedding:
+                if done and name in GROUNDING_METRICS:
+                    continue
                 try:
                     texts.update(dict.fromkeys(row_texts(param.row, settings)))
                 except RowError:
@@ -510,11 +522,14 @@ def grounding_rows(items: Sequence[pytest.Item]) -> list[tuple[Row, bool]]:
 
 
 def scored_overlaps(
-    rows: Sequence[tuple[Row, bool]], settings: Settings, embed: Embed
+    plan: GroundingPlan, similarities: Mapping[Pair, float], tau_sim: float
 ) -> dict[tuple[str, int], ScoredOverlap]:
-    """The overlap of ``rows`` (``grounding_rows``) scored at once, by the row's file and
-    position; which rows, and what a row that cannot be scored gives, is the metric's
-    choice (``metrics.grounding.prepared_overlaps``)."""
+    """The overlap of the rows of ``plan`` (``grounding_rows``, analysed) from the
+    similarities of their pairs, by the row's file and position; a row that cannot be
+    scored is left out, for its fixture (``metrics.grounding.GroundingPlan.score``)."""
+    scored = plan.score(similarities, tau_sim)
     return {
-        (row.source, row.index): result for row, result in prepared_overlaps(rows, settings, embed)
+        (row.source, row.index): result
+        for row, result in zip(plan.rows, scored, strict=True)
+        if result is not None
     }
