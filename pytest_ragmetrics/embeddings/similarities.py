@@ -15,7 +15,6 @@ missing or damaged (checksum, length) only sends the run back to the vectors.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import struct
 from collections.abc import Iterable, Mapping
@@ -33,25 +32,24 @@ Pair = tuple[str, str]
 
 @dataclass(frozen=True)
 class SimilaritySet:
-    """Pairs scored together, in the set's own order (by each pair's hash, so the same
-    pairs listed in any order are the same set), and the set's key under one model."""
+    """Pairs scored together, in the set's own order (sorted, so the same pairs listed in
+    any order are the same set), and the set's key under one model."""
 
     key: bytes
     pairs: tuple[Pair, ...]
 
 
 def similarity_set(model_identity: str, pairs: Iterable[Pair]) -> SimilaritySet:
-    """The set of the distinct ``pairs`` under the model ``model_identity``."""
-    keyed = {_pair_key(pair): pair for pair in pairs}
-    order = sorted(keyed)
-    head = f"pytest-ragmetrics similarity set {SIMILARITY_VERSION}\0{model_identity}\0"
-    key = hashlib.sha256(head.encode() + b"".join(order)).digest()
-    return SimilaritySet(key, tuple(keyed[pair_key] for pair_key in order))
-
-
-def _pair_key(pair: Pair) -> bytes:
-    # A JSON list: no text can pass for the other (as it could joined by a separator).
-    return hashlib.sha256(json.dumps(pair).encode()).digest()
+    """The set of the distinct ``pairs`` under the model ``model_identity``: its key
+    hashes the model identity and every text, each after its length, so no text can
+    pass for another or for the boundary between two (as one joined by a separator
+    could)."""
+    order = tuple(sorted(set(pairs)))
+    digest = hashlib.sha256()
+    digest.update(f"pytest-ragmetrics similarity set {SIMILARITY_VERSION}".encode())
+    for text in (model_identity, *(text for pair in order for text in pair)):
+        digest.update(f"\0{len(text)}:{text}".encode("utf-8", "surrogatepass"))
+    return SimilaritySet(digest.digest(), order)
 
 
 def read_similarities(cache: EmbeddingCache, scored: SimilaritySet) -> dict[Pair, float] | None:

@@ -105,7 +105,7 @@ def cosines(left: Vectors, right: Vectors) -> list[float]:
     return [min(1.0, max(-1.0, value)) for value in (_row_dots(x, y) / norms).tolist()]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Claim:
     """One sentence of an answer as the overlap rule sees it, before any embedding.
 
@@ -265,7 +265,7 @@ def overlap_texts(claim_list: Sequence[Claim]) -> list[str]:
     return texts
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SentenceVerdict:
     """Why one sentence of an answer is or is not supported.
 
@@ -317,6 +317,11 @@ class Overlap:
         return self.claims == 0
 
     def evidence(self) -> str:
+        return self._evidence
+
+    @functools.cached_property
+    def _evidence(self) -> str:
+        """Built once: overlap and faithfulness of a row both show it."""
         head = (
             "no claim sentence (pure IDK or empty): overlap 0 and abstaining"
             if self.abstains
@@ -399,7 +404,7 @@ def judge_claims(
     return Overlap(score, n_supported, n_claims, tau_sim, tuple(verdicts))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Faithfulness:
     """The fallback faithfulness of one answer and the branch of the rule that gave it."""
 
@@ -483,7 +488,7 @@ def texts_faithfulness(row: Row, settings: MetricSettings) -> list[str]:
     return overlap_texts(_row_claims(row, "faithfulness", settings))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScoredOverlap:
     """A row's overlap with the answer and contexts it was scored on: the entry a row's
     ``MetricContext.memo["overlap"]`` holds, so a test that hands a metric an edited row

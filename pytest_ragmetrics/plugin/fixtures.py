@@ -25,10 +25,10 @@ from pytest_ragmetrics.metrics.catalog import FIXTURES, UNJUDGED, custom_metrics
 from pytest_ragmetrics.metrics.grounding import GROUNDING_METRICS, GroundingPlan, ScoredOverlap
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
+from pytest_ragmetrics.plugin.running import running_item
 from pytest_ragmetrics.plugin.state import (
     RECORDER_KEY,
     STATE_KEY,
-    BatchParam,
     RowParam,
     RowRecorder,
     batch_param,
@@ -234,23 +234,26 @@ def bound_metrics(
 
 
 @pytest.fixture
-def row(request: pytest.FixtureRequest) -> Row | None:
+def row() -> Row | None:
     """The dataset row this test runs on; a bad row errors here with file:line:field.
     A bulk item's test is given each of its rows in turn (``plugin.bulk``): here, ``None``."""
-    param = getattr(request, "param", None)
-    if isinstance(param, BatchParam):
+    # The running item, not `request`: asking for it costs a fixture definition per row
+    # (plugin.running). Its parameter is the row parametrization gave it.
+    item = running_item()
+    if batch_param(item) is not None:
         return None
-    if not isinstance(param, RowParam):
+    param = row_param(item)
+    if param is None:
         raise pytest.UsageError(
-            f"{request.node.nodeid} takes `row` but has no dataset: "
+            f"{item.nodeid} takes `row` but has no dataset: "
             f'mark it with @pytest.mark.ragmetrics(dataset="path/to/rows.jsonl")'
         )
-    item = request.node
     recorder = RowRecorder(param.row)
     item.stash[RECORDER_KEY] = recorder
 
     def systems() -> Any:
-        return request.getfixturevalue("ragmetrics_system")
+        # The item's own fixture request (pytest's, no public accessor), as `request` is.
+        return item._request.getfixturevalue("ragmetrics_system")  # type: ignore[attr-defined]
 
     started = start_row(param, recorder, item, systems)
     _bind_requested_metrics(item, recorder, param)

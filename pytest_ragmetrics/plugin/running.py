@@ -1,0 +1,38 @@
+"""The test item this process is running, for the ``row`` fixture.
+
+The ``row`` fixture needs the item it sets up (its row parameter, its stash, its other
+fixtures). pytest hands a fixture its item through ``request``, and for every fixture
+that asks for ``request`` it builds a fixture definition of its own, inspecting a
+signature each time: in a row test that was a good share of what the plugin added to a
+row. So the hooks record the item whose run protocol is under way (``running``), and
+``row`` reads it (``running_item``) instead of asking for ``request``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import pytest
+
+_RUNNING: ContextVar[pytest.Item | None] = ContextVar("ragmetrics_running_item", default=None)
+
+
+@contextmanager
+def running(item: pytest.Item) -> Iterator[None]:
+    """``item`` is the running item for the block (its run protocol); the one before it
+    (a run of pytest inside a test, as pytester's) is again after it."""
+    token = _RUNNING.set(item)
+    try:
+        yield
+    finally:
+        _RUNNING.reset(token)
+
+
+def running_item() -> pytest.Item:
+    """The item whose run protocol is under way in this process."""
+    item = _RUNNING.get()
+    if item is None:
+        raise RuntimeError("the `row` fixture was set up outside a test's run protocol")
+    return item
