@@ -443,15 +443,18 @@ def define_metric_fixture(spec: MetricSpec, module: str | None = None) -> Any:
     module pytest lists it under (a metric declared in user code: the user's)."""
     name = spec.fixture
 
-    def metric(request: pytest.FixtureRequest, row: Row | None) -> MetricFixture | None:
-        node = request.node
+    # The running item, not `request`: a fixture asking for it (any of a test's metrics)
+    # puts `request` in every row test's fixtures, which costs a fixture definition per
+    # row (plugin.running).
+    def metric(row: Row | None) -> MetricFixture | None:
+        node = running_item()
         if batch_param(node) is not None:
             return None  # a bulk item's test gets one per row (plugin.bulk)
         bound = node.funcargs.get(name) if isinstance(node, pytest.Function) else None
         if isinstance(bound, MetricFixture):
             return bound  # bound by `row`, which every metric requires
         recorder = node.stash[RECORDER_KEY]  # set by `row`
-        return metric_fixtures(request.config, (name,), recorder, row_param(node))[0]
+        return metric_fixtures(node.config, (name,), recorder, row_param(node))[0]
 
     metric.__name__ = name
     metric.__qualname__ = name

@@ -1,11 +1,12 @@
-"""The test item this process is running, for the ``row`` fixture.
+"""The test item this process is running, for the ``row`` and metric fixtures.
 
 The ``row`` fixture needs the item it sets up (its row parameter, its stash, its other
-fixtures). pytest hands a fixture its item through ``request``, and for every fixture
-that asks for ``request`` it builds a fixture definition of its own, inspecting a
-signature each time: in a row test that was a good share of what the plugin added to a
-row. So the hooks record the item whose run protocol is under way (``running``), and
-``row`` reads it (``running_item``) instead of asking for ``request``.
+fixtures), and so do the metric fixtures. pytest hands a fixture its item through
+``request``; but once any fixture of a test asks for ``request``, pytest sets ``request``
+up for every one of the test's items, building a fixture definition for it each time,
+with a signature inspection: in a row test that was a good share of what the plugin
+added to a row. So the hooks record the item whose run protocol is under way
+(``running``), and these fixtures read it (``running_item``) instead.
 """
 
 from __future__ import annotations
@@ -34,5 +35,5 @@ def running_item() -> pytest.Item:
     """The item whose run protocol is under way in this process."""
     item = _RUNNING.get()
     if item is None:
-        raise RuntimeError("the `row` fixture was set up outside a test's run protocol")
+        raise RuntimeError("a pytest-ragmetrics fixture was set up outside a test's run protocol")
     return item
