@@ -21,7 +21,7 @@ from pytest_ragmetrics.embeddings.model import Vectors, model_label
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
 from pytest_ragmetrics.metrics.base import MetricContext, MetricSpec
-from pytest_ragmetrics.metrics.catalog import FIXTURES, UNJUDGED, custom_metrics
+from pytest_ragmetrics.metrics.catalog import FIXTURES, UNJUDGED, custom_metric
 from pytest_ragmetrics.metrics.grounding import GROUNDING_METRICS, GroundingPlan, ScoredOverlap
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
@@ -201,7 +201,7 @@ def refuse_late(config: pytest.Config, name: str) -> None:
 def late_metric(config: pytest.Config, name: str) -> str | None:
     """Why ``name`` is refused when it is a metric declared in user code after this run
     read thresholds.toml (``late_declaration``); None for any other metric."""
-    declared = custom_metrics().get(name)
+    declared = custom_metric(name)
     if declared is None or name in run_state(config).custom_metrics:
         return None
     return late_declaration(name, declared.origin)
