@@ -307,12 +307,18 @@ class EmbeddingCache:
             self._analyses_failed("storing", error)
 
     def _analyses_failed(self, doing: str, error: sqlite3.DatabaseError) -> None:
+        self._optional_failed(
+            f"{doing} the answers' sentence analyses",
+            error,
+            "the answers are analysed now, the vectors are kept",
+        )
+
+    def _optional_failed(self, what: str, error: sqlite3.DatabaseError, instead: str) -> None:
+        """Warn that reading or storing an optional table failed, and what is done
+        instead; the vectors are never moved aside for it."""
         warnings.warn(
-            CacheWarning(
-                f"embedding cache {self.path}: {doing} the answers' sentence analyses "
-                f"failed ({error}); the answers are analysed now, the vectors are kept"
-            ),
-            stacklevel=3,
+            CacheWarning(f"embedding cache {self.path}: {what} failed ({error}); {instead}"),
+            stacklevel=4,
         )
 
     def get_similarity_set(self, key: bytes) -> bytes | None:
@@ -352,12 +358,10 @@ class EmbeddingCache:
             self._similarities_failed("storing", error)
 
     def _similarities_failed(self, doing: str, error: sqlite3.DatabaseError) -> None:
-        warnings.warn(
-            CacheWarning(
-                f"embedding cache {self.path}: {doing} the grounding similarities failed "
-                f"({error}); they are computed from the vectors, which are kept"
-            ),
-            stacklevel=3,
+        self._optional_failed(
+            f"{doing} the grounding similarities",
+            error,
+            "they are computed from the vectors, which are kept",
         )
 
     def checkpoint(self) -> None:
