@@ -144,7 +144,8 @@ class RunSession:
 
     def close(self) -> None:
         """Close the embedding cache and the bulk evals' datasets, forget the answers'
-        sentence analyses; remove the run's private cache on the controller."""
+        sentence analyses; remove the run's private cache on the controller; let go of the
+        rows' results."""
         for reader in self.state.readers.values():
             reader.close()
         if self.state.store is not None:
@@ -158,6 +159,12 @@ class RunSession:
             ray_engine.stop(self.config)
         if self.state.options.no_cache and self.controller:
             shutil.rmtree(self.state.options.cache_dir, ignore_errors=True)
+        # pytest holds the config, and so this session, until the process exits: freed
+        # now, the rows' results are not passed over again by the interpreter's
+        # collections at exit (docs/performance.md, "Per-row cost").
+        self.finished = None
+        for built in ("results", "document"):
+            self.__dict__.pop(built, None)
 
     def header_lines(self) -> list[str]:
         """The thresholds file, project root, embedding model, tau_sim and cache in force."""
