@@ -71,4 +71,4 @@ def test_a_run_lets_go_of_its_rows_results_when_it_ends(project: Project) -> Non
     result.assert_outcomes(passed=len(ROWS))
     gc.collect()
     ids = {row["id"] for row in ROWS}
-    assert [o for o in gc.get_objects() if isinstance(o, RowResult) and o.id in ids] == []
+    assert [o for o in gc.get_objects() if type(o) is RowResult and o.id in ids] == []
