@@ -272,3 +272,11 @@ def test_umap_is_taken_when_umap_learn_is_installed(
 ) -> None:
     monkeypatch.setattr(options_module, "umap_installed", lambda: True)
     assert parse_options(pytester.parseconfig("--ragmetrics-projection-umap")).projection_umap
+
+
+def test_every_option_has_a_line_in_the_docs_table(pytester: pytest.Pytester) -> None:
+    table = (Path(__file__).parents[3] / "docs" / "gates.md").read_text(encoding="utf-8")
+    group = pytester.parseconfig()._parser.getgroup("ragmetrics")
+    names = [name for option in group.options for name in option.names()]
+    missing = [name for name in names if f"| `{name}" not in table]
+    assert missing == []
