@@ -128,6 +128,9 @@ SCRIPT = """
         }
       });
     }
+    function isPinned(index) {
+      return pinned !== null && pinned.getAttribute("data-p") === index;
+    }
     function pin(point) {
       if (pinned !== null) {
         mark(pinned.getAttribute("data-p"), false);
@@ -138,15 +141,26 @@ SCRIPT = """
       }
       show(point);
     }
+    var hovered = null;
+    function hover(point) {
+      if (hovered !== null && !isPinned(hovered)) {
+        mark(hovered, false);
+      }
+      hovered = point ? point.getAttribute("data-p") : null;
+      if (point) {
+        mark(hovered, true);  // in every projection of the picture
+      }
+      show(point || pinned);
+    }
     map.querySelectorAll("svg.scatter").forEach(function (svg) {
       svg.addEventListener("mouseover", function (event) {
         var point = pointOf(event);
         if (point) {
-          show(point);
+          hover(point);
         }
       });
       svg.addEventListener("mouseleave", function () {
-        show(pinned);
+        hover(null);
       });
       svg.addEventListener("click", function (event) {
         pin(pointOf(event));
@@ -158,7 +172,7 @@ SCRIPT = """
         mark(index, true);
       });
       row.addEventListener("mouseleave", function () {
-        mark(index, pinned !== null && pinned.getAttribute("data-p") === index);
+        mark(index, isPinned(index));
       });
     });
     if (menu) {

@@ -419,10 +419,13 @@ def test_hovering_a_point_shows_its_text(space_page: Visit) -> None:
     resting = info.inner_text()
     page.locator('svg.scatter [data-p="1"]').hover()
     assert info.inner_text() == _title(1)
+    assert _marked(page) == ["1"]
     page.locator('svg.scatter [data-p="4"]').hover()  # a chunk, drawn as a square
     assert info.inner_text() == _title(4)
+    assert _marked(page) == ["4"]
     page.mouse.move(5, 5)  # off the plot: back to what it said
     assert info.inner_text() == resting
+    assert _marked(page) == []
 
 
 def test_clicking_a_point_keeps_its_text_and_marks_it(space_page: Visit) -> None:
@@ -480,3 +483,19 @@ def test_the_picture_fits_a_laptop_screen(space_page: Visit) -> None:
     assert side is not None
     assert box["width"] > 400
     assert side["x"] >= box["x"] + box["width"]  # the lists beside the plot, not under it
+
+
+def test_hovering_a_point_marks_it_in_both_projections(
+    browser: Browser, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    document = projection_document()
+    picture = document["evals"][0]["projection"]
+    picture["methods"]["umap"] = {"seed": 0, "version": "0.5", "note": None}
+    for point in picture["points"]:
+        point["umap"] = [point["pca"][1], point["pca"][0]]
+    report = _written(tmp_path_factory, document)
+    with visiting(browser, report, *LAPTOP) as seen:
+        seen.page.locator('#map-0-0-umap [data-p="2"]').hover()
+        assert _marked(seen.page) == ["2", "2"]  # PCA's q3 and UMAP's
+        assert seen.page.locator(".pmap .point-info").inner_text() == _title(2)
+    assert seen.errors == []
