@@ -111,7 +111,8 @@ class DatasetMetric:
         none. Made once per process and eval; every dataset-level test of the eval that
         computes a built-in metric carries it, so which one the controller keeps (the
         last by name, ``results.summary``) does not depend on how xdist spread them.
-        Its texts are embedded through the run's store, like the metric's own."""
+        The texts it draws (at most the projection limit) are embedded through the
+        run's store, like the metric's own."""
         config = self.request.config
         options = run_state(config).options
         param = rows_param(self.request.node)
@@ -122,11 +123,9 @@ class DatasetMetric:
         if picture is None:
             from pytest_ragmetrics.metrics.space.projection import eval_picture
 
-            points = eval_points(self.recorder.rows)
-            vectors = self.embed([point.text for point in points])
             picture = made[param.info.label] = eval_picture(
-                points,
-                vectors,
+                eval_points(self.recorder.rows),
+                self.embed,
                 options.projection_limit,
                 options.projection_seed,
                 options.projection_umap,

@@ -162,13 +162,16 @@ def test_two_runs_draw_byte_identical_coordinates(space: Project) -> None:
 def test_the_limit_draws_a_sample_of_each_kind(space: Project) -> None:
     _, report = _run(space, "--ragmetrics-projection-limit=5", "--ragmetrics-html=r.html")
     picture = report["evals"][0]["projection"]
-    # 8, 8 and 9 of 25 points, limit 5: shares 1.6, 1.6, 1.8 -> 1, 1, 1 and the two left
-    # to the largest remainders, chunks (.8) then questions (.6, before answers).
-    assert picture["drawn"] == {"question": 2, "answer": 1, "chunk": 2}
+    # 8, 8 and 9 of 25 points, limit 5: 5 // 3 = 1 each, the two left to questions and
+    # answers, the first kinds.
+    assert picture["drawn"] == {"question": 2, "answer": 2, "chunk": 1}
+    assert picture["total"] == {"question": 8, "answer": 8, "chunk": 9}
     assert picture["sampled"] is True
     assert len(picture["points"]) == 5
+    (chunk,) = [p["id"] for p in picture["points"] if p["kind"] == "chunk"]
+    assert {p["nearest_chunk"] for p in picture["points"] if p["kind"] != "chunk"} == {chunk}
     page = (space.path / "r.html").read_text(encoding="utf-8")
-    assert "5 points drawn: 2 questions of 8, 1 answers of 8, 2 chunks of 9; a sample" in page
+    assert "5 points drawn: 2 questions of 8, 2 answers of 8, 1 chunk of 9; a sample" in page
 
 
 def test_a_run_without_html_or_json_makes_no_picture(

@@ -6,13 +6,15 @@ picture of an eval's questions, answers and chunks the HTML and JSON reports dra
   deterministic to the bit for the same input and numpy (signs fixed, no randomness).
 * :func:`umap_plane` - UMAP through umap-learn (the ``umap`` extra), imported on first use;
   deterministic for a fixed seed (``random_state``, which makes it single-threaded).
-* :func:`sample_indices` - which points to draw when there are more than the limit: a
-  seeded sample of each kind, in proportion, the points the report lists kept first.
+* :func:`sample_indices` - which points to draw when there are more than the limit: an
+  equal share of the limit per kind, a seeded sample within each kind.
 * :func:`chunk_coverage` - each question's and answer's nearest chunk, and which of them
   are far from every chunk.
-* :func:`eval_picture` - all of the above for an eval's points, as plain data.
+* :func:`eval_picture` - all of the above for an eval's points, as plain data. It embeds
+  and measures the drawn points only, so its cost is bounded by the limit, whatever the
+  size of the eval.
 
-Like every function of this package, a projection treats embeddings by their direction:
+A projection treats embeddings by their direction, as the package's cosine distances do:
 rows are scaled to unit length first, so straight-line distances in the projected space
 stand for cosine distances (|u - v|² = 2 - 2 cos(u, v) for unit vectors).
 """
@@ -29,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pytest_ragmetrics.metrics.base import Embed
 from pytest_ragmetrics.metrics.space.geometry import (
     FloatArray,
     IntArray,
@@ -182,45 +185,46 @@ def _seed(seed: int) -> int:
 
 
 def _quotas(counts: Sequence[int], limit: int) -> list[int]:
-    """``limit`` split over groups of ``counts`` in proportion, by largest remainder (ties
-    to the earlier group), never more than a group has."""
-    total = sum(counts)
-    exact = [limit * count / total for count in counts]
-    quotas = [int(share) for share in exact]
-    order = sorted(range(len(counts)), key=lambda i: (-(exact[i] - quotas[i]), i))
-    for i in order[: limit - sum(quotas)]:
-        quotas[i] += 1
-    return [min(quota, count) for quota, count in zip(quotas, counts, strict=True)]
+    """``limit`` shared equally over the groups of ``counts``: a group with fewer than its
+    share gives what it leaves to the others, again equally (max-min fair); what does not
+    divide evenly goes one each to the earliest groups still open."""
+    quotas = [0] * len(counts)
+    open_groups = [i for i, count in enumerate(counts) if count > 0]
+    remaining = limit
+    while open_groups:
+        share = remaining // len(open_groups)
+        full = [i for i in open_groups if counts[i] <= share]
+        if not full:
+            extra = remaining - share * len(open_groups)
+            for place, i in enumerate(open_groups):
+                quotas[i] = share + (1 if place < extra else 0)
+            break
+        for i in full:
+            quotas[i] = counts[i]
+            remaining -= counts[i]
+        open_groups = [i for i in open_groups if i not in full]
+    return quotas
 
 
-def sample_indices(
-    kinds: Sequence[str], limit: int, seed: int = 0, keep: Sequence[bool] | None = None
-) -> IntArray:
+def sample_indices(kinds: Sequence[str], limit: int, seed: int = 0) -> IntArray:
     """Ascending indices of the points to draw: all of them when there are at most
-    ``limit``; otherwise each kind's share of ``limit`` (in proportion to its count,
-    rounded by largest remainder, ties to the order of ``KINDS``), filled first with that
-    kind's points marked in ``keep`` (the ones the report lists), then with its others,
-    each drawn uniformly without replacement by ``numpy.random.default_rng(seed)``, kind
-    by kind. The same kinds, limit, keep and seed give the same indices on any machine.
+    ``limit``; otherwise an equal share of ``limit`` per kind (a kind with fewer points
+    keeps them all and leaves the rest to the others; an uneven remainder goes to the
+    earlier kinds of ``KINDS``, questions first), each kind's drawn uniformly without
+    replacement by ``numpy.random.default_rng(seed)``, kind by kind. So 45 questions are
+    all drawn beside 10,000 chunks. The same kinds, limit and seed give the same indices
+    on any machine. A limit below 3 or a seed outside [0, 2**32 - 1] raises ``ValueError``.
     """
-    n = len(kinds)
     limit = operator.index(limit)
     if limit < MIN_POINTS:
         raise ValueError(f"limit must be an integer >= {MIN_POINTS}, got {limit!r}")
-    if n <= limit:
-        return np.arange(n, dtype=np.int64)
-    marked = list(keep) if keep is not None else [False] * n
-    if len(marked) != n:
-        raise ValueError(f"{n} points but {len(marked)} keep flags")
     rng = np.random.default_rng(_seed(seed))
-    groups = [[i for i in range(n) if kinds[i] == kind] for kind in KINDS]
+    if len(kinds) <= limit:
+        return np.arange(len(kinds), dtype=np.int64)
+    groups = [[i for i, kind in enumerate(kinds) if kind == name] for name in KINDS]
     chosen: list[int] = []
     for group, quota in zip(groups, _quotas([len(g) for g in groups], limit), strict=True):
-        first = [i for i in group if marked[i]]
-        rest = [i for i in group if not marked[i]]
-        taken = min(quota, len(first))
-        chosen += [first[i] for i in rng.choice(len(first), taken, replace=False)]
-        chosen += [rest[i] for i in rng.choice(len(rest), quota - taken, replace=False)]
+        chosen += [group[i] for i in rng.choice(len(group), quota, replace=False)]
     return np.asarray(sorted(chosen), dtype=np.int64)
 
 
@@ -240,11 +244,11 @@ def chunk_coverage(kinds: Sequence[str], vectors: npt.ArrayLike) -> Coverage:
     """How close each question and answer comes to a chunk.
 
     For every point that is not a chunk, its nearest chunk by cosine similarity
-    (:func:`geometry.nearest_cosines`, over every chunk). Then, per kind (questions
-    apart from answers, whose cosines to chunks run higher), the bound is the mean of the
-    kind's nearest cosines minus two standard deviations (population), and a point is
-    *far from every chunk* when its nearest cosine is below that bound (by more than
-    1e-9). Without chunks, nothing is measured: every point is -1, ``None``, not far.
+    (:func:`geometry.nearest_cosines`, over every chunk among the points). Then, per kind
+    (questions apart from answers, whose cosines to chunks run higher), the bound is the
+    mean of the kind's nearest cosines minus two standard deviations (population), and a
+    point is *far from every chunk* when its nearest cosine is below that bound (by more
+    than 1e-9). Without chunks, nothing is measured: every point is -1, ``None``, not far.
     """
     x = _matrix(vectors, "vectors")
     n = x.shape[0]
@@ -294,24 +298,6 @@ def _count(points: Sequence[Point], indices: Sequence[int]) -> dict[str, int]:
     return {kind: sum(points[i].kind == kind for i in indices) for kind in KINDS}
 
 
-def _far_points(
-    points: Sequence[Point], coverage: Coverage, drawn: set[int]
-) -> list[dict[str, Any]]:
-    """The points far from every chunk, least covered first (ties in point order)."""
-    far = [i for i in range(len(points)) if coverage.far[i]]
-    far.sort(key=lambda i: (coverage.cosine[i] or 0.0, i))
-    return [
-        {
-            "kind": points[i].kind,
-            "id": points[i].id,
-            "text": preview(points[i].text),
-            **_nearest(points, coverage, i),
-            "drawn": i in drawn,
-        }
-        for i in far
-    ]
-
-
 def _nearest(points: Sequence[Point], coverage: Coverage, i: int) -> dict[str, Any]:
     chunk = coverage.nearest[i]
     return {
@@ -334,22 +320,22 @@ def _picture(
         "sampled": False,
         "methods": {method: _method(Plane(method, None, note=note), seed) for method in methods},
         "far": {"sigmas": FAR_SIGMAS, "bounds": {}},
-        "far_points": [],
         "points": [],
     }
 
 
 def eval_picture(
-    points: Sequence[Point], vectors: npt.ArrayLike, limit: int, seed: int, umap: bool
+    points: Sequence[Point], embed: Embed, limit: int, seed: int, umap: bool
 ) -> dict[str, Any]:
-    """The picture of an eval's points (``points.eval_points``) and their embeddings, as
-    the plain data the reports hold (docs/reports.md#json):
+    """The picture of an eval's points (``points.eval_points``), as the plain data the
+    reports hold (docs/reports.md#json).
 
-    every question's and answer's nearest chunk (:func:`chunk_coverage`, over all the
-    points, drawn or not) and the ones far from every chunk (``far_points``, least
-    covered first); the points drawn (:func:`sample_indices`, at most ``limit``) with
-    their PCA coordinates (:func:`pca_plane` of the drawn points) and, with ``umap``,
-    their UMAP ones (:func:`umap_plane`, ``seed``); each text cut to 200 characters.
+    The points to draw are chosen first (:func:`sample_indices`, at most ``limit``) and
+    only their texts are embedded (``embed``, the run's embedding store); then, among
+    them, each question's and answer's nearest chunk and the ones far from every chunk
+    (:func:`chunk_coverage`), their PCA coordinates (:func:`pca_plane`) and, with
+    ``umap``, their UMAP ones (:func:`umap_plane`, ``seed``). Each text is cut to 200
+    characters.
 
     Never raises for the data: a plane that cannot be drawn has ``null`` coordinates and
     a ``note`` in ``methods``; no points, or vectors that cannot be projected (a zero
@@ -357,32 +343,28 @@ def eval_picture(
     """
     if not points:
         return _picture(points, limit, seed, umap, "no question, answer or context text")
-    kinds = [point.kind for point in points]
+    drawn = [points[int(i)] for i in sample_indices([p.kind for p in points], limit, seed)]
+    kinds = [point.kind for point in drawn]
     try:
-        x = _matrix(vectors, "vectors")
-        if x.shape[0] != len(points):
-            raise ValueError(f"{len(points)} points but {x.shape[0]} vectors")
+        x = _matrix(np.asarray(embed([point.text for point in drawn])), "vectors")
         coverage = chunk_coverage(kinds, x)
-        drawn = [int(i) for i in sample_indices(kinds, limit, seed, coverage.far)]
-        planes = [pca_plane(x[drawn])]
+        planes = [pca_plane(x)]
         if umap:
-            planes.append(umap_plane(x[drawn], seed))
+            planes.append(umap_plane(x, seed))
     except ValueError as error:
         return _picture(points, limit, seed, umap, f"cannot project the embeddings: {error}")
-    drawn_points = []
-    for place, i in enumerate(drawn):
-        point = points[i]
+    entries = []
+    for i, point in enumerate(drawn):
         entry: dict[str, Any] = {"kind": point.kind, "id": point.id, "text": preview(point.text)}
-        entry.update({plane.method: _coordinates(plane, place) for plane in planes})
-        entry.update(_nearest(points, coverage, i), far=coverage.far[i])
-        drawn_points.append(entry)
+        entry.update({plane.method: _coordinates(plane, i) for plane in planes})
+        entry.update(_nearest(drawn, coverage, i), far=coverage.far[i])
+        entries.append(entry)
     picture = _picture(points, limit, seed, umap, None)
     picture.update(
-        drawn=_count(points, drawn),
+        drawn=_count(drawn, range(len(drawn))),
         sampled=len(drawn) < len(points),
         methods={plane.method: _method(plane, seed) for plane in planes},
         far={"sigmas": FAR_SIGMAS, "bounds": coverage.bounds},
-        far_points=_far_points(points, coverage, set(drawn)),
-        points=drawn_points,
+        points=entries,
     )
     return picture

@@ -291,11 +291,12 @@ def _more(count: int) -> str:
 
 
 def far_list(picture: Mapping[str, Any]) -> str:
-    """The questions and answers far from every chunk, least covered first."""
+    """The drawn questions and answers far from every chunk, least covered first."""
     bounds = (picture.get("far") or {}).get("bounds") or {}
     if not bounds:
         return '<p class="note">No chunk to measure coverage by: the rows carry no contexts.</p>'
-    far = picture.get("far_points") or []
+    far = [(p, point) for p, point in enumerate(picture.get("points") or ()) if point.get("far")]
+    far.sort(key=lambda item: (float(item[1].get("nearest_cosine") or 0.0), item[0]))
     rule = ", ".join(
         f"{cosine:.3f} for {KIND_PLURAL.get(kind, kind)}" for kind, cosine in bounds.items()
     )
@@ -307,10 +308,9 @@ def far_list(picture: Mapping[str, Any]) -> str:
     )
     if not far:
         return intro
-    where = _positions(picture)
     rows = [
         (
-            where.get((str(point["kind"]), str(point["id"]))),
+            p,
             [
                 str(point["kind"]),
                 str(point["id"]),
@@ -319,7 +319,7 @@ def far_list(picture: Mapping[str, Any]) -> str:
                 str(point["text"]),
             ],
         )
-        for point in far[:LISTED]
+        for p, point in far[:LISTED]
     ]
     table = _list(["Kind", "ID", "Nearest chunk", "Cosine", "Text"], rows)
     return intro + table + _more(len(far))
@@ -357,7 +357,7 @@ def _summary(picture: Mapping[str, Any]) -> str:
     total = picture.get("total") or {}
     drawn = picture.get("drawn") or {}
     counts = ", ".join(
-        f"{drawn.get(kind, 0)} {KIND_PLURAL[kind]}"
+        f"{drawn.get(kind, 0)} {kind if drawn.get(kind, 0) == 1 else KIND_PLURAL[kind]}"
         + (f" of {total[kind]}" if drawn.get(kind, 0) != total.get(kind, 0) else "")
         for kind in KIND_CLASS
         if total.get(kind)
@@ -365,8 +365,9 @@ def _summary(picture: Mapping[str, Any]) -> str:
     line = f"{sum(drawn.values())} points drawn: {counts or 'none'}"
     if picture.get("sampled"):
         line += (
-            f"; a sample of each kind, at most {picture.get('limit')} points in all "
-            f"(--ragmetrics-projection-limit), seed {picture.get('seed')}"
+            f"; a sample (seed {picture.get('seed')}) of at most {picture.get('limit')} "
+            "points shared equally between the kinds (--ragmetrics-projection-limit); the "
+            "lists below are of the drawn points"
         )
     else:
         line += f"; seed {picture.get('seed')}"

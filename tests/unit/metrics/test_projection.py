@@ -172,33 +172,31 @@ def test_everything_is_drawn_up_to_the_limit() -> None:
     assert sample_indices(kinds, 100).tolist() == list(range(7))
 
 
-def test_a_sample_keeps_each_kind_in_proportion() -> None:
-    # 60 questions, 30 answers, 10 chunks, limit 10: quotas 6, 3, 1.
+def test_a_sample_shares_the_limit_equally_between_the_kinds() -> None:
+    # 60 questions, 30 answers, 10 chunks, limit 10: 10 // 3 = 3 each, no kind has fewer,
+    # and the one left over goes to the first kind, questions: 4, 3, 3.
     kinds = [QUESTION] * 60 + [ANSWER] * 30 + [CHUNK] * 10
     drawn = sample_indices(kinds, 10, seed=5)
     assert drawn.tolist() == sorted(set(drawn.tolist()))
     counts = [sum(kinds[i] == kind for i in drawn) for kind in (QUESTION, ANSWER, CHUNK)]
-    assert counts == [6, 3, 1]
+    assert counts == [4, 3, 3]
 
 
-def test_quotas_round_by_largest_remainder() -> None:
-    # 45 questions, 87 chunks, limit 3: exact shares 1.02 and 1.98; whole parts 1 and 1,
-    # and the one left goes to the larger remainder (chunks, .98): 1 question, 2 chunks.
+def test_a_small_kind_is_drawn_whole_and_leaves_the_rest_to_the_others() -> None:
+    # 5 questions, 1000 answers, 20 chunks, limit 30: a share is 10, so all 5 questions;
+    # 25 left for two kinds, 12 each, and the odd one to answers (before chunks): 5, 13, 12.
+    kinds = [QUESTION] * 5 + [ANSWER] * 1000 + [CHUNK] * 20
+    drawn = sample_indices(kinds, 30, seed=1).tolist()
+    assert [i for i in drawn if i < 5] == [0, 1, 2, 3, 4]
+    counts = [sum(kinds[i] == kind for i in drawn) for kind in (QUESTION, ANSWER, CHUNK)]
+    assert counts == [5, 13, 12]
+
+
+def test_an_uneven_remainder_goes_to_questions_first() -> None:
+    # 45 questions and 87 chunks, limit 3: 3 // 2 = 1 each, the one left to questions.
     kinds = [QUESTION] * 45 + [CHUNK] * 87
     drawn = sample_indices(kinds, 3)
-    assert [kinds[i] for i in drawn] == [QUESTION, CHUNK, CHUNK]
-
-
-def test_kept_points_are_drawn_first() -> None:
-    kinds = [QUESTION] * 20 + [CHUNK] * 20
-    keep = [i in (3, 17, 25) for i in range(40)]
-    for seed in range(5):
-        drawn = set(sample_indices(kinds, 6, seed, keep).tolist())
-        assert {3, 17, 25} <= drawn
-    # More kept than the kind's quota (3 questions here): a sample of the kept ones.
-    many = [i < 10 for i in range(40)]
-    drawn = sample_indices(kinds, 6, 0, many).tolist()
-    assert [i for i in drawn if i < 20] == [i for i in drawn if i < 10]
+    assert [kinds[i] for i in drawn] == [QUESTION, QUESTION, CHUNK]
 
 
 def test_the_sample_is_the_seed_s() -> None:
@@ -208,7 +206,7 @@ def test_the_sample_is_the_seed_s() -> None:
     assert sample_indices(kinds, 50, seed=12).tolist() != first
 
 
-@pytest.mark.parametrize(("limit", "seed"), [(2, 0), (0, 0), (3, -1), (3, 2**32)])
+@pytest.mark.parametrize(("limit", "seed"), [(2, 0), (0, 0), (3, -1), (3, 2**32), (30, -1)])
 def test_sampling_rejects_a_bad_limit_or_seed(limit: int, seed: int) -> None:
     with pytest.raises(ValueError, match=r"(limit|seed) must be"):
         sample_indices([QUESTION] * 10, limit, seed)
@@ -250,10 +248,23 @@ def _points(questions: int, chunks: int) -> list[Point]:
     ]
 
 
+class Embedder:
+    """Each text's vector from a table, counting the texts asked for."""
+
+    def __init__(self, points: list[Point], vectors: Any) -> None:
+        rows = np.asarray(vectors, dtype=np.float32)
+        self.table = {point.text: rows[i] for i, point in enumerate(points)}
+        self.asked: list[str] = []
+
+    def __call__(self, texts: Any) -> Any:
+        self.asked += list(texts)
+        return np.stack([self.table[text] for text in texts])
+
+
 def test_an_eval_picture_is_plain_data_with_every_point_drawn() -> None:
     points = _points(6, 2)
     vectors = np.vstack([at(0, 90, 0, 90, 0, 240), at(0, 90)])
-    picture = eval_picture(points, vectors, limit=100, seed=4, umap=False)
+    picture = eval_picture(points, Embedder(points, vectors), limit=100, seed=4, umap=False)
     assert json.loads(json.dumps(picture)) == picture  # what travels from an xdist worker
     assert (picture["seed"], picture["limit"], picture["note"]) == (4, 100, None)
     assert picture["total"] == picture["drawn"] == {QUESTION: 6, ANSWER: 0, CHUNK: 2}
@@ -261,29 +272,27 @@ def test_an_eval_picture_is_plain_data_with_every_point_drawn() -> None:
     assert [p["id"] for p in picture["points"]] == [p.id for p in points]
     assert set(picture["methods"]) == {"pca"}
     assert all(len(p["pca"]) == 2 for p in picture["points"])
+    # As in test_chunk_coverage_by_hand: the question at 240° is far, nearest chunk d0.
     assert [p["far"] for p in picture["points"]] == [False] * 5 + [True] + [False] * 2
-    (far,) = picture["far_points"]
-    assert far == {
-        "kind": QUESTION,
-        "id": "q5",
-        "text": "question 5",
-        "nearest_chunk": "d0",
-        "nearest_cosine": pytest.approx(-0.5),
-        "drawn": True,
-    }
+    far = picture["points"][5]
+    assert (far["nearest_chunk"], far["nearest_cosine"]) == ("d0", pytest.approx(-0.5))
+    bound = picture["far"]["bounds"][QUESTION]
+    assert bound == pytest.approx(0.75 - 2 * 1.5 * math.sqrt(5) / 6, abs=1e-6)  # float32
+    assert picture["points"][0]["text"] == "question 0"
 
 
-def test_a_sampled_picture_keeps_the_far_points() -> None:
-    rng = np.random.default_rng(0)
-    chunks = rng.standard_normal((40, 8))
-    questions = chunks[:30] + 0.05 * rng.standard_normal((30, 8))
-    questions[29] = -chunks.mean(axis=0) - chunks[0]  # far from them all
+def test_a_sampled_picture_embeds_and_measures_only_the_drawn_points() -> None:
     points = _points(30, 40)
-    picture = eval_picture(points, np.vstack([questions, chunks]), limit=10, seed=0, umap=False)
+    vectors = np.random.default_rng(0).standard_normal((70, 8))
+    embedder = Embedder(points, vectors)
+    picture = eval_picture(points, embedder, limit=10, seed=0, umap=False)
     assert picture["sampled"] is True
-    assert picture["drawn"] == {QUESTION: 4, ANSWER: 0, CHUNK: 6}
-    assert [p["id"] for p in picture["far_points"]] == ["q29"]
-    assert "q29" in [p["id"] for p in picture["points"]]
+    assert picture["total"] == {QUESTION: 30, ANSWER: 0, CHUNK: 40}
+    assert picture["drawn"] == {QUESTION: 5, ANSWER: 0, CHUNK: 5}
+    assert embedder.asked == [p["text"] for p in picture["points"]]  # ten texts, no more
+    drawn_chunks = {p["id"] for p in picture["points"] if p["kind"] == CHUNK}
+    nearest = {p["nearest_chunk"] for p in picture["points"] if p["kind"] == QUESTION}
+    assert nearest <= drawn_chunks
 
 
 @pytest.mark.parametrize(
@@ -296,14 +305,15 @@ def test_a_sampled_picture_keeps_the_far_points() -> None:
 def test_a_picture_that_cannot_be_made_says_why(
     points: list[Point], vectors: Any, note: str
 ) -> None:
-    picture = eval_picture(points, vectors, limit=10, seed=0, umap=False)
+    picture = eval_picture(points, Embedder(points, vectors), limit=10, seed=0, umap=False)
     assert picture["note"].startswith(note)
     assert picture["points"] == []
     assert picture["methods"]["pca"]["note"] == picture["note"]
 
 
 def test_too_few_points_keep_their_coverage_and_say_why_there_is_no_plane() -> None:
-    picture = eval_picture(_points(1, 1), at(0, 10), limit=10, seed=0, umap=False)
+    points = _points(1, 1)
+    picture = eval_picture(points, Embedder(points, at(0, 10)), limit=10, seed=0, umap=False)
     assert picture["note"] is None
     assert picture["methods"]["pca"]["note"] == "2 point(s): too few to project; 3 are needed"
     assert [p["pca"] for p in picture["points"]] == [None, None]
@@ -360,7 +370,8 @@ def test_umap_is_deterministic_for_a_seed_and_keeps_clusters_apart() -> None:
     umap_or_skip()
     rng = np.random.default_rng(1)
     centres = rng.standard_normal((3, 16)) * 4
-    x = np.vstack([centre + rng.standard_normal((12, 16)) * 0.3 for centre in centres])
+    clusters = [centre + rng.standard_normal((12, 16)) * 0.3 for centre in centres]
+    x = np.vstack(clusters).astype(np.float32)  # as an embedding model gives them
     first, again = umap_plane(x, seed=3), umap_plane(x, seed=3)
     assert first.coordinates is not None
     assert again.coordinates is not None
@@ -376,7 +387,8 @@ def test_umap_is_deterministic_for_a_seed_and_keeps_clusters_apart() -> None:
     few = umap_plane(x[: UMAP_MIN_POINTS - 1], seed=3)
     assert few.coordinates is None
     assert few.note == f"{UMAP_MIN_POINTS - 1} point(s): too few to project; 10 are needed"
-    picture = eval_picture(_points(36, 0), x, limit=100, seed=3, umap=True)
+    points = _points(36, 0)
+    picture = eval_picture(points, Embedder(points, x), limit=100, seed=3, umap=True)
     assert [p["umap"] for p in picture["points"]] == first.coordinates.tolist()
     assert picture["methods"]["umap"]["seed"] == 3
     assert picture["methods"]["umap"]["version"]

@@ -75,16 +75,6 @@ def projection() -> dict[str, Any]:
         "sampled": False,
         "methods": {"pca": {"explained_variance": [0.625, 0.25], "note": None}},
         "far": {"sigmas": 2.0, "bounds": {"question": 0.3, "answer": 0.5}},
-        "far_points": [
-            {
-                "kind": "question",
-                "id": "q2",
-                "text": "the question q2",
-                "nearest_chunk": "d1",
-                "nearest_cosine": 0.123,
-                "drawn": True,
-            },
-        ],
         "colours": ["kind", "topic", "status"],
         "points": [
             _point("question", "q1", [0.0, 0.0], topic=0, status="passed", **near),
@@ -223,16 +213,22 @@ def test_the_lists_beside_the_plot_name_their_points(page: str) -> None:
     assert '<tr data-p="4"><td class="nw">d1</td><td class="nw">0.750</td>' in outliers.group(0)
 
 
-def test_long_lists_show_the_first_and_count_the_rest() -> None:
+def test_long_lists_show_the_least_covered_first_and_count_the_rest() -> None:
     document = projection_document()
     picture = document["evals"][0]["projection"]
-    one = picture["far_points"][0]
-    picture["far_points"] = [{**one, "id": f"q{i}", "drawn": False} for i in range(LISTED + 3)]
+    picture["points"] = [
+        _point("question", f"q{i}", [i, i % 2], far=True, nearest_chunk="d", nearest_cosine=i / 100)
+        for i in range(LISTED + 3, 0, -1)
+    ]
     page = render_html(document)
     assert f"Far from every chunk ({LISTED + 3})" in page
     assert "and 3 more in the JSON report." in page
-    assert '<td class="nw">q19</td>' in page
-    assert '<td class="nw">q20</td>' not in page
+    listed = re.findall(
+        r'<tr data-p="(\d+)"><td class="nw">question</td><td class="nw">(q\d+)<', page
+    )
+    # q1 (cosine 0.01) is the last point drawn and the first listed; q20 the last listed.
+    assert listed[0] == (str(LISTED + 2), "q1")
+    assert [point_id for _, point_id in listed] == [f"q{i}" for i in range(1, LISTED + 1)]
 
 
 def test_the_colour_menu_offers_what_the_run_knows(page: str) -> None:
@@ -253,8 +249,9 @@ def test_the_summary_counts_each_kind() -> None:
     picture["drawn"] = {"question": 3, "answer": 0, "chunk": 2}
     page = render_html(document)
     assert (
-        "5 points drawn: 3 questions of 30, 2 chunks; a sample of each kind, at most 5 "
-        "points in all (--ragmetrics-projection-limit), seed 0. The rows have no answers."
+        "5 points drawn: 3 questions of 30, 2 chunks; a sample (seed 0) of at most 5 points "
+        "shared equally between the kinds (--ragmetrics-projection-limit); the lists below "
+        "are of the drawn points. The rows have no answers."
     ) in page
 
 
@@ -284,7 +281,7 @@ def test_document_text_is_escaped_everywhere_in_the_picture() -> None:
     for point in picture["points"]:
         point["text"] = f"{SCRIPT}{IMG}"
         point["id"] = f'"{IMG}'
-    picture["far_points"][0].update(id=SCRIPT, text=IMG, nearest_chunk=SCRIPT)
+    picture["points"][1].update(nearest_chunk=SCRIPT)
     document["evals"][0]["dataset_level"]["details"]["sources"]["topics"][0]["examples"] = [IMG]
     page = render_html(document)
     assert SCRIPT not in page

@@ -37,7 +37,6 @@ PICTURE: dict[str, Any] = {
     "sampled": False,
     "methods": {"pca": {"explained_variance": [0.6, 0.3], "note": None}},
     "far": {"sigmas": 2.0, "bounds": {"question": 0.4}},
-    "far_points": [],
     "points": [
         _point("question", "r1", 0.1),
         _point("question", "r2", 0.2),
