@@ -309,3 +309,13 @@ def test_a_metric_of_the_user_s_alone_draws_no_picture(space: Project) -> None:
     result.assert_outcomes(passed=1)
     assert report["evals"][0]["metrics"]["answer_count"]["rows"] == 8
     assert "projection" not in report["evals"][0]
+
+
+def test_the_outlier_count_is_a_gate(space: Project) -> None:
+    space.write("thresholds.toml", '[gates]\n"embedding_space.outliers" = "<= 9"\n')
+    cache = f"--ragmetrics-cache-dir={space.shared_cache}"  # type: ignore[attr-defined]
+    result, report = space.run_json(cache, "-rA")
+    result.assert_outcomes(passed=7 + 2 + 1, failed=1)  # the gate passed; q6 still fails
+    result.stdout.fnmatch_lines(["*PASSED*test_eval.py::gate::embedding_space.outliers*"])
+    details = report["evals"][0]["dataset_level"]["details"]["embedding_space"]
+    assert report["evals"][0]["metrics"]["embedding_space"]["outliers"] == len(details["outliers"])
