@@ -145,8 +145,9 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="N",
         default=None,
         help="draw at most N points (questions, answers, chunks) in the picture of each "
-        "dataset-level eval's embedding space in the HTML and JSON reports, a seeded "
-        f"sample of each kind beyond that; at least {MIN_POINTS} (default: {DEFAULT_LIMIT})",
+        "dataset-level eval's embedding space in the HTML and JSON reports: beyond that, a "
+        "seeded sample shared equally between the kinds; at least "
+        f"{MIN_POINTS} (default: {DEFAULT_LIMIT})",
     )
     group.addoption(
         "--ragmetrics-projection-seed",
