@@ -22,7 +22,10 @@ the run back to the entries.
 
 It also keeps each analysed answer's sentence spans (``analyses``, written and read by
 ``pytest_ragmetrics.embeddings.analyses``), keyed by the analysing code's version and the
-answer, checked like the vectors: a warm run reads them instead of running Punkt again.
+answer, checked like the vectors: a warm run reads them instead of running Punkt again;
+and the last few sets of grounding similarities (``similarity_sets``, written and read by
+``pytest_ragmetrics.embeddings.similarities``): a warm run of the same rows reads the
+cosine of every sentence and the context it cites, and no vector at all.
 """
 
 from __future__ import annotations
@@ -66,6 +69,10 @@ CREATE TABLE IF NOT EXISTS prepared_sets (
 CREATE TABLE IF NOT EXISTS analyses (
     key BLOB PRIMARY KEY, checksum BLOB NOT NULL, value BLOB NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS similarity_sets (
+    key BLOB PRIMARY KEY, checksum BLOB NOT NULL, value BLOB NOT NULL,
+    written_ns INTEGER NOT NULL
+);
 """
 
 
@@ -300,12 +307,61 @@ class EmbeddingCache:
             self._analyses_failed("storing", error)
 
     def _analyses_failed(self, doing: str, error: sqlite3.DatabaseError) -> None:
+        self._optional_failed(
+            f"{doing} the answers' sentence analyses",
+            error,
+            "the answers are analysed now, the vectors are kept",
+        )
+
+    def _optional_failed(self, what: str, error: sqlite3.DatabaseError, instead: str) -> None:
+        """Warn that reading or storing an optional table failed, and what is done
+        instead; the vectors are never moved aside for it."""
         warnings.warn(
-            CacheWarning(
-                f"embedding cache {self.path}: {doing} the answers' sentence analyses "
-                f"failed ({error}); the answers are analysed now, the vectors are kept"
-            ),
-            stacklevel=3,
+            CacheWarning(f"embedding cache {self.path}: {what} failed ({error}); {instead}"),
+            stacklevel=4,
+        )
+
+    def get_similarity_set(self, key: bytes) -> bytes | None:
+        """The similarity set stored under ``key`` when it is there and intact; ``None``
+        otherwise. Like the analyses, optional: a failure reading it is a warning and no
+        set (the similarities are computed from the vectors), never the vectors moved
+        aside."""
+        connection = self._connect()
+        try:
+            row = connection.execute(
+                "SELECT checksum, value FROM similarity_sets WHERE key = ?", (key,)
+            ).fetchone()
+        except sqlite3.DatabaseError as error:
+            self._similarities_failed("reading", error)
+            return None
+        if row is None or not _intact(row[1], row[0]):
+            return None
+        blob: bytes = row[1]
+        return blob
+
+    def put_similarity_set(self, key: bytes, blob: bytes) -> None:
+        """Store a similarity set under ``key``, keeping the ``KEPT_SETS`` most recently
+        written; a failure is a warning (the next run computes them again)."""
+        connection = self._connect()
+        try:
+            with connection:
+                connection.execute(
+                    "INSERT OR REPLACE INTO similarity_sets VALUES (?, ?, ?, ?)",
+                    (key, _checksum(blob), blob, time.time_ns()),
+                )
+                connection.execute(
+                    "DELETE FROM similarity_sets WHERE key NOT IN (SELECT key FROM "
+                    "similarity_sets ORDER BY written_ns DESC LIMIT ?)",
+                    (KEPT_SETS,),
+                )
+        except sqlite3.DatabaseError as error:
+            self._similarities_failed("storing", error)
+
+    def _similarities_failed(self, doing: str, error: sqlite3.DatabaseError) -> None:
+        self._optional_failed(
+            f"{doing} the grounding similarities",
+            error,
+            "they are computed from the vectors, which are kept",
         )
 
     def checkpoint(self) -> None:

@@ -71,18 +71,34 @@ class PrepareStats:
     import_s: float = 0.0
     load_s: float = 0.0
     encode_s: float = 0.0
+    # Grounding pairs (a sentence and its cited context) whose similarity was read from
+    # the cache's similarity set, with no vector (``embeddings.similarities``).
+    similarities: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def used(self) -> bool:
+        """Whether the process embedded, or read, anything."""
+        return bool(self.texts or self.similarities)
+
     def describe(self) -> str:
-        line = f"{self.texts} unique text(s), {self.cached} from cache, {self.encoded} encoded"
-        if self.encoded:
-            line += (
-                f" in {self.encode_s:.1f} s (+ import {self.import_s:.1f} s, "
-                f"model load {self.load_s:.1f} s)"
+        parts = []
+        if self.texts:
+            line = f"{self.texts} unique text(s), {self.cached} from cache, {self.encoded} encoded"
+            if self.encoded:
+                line += (
+                    f" in {self.encode_s:.1f} s (+ import {self.import_s:.1f} s, "
+                    f"model load {self.load_s:.1f} s)"
+                )
+            parts.append(line)
+        if self.similarities:
+            parts.append(
+                f"{self.similarities} sentence similarit{'y' if self.similarities == 1 else 'ies'}"
+                " from cache, no vector read for them"
             )
-        return line
+        return "; ".join(parts)
 
 
 class PackedVectors(Mapping[str, Vectors]):
@@ -94,10 +110,8 @@ class PackedVectors(Mapping[str, Vectors]):
     """
 
     def __init__(self) -> None:
-        import numpy as np
-
         self._rows: dict[str, int] = {}
-        self._matrix: Vectors = np.zeros((0, 0), np.float32)
+        self._matrix: Vectors | None = None  # made by the first add: none, no numpy
 
     def add(self, texts: Sequence[str], vectors: Vectors) -> None:
         """Hold ``vectors[i]`` as the vector of ``texts[i]`` (a text held already keeps
@@ -112,26 +126,35 @@ class PackedVectors(Mapping[str, Vectors]):
         if not new:
             return
         size, dim = len(self._rows), vectors.shape[1]
-        if size and dim != self._matrix.shape[1]:
+        matrix = self._matrix if self._matrix is not None else np.zeros((0, dim), np.float32)
+        if size and dim != matrix.shape[1]:
             raise ValueError(
-                f"vectors of {dim} dimensions cannot join the {self._matrix.shape[1]} of "
+                f"vectors of {dim} dimensions cannot join the {matrix.shape[1]} of "
                 "the texts held: one store holds one model's vectors"
             )
-        if size + len(new) > self._matrix.shape[0]:
-            grown = np.zeros((max(size + len(new), 2 * self._matrix.shape[0]), dim), np.float32)
+        if size + len(new) > matrix.shape[0]:
+            grown = np.zeros((max(size + len(new), 2 * matrix.shape[0]), dim), np.float32)
             if size:
-                grown[:size] = self._matrix[:size]
-            self._matrix = grown
-        self._matrix[size : size + len(new)] = vectors[new]
+                grown[:size] = matrix[:size]
+            matrix = grown
+        matrix[size : size + len(new)] = vectors[new]
+        self._matrix = matrix
         for offset, index in enumerate(new):
             self._rows[texts[index]] = size + offset
 
     def rows(self, texts: Sequence[str]) -> Vectors:
         """The vectors of ``texts``, a row each in their order (a copy)."""
-        return self._matrix[[self._rows[text] for text in texts]]
+        positions = [self._rows[text] for text in texts]  # a KeyError for a text not held
+        if self._matrix is None:  # none held, and no text asked for
+            import numpy as np
+
+            return np.zeros((0, 0), np.float32)
+        return self._matrix[positions]
 
     def __getitem__(self, text: str) -> Vectors:
-        row: Vectors = self._matrix[self._rows[text]]
+        position = self._rows[text]
+        assert self._matrix is not None  # a text is held, so is its row
+        row: Vectors = self._matrix[position]
         row.flags.writeable = False
         return row
 

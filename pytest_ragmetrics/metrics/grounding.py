@@ -19,6 +19,7 @@ callable that maps texts to vectors (a prepared lookup in the plugin, a model he
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +50,9 @@ from pytest_ragmetrics.text.sentences import split_sentences
 if TYPE_CHECKING:  # numpy is imported by the functions that compute, not with the plugin
     import numpy as np
     import numpy.typing as npt
+
+    # A sentence similarity decides (its text without markers) and the context it cites.
+    from pytest_ragmetrics.embeddings.similarities import Pair
 
 Contexts = Sequence[Mapping[str, Any]]
 DEFAULT_TAU_SIM = 0.65
@@ -101,7 +105,7 @@ def cosines(left: Vectors, right: Vectors) -> list[float]:
     return [min(1.0, max(-1.0, value)) for value in (_row_dots(x, y) / norms).tolist()]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Claim:
     """One sentence of an answer as the overlap rule sees it, before any embedding.
 
@@ -200,26 +204,51 @@ def _judge_all(
     claim_lists: Sequence[Sequence[Claim]], embed: Embed, tau_sim: float
 ) -> list[Overlap]:
     """``overlaps`` of answers analysed already: one embed, one pass of ``cosines``."""
+    pairs = measured_pairs(claim_lists)
+    similarities = pair_similarities(pairs, embed)
+    if len(similarities) < len(pairs):
+        raise ValueError("cosine similarity of a zero vector is undefined")
+    return [_judged(claim_list, similarities, tau_sim) for claim_list in claim_lists]
+
+
+def _pair(claim: Claim) -> Pair:
+    return claim.text, str(claim.context)
+
+
+def measured_pairs(claim_lists: Sequence[Sequence[Claim]]) -> list[Pair]:
+    """The pair of every claim similarity decides, each distinct pair once, in order."""
+    return list(
+        dict.fromkeys(
+            _pair(claim) for claim_list in claim_lists for claim in claim_list if _measured(claim)
+        )
+    )
+
+
+def pair_similarities(pairs: Sequence[Pair], embed: Embed) -> dict[Pair, float]:
+    """The cosine of each pair's two texts: one ``embed`` of every distinct text, one pass
+    of ``cosines``, so each float is ``cosine``'s for that pair whatever the others are.
+    A pair with a zero vector has no cosine (``cosine`` raises): it is left out."""
     import numpy as np
 
-    measured = [claim for claim_list in claim_lists for claim in claim_list if _measured(claim)]
-    texts = list(dict.fromkeys(text for claim in measured for text in _pair(claim)))
+    texts = list(dict.fromkeys(text for pair in pairs for text in pair))
+    if not texts:
+        return {}
+    vectors = np.asarray(embed(texts))
     row = {text: index for index, text in enumerate(texts)}
-    vectors = np.asarray(embed(texts)) if texts else np.zeros((0, 0), np.float32)
-    similarities = cosines(
-        vectors[[row[claim.text] for claim in measured]],
-        vectors[[row[str(claim.context)] for claim in measured]],
+    directed = np.any(vectors != 0, axis=1).tolist()  # a zero vector has no direction
+    kept = [pair for pair in pairs if directed[row[pair[0]]] and directed[row[pair[1]]]]
+    values = cosines(
+        vectors[[row[text] for text, _ in kept]], vectors[[row[context] for _, context in kept]]
     )
-    results, start = [], 0
-    for claim_list in claim_lists:
-        count = sum(map(_measured, claim_list))
-        results.append(judge_claims(claim_list, similarities[start : start + count], tau_sim))
-        start += count
-    return results
+    return dict(zip(kept, values, strict=True))
 
 
-def _pair(claim: Claim) -> tuple[str, str]:
-    return claim.text, str(claim.context)
+def _judged(
+    claim_list: Sequence[Claim], similarities: Mapping[Pair, float], tau_sim: float
+) -> Overlap:
+    """``judge_claims`` with each measured claim's similarity looked up by its pair."""
+    pairs = [_pair(claim) for claim in claim_list if _measured(claim)]
+    return judge_claims(claim_list, [similarities[pair] for pair in pairs], tau_sim)
 
 
 def _measured(claim: Claim) -> bool:
@@ -236,7 +265,7 @@ def overlap_texts(claim_list: Sequence[Claim]) -> list[str]:
     return texts
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SentenceVerdict:
     """Why one sentence of an answer is or is not supported.
 
@@ -288,6 +317,11 @@ class Overlap:
         return self.claims == 0
 
     def evidence(self) -> str:
+        return self._evidence
+
+    @functools.cached_property
+    def _evidence(self) -> str:
+        """Built once: overlap and faithfulness of a row both show it."""
         head = (
             "no claim sentence (pure IDK or empty): overlap 0 and abstaining"
             if self.abstains
@@ -370,7 +404,7 @@ def judge_claims(
     return Overlap(score, n_supported, n_claims, tau_sim, tuple(verdicts))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Faithfulness:
     """The fallback faithfulness of one answer and the branch of the rule that gave it."""
 
@@ -454,7 +488,7 @@ def texts_faithfulness(row: Row, settings: MetricSettings) -> list[str]:
     return overlap_texts(_row_claims(row, "faithfulness", settings))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScoredOverlap:
     """A row's overlap with the answer and contexts it was scored on: the entry a row's
     ``MetricContext.memo["overlap"]`` holds, so a test that hands a metric an edited row
@@ -499,54 +533,80 @@ def _row_overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
 _BAD_ROW = (RowError, KeyError, TypeError, ValueError)
 
 
-def row_overlaps(
-    rows: Sequence[Row], settings: MetricSettings, embed: Embed
-) -> list[ScoredOverlap | None]:
-    """The overlap of each row, all scored at once (``overlaps``). ``rows``: those whose
-    texts the run prepared for ``overlap`` or ``faithfulness`` (a test taking ``overlap``,
-    or taking ``faithfulness`` on a row that does not abstain), so every vector is a
-    lookup. A caller that puts each result in its row's ``MetricContext.memo["overlap"]``
-    before the row runs leaves the ``overlap`` and ``faithfulness`` fixtures only their
-    evidence to format (for a row with the answer and contexts it was scored on).
+@dataclass(frozen=True)
+class GroundingPlan:
+    """Rows whose overlap is scored at once (``grounding_plan``), each with its claims:
+    the pairs similarity decides are known before any vector is, so their similarities
+    may come from the prepared vectors (``plan_similarities``) or from a cache (``score``).
+    A caller that puts each result in its row's ``MetricContext.memo["overlap"]`` before
+    the row runs leaves the ``overlap`` and ``faithfulness`` fixtures only their evidence
+    to format (for a row with the answer and contexts it was scored on).
 
-    ``None`` for a row that cannot be scored here: it lacks its answer or contexts, or
-    they are not what overlap reads (scoring it raises what a malformed row raises,
-    ``_BAD_ROW``; any other error is a bug, and propagates). One such row never keeps the
-    others from being scored, and it is not skipped: its own fixture computes it when it
-    runs, and fails there exactly as it would have without this step.
+    A row that cannot be scored here has no result: it lacks its answer or contexts, or
+    they are not what overlap reads (analysing it raises what a malformed row raises,
+    ``_BAD_ROW``, and its claims are ``None``; any other error is a bug, and propagates),
+    or a pair of it has no similarity (a zero vector). One such row never keeps the others
+    from being scored, and it is not skipped: its own fixture computes it when it runs,
+    and fails there exactly as it would have without this step.
     """
-    analysed = [_row_claim_list(row, settings) for row in rows]
-    scored = [index for index, claim_list in enumerate(analysed) if claim_list is not None]
-    claim_lists = [claim_list for claim_list in analysed if claim_list is not None]
+
+    rows: tuple[Row, ...]
+    claim_lists: tuple[list[Claim] | None, ...]
+
+    @property
+    def pairs(self) -> list[Pair]:
+        """Every pair similarity decides for these rows, once each, in order."""
+        return measured_pairs([claims for claims in self.claim_lists if claims is not None])
+
+    def score(
+        self, similarities: Mapping[Pair, float], tau_sim: float
+    ) -> list[ScoredOverlap | None]:
+        """Each row's overlap from the similarity of its pairs; ``None`` for a row that
+        cannot be analysed or has a pair without a similarity (a zero vector): its
+        fixture scores it, and fails, when it runs."""
+        results: list[ScoredOverlap | None] = []
+        for row, claim_list in zip(self.rows, self.claim_lists, strict=True):
+            pairs = [_pair(claim) for claim in claim_list or () if _measured(claim)]
+            if claim_list is None or any(pair not in similarities for pair in pairs):
+                results.append(None)
+                continue
+            try:
+                overlap = judge_claims(claim_list, [similarities[pair] for pair in pairs], tau_sim)
+            except _BAD_ROW:  # the row's fixture raises the same when it runs: reported there
+                results.append(None)
+                continue
+            results.append(ScoredOverlap(row.data["answer"], row.data["contexts"], overlap))
+        return results
+
+
+def plan_similarities(plan: GroundingPlan, embed: Embed) -> dict[Pair, float]:
+    """The similarity of every pair of ``plan`` (``pair_similarities``), embedded at once;
+    if what a malformed row raises (``_BAD_ROW``) spoils the batch, each row's pairs
+    alone, so that one row never keeps the others from being scored."""
     try:
-        found: list[Overlap | None] = list(_judge_all(claim_lists, embed, settings.tau_sim))
-    except _BAD_ROW:  # one row spoils the batch: score each alone, to find which
-        found = [_judge_alone(claim_list, embed, settings.tau_sim) for claim_list in claim_lists]
-    results: list[ScoredOverlap | None] = [None] * len(rows)
-    for index, result in zip(scored, found, strict=True):
-        if result is not None:
-            data = rows[index].data
-            results[index] = ScoredOverlap(data["answer"], data["contexts"], result)
-    return results
+        return pair_similarities(plan.pairs, embed)
+    except _BAD_ROW:
+        found: dict[Pair, float] = {}
+        for claim_list in plan.claim_lists:
+            if claim_list is not None:
+                with contextlib.suppress(*_BAD_ROW):  # its fixture raises it when it runs
+                    found.update(pair_similarities(measured_pairs([claim_list]), embed))
+        return found
 
 
 # The metrics that score an answer's overlap: the rows a row test takes either on are
-# scored before they run (``prepared_overlaps``).
+# scored before they run (``grounding_plan``).
 GROUNDING_METRICS = frozenset({"overlap", "faithfulness"})
 
 
-def prepared_overlaps(
-    rows: Sequence[tuple[Row, bool]], settings: MetricSettings, embed: Embed
-) -> list[tuple[Row, ScoredOverlap]]:
-    """The overlap of the rows that need one, scored at once (``row_overlaps``), each with
-    its row. ``rows``: each row a test runs ``overlap`` or ``faithfulness`` on, with
-    whether a test takes ``overlap`` on it; of the rows only ``faithfulness`` is taken on,
-    those whose answer abstains need no overlap (``measure_faithfulness``; their texts
-    were not prepared, ``texts_faithfulness``). A row that cannot be scored is left out:
-    its fixture scores it, and fails, when it runs."""
-    chosen = [row for row, takes_overlap in rows if takes_overlap or _answers(row, settings)]
-    scored = row_overlaps(chosen, settings, embed)
-    return [(row, result) for row, result in zip(chosen, scored, strict=True) if result is not None]
+def grounding_plan(rows: Sequence[tuple[Row, bool]], settings: MetricSettings) -> GroundingPlan:
+    """The rows whose overlap the prepare step scores, analysed. ``rows``: each row a test
+    runs ``overlap`` or ``faithfulness`` on, with whether a test takes ``overlap`` on it;
+    of the rows only ``faithfulness`` is taken on, those whose answer abstains need no
+    overlap (``measure_faithfulness``; their texts are not prepared,
+    ``texts_faithfulness``)."""
+    chosen = tuple(row for row, takes_overlap in rows if takes_overlap or _answers(row, settings))
+    return GroundingPlan(chosen, tuple(_row_claim_list(row, settings) for row in chosen))
 
 
 def _answers(row: Row, settings: MetricSettings) -> bool:
@@ -567,13 +627,6 @@ def _row_claim_list(row: Row, settings: MetricSettings) -> list[Claim] | None:
         return None
     try:
         return claims(answer, row.data["contexts"], settings.idk_matcher, settings.citations)
-    except _BAD_ROW:  # the row's fixture raises the same when it runs: reported there
-        return None
-
-
-def _judge_alone(claim_list: list[Claim], embed: Embed, tau_sim: float) -> Overlap | None:
-    try:
-        return _judge_all([claim_list], embed, tau_sim)[0]
     except _BAD_ROW:  # the row's fixture raises the same when it runs: reported there
         return None
 

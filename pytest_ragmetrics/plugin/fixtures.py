@@ -20,15 +20,15 @@ from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors, model_label
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
-from pytest_ragmetrics.metrics.base import Embed, MetricContext, MetricSpec
-from pytest_ragmetrics.metrics.catalog import FIXTURES, UNJUDGED, custom_metrics
-from pytest_ragmetrics.metrics.grounding import GROUNDING_METRICS, ScoredOverlap, prepared_overlaps
+from pytest_ragmetrics.metrics.base import MetricContext, MetricSpec
+from pytest_ragmetrics.metrics.catalog import FIXTURES, UNJUDGED, custom_metric
+from pytest_ragmetrics.metrics.grounding import GROUNDING_METRICS, GroundingPlan, ScoredOverlap
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
+from pytest_ragmetrics.plugin.running import running_item
 from pytest_ragmetrics.plugin.state import (
     RECORDER_KEY,
     STATE_KEY,
-    BatchParam,
     RowParam,
     RowRecorder,
     batch_param,
@@ -43,6 +43,7 @@ from pytest_ragmetrics.plugin.state import (
 
 if TYPE_CHECKING:  # the judge's client (HTTP, TLS) is imported when a metric first judges
     from pytest_ragmetrics.config.thresholds import Settings
+    from pytest_ragmetrics.embeddings.similarities import Pair
     from pytest_ragmetrics.judge.client import LlmJudge
 
 __all__ = [
@@ -200,7 +201,7 @@ def refuse_late(config: pytest.Config, name: str) -> None:
 def late_metric(config: pytest.Config, name: str) -> str | None:
     """Why ``name`` is refused when it is a metric declared in user code after this run
     read thresholds.toml (``late_declaration``); None for any other metric."""
-    declared = custom_metrics().get(name)
+    declared = custom_metric(name)
     if declared is None or name in run_state(config).custom_metrics:
         return None
     return late_declaration(name, declared.origin)
@@ -233,23 +234,26 @@ def bound_metrics(
 
 
 @pytest.fixture
-def row(request: pytest.FixtureRequest) -> Row | None:
+def row() -> Row | None:
     """The dataset row this test runs on; a bad row errors here with file:line:field.
     A bulk item's test is given each of its rows in turn (``plugin.bulk``): here, ``None``."""
-    param = getattr(request, "param", None)
-    if isinstance(param, BatchParam):
+    # The running item, not `request`: asking for it costs a fixture definition per row
+    # (plugin.running). Its parameter is the row parametrization gave it.
+    item = running_item()
+    if batch_param(item) is not None:
         return None
-    if not isinstance(param, RowParam):
+    param = row_param(item)
+    if param is None:
         raise pytest.UsageError(
-            f"{request.node.nodeid} takes `row` but has no dataset: "
+            f"{item.nodeid} takes `row` but has no dataset: "
             f'mark it with @pytest.mark.ragmetrics(dataset="path/to/rows.jsonl")'
         )
-    item = request.node
     recorder = RowRecorder(param.row)
     item.stash[RECORDER_KEY] = recorder
 
     def systems() -> Any:
-        return request.getfixturevalue("ragmetrics_system")
+        # The item's own fixture request (pytest's, no public accessor), as `request` is.
+        return item._request.getfixturevalue("ragmetrics_system")  # type: ignore[attr-defined]
 
     started = start_row(param, recorder, item, systems)
     _bind_requested_metrics(item, recorder, param)
@@ -439,15 +443,18 @@ def define_metric_fixture(spec: MetricSpec, module: str | None = None) -> Any:
     module pytest lists it under (a metric declared in user code: the user's)."""
     name = spec.fixture
 
-    def metric(request: pytest.FixtureRequest, row: Row | None) -> MetricFixture | None:
-        node = request.node
+    # The running item, not `request`: a fixture asking for it (any of a test's metrics)
+    # puts `request` in every row test's fixtures, which costs a fixture definition per
+    # row (plugin.running).
+    def metric(row: Row | None) -> MetricFixture | None:
+        node = running_item()
         if batch_param(node) is not None:
             return None  # a bulk item's test gets one per row (plugin.bulk)
         bound = node.funcargs.get(name) if isinstance(node, pytest.Function) else None
         if isinstance(bound, MetricFixture):
             return bound  # bound by `row`, which every metric requires
         recorder = node.stash[RECORDER_KEY]  # set by `row`
-        return metric_fixtures(request.config, (name,), recorder, row_param(node))[0]
+        return metric_fixtures(node.config, (name,), recorder, row_param(node))[0]
 
     metric.__name__ = name
     metric.__qualname__ = name
@@ -466,19 +473,30 @@ for _spec in FIXTURES.values():
 del _spec
 
 
-def session_texts(items: Sequence[pytest.Item], settings: Settings) -> list[str]:
-    """Every text the embedding metrics of ``items`` will embed, in first-use order.
+def session_texts(
+    items: Sequence[pytest.Item],
+    settings: Settings,
+    scored: Mapping[tuple[str, int], ScoredOverlap] | None = None,
+) -> list[str]:
+    """Every text the embedding metrics of ``items`` will embed, in first-use order; for a
+    row test's row whose overlap the prepare step has ``scored`` already (from a stored
+    similarity set, ``plugin.session``), none of what overlap and faithfulness need.
 
     A row that lacks a field its metrics need is left out here: it errors when it runs.
     """
     texts: dict[str, None] = {}
+    scored = scored or {}
     for item in items:
         specs = [FIXTURES[name] for name in own_metrics(item)]
-        embedding = [spec.texts for spec in specs if spec.texts is not None]
+        embedding = [(spec.fixture, spec.texts) for spec in specs if spec.texts is not None]
+        single = batch_param(item) is None
         for param in row_params(item) if embedding else ():
             if param.problems:
                 continue
-            for row_texts in embedding:
+            done = single and (param.row.source, param.row.index) in scored
+            for name, row_texts in embedding:
+                if done and name in GROUNDING_METRICS:
+                    continue
                 try:
                     texts.update(dict.fromkeys(row_texts(param.row, settings)))
                 except RowError:
@@ -510,11 +528,14 @@ def grounding_rows(items: Sequence[pytest.Item]) -> list[tuple[Row, bool]]:
 
 
 def scored_overlaps(
-    rows: Sequence[tuple[Row, bool]], settings: Settings, embed: Embed
+    plan: GroundingPlan, similarities: Mapping[Pair, float], tau_sim: float
 ) -> dict[tuple[str, int], ScoredOverlap]:
-    """The overlap of ``rows`` (``grounding_rows``) scored at once, by the row's file and
-    position; which rows, and what a row that cannot be scored gives, is the metric's
-    choice (``metrics.grounding.prepared_overlaps``)."""
+    """The overlap of the rows of ``plan`` (``grounding_rows``, analysed) from the
+    similarities of their pairs, by the row's file and position; a row that cannot be
+    scored is left out, for its fixture (``metrics.grounding.GroundingPlan.score``)."""
+    scored = plan.score(similarities, tau_sim)
     return {
-        (row.source, row.index): result for row, result in prepared_overlaps(rows, settings, embed)
+        (row.source, row.index): result
+        for row, result in zip(plan.rows, scored, strict=True)
+        if result is not None
     }

@@ -21,6 +21,7 @@ import pytest
 from pytest_ragmetrics.plugin.custom import begin_run, end_run
 from pytest_ragmetrics.plugin.heap import release
 from pytest_ragmetrics.plugin.options import add_options
+from pytest_ragmetrics.plugin.running import running
 
 if TYPE_CHECKING:
     from pytest_ragmetrics.plugin.session import RunSession
@@ -116,9 +117,11 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
 def pytest_runtest_protocol(
     item: pytest.Item, nextitem: pytest.Item | None
 ) -> Generator[None, object, object]:
-    """After a test and its outcome are reported, write the progress of live-system calls
-    and judge verdicts (the process that runs the test)."""
-    result = yield
+    """Record the item as the running one (for the ``row`` fixture); after the test and
+    its outcome are reported, write the progress of live-system calls and judge verdicts
+    (the process that runs the test)."""
+    with running(item):
+        result = yield
     run_session(item.config).test_done(item)
     return result
 

@@ -25,7 +25,12 @@ from pytest_ragmetrics.embeddings.prepare import EncodingError, PrepareStats
 from pytest_ragmetrics.files import display_path
 from pytest_ragmetrics.metrics.catalog import claim
 from pytest_ragmetrics.metrics.custom import CorpusError
-from pytest_ragmetrics.metrics.grounding import GROUNDING_METRICS
+from pytest_ragmetrics.metrics.grounding import (
+    GROUNDING_METRICS,
+    GroundingPlan,
+    ScoredOverlap,
+    grounding_plan,
+)
 from pytest_ragmetrics.plugin.collect import parametrize_rows
 from pytest_ragmetrics.plugin.fixtures import (
     embeds,
@@ -139,7 +144,8 @@ class RunSession:
 
     def close(self) -> None:
         """Close the embedding cache and the bulk evals' datasets, forget the answers'
-        sentence analyses; remove the run's private cache on the controller."""
+        sentence analyses; remove the run's private cache on the controller; let go of the
+        rows' results."""
         for reader in self.state.readers.values():
             reader.close()
         if self.state.store is not None:
@@ -153,6 +159,12 @@ class RunSession:
             ray_engine.stop(self.config)
         if self.state.options.no_cache and self.controller:
             shutil.rmtree(self.state.options.cache_dir, ignore_errors=True)
+        # pytest holds the config, and so this session, until the process exits: freed
+        # now, the rows' results are not passed over again by the interpreter's
+        # collections at exit (docs/performance.md, "Per-row cost").
+        self.finished = None
+        for built in ("results", "document"):
+            self.__dict__.pop(built, None)
 
     def header_lines(self) -> list[str]:
         """The thresholds file, project root, embedding model, tau_sim and cache in force."""
@@ -195,20 +207,49 @@ class RunSession:
         settings = self.state.thresholds.settings
         taken = metrics_taken(session.items)  # no walk over every row for what none takes
         grounding = grounding_rows(session.items) if GROUNDING_METRICS & taken else []
-        if grounding:
-            self._analyse_answers(grounding)
-        texts = session_texts(session.items, settings) if embeds(taken) else []
+        plan = None
+        if grounding:  # every row's overlap at once: its fixtures only format it
+            self._analyse_answers(grounding)  # first: analysing the claims runs no Punkt
+            plan = grounding_plan(grounding, settings)
+            self.state.overlaps = self._stored_overlaps(plan)
+        scored = self.state.overlaps  # these rows need no vector for their overlap
+        texts = session_texts(session.items, settings, scored) if embeds(taken) else []
         if texts:
             encoding = EncodingProgress(shown.lines(in_place=True))
             try:
                 embedding_store(config).prepare(texts, encoding)
             except (EmbeddingModelError, EncodingError) as error:
                 raise pytest.UsageError(str(error)) from None
-        if grounding:  # every row's overlap at once: its fixtures only format it
-            embed = embedding_store(config).embed
-            self.state.overlaps = scored_overlaps(grounding, settings, embed)
+        if plan is not None and not scored:
+            self.state.overlaps = self._computed_overlaps(plan)
         if holds(config):  # the items, and what preparing made for them, live to the end
             hold(config)
+
+    def _stored_overlaps(self, plan: GroundingPlan) -> dict[tuple[str, int], ScoredOverlap]:
+        """The overlap of ``plan``'s rows from the similarity set the cache keeps for its
+        pairs (``embeddings.similarities``): no vector read, no numpy imported; none when
+        the set is not stored."""
+        from pytest_ragmetrics.embeddings.similarities import read_similarities, similarity_set
+
+        store = embedding_store(self.config)
+        pairs = similarity_set(store.embedder.identity, plan.pairs)
+        found = read_similarities(store.cache, pairs)
+        if found is None:
+            return {}
+        store.stats.similarities += len(pairs.pairs)
+        return scored_overlaps(plan, found, self.state.thresholds.settings.tau_sim)
+
+    def _computed_overlaps(self, plan: GroundingPlan) -> dict[tuple[str, int], ScoredOverlap]:
+        """The overlap of ``plan``'s rows from their prepared vectors, with the similarity
+        of every pair kept in the cache as one set for the next run."""
+        from pytest_ragmetrics.embeddings.similarities import similarity_set, store_similarities
+        from pytest_ragmetrics.metrics.grounding import plan_similarities
+
+        store = embedding_store(self.config)
+        similarities = plan_similarities(plan, store.embed)
+        pairs = similarity_set(store.embedder.identity, plan.pairs)
+        store_similarities(store.cache, pairs, similarities)
+        return scored_overlaps(plan, similarities, self.state.thresholds.settings.tau_sim)
 
     def _analyse_answers(self, rows: Sequence[tuple[Row, bool]]) -> None:
         """Have the sentences of the grounding rows' answers ready, from the cache when it
@@ -427,9 +468,10 @@ class RunSession:
 
 
 def embedding_notes(stats: dict[str, PrepareStats]) -> Sequence[str]:
-    """One line on where the embedding time went, per process that embedded anything."""
+    """One line on where the embedding time went, per process that embedded (or read)
+    anything."""
     return [
         f"embeddings ({process}): {one.describe()}"
         for process, one in sorted(stats.items())
-        if one.texts
+        if one.used
     ]

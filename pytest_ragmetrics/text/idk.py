@@ -118,6 +118,8 @@ def _probes(patterns: tuple[str, ...]) -> tuple[str, ...] | None:
 
 @functools.lru_cache(maxsize=16384)
 def _match(matcher: IdkMatcher, sentence: str, fmt: CitationFormat) -> str | None:
+    if not matcher.may_occur_in(sentence):  # no piece of any phrase: no match, no regex
+        return None
     found = matcher._regex.search(_fold(strip_citations(sentence, fmt)))
     return found.group(0) if found else None
 

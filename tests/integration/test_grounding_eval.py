@@ -11,7 +11,8 @@ the aggregates computable by hand:
     g4  one sentence citing an unrelated context  overlap 0.0, faithfulness 0.6
 
     overlap.mean 1.5 / 4 = 0.375; overlap_answered.mean (g1, g3, g4) 1.5 / 3 = 0.5;
-    faithfulness.mean 3.4 / 4 = 0.85; texts to embed: 2 + 4 + 2, one shared (NILE): 7.
+    faithfulness.mean 3.4 / 4 = 0.85; texts to embed: 2 + 4 + 2, one shared (NILE): 7;
+    sentences whose similarity decides, each with the context it cites: 1 + 2 + 1 = 4.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ GROUNDED_ROWS: list[dict[str, Any]] = [
     },
 ]
 UNIQUE_TEXTS = 7
+SCORED_PAIRS = 4
 # Each row's values by the module docstring's hand computation.
 HAND_OVERLAP = {"g1": 0.5, "g2": 0.0, "g3": 1.0, "g4": 0.0}
 HAND_FAITHFULNESS = {"g1": 0.8, "g2": 1.0, "g3": 1.0, "g4": 0.6}
@@ -78,7 +80,7 @@ import os, sys
 
 
 def pytest_unconfigure(config):
-    names = ("torch", "sentence_transformers", "transformers")
+    names = ("numpy", "torch", "sentence_transformers", "transformers")
     heavy = sorted(name for name in names if name in sys.modules)
     with open(os.path.join(str(config.rootpath), "modules.log"), "a") as log:
         log.write(f"{os.getpid()} {' '.join(heavy) or '-'}\\n")
@@ -161,7 +163,16 @@ def test_a_failed_overlap_assertion_shows_each_sentence(grounded: Project) -> No
     )
 
 
-def test_a_fully_cached_run_never_imports_torch(grounded_in_every_mode: Project) -> None:
+def similarity_lines(output: str) -> list[int]:
+    """The grounding pairs each process read from the cache's similarity set."""
+    return [int(n) for n in re.findall(r"embeddings \(\S+\): (\d+) sentence similarit", output)]
+
+
+def test_a_fully_cached_run_reads_no_vector_and_imports_neither_numpy_nor_torch(
+    grounded_in_every_mode: Project,
+) -> None:
+    """A warm run of the grounding metrics reads each sentence's similarity to its cited
+    context from the cache's similarity set: no vector, so no numpy, no model, no torch."""
     grounded = grounded_in_every_mode
     grounded.write("conftest.py", MODULE_PROBE)
     log = grounded.path / "modules.log"
@@ -173,7 +184,10 @@ def test_a_fully_cached_run_never_imports_torch(grounded_in_every_mode: Project)
 
     warm, report = grounded.run_json()
     warm.assert_outcomes(passed=5)
-    assert_encoded_once(warm.stdout.str(), 0)
+    assert prepare_lines(warm.stdout.str()) == []  # no text looked up in any process
+    found = similarity_lines(warm.stdout.str())
+    assert found
+    assert set(found) == {SCORED_PAIRS}  # each process that ran rows read the whole set
     lines = log.read_text().splitlines()
     assert lines
     assert all(line.split(" ", 1)[1] == "-" for line in lines), lines
@@ -370,7 +384,8 @@ def test_a_warm_run_reads_each_answers_sentences_from_the_cache(
     grounded: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, cold = grounded.run_json()
-    sentences._split.cache_clear()  # as in a new process: no answer split yet
+    sentences._split.cache_clear()  # as in a new process: no answer split yet,
+    grounding._claims.cache_clear()  # nor analysed
 
     def no_punkt(text: str, fmt: Any = "auto") -> Any:
         raise AssertionError(f"Punkt ran on {text!r}")

@@ -58,3 +58,17 @@ def test_with_the_collector_off_nothing_is_frozen(project: Project) -> None:
     finally:
         gc.enable()
     assert gc.get_freeze_count() == 0
+
+
+def test_a_run_lets_go_of_its_rows_results_when_it_ends(project: Project) -> None:
+    """The project's result holds the run's config, as pytest does until the process
+    exits: the rows' results must not stay reachable through it."""
+    from pytest_ragmetrics.results.summary import RowResult
+
+    project.write("thresholds.toml", "")
+    project.write("test_eval.py", ROW_TEST.format(expected="> 0"))
+    result = project.run()
+    result.assert_outcomes(passed=len(ROWS))
+    gc.collect()
+    ids = {row["id"] for row in ROWS}
+    assert [o for o in gc.get_objects() if isinstance(o, RowResult) and o.id in ids] == []

@@ -19,13 +19,14 @@ from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics import cosine, faithfulness, overlap, similarity_to_gold
 from pytest_ragmetrics.metrics.grounding import (
+    ScoredOverlap,
     claims,
     cosines,
+    grounding_plan,
     judge_claims,
     overlap_texts,
     overlaps,
-    prepared_overlaps,
-    row_overlaps,
+    plan_similarities,
 )
 from pytest_ragmetrics.text.idk import IdkMatcher
 
@@ -245,12 +246,18 @@ def test_overlaps_of_many_answers_equal_each_answers_overlap() -> None:
     assert [(o.supported, o.claims) for o in together] == [(1, 2), (0, 0), (0, 2), (0, 1)]
 
 
+def row_overlaps(rows: list[Row], embed: object) -> list[ScoredOverlap | None]:
+    """Every row of ``rows`` scored at once, as the prepare step scores a test's rows."""
+    plan = grounding_plan([(row, True) for row in rows], SETTINGS)  # type: ignore[arg-type]
+    return plan.score(plan_similarities(plan, embed), SETTINGS.tau_sim)  # type: ignore[arg-type]
+
+
 def test_row_overlaps_leave_rows_without_answer_or_contexts_to_error_when_run() -> None:
     rows = [
         Row("r1", "rows.jsonl", 1, 0, {"answer": ANSWERS[0][0], "contexts": CONTEXTS}),
         Row("r2", "rows.jsonl", 2, 1, {"answer": "Paris is the French capital [CIT:d1]."}),
     ]
-    first, second = row_overlaps(rows, SETTINGS, Table(VECTORS))  # type: ignore[arg-type]
+    first, second = row_overlaps(rows, Table(VECTORS))
     assert first is not None
     assert first.overlap == overlap(ANSWERS[0][0], CONTEXTS, Table(VECTORS), 0.6)
     assert (first.answer, first.contexts) == (ANSWERS[0][0], CONTEXTS)
@@ -266,7 +273,7 @@ def test_row_overlaps_equal_each_rows_own_overlap() -> None:
         for n, (answer, contexts) in enumerate(ANSWERS)
     ]
     table = Table(VECTORS)
-    scored = row_overlaps(rows, SETTINGS, table)  # type: ignore[arg-type]
+    scored = row_overlaps(rows, table)
     assert len(table.calls) == 1
     alone = [overlap(answer, contexts, Table(VECTORS), 0.6) for answer, contexts in ANSWERS]
     assert [entry.overlap if entry else None for entry in scored] == alone
@@ -287,7 +294,7 @@ def test_a_row_whose_scoring_raises_is_left_out_and_the_others_are_scored() -> N
         for n, answer in enumerate(answers)
     ]
     rows.append(Row("r4", "rows.jsonl", 4, 4, {"answer": zero, "contexts": [{"text": "x"}]}))
-    scored = row_overlaps(rows, SETTINGS, table)  # type: ignore[arg-type]
+    scored = row_overlaps(rows, table)
     assert [index for index, result in enumerate(scored) if result is None] == [1, 3, 4]
     first, third = scored[0], scored[2]
     assert first is not None
@@ -310,7 +317,7 @@ def test_an_error_no_malformed_row_raises_is_a_bug_and_propagates() -> None:
 
     rows = [Row("r0", "rows.jsonl", 0, 0, {"answer": ANSWERS[0][0], "contexts": CONTEXTS})]
     with pytest.raises(RuntimeError, match="a bug in the lookup"):
-        row_overlaps(rows, SETTINGS, broken)  # type: ignore[arg-type]
+        row_overlaps(rows, broken)
 
 
 def test_prepared_overlaps_leave_out_abstaining_rows_only_faithfulness_takes() -> None:
@@ -323,12 +330,12 @@ def test_prepared_overlaps_leave_out_abstaining_rows_only_faithfulness_takes() -
         Row("r4", "rows.jsonl", 4, 4, {"contexts": CONTEXTS}),  # no answer
     ]
     takes_overlap = [True, True, False, False, False]
-    prepared = prepared_overlaps(
-        list(zip(rows, takes_overlap, strict=True)),
-        SETTINGS,  # type: ignore[arg-type]
-        Table(VECTORS),
-    )
-    # r2 abstains and only faithfulness is taken on it: faithfulness needs no overlap
+    plan = grounding_plan(list(zip(rows, takes_overlap, strict=True)), SETTINGS)  # type: ignore[arg-type]
+    scored = plan.score(plan_similarities(plan, Table(VECTORS)), SETTINGS.tau_sim)
+    prepared = [(row, result) for row, result in zip(plan.rows, scored, strict=True) if result]
+    # r2 abstains and only faithfulness is taken on it: faithfulness needs no overlap;
+    # r4 has no answer: only its fixture can say so
+    assert [row.id for row in plan.rows] == ["r0", "r1", "r3"]
     assert [row.id for row, _ in prepared] == ["r0", "r1", "r3"]
     by_id = {row.id: result for row, result in prepared}
     assert by_id["r1"].overlap.abstains

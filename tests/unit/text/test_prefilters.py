@@ -15,8 +15,9 @@ from pytest_ragmetrics.text.citations import (
     find_citations,
     holds_citation,
     may_cite,
+    strip_citations,
 )
-from pytest_ragmetrics.text.idk import DEFAULT_IDK_PATTERNS, IdkMatcher, idk_sentences
+from pytest_ragmetrics.text.idk import DEFAULT_IDK_PATTERNS, IdkMatcher, _fold, idk_sentences
 from pytest_ragmetrics.text.sentences import split_sentences
 
 # Pieces that make the hard cases likely: IDK phrases cut anywhere, in other cases and with
@@ -88,13 +89,30 @@ def every_sentence_idk_citation(
     return IdkCitation(tuple(cited))
 
 
+def idk_by_definition(sentence: str, matcher: IdkMatcher, fmt: CitationFormat) -> str | None:
+    """The IDK phrase of ``sentence`` by the rule alone: a phrase of the matcher found in
+    the sentence folded with its markers stripped, no prefilter."""
+    found = matcher._regex.search(_fold(strip_citations(sentence, fmt)))
+    return found.group(0) if found else None
+
+
 @settings(max_examples=400, deadline=None)
 @given(text=TEXTS, matcher=MATCHERS, fmt=FORMATS)
 def test_a_text_with_an_idk_sentence_may_hold_one(
     text: str, matcher: IdkMatcher, fmt: CitationFormat
 ) -> None:
-    if idk_sentences(split_sentences(text, fmt), matcher, fmt):
+    if any(idk_by_definition(s.text, matcher, fmt) for s in split_sentences(text, fmt)):
         assert matcher.may_occur_in(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=TEXTS, matcher=MATCHERS, fmt=FORMATS)
+def test_matching_a_sentence_finds_what_the_rule_finds(
+    text: str, matcher: IdkMatcher, fmt: CitationFormat
+) -> None:
+    """``match`` asks the patterns only when ``may_occur_in`` allows a match: the same
+    phrase as the rule, or ``None``, on any text."""
+    assert matcher.match(text, fmt) == idk_by_definition(text, matcher, fmt)
 
 
 @settings(max_examples=400, deadline=None)
