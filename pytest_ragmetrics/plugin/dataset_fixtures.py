@@ -26,6 +26,7 @@ from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics.base import DatasetMeasured
 from pytest_ragmetrics.metrics.space.embedding import measure_embedding_space
+from pytest_ragmetrics.metrics.space.points import PICTURE_DETAIL, eval_points
 from pytest_ragmetrics.metrics.space.sources import SourcesResult, measure_sources
 from pytest_ragmetrics.metrics.space.ux import DEFAULT_CACHE_TAU, UxResult, measure_ux
 
@@ -37,8 +38,13 @@ from pytest_ragmetrics.plugin.state import (
     DatasetRecorder,
     RowsParam,
     embedding_store,
+    rows_param,
     run_state,
 )
+
+# The picture of each eval's embedding space this process made, by eval label: the
+# eval's other dataset-level tests here carry the same one without making it again.
+PICTURES_KEY = pytest.StashKey[dict[str, dict[str, Any]]]()
 
 
 @pytest.fixture
@@ -71,6 +77,9 @@ class DatasetMetric:
     name: str
     recorder: DatasetRecorder
     request: pytest.FixtureRequest
+    # Whether computing it carries the picture of the eval's embedding space: the built-in
+    # metrics embed the eval's texts anyway; a metric of the user's may not embed at all.
+    draws = True
 
     def check(self, rows: Sequence[Row]) -> None:
         if rows is not self.recorder.rows:
@@ -92,7 +101,36 @@ class DatasetMetric:
             self.recorder.fail(f"{self.name}: {error}")
             raise
         self.recorder.record(self.name, dict(measured.stats), measured.details)
+        if self.draws:
+            self.picture()
         return measured.result
+
+    def picture(self) -> None:
+        """Carry the picture of the eval's embedding space (``metrics.space.projection``)
+        for the reports that draw it, HTML and JSON; a run that writes neither makes
+        none. Made once per process and eval; every dataset-level test of the eval that
+        computes a built-in metric carries it, so which one the controller keeps (the
+        last by name, ``results.summary``) does not depend on how xdist spread them.
+        The texts it draws (at most the projection limit) are embedded through the
+        run's store, like the metric's own."""
+        config = self.request.config
+        options = run_state(config).options
+        param = rows_param(self.request.node)
+        if param is None or (options.html_path is None and options.json_path is None):
+            return
+        made = config.stash.setdefault(PICTURES_KEY, {})
+        picture = made.get(param.info.label)
+        if picture is None:
+            from pytest_ragmetrics.metrics.space.projection import eval_picture
+
+            picture = made[param.info.label] = eval_picture(
+                eval_points(self.recorder.rows),
+                self.embed,
+                options.projection_limit,
+                options.projection_seed,
+                options.projection_umap,
+            )
+        self.recorder.details[PICTURE_DETAIL] = picture
 
 
 class EmbeddingSpaceMetric(DatasetMetric):
@@ -158,6 +196,7 @@ class CustomDatasetMetricFixture(DatasetMetric):
     bound to the running test."""
 
     measure: Callable[[Sequence[Row]], DatasetMeasured]
+    draws = False
 
     def __call__(self, rows: Sequence[Row]) -> dict[str, float]:
         """The declared statistics over the test's ``rows``, recorded for the gates."""

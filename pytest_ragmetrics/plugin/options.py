@@ -8,6 +8,7 @@ file in force) and says what is wrong as a ``pytest.UsageError``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tempfile
 import uuid
@@ -27,6 +28,7 @@ from pytest_ragmetrics.config.project import (
 )
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
 from pytest_ragmetrics.files import resolve_setting
+from pytest_ragmetrics.metrics.space.points import DEFAULT_LIMIT, MAX_SEED, MIN_POINTS
 from pytest_ragmetrics.reports.write import GITHUB_SUMMARY_ENV
 
 # What the controller hands every xdist worker (``workerinput``): the run's id, and with
@@ -65,6 +67,11 @@ class Options:
     batch_size: int | None = None
     # --ragmetrics-engine: overrides [settings] engine
     engine: str | None = None
+    # The picture of each dataset-level eval's embedding space (HTML and JSON reports):
+    # at most this many points, sampled with this seed, by PCA and, if asked, UMAP.
+    projection_limit: int = DEFAULT_LIMIT
+    projection_seed: int = 0
+    projection_umap: bool = False
 
     @property
     def thresholds(self) -> Path | None:
@@ -132,6 +139,29 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="write one self-contained HTML report (tables, gates, plots, transformations, "
         "per-row drill-down) to PATH (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-projection-limit",
+        metavar="N",
+        default=None,
+        help="draw at most N points (questions, answers, chunks) in the picture of each "
+        "dataset-level eval's embedding space in the HTML and JSON reports: beyond that, a "
+        "seeded sample shared equally between the kinds; at least "
+        f"{MIN_POINTS} (default: {DEFAULT_LIMIT})",
+    )
+    group.addoption(
+        "--ragmetrics-projection-seed",
+        metavar="SEED",
+        default=None,
+        help="seed of the projection's sample and of UMAP, an integer from 0 to "
+        f"{MAX_SEED}; the same seed draws the same picture (default: 0)",
+    )
+    group.addoption(
+        "--ragmetrics-projection-umap",
+        action="store_true",
+        default=False,
+        help="draw a UMAP projection beside the PCA one every picture has; needs "
+        "umap-learn: pip install 'pytest-ragmetrics[umap]' (default: off)",
     )
     group.addoption(
         "--ragmetrics-update-baseline",
@@ -276,6 +306,41 @@ def history_dir(config: pytest.Config) -> Path | None:
     return path
 
 
+def whole_number(option: str, value: str | None, default: int, low: int, high: int | None) -> int:
+    """An option's whole number, between ``low`` and ``high`` (inclusive, no upper bound
+    when ``None``); ``default`` when the option is not given. ``--opt=abc``, ``--opt 0``
+    and ``--opt -5`` are usage errors saying what the option takes."""
+    if value is None:
+        return default
+    takes = f"a whole number >= {low}" if high is None else f"a whole number from {low} to {high}"
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise pytest.UsageError(f"{option} takes {takes}, got {value!r}") from None
+    if number < low or (high is not None and number > high):
+        raise pytest.UsageError(f"{option} takes {takes}, got {value!r}")
+    return number
+
+
+def umap_installed() -> bool:
+    """Whether umap-learn can be imported, found without importing it (it brings numba):
+    a run that never draws a picture does not pay for it."""
+    return importlib.util.find_spec("umap") is not None
+
+
+def umap_wanted(config: pytest.Config) -> bool:
+    """``--ragmetrics-projection-umap``, refused at once when umap-learn is not installed."""
+    if not config.getoption("ragmetrics_projection_umap"):
+        return False
+    if not umap_installed():
+        raise pytest.UsageError(
+            "--ragmetrics-projection-umap needs umap-learn, which is not installed: "
+            "pip install 'pytest-ragmetrics[umap]' (or leave the option out: every "
+            "picture has its PCA projection)"
+        )
+    return True
+
+
 def parse_options(config: pytest.Config) -> Options:
     """The run's options, validated (any process; a worker takes the run's id, and its
     private cache, from the controller)."""
@@ -303,6 +368,20 @@ def parse_options(config: pytest.Config) -> Options:
     if save_outputs is not None and given is None:
         check_writable("--ragmetrics-save-outputs", save_outputs)
     project = locate(config)
+    projection_limit = whole_number(
+        "--ragmetrics-projection-limit",
+        config.getoption("ragmetrics_projection_limit"),
+        DEFAULT_LIMIT,
+        MIN_POINTS,
+        None,
+    )
+    projection_seed = whole_number(
+        "--ragmetrics-projection-seed",
+        config.getoption("ragmetrics_projection_seed"),
+        0,
+        0,
+        MAX_SEED,
+    )
     return Options(
         cache_dir=cache_dir(config, project.root),
         project=project,
@@ -320,4 +399,7 @@ def parse_options(config: pytest.Config) -> Options:
         mode=mode,
         batch_size=batch_size,
         engine=engine,
+        projection_limit=projection_limit,
+        projection_seed=projection_seed,
+        projection_umap=umap_wanted(config),
     )

@@ -3,7 +3,8 @@ holds them (schema: docs/reports.md#json). The terminal section, the Markdown su
 and the HTML page are pure functions of this one document, so they cannot disagree.
 
 One entry per eval, or per eval and system for a dataset of several systems; each holds
-the eval's aggregates, gates, rows, stored baseline and transformations. With
+the eval's aggregates, gates, rows, stored baseline and transformations, and for an eval
+whose dataset-level tests drew it, the picture of its embedding space (``projection``). With
 ``--ragmetrics-history``, ``history`` holds the recorded runs the trends are drawn from.
 """
 
@@ -14,7 +15,9 @@ from typing import Any
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
+from pytest_ragmetrics.metrics.space.points import PICTURE_DETAIL
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
+from pytest_ragmetrics.reports.projection import projection_entry
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState
 from pytest_ragmetrics.results.summary import EvalSummary, RowResult
@@ -99,6 +102,7 @@ def _eval_document(
     summary: EvalSummary, results: Sequence[GateResult], rows: bool
 ) -> dict[str, Any]:
     info = summary.info
+    details = summary.dataset_details
     entry: dict[str, Any] = {
         "name": info.name,
         "label": info.label,
@@ -114,11 +118,14 @@ def _eval_document(
         "breakdowns": summary.breakdowns,
         "signatures": summary.signatures,
         "dataset_level": {
-            "details": summary.dataset_details,
+            "details": {k: v for k, v in details.items() if k != PICTURE_DETAIL},
             "errors": list(summary.dataset_errors),
         },
         "gates": [_gate_document(r) for r in results if r.eval == info.label],
     }
+    picture = details.get(PICTURE_DETAIL)
+    if isinstance(picture, Mapping):  # a dataset-level test drew the eval's embeddings
+        entry["projection"] = projection_entry(picture, details, summary.rows)
     if rows:
         entry["rows"] = [_row_document(summary, row) for row in summary.rows]
     entry["warnings"] = list(summary.warnings)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.metrics.space.geometry import (
         DEFAULT_TAU,
         FAISS_THREADS,
+        OUTLIER_SIGMAS,
         VARIANCE_SHARE,
         VARIANCE_TOLERANCE,
         CacheHits,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         context_preservation,
         embedding_space,
         multi_turn_consistency,
+        nearest_cosines,
         nearest_neighbour_distances,
         topic_coverage,
     )
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_TAU",
     "FAISS_THREADS",
+    "OUTLIER_SIGMAS",
     "VARIANCE_SHARE",
     "VARIANCE_TOLERANCE",
     "CacheHits",
@@ -49,6 +52,7 @@ __all__ = [
     "context_preservation",
     "embedding_space",
     "multi_turn_consistency",
+    "nearest_cosines",
     "nearest_neighbour_distances",
     "topic_coverage",
 ]

@@ -25,18 +25,20 @@ EMBEDDING_SPACE_STATS = (
     "max_pairwise_distance",
     "pairwise_exact",
     "pairwise_pairs",
+    "outliers",
 )
 EMBEDDING_SPACE = MetricInfo(
     "embedding_space", "geometry of a field's embeddings", dataset=EMBEDDING_SPACE_STATS
 )
 
 
-def field_texts(rows: Sequence[Row], field: str, metric: str) -> list[str]:
-    """The texts of ``field`` over ``rows``: one per row for ``question`` and ``answer``,
-    every alias for ``gold``, and each distinct context (by doc id) for ``contexts``."""
+def field_items(rows: Sequence[Row], field: str, metric: str) -> list[tuple[str, str]]:
+    """The texts of ``field`` over ``rows``, each with the id it is known by: one per row
+    for ``question`` and ``answer`` (the row's id), every alias for ``gold`` (the row's id
+    too), and each distinct context for ``contexts`` (its doc id)."""
     if field not in SPACE_FIELDS:
         raise ValueError(f"{metric}(rows, field=...): use one of {', '.join(SPACE_FIELDS)}")
-    texts: list[str] = []
+    items: list[tuple[str, str]] = []
     seen_docs: set[str] = set()
     for row in rows:
         value = row.require(field, metric)
@@ -44,12 +46,17 @@ def field_texts(rows: Sequence[Row], field: str, metric: str) -> list[str]:
             for context in value:
                 if context["doc_id"] not in seen_docs:
                     seen_docs.add(context["doc_id"])
-                    texts.append(context["text"])
+                    items.append((str(context["doc_id"]), context["text"]))
         elif field == "gold":
-            texts.extend(golds(row, metric))
+            items.extend((row.id, alias) for alias in golds(row, metric))
         else:
-            texts.append(value)
-    return texts
+            items.append((row.id, value))
+    return items
+
+
+def field_texts(rows: Sequence[Row], field: str, metric: str) -> list[str]:
+    """The texts of ``field`` over ``rows`` (``field_items`` without the ids)."""
+    return [text for _, text in field_items(rows, field, metric)]
 
 
 def measure_embedding_space(
@@ -61,12 +68,25 @@ def measure_embedding_space(
     seed: int,
     metric: str = EMBEDDING_SPACE.name,
 ) -> DatasetMeasured:
-    """The geometry of ``field``'s embeddings over ``rows`` (see ``embedding_space``)."""
+    """The geometry of ``field``'s embeddings over ``rows`` (see ``embedding_space``); the
+    details name each outlier (its id, mean k-NN distance and text), most isolated first."""
     import numpy as np
 
     from pytest_ragmetrics.metrics.space.geometry import embedding_space
+    from pytest_ragmetrics.metrics.space.points import preview
 
-    texts = field_texts(rows, field, metric)
-    vectors = np.asarray(embed(texts), dtype=np.float64)
+    items = field_items(rows, field, metric)
+    vectors = np.asarray(embed([text for _, text in items]), dtype=np.float64)
     space = embedding_space(vectors, k=k, exact_limit=exact_limit, seed=seed)
-    return DatasetMeasured(space, space.as_stats(), {"field": field, "summary": space.describe()})
+    found = zip(space.outlier_indices, space.outlier_distances, strict=True)
+    outliers = [
+        {"id": items[i][0], "nn_distance": distance, "text": preview(items[i][1])}
+        for i, distance in sorted(found, key=lambda pair: (-pair[1], pair[0]))
+    ]
+    details = {
+        "field": field,
+        "summary": space.describe(),
+        "outlier_bound": space.outlier_bound,
+        "outliers": outliers,
+    }
+    return DatasetMeasured(space, space.as_stats(), details)

@@ -45,6 +45,12 @@ VARIANCE_SHARE = 0.95
 VARIANCE_TOLERANCE = 1e-9
 """Slack on that share, so a split of exactly 95 % is not lost to rounding in the SVD."""
 DEFAULT_TAU = 0.85
+OUTLIER_SIGMAS = 2.0
+"""A vector is an outlier when its mean k-NN distance is this many standard deviations
+above the mean (``avg_nn_distance + 2 * std_nn_distance``)."""
+_OUTLIER_SLACK = 1e-9
+"""How far above the bound an outlier must be, so rounding never makes one of a set of
+equally spaced vectors (std 0) an outlier."""
 _BLOCK_ENTRIES = 1 << 21
 """Distances (or vector entries) per block of a blockwise computation (16 MiB of float64)."""
 _SAMPLE_CHUNK = 1 << 16
@@ -262,9 +268,23 @@ class EmbeddingSpace:
     pairwise_method: Literal["exact", "sampled"]
     pairwise_pairs: int
     sample_seed: int
+    # Indices of the outlier vectors, ascending, and each one's mean k-NN distance.
+    outlier_indices: tuple[int, ...] = ()
+    outlier_distances: tuple[float, ...] = ()
+
+    @property
+    def outliers(self) -> int:
+        """How many vectors are outliers (see :func:`embedding_space`)."""
+        return len(self.outlier_indices)
+
+    @property
+    def outlier_bound(self) -> float:
+        """The mean k-NN distance an outlier exceeds: avg + 2 std."""
+        return self.avg_nn_distance + OUTLIER_SIGMAS * self.std_nn_distance
 
     def as_stats(self) -> dict[str, float]:
-        """Every numeric field as a float, plus ``pairwise_exact`` (1.0 exact, 0.0 sampled)."""
+        """Every numeric field as a float, plus ``pairwise_exact`` (1.0 exact, 0.0 sampled)
+        and ``outliers`` (their count)."""
         return {
             "total_samples": float(self.total_samples),
             "k": float(self.k),
@@ -282,6 +302,7 @@ class EmbeddingSpace:
             "pairwise_exact": 1.0 if self.pairwise_method == "exact" else 0.0,
             "pairwise_pairs": float(self.pairwise_pairs),
             "sample_seed": float(self.sample_seed),
+            "outliers": float(self.outliers),
         }
 
     def describe(self) -> str:
@@ -299,7 +320,8 @@ class EmbeddingSpace:
             f"effective dimensionality {self.effective_dimensionality}; pairwise cosine "
             f"distance {self.avg_pairwise_distance:.4f} ± {self.std_pairwise_distance:.4f} "
             f"in [{self.min_pairwise_distance:.4f}, {self.max_pairwise_distance:.4f}] "
-            f"over {pairs}"
+            f"over {pairs}; {self.outliers} outlier(s) with k-NN distance above "
+            f"{self.outlier_bound:.4f}"
         )
 
 
@@ -363,6 +385,10 @@ def embedding_space(
       least 95 % of the total (eigenvalues of the covariance matrix, from the SVD of the
       centred raw matrix in float64; the share is compared with a 1e-9 slack). When every
       vector is the same there is no variance and it is defined as 0.
+    * ``outliers``: the vectors whose mean k-NN distance (the per-vector value above) is
+      more than ``avg_nn_distance + 2 * std_nn_distance`` (by more than 1e-9, so a set of
+      equally spaced vectors has none): the isolated texts that make ``std_nn_distance``
+      large. ``outlier_indices`` lists them, ascending, ``outlier_distances`` their values.
     * ``avg/std/min/max_pairwise_distance``: cosine distance over pairs i < j, in float64,
       population std. *Exact* (all N(N-1)/2 pairs) when N <= ``exact_limit`` or when there
       are no more pairs than ``sample_pairs``; otherwise *sampled*: ``sample_pairs`` pairs
@@ -390,12 +416,14 @@ def embedding_space(
     all_pairs = n * (n - 1) // 2
     exact = n <= exact_limit or all_pairs <= sample_pairs
     pairs = _exact_pairwise(unit) if exact else _sampled_pairwise(unit, sample_pairs, seed)
-    avg_nn = float(per_vector.mean())
+    avg_nn, std_nn = float(per_vector.mean()), float(per_vector.std())
+    bound = avg_nn + OUTLIER_SIGMAS * std_nn
+    outliers = np.flatnonzero(per_vector > bound + _OUTLIER_SLACK)
     return EmbeddingSpace(
         total_samples=n,
         k=k,
         avg_nn_distance=avg_nn,
-        std_nn_distance=float(per_vector.std()),
+        std_nn_distance=std_nn,
         density_score=1.0 / (avg_nn + epsilon),
         avg_spread=float(spread.mean()),
         max_spread=float(spread.max()),
@@ -408,6 +436,8 @@ def embedding_space(
         pairwise_method="exact" if exact else "sampled",
         pairwise_pairs=pairs.count,
         sample_seed=seed,
+        outlier_indices=tuple(int(i) for i in outliers),
+        outlier_distances=tuple(float(per_vector[i]) for i in outliers),
     )
 
 
@@ -441,19 +471,39 @@ def cache_hit_rate(
     """
     if not math.isfinite(tau):
         raise ValueError(f"tau must be a finite number, got {tau!r}")
-    questions = _matrix(question_vectors, "question_vectors")
-    cache = _matrix(cache_vectors, "cache_vectors")
-    if questions.shape[1] != cache.shape[1]:
-        raise ValueError(
-            f"question_vectors have dimension {questions.shape[1]}, cache_vectors {cache.shape[1]}"
-        )
-    q_norms, c_norms = _norms(questions, "question_vectors"), _norms(cache, "cache_vectors")
-    best_ids = _faiss_nearest(cache / c_norms[:, None], questions / q_norms[:, None], 1)[:, 0]
-    dots = np.einsum("ij,ij->i", questions, cache[best_ids])
-    best = np.clip(dots / (q_norms * c_norms[best_ids]), -1.0, 1.0)
+    _, best = _nearest(question_vectors, cache_vectors, "question_vectors", "cache_vectors")
     hits = int((best > tau).sum())
-    total = questions.shape[0]
+    total = best.shape[0]
     return CacheHits(hits / total, hits, total, tau, tuple(float(b) for b in best))
+
+
+def _nearest(
+    query_vectors: npt.ArrayLike, base_vectors: npt.ArrayLike, query_name: str, base_name: str
+) -> tuple[IntArray, FloatArray]:
+    queries = _matrix(query_vectors, query_name)
+    base = _matrix(base_vectors, base_name)
+    if queries.shape[1] != base.shape[1]:
+        raise ValueError(
+            f"{query_name} have dimension {queries.shape[1]}, {base_name} {base.shape[1]}"
+        )
+    q_norms, b_norms = _norms(queries, query_name), _norms(base, base_name)
+    best_ids = _faiss_nearest(base / b_norms[:, None], queries / q_norms[:, None], 1)[:, 0]
+    dots = np.einsum("ij,ij->i", queries, base[best_ids])
+    return best_ids, np.clip(dots / (q_norms * b_norms[best_ids]), -1.0, 1.0)
+
+
+def nearest_cosines(
+    query_vectors: npt.ArrayLike, base_vectors: npt.ArrayLike
+) -> tuple[IntArray, FloatArray]:
+    """For each query vector, the row of ``base_vectors`` most similar to it and their
+    cosine similarity: two arrays of length N (queries).
+
+    The nearest row is found by faiss (``IndexFlatIP`` top-1 on L2-normalised float32
+    copies) and its cosine recomputed in float64 as ``q . b / (|q| |b|)``, as
+    :func:`cache_hit_rate` does. Empty arrays, differing dimensions, zero vectors, NaN or
+    infinite values raise ``ValueError``.
+    """
+    return _nearest(query_vectors, base_vectors, "query_vectors", "base_vectors")
 
 
 @dataclass(frozen=True)

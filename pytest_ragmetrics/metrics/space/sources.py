@@ -72,5 +72,28 @@ def measure_sources(
             total_questions=topics.total_questions,
             avg_chunks_per_topic=topics.avg_chunks_per_topic,
         )
-        details["topics"] = [asdict(topic) for topic in topics.topics]
+        details["topics"] = _topic_details(rows, questions, topics)
     return DatasetMeasured(SourcesResult(used, topics), stats, details)
+
+
+EXAMPLES = 3
+"""Questions of each topic the details quote, in dataset order, to say what it is about."""
+
+
+def _topic_details(
+    rows: Sequence[Row], questions: Sequence[str], topics: TopicCoverage
+) -> list[dict[str, Any]]:
+    """Each topic's counts, the ids of its questions and the first few of them."""
+    from pytest_ragmetrics.metrics.space.points import preview
+
+    members: list[list[int]] = [[] for _ in topics.topics]
+    for question, topic in enumerate(topics.assignment):
+        members[topic].append(question)
+    return [
+        {
+            **asdict(topic),
+            "question_ids": [rows[i].id for i in members[topic.topic_id]],
+            "examples": [preview(questions[i]) for i in members[topic.topic_id][:EXAMPLES]],
+        }
+        for topic in topics.topics
+    ]

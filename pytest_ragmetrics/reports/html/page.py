@@ -11,6 +11,7 @@ from pytest_ragmetrics.reports.columns import NOT_COMPUTED, Entry
 from pytest_ragmetrics.reports.document import gates
 from pytest_ragmetrics.reports.html.markup import escape, table
 from pytest_ragmetrics.reports.html.plots import bars, distributions, pareto
+from pytest_ragmetrics.reports.html.projection import embedding_section, projection_style
 from pytest_ragmetrics.reports.html.rows import anchors, rows_list
 from pytest_ragmetrics.reports.html.script import SCRIPT, content_security_policy
 from pytest_ragmetrics.reports.html.tables import (
@@ -95,6 +96,7 @@ def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
         distributions(index, entries),
         pareto(index, entries),
         bars(index, entries),
+        embedding_section(index, entries),
         *breakdowns(entries),
         *transformations(entries, ids),
         *stored_baselines(entries, ids),
@@ -151,7 +153,8 @@ def render_html(document: Mapping[str, Any]) -> str:
             '<meta http-equiv="Content-Security-Policy" '
             f'content="{content_security_policy(SCRIPT)}">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>pytest-ragmetrics report</title><style>{STYLE}</style></head><body>",
+            "<title>pytest-ragmetrics report</title>",
+            f"<style>{STYLE}{projection_style()}</style></head><body>",
             _header(document, groups),
             *(_eval_section(i, name, entries) for i, (name, entries) in enumerate(groups.items())),
             trends_section(document),

@@ -1,10 +1,13 @@
-"""The page's one script: sorting and filtering the rows of each system, and the
-Content-Security-Policy that allows exactly that script.
+"""The page's one script: sorting and filtering the rows of each system, reading the
+points of an embedding-space picture (the hovered or clicked point's text, the point a
+listed row names, the colouring), and the Content-Security-Policy that allows exactly
+that script.
 
 The script only enhances what the page already shows: without it every row is listed in
-dataset order and every control stays hidden. It reads the document's text only through
-``textContent`` and data attributes, never builds markup from it (no ``innerHTML``), moves
-existing nodes to sort, and sets ``hidden`` to filter. It is allowed by its SHA-256
+dataset order, every control stays hidden, and a point's text is its SVG tooltip. It
+reads the document's text only through ``textContent`` and data attributes, never builds
+markup from it (no ``innerHTML``), moves existing nodes to sort, sets ``hidden`` to
+filter, and switches classes to mark and colour points. It is allowed by its SHA-256
 (``script-src 'sha256-…'``), so a script a dataset smuggled into the page would not run
 even if it escaped the escaping; the page has no inline event handler.
 """
@@ -107,6 +110,82 @@ SCRIPT = """
     filter();
   }
   document.querySelectorAll(".rows-list").forEach(setUp);
+  function setUpMap(map) {
+    var info = map.querySelector(".point-info");
+    var menu = map.querySelector("label.colour-by");
+    var resting = info.textContent;
+    var pinned = null;
+    function pointOf(event) {
+      return event.target.closest ? event.target.closest("svg.scatter [data-p]") : null;
+    }
+    function show(point) {
+      info.textContent = point ? point.querySelector("title").textContent : resting;
+    }
+    function mark(index, on) {
+      map.querySelectorAll("svg.scatter [data-p]").forEach(function (point) {
+        if (point.getAttribute("data-p") === index) {
+          point.classList.toggle("hl", on);
+        }
+      });
+    }
+    function isPinned(index) {
+      return pinned !== null && pinned.getAttribute("data-p") === index;
+    }
+    function pin(point) {
+      if (pinned !== null) {
+        mark(pinned.getAttribute("data-p"), false);
+      }
+      pinned = point;
+      if (point) {
+        mark(point.getAttribute("data-p"), true);
+      }
+      show(point);
+    }
+    var hovered = null;
+    function hover(point) {
+      if (hovered !== null && !isPinned(hovered)) {
+        mark(hovered, false);
+      }
+      hovered = point ? point.getAttribute("data-p") : null;
+      if (point) {
+        mark(hovered, true);  // in every projection of the picture
+      }
+      show(point || pinned);
+    }
+    map.querySelectorAll("svg.scatter").forEach(function (svg) {
+      svg.addEventListener("mouseover", function (event) {
+        var point = pointOf(event);
+        if (point) {
+          hover(point);
+        }
+      });
+      svg.addEventListener("mouseleave", function () {
+        hover(null);
+      });
+      svg.addEventListener("click", function (event) {
+        pin(pointOf(event));
+      });
+    });
+    map.querySelectorAll("tr[data-p]").forEach(function (row) {
+      var index = row.getAttribute("data-p");
+      row.addEventListener("mouseenter", function () {
+        mark(index, true);
+      });
+      row.addEventListener("mouseleave", function () {
+        mark(index, isPinned(index));
+      });
+    });
+    if (menu) {
+      var select = menu.querySelector("select");
+      select.addEventListener("change", function () {
+        map.classList.remove("by-kind", "by-topic", "by-status");
+        map.classList.add("by-" + select.value);
+      });
+      menu.hidden = false;
+    }
+    info.hidden = false;
+  }
+  document.querySelectorAll(".pmap").forEach(setUpMap);
 })();
 """
 

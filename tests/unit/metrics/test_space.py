@@ -25,6 +25,7 @@ from pytest_ragmetrics.metrics.space import (
     context_preservation,
     embedding_space,
     multi_turn_consistency,
+    nearest_cosines,
     nearest_neighbour_distances,
     topic_coverage,
 )
@@ -284,6 +285,48 @@ def test_sampling_is_deterministic_per_seed() -> None:
     assert other.avg_pairwise_distance != first.avg_pairwise_distance
 
 
+def test_an_isolated_vector_is_the_outlier_by_hand() -> None:
+    # Unit vectors at 0°, 10°, ..., 50° and one at 180°. k = 1: each of the six close ones
+    # has its nearest 10° away, a = 1 - cos 10°; the one at 180° has its nearest at 50°,
+    # b = 1 - cos 130°. Mean (6a + b) / 7, population std |b - a| sqrt(6) / 7, so b sits
+    # 6 (b - a) / 7 above the mean and the bound only 2 sqrt(6) (b - a) / 7 ≈ 4.9 (b - a) / 7:
+    # the vector at 180° (index 6) is the one outlier.
+    a, b = 1 - math.cos(math.radians(10)), 1 - math.cos(math.radians(130))
+    result = embedding_space(at(0, 10, 20, 30, 40, 50, 180), k=1)
+    assert result.outlier_indices == (6,)
+    assert result.outlier_distances == pytest.approx((b,))
+    assert result.outliers == 1
+    mean, std = (6 * a + b) / 7, abs(b - a) * math.sqrt(6) / 7
+    assert result.outlier_bound == pytest.approx(mean + 2 * std)
+    assert result.as_stats()["outliers"] == 1.0
+    assert "1 outlier(s)" in result.describe()
+
+
+def test_one_odd_vector_in_five_is_not_an_outlier() -> None:
+    # With one value apart from n - 1 equal ones, its z-score is sqrt(n - 1): exactly 2 for
+    # n = 5, which is not above the bound (the rule is strict, with a 1e-9 slack).
+    assert embedding_space(at(0, 10, 20, 30, 180), k=1).outlier_indices == ()
+
+
+def test_equally_spaced_vectors_have_no_outlier() -> None:
+    # Every nearest distance is 1 - cos 90° = 1: std 0, nothing above the mean.
+    result = embedding_space(at(0, 90, 180, 270), k=1)
+    assert (result.outliers, result.outlier_indices) == (0, ())
+
+
+def test_nearest_cosines_by_hand() -> None:
+    # Queries at 5° and 100° (lengths 2 and 3), base at 0°, 90°, 180°: nearest 0° with
+    # cos 5°, and 90° with cos 10°.
+    queries = np.vstack([at(5, length=2.0), at(100, length=3.0)])
+    found, cosines = nearest_cosines(queries, at(0, 90, 180))
+    assert found.tolist() == [0, 1]
+    assert cosines == pytest.approx([math.cos(math.radians(5)), math.cos(math.radians(10))])
+    with pytest.raises(ValueError, match="dimension"):
+        nearest_cosines(queries, np.ones((2, 3)))
+    with pytest.raises(ValueError, match="zero"):
+        nearest_cosines(queries, np.zeros((1, 2)))
+
+
 def test_as_stats_holds_every_numeric_field() -> None:
     result = embedding_space(at(0, 90, 180, 270), k=1)
     stats = result.as_stats()
@@ -292,6 +335,7 @@ def test_as_stats_holds_every_numeric_field() -> None:
         "avg_spread", "max_spread", "spread_std", "effective_dimensionality",
         "avg_pairwise_distance", "std_pairwise_distance", "min_pairwise_distance",
         "max_pairwise_distance", "pairwise_exact", "pairwise_pairs", "sample_seed",
+        "outliers",
     }  # fmt: skip
     assert all(isinstance(value, float) for value in stats.values())
     assert (stats["total_samples"], stats["pairwise_pairs"], stats["pairwise_exact"]) == (4, 6, 1)

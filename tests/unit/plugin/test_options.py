@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_NAME
+from pytest_ragmetrics.plugin import options as options_module
 from pytest_ragmetrics.plugin.options import (
     RUN_CACHE_KEY,
     RUN_ID_KEY,
@@ -25,6 +27,8 @@ def test_defaults(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) ->
     assert options.project.root == pytester.path
     assert options.cache_dir == pytester.path / CACHE_DIR_NAME
     assert (options.limit, options.json_path, options.md_path, options.html_path) == (None,) * 4
+    assert (options.projection_limit, options.projection_seed) == (3000, 0)
+    assert not options.projection_umap
     assert options.save_outputs is None
     assert options.history_dir is None
     assert not options.update_baseline
@@ -118,7 +122,7 @@ def test_every_option_is_in_one_group_and_names_its_default(pytester: pytest.Pyt
     group = config._parser.getgroup("ragmetrics")
     names = [name for option in group.options for name in option.names()]
     fields = {field.name for field in dataclasses.fields(Options)}
-    assert len(names) == 16
+    assert len(names) == 19
     assert all(name.startswith("--ragmetrics-") for name in names)
     assert all(option.attrs()["help"].endswith(")") for option in group.options)
     assert all("(default: " in option.attrs()["help"] for option in group.options)
@@ -203,3 +207,76 @@ def test_an_unknown_engine_is_a_usage_error_naming_the_engines(pytester: pytest.
         pytest.UsageError, match=r"--ragmetrics-engine: unknown engine 'spark'; use local or ray"
     ):
         parse_options(pytester.parseconfig("--ragmetrics-engine=spark"))
+
+
+BOTH_SPELLINGS = [
+    pytest.param(lambda option, value: (f"{option}={value}",), id="--opt=v"),
+    pytest.param(lambda option, value: (option, value), id="--opt v"),
+]
+
+
+@pytest.mark.parametrize("spell", BOTH_SPELLINGS)
+@pytest.mark.parametrize(("given", "expected"), [("3", 3), ("250", 250), (" 5000 ", 5000)])
+def test_the_projection_limit_is_a_point_count(
+    pytester: pytest.Pytester, spell: Any, given: str, expected: int
+) -> None:
+    config = pytester.parseconfig(*spell("--ragmetrics-projection-limit", given))
+    assert parse_options(config).projection_limit == expected
+
+
+@pytest.mark.parametrize("spell", BOTH_SPELLINGS)
+@pytest.mark.parametrize("given", ["0", "-5", "2", "abc", "2.5", ""])
+def test_a_bad_projection_limit_is_a_usage_error(
+    pytester: pytest.Pytester, spell: Any, given: str
+) -> None:
+    config = pytester.parseconfig(*spell("--ragmetrics-projection-limit", given))
+    message = f"--ragmetrics-projection-limit takes a whole number >= 3, got {given!r}"
+    with pytest.raises(pytest.UsageError, match=re.escape(message)):
+        parse_options(config)
+
+
+@pytest.mark.parametrize("spell", BOTH_SPELLINGS)
+@pytest.mark.parametrize(("given", "expected"), [("0", 0), ("42", 42), ("4294967295", 2**32 - 1)])
+def test_the_projection_seed_takes_umap_s_range(
+    pytester: pytest.Pytester, spell: Any, given: str, expected: int
+) -> None:
+    config = pytester.parseconfig(*spell("--ragmetrics-projection-seed", given))
+    assert parse_options(config).projection_seed == expected
+
+
+@pytest.mark.parametrize("spell", BOTH_SPELLINGS)
+@pytest.mark.parametrize("given", ["-1", "4294967296", "seven"])
+def test_a_bad_projection_seed_is_a_usage_error(
+    pytester: pytest.Pytester, spell: Any, given: str
+) -> None:
+    config = pytester.parseconfig(*spell("--ragmetrics-projection-seed", given))
+    message = (
+        f"--ragmetrics-projection-seed takes a whole number from 0 to 4294967295, got {given!r}"
+    )
+    with pytest.raises(pytest.UsageError, match=re.escape(message)):
+        parse_options(config)
+
+
+def test_umap_is_refused_at_once_without_umap_learn(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(options_module, "umap_installed", lambda: False)
+    config = pytester.parseconfig("--ragmetrics-projection-umap")
+    with pytest.raises(pytest.UsageError, match=r"pip install 'pytest-ragmetrics\[umap\]'"):
+        parse_options(config)
+    assert not parse_options(pytester.parseconfig()).projection_umap  # not asked: not checked
+
+
+def test_umap_is_taken_when_umap_learn_is_installed(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(options_module, "umap_installed", lambda: True)
+    assert parse_options(pytester.parseconfig("--ragmetrics-projection-umap")).projection_umap
+
+
+def test_every_option_has_a_line_in_the_docs_table(pytester: pytest.Pytester) -> None:
+    table = (Path(__file__).parents[3] / "docs" / "gates.md").read_text(encoding="utf-8")
+    group = pytester.parseconfig()._parser.getgroup("ragmetrics")
+    names = [name for option in group.options for name in option.names()]
+    missing = [name for name in names if f"| `{name}" not in table]
+    assert missing == []

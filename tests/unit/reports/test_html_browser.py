@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
+from test_html_projection import projection_document
 
 from pytest_ragmetrics.reports.html import render_html
+from pytest_ragmetrics.reports.html.projection import point_title
 
 from test_html import plant, rename_system, study_document
 
@@ -379,3 +381,121 @@ def test_no_horizontal_overflow_at_a_laptop_width(
     if folder := os.environ.get(SCREENSHOTS_ENV):
         Path(folder).mkdir(parents=True, exist_ok=True)
         (Path(folder) / name).write_bytes(shot)
+
+
+# -- the picture of an embedding space: hover, click, the lists, the colouring ---------------
+
+
+@pytest.fixture(scope="module")
+def space_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _written(tmp_path_factory, projection_document())
+
+
+@pytest.fixture
+def space_page(browser: Browser, space_report: Path) -> Iterator[Visit]:
+    """The picture's page at a laptop's size; no script error and no request, whatever the
+    test did."""
+    with visiting(browser, space_report, *LAPTOP) as seen:
+        yield seen
+    assert seen.errors == []
+    assert seen.requests == [space_report.as_uri()]
+
+
+def _title(p: int) -> str:
+    return point_title(projection_document()["evals"][0]["projection"]["points"][p])
+
+
+def _marked(page: Page) -> list[str]:
+    found: list[str] = page.locator("svg.scatter .pt.hl").evaluate_all(
+        "(all) => all.map((p) => p.getAttribute('data-p'))"
+    )
+    return found
+
+
+def test_hovering_a_point_shows_its_text(space_page: Visit) -> None:
+    page = space_page.page
+    info = page.locator(".pmap .point-info")
+    assert info.is_visible()  # the script shows it; without it, hidden
+    resting = info.inner_text()
+    page.locator('svg.scatter [data-p="1"]').hover()
+    assert info.inner_text() == _title(1)
+    assert _marked(page) == ["1"]
+    page.locator('svg.scatter [data-p="4"]').hover()  # a chunk, drawn as a square
+    assert info.inner_text() == _title(4)
+    assert _marked(page) == ["4"]
+    page.mouse.move(5, 5)  # off the plot: back to what it said
+    assert info.inner_text() == resting
+    assert _marked(page) == []
+
+
+def test_clicking_a_point_keeps_its_text_and_marks_it(space_page: Visit) -> None:
+    page = space_page.page
+    info = page.locator(".pmap .point-info")
+    page.locator('svg.scatter [data-p="0"]').click()
+    assert _marked(page) == ["0"]
+    page.locator('svg.scatter [data-p="3"]').hover()
+    assert info.inner_text() == _title(3)
+    page.mouse.move(5, 5)
+    assert info.inner_text() == _title(0)  # the kept point again
+    page.locator("#map-0-0-pca svg").click(position={"x": 150, "y": 150})  # empty space
+    assert _marked(page) == []
+
+
+def test_a_listed_row_marks_its_point(space_page: Visit) -> None:
+    page = space_page.page
+    page.locator('.pmap tr[data-p="1"]').hover()  # the far question q2
+    assert _marked(page) == ["1"]
+    page.locator('.pmap tr[data-p="4"]').hover()  # the outlier chunk d1
+    assert _marked(page) == ["4"]
+    page.mouse.move(5, 5)
+    assert _marked(page) == []
+
+
+def test_the_colour_menu_recolours_the_points(space_page: Visit) -> None:
+    page = space_page.page
+    q2 = page.locator('svg.scatter [data-p="1"]')  # question, topic 1, row failed
+
+    def fill() -> str:
+        colour: str = q2.evaluate("(p) => getComputedStyle(p).fill")
+        return colour
+
+    def legend(kind: str) -> bool:
+        return page.locator(f".pmap .legend.{kind}").is_visible()
+
+    assert fill() == "rgb(31, 119, 180)"  # a question's blue
+    assert (legend("kind"), legend("topic"), legend("status")) == (True, False, False)
+    menu = page.locator(".pmap label.colour-by select")
+    menu.select_option("topic")
+    assert fill() == "rgb(255, 127, 14)"  # topic 1's orange
+    assert (legend("kind"), legend("topic"), legend("status")) == (False, True, False)
+    menu.select_option("status")
+    assert fill() == "rgb(207, 34, 46)"  # failed
+    menu.select_option("kind")
+    assert fill() == "rgb(31, 119, 180)"
+
+
+def test_the_picture_fits_a_laptop_screen(space_page: Visit) -> None:
+    page = space_page.page
+    assert page.evaluate("document.documentElement.scrollWidth") <= LAPTOP[0]
+    box = page.locator("#map-0-0-pca svg").bounding_box()
+    side = page.locator(".pmap .side").bounding_box()
+    assert box is not None
+    assert side is not None
+    assert box["width"] > 400
+    assert side["x"] >= box["x"] + box["width"]  # the lists beside the plot, not under it
+
+
+def test_hovering_a_point_marks_it_in_both_projections(
+    browser: Browser, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    document = projection_document()
+    picture = document["evals"][0]["projection"]
+    picture["methods"]["umap"] = {"seed": 0, "version": "0.5", "note": None}
+    for point in picture["points"]:
+        point["umap"] = [point["pca"][1], point["pca"][0]]
+    report = _written(tmp_path_factory, document)
+    with visiting(browser, report, *LAPTOP) as seen:
+        seen.page.locator('#map-0-0-umap [data-p="2"]').hover()
+        assert _marked(seen.page) == ["2", "2"]  # PCA's q3 and UMAP's
+        assert seen.page.locator(".pmap .point-info").inner_text() == _title(2)
+    assert seen.errors == []
