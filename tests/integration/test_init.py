@@ -33,7 +33,14 @@ WRITTEN = [
 
 
 def _files(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    """The files under ``folder``, but bytecode: running the starter eval to store its
+    baseline imports it, and Python writes its bytecode unless PYTHONDONTWRITEBYTECODE is
+    set, which is the environment's choice, not the plugin's."""
+    return sorted(
+        str(p.relative_to(folder))
+        for p in folder.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    )
 
 
 def _gates(report: Path) -> dict[str, dict[str, object]]:
