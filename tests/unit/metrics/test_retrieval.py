@@ -39,6 +39,7 @@ from pytest_ragmetrics.metrics.retrieval import (
     parse_metric,
     score_queries,
 )
+from pytest_ragmetrics.metrics.trec_options import TrecOptions
 
 L3, L5, L6 = math.log2(3), math.log2(5), math.log2(6)
 
@@ -496,18 +497,45 @@ def test_trec_eval_parity_large() -> None:
     assert_trec_parity(qrels, run, {qid: trec_order(scores) for qid, scores in run.items()})
 
 
-@pytest.mark.parametrize("block", [1, 3, 64])
-def test_trec_eval_parity_in_blocks_of_queries(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
-    # Scored queries are ranked _QUERY_BLOCK at a time (4,096): with small blocks the
-    # block edges fall between tied, short and list-given queries of one call.
-    monkeypatch.setattr(retrieval, "_QUERY_BLOCK", block)
+def _mixed_collection() -> tuple[Qrels, Run, Run]:
+    """Tied, short and list-given queries side by side."""
     qrels, run = random_collection(130, 30, seed=5)
-    mixed = {
+    mixed: Run = {
         qid: trec_order(scores) if i % 4 == 0 else scores
         for i, (qid, scores) in enumerate(run.items())
     }
+    return qrels, run, mixed
+
+
+@pytest.mark.parametrize("block", [1, 3, 64])
+def test_trec_eval_parity_in_blocks_of_queries(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    # Queries are scored _QUERY_BLOCK at a time (1,024): with small blocks the block edges
+    # fall between tied, short and list-given queries of one call.
+    monkeypatch.setattr(retrieval, "_QUERY_BLOCK", block)
+    qrels, run, mixed = _mixed_collection()
     assert_trec_parity(qrels, run, run)
     assert_trec_parity(qrels, run, mixed)
+
+
+@pytest.mark.parametrize("block", [1, 3, 64])
+def test_blocks_change_no_value(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    """Scoring by blocks gives the very floats of scoring every query at once, whatever
+    the options: each block pads its rows to the call's widest query, since numpy sums a
+    row in an order that depends on its width (nDCG and bpref would differ in the last
+    bit)."""
+    qrels, _, mixed = _mixed_collection()
+    qids = list(mixed)
+    rankings = [mixed[qid] for qid in qids]
+    names = [*ALL_NAMES, "bpref", "gm_map"]
+    variants = (TrecOptions(), TrecOptions(cutoff=7), TrecOptions(ties="double"), TrecOptions(2))
+    for options in variants:
+        monkeypatch.setattr(retrieval, "_QUERY_BLOCK", len(qids))
+        whole = retrieval.score_queries(qids, qrels, rankings, names, options)
+        monkeypatch.setattr(retrieval, "_QUERY_BLOCK", block)
+        blocked = retrieval.score_queries(qids, qrels, rankings, names, options)
+        assert {n: v.tobytes() for n, v in blocked.items()} == {
+            n: v.tobytes() for n, v in whole.items()
+        }
 
 
 def test_trec_eval_parity_long_rankings() -> None:
