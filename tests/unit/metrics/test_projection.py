@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pytest
+from test_space import Matrix, at
 
 from pytest_ragmetrics.metrics.space.points import (
     ANSWER,
@@ -38,14 +38,7 @@ from pytest_ragmetrics.metrics.space.projection import (
     umap_plane,
 )
 
-Matrix = npt.NDArray[np.float64]
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def at(*degrees: float, length: float = 1.0) -> Matrix:
-    """Rows of 2-d vectors of the given length at the given angles."""
-    radians = np.radians(degrees)
-    return length * np.stack([np.cos(radians), np.sin(radians)], axis=1)
 
 
 # An ellipse of unit vectors in the xy-plane of 3-d space, centred on 0: at 0°, 180°, ±30°,
