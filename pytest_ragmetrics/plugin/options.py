@@ -28,7 +28,12 @@ from pytest_ragmetrics.config.project import (
 )
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
 from pytest_ragmetrics.files import resolve_setting
-from pytest_ragmetrics.metrics.space.points import DEFAULT_LIMIT, MAX_SEED, MIN_POINTS
+from pytest_ragmetrics.metrics.space.points import (
+    DEFAULT_LIMIT,
+    MAX_SEED,
+    MIN_POINTS,
+    umap_version,
+)
 from pytest_ragmetrics.reports.write import GITHUB_SUMMARY_ENV
 
 # What the controller hands every xdist worker (``workerinput``): the run's id, and with
@@ -323,9 +328,10 @@ def whole_number(option: str, value: str | None, default: int, low: int, high: i
 
 
 def umap_installed() -> bool:
-    """Whether umap-learn can be imported, found without importing it (it brings numba):
-    a run that never draws a picture does not pay for it."""
-    return importlib.util.find_spec("umap") is not None
+    """Whether umap-learn is installed, found without importing it (it brings numba): a
+    run that never draws a picture does not pay for it. The distribution is asked for by
+    name, since another package can be importable as ``umap``."""
+    return umap_version() is not None and importlib.util.find_spec("umap") is not None
 
 
 def umap_wanted(config: pytest.Config) -> bool:

@@ -5,6 +5,7 @@ agrees on. Importing this module imports no numpy: the options read its constant
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,6 +27,15 @@ no metric's name starts with "_", so it is no metric's. The report document hold
 the eval's ``projection``."""
 # Which points the outliers of ``embedding_space`` over a field are.
 FIELD_KINDS = {"contexts": CHUNK, "question": QUESTION, "answer": ANSWER}
+
+
+def umap_version() -> str | None:
+    """The installed umap-learn's version, or ``None`` when it is not installed (asked of
+    the distribution's metadata: nothing is imported)."""
+    try:
+        return importlib.metadata.version("umap-learn")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -56,7 +66,8 @@ def eval_points(rows: Sequence[Row]) -> list[Point]:
     """
     questions: list[Point] = []
     answers: list[Point] = []
-    chunks: dict[str, Point] = {}
+    chunks: list[Point] = []
+    seen: set[str] = set()
     for row in rows:
         question, answer = row.get("question"), row.get("answer")
         if isinstance(question, str) and question.strip():
@@ -64,7 +75,10 @@ def eval_points(rows: Sequence[Row]) -> list[Point]:
         if isinstance(answer, str) and answer.strip():
             answers.append(Point(ANSWER, row.id, answer))
         for context in row.get("contexts") or ():
-            doc_id, text = context.get("doc_id"), context.get("text")
-            if isinstance(text, str) and text.strip() and doc_id not in chunks:
-                chunks[str(doc_id)] = Point(CHUNK, str(doc_id), text)
-    return [*questions, *answers, *chunks.values()]
+            doc_id, text = str(context.get("doc_id")), context.get("text")
+            if doc_id in seen:  # the first text of a doc id is its text, as embedding_space's
+                continue
+            seen.add(doc_id)
+            if isinstance(text, str) and text.strip():
+                chunks.append(Point(CHUNK, doc_id, text))
+    return [*questions, *answers, *chunks]

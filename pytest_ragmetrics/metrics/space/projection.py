@@ -21,7 +21,6 @@ stand for cosine distances (|u - v|² = 2 - 2 cos(u, v) for unit vectors).
 
 from __future__ import annotations
 
-import importlib.metadata
 import operator
 import warnings
 from collections.abc import Sequence
@@ -46,6 +45,7 @@ from pytest_ragmetrics.metrics.space.points import (
     MIN_POINTS,
     Point,
     preview,
+    umap_version,
 )
 
 PCA, UMAP = "pca", "umap"
@@ -128,14 +128,6 @@ def pca_plane(vectors: npt.ArrayLike) -> Plane:
     return Plane(PCA, coordinates, (share[0], share[1]), note)
 
 
-def umap_version() -> str | None:
-    """The installed umap-learn's version, or ``None`` when it is not installed."""
-    try:
-        return importlib.metadata.version("umap-learn")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def umap_plane(vectors: npt.ArrayLike, seed: int = 0) -> Plane:
     """UMAP of the unit-length rows of ``vectors`` into two dimensions (umap-learn).
 
@@ -144,9 +136,10 @@ def umap_plane(vectors: npt.ArrayLike, seed: int = 0) -> Plane:
     seed give the same coordinates (float32, as it computes them). Fewer than 10 points,
     or points that are all the same direction, give no coordinates and a note; so does an
     error inside umap-learn (the note names it), since the picture must not fail the eval.
-    umap-learn's own warnings (it says that a seed disables parallelism) are silenced.
-    Raises ``ImportError`` when umap-learn is not installed, ``ValueError`` for a bad seed
-    or a zero, NaN or infinite row.
+    The warnings raised from umap-learn's own modules (it says that a seed disables
+    parallelism) are silenced; others are not. umap-learn failing to import (numba
+    broken, say) is such an error too. Raises ``ValueError`` for a bad seed or a zero,
+    NaN or infinite row.
     """
     unit = _unit(_matrix(vectors, "vectors"), "vectors")
     seed = _seed(seed)
@@ -156,18 +149,18 @@ def umap_plane(vectors: npt.ArrayLike, seed: int = 0) -> Plane:
     if (unit == unit[0]).all():
         return Plane(UMAP, None, note=f"all {n} points have the same direction: nothing to spread")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import umap
-
-        reducer = umap.UMAP(
-            n_components=2,
-            n_neighbors=min(UMAP_NEIGHBOURS, n - 1),
-            min_dist=UMAP_MIN_DIST,
-            metric="cosine",
-            random_state=seed,
-            n_jobs=1,
-        )
+        warnings.filterwarnings("ignore", module=r"umap(\.|$)")
         try:
+            import umap
+
+            reducer = umap.UMAP(
+                n_components=2,
+                n_neighbors=umap_neighbours(n),
+                min_dist=UMAP_MIN_DIST,
+                metric="cosine",
+                random_state=seed,
+                n_jobs=1,
+            )
             found = reducer.fit_transform(unit)
         except Exception as error:  # an optional picture; the note says what went wrong
             return Plane(UMAP, None, note=f"umap-learn failed: {type(error).__name__}: {error}")
@@ -175,6 +168,11 @@ def umap_plane(vectors: npt.ArrayLike, seed: int = 0) -> Plane:
     if coordinates.shape != (n, 2) or not np.isfinite(coordinates).all():
         return Plane(UMAP, None, note="umap-learn returned coordinates that are not finite")
     return Plane(UMAP, coordinates)
+
+
+def umap_neighbours(n: int) -> int:
+    """UMAP's ``n_neighbors`` for ``n`` points: 15, or every other point when fewer."""
+    return max(1, min(UMAP_NEIGHBOURS, n - 1))
 
 
 def _seed(seed: int) -> int:
@@ -281,12 +279,13 @@ def _coordinates(plane: Plane, i: int) -> list[float] | None:
     return [float(plane.coordinates[i, 0]), float(plane.coordinates[i, 1])]
 
 
-def _method(plane: Plane, seed: int) -> dict[str, Any]:
+def _method(plane: Plane, seed: int, n: int) -> dict[str, Any]:
+    """What ``plane`` was drawn with, over ``n`` points."""
     if plane.method == PCA:
         return {"explained_variance": list(plane.explained_variance), "note": plane.note}
     return {
         "seed": seed,
-        "n_neighbors": UMAP_NEIGHBOURS,
+        "n_neighbors": umap_neighbours(n),
         "min_dist": UMAP_MIN_DIST,
         "metric": "cosine",
         "version": umap_version(),
@@ -318,7 +317,9 @@ def _picture(
         "total": _count(points, range(len(points))),
         "drawn": _count(points, ()),
         "sampled": False,
-        "methods": {method: _method(Plane(method, None, note=note), seed) for method in methods},
+        "methods": {
+            method: _method(Plane(method, None, note=note), seed, len(points)) for method in methods
+        },
         "far": {"sigmas": FAR_SIGMAS, "bounds": {}},
         "points": [],
     }
@@ -339,14 +340,18 @@ def eval_picture(
 
     Never raises for the data: a plane that cannot be drawn has ``null`` coordinates and
     a ``note`` in ``methods``; no points, or vectors that cannot be projected (a zero
-    vector, NaN), give no points and the picture's ``note`` says why.
+    vector, NaN), give no points and the picture's ``note`` says why. An error of ``embed``
+    (the model, the cache) is raised, as in any metric that embeds.
     """
     if not points:
         return _picture(points, limit, seed, umap, "no question, answer or context text")
     drawn = [points[int(i)] for i in sample_indices([p.kind for p in points], limit, seed)]
     kinds = [point.kind for point in drawn]
+    # An embedding failure is the run's (the model, the cache) and fails as it would in a
+    # metric; only vectors that cannot be projected make a picture without points.
+    vectors = np.asarray(embed([point.text for point in drawn]))
     try:
-        x = _matrix(np.asarray(embed([point.text for point in drawn])), "vectors")
+        x = _matrix(vectors, "vectors")
         coverage = chunk_coverage(kinds, x)
         planes = [pca_plane(x)]
         if umap:
@@ -363,7 +368,7 @@ def eval_picture(
     picture.update(
         drawn=_count(drawn, range(len(drawn))),
         sampled=len(drawn) < len(points),
-        methods={plane.method: _method(plane, seed) for plane in planes},
+        methods={plane.method: _method(plane, seed, len(drawn)) for plane in planes},
         far={"sigmas": FAR_SIGMAS, "bounds": coverage.bounds},
         points=entries,
     )

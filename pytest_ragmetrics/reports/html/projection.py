@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragmetrics.metrics.space.points import CHUNK, FIELD_KINDS
 from pytest_ragmetrics.reports.columns import Entry
 from pytest_ragmetrics.reports.html.markup import Html, escape, scrolling
 from pytest_ragmetrics.reports.html.plots import Draw, inline_svg, system_name
@@ -290,11 +291,21 @@ def _more(count: int) -> str:
     return f'<p class="note">and {count - LISTED} more in the JSON report.</p>'
 
 
+def _unmeasured(picture: Mapping[str, Any]) -> str:
+    """Why no question or answer was measured against the chunks."""
+    total = picture.get("total") or {}
+    if picture.get("note"):
+        return "Coverage by the chunks was not measured: the picture has no points."
+    if not total.get(CHUNK):
+        return "No chunk to measure coverage by: the rows carry no contexts."
+    return "No question or answer to measure against the chunks."
+
+
 def far_list(picture: Mapping[str, Any]) -> str:
     """The drawn questions and answers far from every chunk, least covered first."""
     bounds = (picture.get("far") or {}).get("bounds") or {}
     if not bounds:
-        return '<p class="note">No chunk to measure coverage by: the rows carry no contexts.</p>'
+        return f'<p class="note">{escape(_unmeasured(picture))}</p>'
     far = [(p, point) for p, point in enumerate(picture.get("points") or ()) if point.get("far")]
     far.sort(key=lambda item: (float(item[1].get("nearest_cosine") or 0.0), item[0]))
     rule = ", ".join(
@@ -333,7 +344,7 @@ def outlier_list(entry: Entry, picture: Mapping[str, Any]) -> str:
         return ""
     outliers = space.get("outliers") or []
     field = space.get("field")
-    kind = {"contexts": "chunk", "question": "question", "answer": "answer"}.get(str(field))
+    kind = FIELD_KINDS.get(str(field))
     intro = (
         f'<h4>Outliers of embedding_space ({len(outliers)})</h4><p class="note">Texts of '
         f"{escape(field)} whose mean distance to their nearest neighbours is above "

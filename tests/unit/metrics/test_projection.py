@@ -35,6 +35,7 @@ from pytest_ragmetrics.metrics.space.projection import (
     eval_picture,
     pca_plane,
     sample_indices,
+    umap_neighbours,
     umap_plane,
 )
 
@@ -333,6 +334,54 @@ def test_eval_points_take_questions_answers_and_each_chunk_once() -> None:
         (CHUNK, "d1", "T1"),
         (CHUNK, "d2", "T2"),
     ]
+
+
+def test_a_doc_id_s_first_text_decides_its_point_as_in_embedding_space() -> None:
+    """embedding_space measures each doc id's first text (``field_items``): a blank first
+    text leaves the chunk without a point rather than drawing a later one it never
+    measured."""
+    from pytest_ragmetrics.data.dataset import Row
+    from pytest_ragmetrics.metrics.space.embedding import field_items
+
+    first = [{"doc_id": "d1", "text": " "}, {"doc_id": "d2", "text": "T2"}]
+    later = [{"doc_id": "d1", "text": "T1 later"}, {"doc_id": "d2", "text": "T2 later"}]
+    rows = [
+        Row("r1", "d.jsonl", 1, 0, {"contexts": first}),
+        Row("r2", "d.jsonl", 2, 1, {"contexts": later}),
+    ]
+    assert [(p.id, p.text) for p in eval_points(rows)] == [("d2", "T2")]
+    assert ("d2", "T2") in field_items(rows, "contexts", "embedding_space")
+
+
+def test_an_embedding_failure_is_raised_not_drawn_around() -> None:
+    class Broken(RuntimeError):
+        pass
+
+    def embed(texts: Any) -> Any:
+        raise Broken("the model is gone")
+
+    with pytest.raises(Broken, match="the model is gone"):
+        eval_picture(_points(3, 3), embed, limit=10, seed=0, umap=False)
+
+
+def test_umap_records_the_neighbours_it_runs_with() -> None:
+    """``n_neighbors`` is 15, or every other point when there are fewer: the JSON says
+    the number UMAP ran with, not the default."""
+    assert [umap_neighbours(n) for n in (2, 10, 12, 16, 500)] == [1, 9, 11, 15, 15]
+    points = _points(3, 3)  # too few for UMAP: no run, the record all the same
+    picture = eval_picture(points, Embedder(points, at(0, 10, 20, 30, 40, 50)), 10, 0, True)
+    assert picture["methods"]["umap"]["n_neighbors"] == 5
+    assert picture["methods"]["umap"]["note"] == "6 point(s): too few to project; 10 are needed"
+
+
+def test_umap_failing_to_import_is_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    """umap-learn installed but broken (its numba, say): the picture keeps its PCA plane
+    and says why there is no UMAP one."""
+    monkeypatch.setitem(sys.modules, "umap", None)  # import umap raises ImportError
+    plane = umap_plane(at(*range(0, 120, 10)), seed=0)
+    assert plane.coordinates is None
+    assert plane.note is not None
+    assert plane.note.startswith("umap-learn failed: ModuleNotFoundError: import of umap halted")
 
 
 def test_preview_cuts_long_texts() -> None:

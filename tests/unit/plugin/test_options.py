@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import re
 from pathlib import Path
 from typing import Any
@@ -272,6 +273,15 @@ def test_umap_is_taken_when_umap_learn_is_installed(
 ) -> None:
     monkeypatch.setattr(options_module, "umap_installed", lambda: True)
     assert parse_options(pytester.parseconfig("--ragmetrics-projection-umap")).projection_umap
+
+
+def test_another_package_named_umap_is_not_umap_learn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``import umap`` may find a different package: only umap-learn's distribution
+    counts."""
+    monkeypatch.setattr(options_module, "umap_version", lambda: None)
+    assert not options_module.umap_installed()
+    monkeypatch.setattr(options_module, "umap_version", lambda: "0.5.12")
+    assert options_module.umap_installed() is (importlib.util.find_spec("umap") is not None)
 
 
 def test_every_option_has_a_line_in_the_docs_table(pytester: pytest.Pytester) -> None:

@@ -314,6 +314,33 @@ def test_a_picture_that_cannot_be_drawn_says_why(change: dict[str, Any], shown: 
     assert '<svg class="scatter"' not in page
 
 
+@pytest.mark.parametrize(
+    ("total", "note", "shown"),
+    [
+        ({"question": 0, "answer": 0, "chunk": 2}, None,
+         "No question or answer to measure against the chunks."),
+        ({"question": 3, "answer": 0, "chunk": 0}, None,
+         "No chunk to measure coverage by: the rows carry no contexts."),
+        ({"question": 3, "answer": 0, "chunk": 2}, "cannot project the embeddings: NaN",
+         "Coverage by the chunks was not measured: the picture has no points."),
+    ],
+)  # fmt: skip
+def test_the_far_list_says_why_nothing_was_measured(
+    total: dict[str, int], note: str | None, shown: str
+) -> None:
+    document = projection_document()
+    picture = document["evals"][0]["projection"]
+    picture.update(total=total, note=note, far={"sigmas": 2.0, "bounds": {}})
+    page = render_html(document)
+    assert shown in page
+    others = {
+        "No question or answer to measure against the chunks.",
+        "No chunk to measure coverage by: the rows carry no contexts.",
+        "Coverage by the chunks was not measured: the picture has no points.",
+    } - {shown}
+    assert not any(other in page for other in others)
+
+
 def test_a_line_is_drawn_with_its_note() -> None:
     document = projection_document()
     picture = document["evals"][0]["projection"]
