@@ -319,3 +319,18 @@ def test_the_outlier_count_is_a_gate(space: Project) -> None:
     result.stdout.fnmatch_lines(["*PASSED*test_eval.py::gate::embedding_space.outliers*"])
     details = report["evals"][0]["dataset_level"]["details"]["embedding_space"]
     assert report["evals"][0]["metrics"]["embedding_space"]["outliers"] == len(details["outliers"])
+
+
+def test_the_picture_is_the_same_with_xdist(space: Project) -> None:
+    """Under -n 2 the eval's dataset-level tests may run on two workers, each drawing the
+    picture from the texts it embeds: the controller's picture is the same as without
+    xdist, to the byte (merging across workers is this test's subject)."""
+    _, alone = space.run_json("--ragmetrics-no-cache")
+    cache = f"--ragmetrics-cache-dir={space.path / 'xdist-cache'}"
+    result = space.pytester.runpytest_subprocess(
+        "-n", "2", "-p", "no:cacheprovider", "--ragmetrics-json", "xdist.json", cache
+    )
+    result.assert_outcomes(passed=7 + 2, failed=1)
+    spread = json.loads((space.path / "xdist.json").read_text(encoding="utf-8"))
+    one, two = alone["evals"][0]["projection"], spread["evals"][0]["projection"]
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
