@@ -109,10 +109,12 @@ class DatasetMetric:
         """Carry the picture of the eval's embedding space (``metrics.space.projection``)
         for the reports that draw it, HTML and JSON; a run that writes neither makes
         none. Made once per process and eval; every dataset-level test of the eval that
-        computes a built-in metric carries it, so which one the controller keeps (the
-        last by name, ``results.summary``) does not depend on how xdist spread them.
-        The texts it draws (at most the projection limit) are embedded through the
-        run's store, like the metric's own."""
+        computes a built-in metric carries it, so which one the controller keeps is the
+        last by name (``results.summary``) however xdist spread them. The texts it draws
+        (at most the projection limit) are embedded through the run's store, like the
+        metric's own; those the cache does not hold yet are encoded in one batch, so
+        under xdist their float32 vectors, and the coordinates, can differ in the last
+        bits from a run without it (docs/reports.md#embedding-space)."""
         config = self.request.config
         options = run_state(config).options
         param = rows_param(self.request.node)

@@ -321,10 +321,33 @@ def test_the_outlier_count_is_a_gate(space: Project) -> None:
     assert report["evals"][0]["metrics"]["embedding_space"]["outliers"] == len(details["outliers"])
 
 
+def _close(one: Any, two: Any, where: str = "projection") -> list[str]:
+    """Where ``one`` and ``two`` differ: in structure or any non-float value, or in a
+    float by more than 1e-6."""
+    if isinstance(one, dict) and isinstance(two, dict):
+        if one.keys() != two.keys():
+            return [f"{where}: keys {sorted(one)} != {sorted(two)}"]
+        return [d for key in one for d in _close(one[key], two[key], f"{where}.{key}")]
+    if isinstance(one, list) and isinstance(two, list):
+        if len(one) != len(two):
+            return [f"{where}: {len(one)} items != {len(two)}"]
+        return [
+            d
+            for i, pair in enumerate(zip(one, two, strict=True))
+            for d in _close(*pair, f"{where}[{i}]")
+        ]
+    if isinstance(one, float) and isinstance(two, float):
+        return [] if abs(one - two) <= 1e-6 else [f"{where}: {one} != {two}"]
+    return [] if one == two else [f"{where}: {one!r} != {two!r}"]
+
+
 def test_the_picture_is_the_same_with_xdist(space: Project) -> None:
     """Under -n 2 the eval's dataset-level tests may run on two workers, each drawing the
-    picture from the texts it embeds: the controller's picture is the same as without
-    xdist, to the byte (merging across workers is this test's subject)."""
+    picture from the texts it embeds: the controller's picture is the one drawn without
+    xdist, every point, id, text, topic, status and flag, with coordinates and cosines
+    to 1e-6 (texts the cache lacks are encoded in whatever batch the picture's test
+    meets, and float32 embeddings move in their last bits with the batch; merging across
+    workers is this test's subject)."""
     _, alone = space.run_json("--ragmetrics-no-cache")
     cache = f"--ragmetrics-cache-dir={space.path / 'xdist-cache'}"
     result = space.pytester.runpytest_subprocess(
@@ -333,4 +356,4 @@ def test_the_picture_is_the_same_with_xdist(space: Project) -> None:
     result.assert_outcomes(passed=7 + 2, failed=1)
     spread = json.loads((space.path / "xdist.json").read_text(encoding="utf-8"))
     one, two = alone["evals"][0]["projection"], spread["evals"][0]["projection"]
-    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
+    assert _close(one, two) == []
