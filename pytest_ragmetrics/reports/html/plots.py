@@ -76,7 +76,7 @@ def inline_svg(draw: Draw, figure_id: str, size: tuple[float, float]) -> str:
     return _REFERENCE.sub(lambda m: f"{m.group(1)}{figure_id}-{m.group(2)}", svg)
 
 
-def _figure(
+def plot_figure(
     figure_id: str, draw: Draw, caption: str, size: tuple[float, float] = (6.4, 3.8)
 ) -> str:
     svg = inline_svg(draw, figure_id, size)
@@ -204,7 +204,7 @@ def distributions(index: int, entries: Sequence[Entry]) -> str:
     rows = math.ceil(len(panels) / PANEL_COLUMNS)
     width = 3.2 * min(len(panels), PANEL_COLUMNS) + (1.6 if legend else 0.0)
     draw = _draw_distributions(panels, legend)
-    return _figure(f"dist-{index}", draw, caption, (width, 2.4 * rows + 0.2))
+    return plot_figure(f"dist-{index}", draw, caption, (width, 2.4 * rows + 0.2))
 
 
 # -- systems side by side -------------------------------------------------------------------
@@ -275,7 +275,7 @@ def pareto(index: int, entries: Sequence[Entry]) -> str:
         "Overlap against tokens, one point per system (light dots: its rows). Ringed and "
         f"joined: Pareto-optimal (higher overlap, fewer tokens): {escape(best)}."
     )
-    return _figure(f"pareto-{index}", _draw_pareto(systems, clouds, optimal), caption)
+    return plot_figure(f"pareto-{index}", _draw_pareto(systems, clouds, optimal), caption)
 
 
 def _mean(entry: Entry, metric: str) -> float | None:
@@ -314,4 +314,4 @@ def bars(index: int, entries: Sequence[Entry]) -> str:
         return _skipped("Metric bars", "no 0–1 metric was computed")
     values = [[_mean(entry, m) for m in metrics] for entry in entries]
     draw = _draw_bars([system_name(entry) for entry in entries], metrics, values)
-    return _figure(f"bars-{index}", draw, "Mean (rate for yes/no metrics) per system, 0–1.")
+    return plot_figure(f"bars-{index}", draw, "Mean (rate for yes/no metrics) per system, 0–1.")

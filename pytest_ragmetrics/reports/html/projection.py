@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragmetrics.metrics.space.points import CHUNK, FIELD_KINDS
 from pytest_ragmetrics.reports.columns import Entry
 from pytest_ragmetrics.reports.html.markup import Html, escape, scrolling
-from pytest_ragmetrics.reports.html.plots import Draw, inline_svg, system_name
+from pytest_ragmetrics.reports.html.plots import Draw, plot_figure, system_name
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -478,14 +478,12 @@ def topic_coverage(index: int, system: int, entry: Entry) -> str:
         f'<table class="topics num"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
     )
     height = 0.9 + 0.32 * len(ordered)
-    svg = inline_svg(_draw_topic_bars(ordered), f"topics-{index}-{system}", (6.4, height))
     caption = (
         "Questions and the distinct chunks they retrieved, per k-means topic of the questions "
         "(sources), weakly covered topics first: fewest distinct chunks per question."
     )
-    figure = (
-        f'<figure class="plot" id="topics-{index}-{system}">{svg}'
-        f"<figcaption>{caption}</figcaption></figure>"
+    figure = plot_figure(
+        f"topics-{index}-{system}", _draw_topic_bars(ordered), caption, (6.4, height)
     )
     return f"<h4>Topic coverage ({len(ordered)} topics)</h4>{figure}{table}"
 
