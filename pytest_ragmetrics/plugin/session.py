@@ -60,6 +60,7 @@ from pytest_ragmetrics.results.summary import EvalInfo, Gathered, carried_payloa
 # What runs rows, finishes a run and reports it is imported when it is needed: importing
 # the plugin, which every pytest run does, needs none of it.
 if TYPE_CHECKING:
+    from pytest_ragmetrics.embeddings.similarities import SimilaritySet
     from pytest_ragmetrics.plugin.finish import Finished
     from pytest_ragmetrics.plugin.progress import RowsProgress
     from pytest_ragmetrics.reports.document import ReportDocument
@@ -207,11 +208,14 @@ class RunSession:
         settings = self.state.thresholds.settings
         taken = metrics_taken(session.items)  # no walk over every row for what none takes
         grounding = grounding_rows(session.items) if GROUNDING_METRICS & taken else []
-        plan = None
+        plan = pairs = None
         if grounding:  # every row's overlap at once: its fixtures only format it
+            from pytest_ragmetrics.embeddings.similarities import similarity_set
+
             self._analyse_answers(grounding)  # first: analysing the claims runs no Punkt
             plan = grounding_plan(grounding, settings)
-            self.state.overlaps = self._stored_overlaps(plan)
+            pairs = similarity_set(embedding_store(config).embedder.identity, plan.pairs)
+            self.state.overlaps = self._stored_overlaps(plan, pairs)
         scored = self.state.overlaps  # these rows need no vector for their overlap
         texts = session_texts(session.items, settings, scored) if embeds(taken) else []
         if texts:
@@ -220,34 +224,36 @@ class RunSession:
                 embedding_store(config).prepare(texts, encoding)
             except (EmbeddingModelError, EncodingError) as error:
                 raise pytest.UsageError(str(error)) from None
-        if plan is not None and not scored:
-            self.state.overlaps = self._computed_overlaps(plan)
+        if plan is not None and pairs is not None and not scored:
+            self.state.overlaps = self._computed_overlaps(plan, pairs)
         if holds(config):  # the items, and what preparing made for them, live to the end
             hold(config)
 
-    def _stored_overlaps(self, plan: GroundingPlan) -> dict[tuple[str, int], ScoredOverlap]:
+    def _stored_overlaps(
+        self, plan: GroundingPlan, pairs: SimilaritySet
+    ) -> dict[tuple[str, int], ScoredOverlap]:
         """The overlap of ``plan``'s rows from the similarity set the cache keeps for its
-        pairs (``embeddings.similarities``): no vector read, no numpy imported; none when
-        the set is not stored."""
-        from pytest_ragmetrics.embeddings.similarities import read_similarities, similarity_set
+        ``pairs`` (``embeddings.similarities``): no vector read, no numpy imported; none
+        when the set is not stored."""
+        from pytest_ragmetrics.embeddings.similarities import read_similarities
 
         store = embedding_store(self.config)
-        pairs = similarity_set(store.embedder.identity, plan.pairs)
         found = read_similarities(store.cache, pairs)
         if found is None:
             return {}
         store.stats.similarities += len(pairs.pairs)
         return scored_overlaps(plan, found, self.state.thresholds.settings.tau_sim)
 
-    def _computed_overlaps(self, plan: GroundingPlan) -> dict[tuple[str, int], ScoredOverlap]:
+    def _computed_overlaps(
+        self, plan: GroundingPlan, pairs: SimilaritySet
+    ) -> dict[tuple[str, int], ScoredOverlap]:
         """The overlap of ``plan``'s rows from their prepared vectors, with the similarity
-        of every pair kept in the cache as one set for the next run."""
-        from pytest_ragmetrics.embeddings.similarities import similarity_set, store_similarities
+        of each of its ``pairs`` kept in the cache as one set for the next run."""
+        from pytest_ragmetrics.embeddings.similarities import store_similarities
         from pytest_ragmetrics.metrics.grounding import plan_similarities
 
         store = embedding_store(self.config)
         similarities = plan_similarities(plan, store.embed)
-        pairs = similarity_set(store.embedder.identity, plan.pairs)
         store_similarities(store.cache, pairs, similarities)
         return scored_overlaps(plan, similarities, self.state.thresholds.settings.tau_sim)
 
