@@ -2,7 +2,7 @@
 
 Grammar (white space optional between parts)::
 
-    rule := op bound
+    rule := op bound [ "@" PERCENT "%" [ "proven" ] ]
     op   := "==" | "<=" | ">=" | "<" | ">"
     bound:= NUMBER                      e.g. "<= 2500"
           | BASE                        e.g. ">= baseline"
@@ -14,8 +14,20 @@ Grammar (white space optional between parts)::
 file, except in an eval whose marker names ``compare_to``: there it is that reference
 system's aggregate in the same run.
 
-``==`` compares with an absolute and relative tolerance of 1e-9, so a mean that is 0.5
-up to float rounding equals 0.5; the other operators compare exactly.
+A *plain* rule compares two numbers. ``==`` compares with an absolute and relative
+tolerance of 1e-9, so a mean that is 0.5 up to float rounding equals 0.5; the other
+operators compare exactly.
+
+A *statistical* rule (``@ 95%``) is read on the confidence interval of the statistic (a
+fixed bound) or of its change (a baseline), docs/statistics.md:
+
+* ``>= baseline - 0.01 @ 95%`` fails only when the whole interval of the change lies
+  below -0.01: harm is shown (*inferiority*); ``<=`` mirrors it, ``==`` fails only when
+  the interval leaves out the bound. ``>`` and ``<`` are refused here: an interval reads
+  them like ``>=`` and ``<=``, and a strict operator looks like it asks for proof.
+* ``>= baseline - 0.01 @ 95% proven`` passes only when the whole interval lies above
+  -0.01: the change is shown to stay within the margin (*non-inferiority*);
+  ``> baseline @ 95% proven`` passes only on a shown rise (*superiority*).
 """
 
 from __future__ import annotations
@@ -25,7 +37,7 @@ import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 _NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _RULE = re.compile(
@@ -34,7 +46,9 @@ _RULE = re.compile(
         (?P<factor>{_NUMBER})\s*[x×]\s*(?P<fbase>stored_baseline|baseline)
       | (?P<base>stored_baseline|baseline)(?:\s*(?P<sign>[+-])\s*(?P<offset>{_NUMBER}))?
       | (?P<constant>[+-]?{_NUMBER})
-    )\s*$""",
+    )
+    (?:\s*@\s*(?P<confidence>[^%\s]+)\s*%(?P<proven>\s*proven)?)?
+    \s*$""",
     re.VERBOSE,
 )
 
@@ -59,9 +73,19 @@ class RuleError(ValueError):
     """A rule string that does not follow the grammar."""
 
 
+Scale = Literal["difference", "ratio", "value"]
+# The readings of a rule, as reports name them (docs/statistics.md#which-reading).
+Reading = Literal[
+    "plain", "inferiority", "non-inferiority", "superiority", "no-difference", "refuted", "proven"
+]
+
+
 @dataclass(frozen=True)
 class Rule:
-    """A parsed rule: ``value <op> bound``, the bound fixed or derived from a baseline."""
+    """A parsed rule: ``value <op> bound``, the bound fixed or derived from a baseline;
+    read on the confidence interval at ``confidence`` (0.95 for ``@ 95%``) when given,
+    with ``proven`` asking the interval to lie inside the bound rather than not wholly
+    outside it."""
 
     text: str
     op: str
@@ -69,6 +93,65 @@ class Rule:
     factor: float = 1.0
     offset: float = 0.0
     base: BaseName = "baseline"  # which baseline the bound derives from
+    relative: bool = False  # written "Nx baseline": compared as a ratio
+    confidence: float | None = None
+    proven: bool = False
+
+    @property
+    def statistical(self) -> bool:
+        return self.confidence is not None
+
+    @property
+    def scale(self) -> Scale:
+        """What the rule compares: one run's value with a number, or the change from the
+        baseline as a difference or a ratio."""
+        if self.constant is not None:
+            return "value"
+        return "ratio" if self.relative else "difference"
+
+    @property
+    def null(self) -> float:
+        """The rule's bound on its scale: the number, the offset from the baseline, or
+        the factor of it."""
+        if self.constant is not None:
+            return self.constant
+        return self.factor if self.relative else self.offset
+
+    @property
+    def harm(self) -> Literal["lower", "higher"] | None:
+        """Which way a value breaks the rule: lower for ``>=``, higher for ``<=``, both
+        ways (``None``) for ``==``."""
+        if self.op in (">=", ">"):
+            return "lower"
+        return "higher" if self.op in ("<=", "<") else None
+
+    @property
+    def margin(self) -> float:
+        """How far the bound lets a baseline rule's value move the harmful way before it
+        breaks (``>= baseline - 0.01``: 0.01; ``<= 1.2x baseline``: 0.2; negative when the
+        rule asks for an improvement); for ``==``, the distance either way."""
+        unchanged = 1.0 if self.relative else 0.0
+        if self.harm == "lower":
+            return unchanged - self.null
+        if self.harm == "higher":
+            return self.null - unchanged
+        return abs(self.null - unchanged)
+
+    @property
+    def reading(self) -> Reading:
+        """How the rule is read (docs/statistics.md#which-reading)."""
+        if not self.statistical:
+            return "plain"
+        if self.constant is not None:
+            return "proven" if self.proven else "refuted"
+        if self.harm is None:
+            return "no-difference"
+        if not self.proven:
+            return "inferiority"
+        strict = self.op in ("<", ">")
+        return (
+            "superiority" if self.margin < 0 or (self.margin == 0 and strict) else "non-inferiority"
+        )
 
     @property
     def uses_baseline(self) -> bool:
@@ -106,21 +189,59 @@ class Rule:
 def parse_rule(text: str) -> Rule:
     """Parse ``text`` into a ``Rule``; ``RuleError`` says what was expected."""
     match = _RULE.match(text)
+    if match is None and "@" in text and "%" not in text:
+        raise RuleError(
+            f"cannot read rule {text!r}: write the confidence after @ as a percentage, "
+            "such as '@ 95%' (or '@ 95% proven')"
+        )
     if match is None:
         raise RuleError(
             f"cannot read rule {text!r}: expected an operator (==, <=, >=, <, >) and then "
             "a number, 'baseline', 'baseline + N', 'baseline - N' or 'Nx baseline' "
-            "('stored_baseline' in place of 'baseline' for the stored file)"
+            "('stored_baseline' in place of 'baseline' for the stored file), optionally "
+            "read on a confidence interval: '@ 95%' or '@ 95% proven'"
         )
     op = match.group("op")
+    reading = _reading(text, op, match.group("confidence"), bool(match.group("proven")))
     if match.group("constant") is not None:
-        return Rule(text.strip(), op, constant=_finite(text, match.group("constant")))
+        return Rule(text.strip(), op, constant=_finite(text, match.group("constant")), **reading)
     if match.group("factor") is not None:
-        base = _base(match.group("fbase"))
-        return Rule(text.strip(), op, factor=_finite(text, match.group("factor")), base=base)
+        factor, base = _finite(text, match.group("factor")), _base(match.group("fbase"))
+        return Rule(text.strip(), op, factor=factor, base=base, relative=True, **reading)
     offset = _finite(text, match.group("offset") or "0")
     offset = -offset if match.group("sign") == "-" else offset
-    return Rule(text.strip(), op, offset=offset, base=_base(match.group("base")))
+    return Rule(text.strip(), op, offset=offset, base=_base(match.group("base")), **reading)
+
+
+def _reading(text: str, op: str, confidence: str | None, proven: bool) -> dict[str, Any]:
+    """The statistical reading of ``@ <confidence>% [proven]``, checked."""
+    if confidence is None:
+        return {}
+    try:
+        percent = float(confidence)
+    except ValueError:
+        percent = math.nan
+    if not 50 < percent < 100:
+        hint = f" ({confidence} as a share is {percent * 100:g}%)" if 0.5 < percent < 1 else ""
+        raise RuleError(
+            f"cannot read rule {text!r}: the confidence after @ is a percentage between 50 "
+            f"and 100, such as 95%; got {confidence}%{hint}"
+        )
+    if op == "==" and proven:
+        raise RuleError(
+            f"cannot read rule {text!r}: an interval cannot prove a value equals a bound; "
+            "to show it stays within d of it, write two rules, '>= baseline - d @ 95% "
+            "proven' and '<= baseline + d @ 95% proven'"
+        )
+    if op in ("<", ">") and not proven:
+        weak = "<=" if op == "<" else ">="
+        raise RuleError(
+            f"cannot read rule {text!r}: on an interval, '{op}' reads like '{weak}' (the "
+            f"rule fails only when the whole interval breaks it); write '{weak}' for that, "
+            f"or add 'proven' ('{op} ... @ {confidence}% proven') to pass only when the whole "
+            "interval is shown to keep it"
+        )
+    return {"confidence": percent / 100, "proven": proven}
 
 
 def _finite(text: str, number: str) -> float:

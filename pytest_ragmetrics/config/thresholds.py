@@ -38,6 +38,15 @@ Shape::
     whitespace = false               # keep spaces inside character n-grams
     eps_smoothing = false            # chrF++.py's mean of per-order F instead
 
+    [settings.stats]                 # optional: how comparisons are read (statistics.md)
+    confidence = 0.95                # of the intervals reports show
+    resamples = 2000                 # bootstrap resamples
+    permutations = 10000             # sign flips and randomization shuffles
+    seed = 12345
+    correction = "none"              # "none" | "holm" | "bh": across statistical gates
+    power = 0.8                      # of the minimum detectable effect
+    resample_limit = 5000            # more pairs (or sessions): normal intervals
+
     [judge]                          # optional: an OpenAI-compatible LLM judge
     base_url = "http://127.0.0.1:8000/v1"
     model = "qwen2.5-7b-instruct"
@@ -45,6 +54,7 @@ Shape::
 
     [gates]                          # every eval
     "f1.mean" = ">= baseline - 0.01"
+    "em.rate" = ">= baseline - 0.02 @ 95%"   # fails only on evidence of a larger drop
 
     [gates."evals/test_answers.py"]  # one eval: adds or replaces gates;
     "latency_ms.p50" = false         # false switches a default gate off for it
@@ -68,6 +78,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pytest_ragmetrics.config.rules import Rule, RuleError, parse_rule
 from pytest_ragmetrics.embeddings.model import PACKAGED_MODEL, model_label
 from pytest_ragmetrics.files import resolve_setting
+from pytest_ragmetrics.inference.settings import StatsSettingError, StatsSettings
 from pytest_ragmetrics.judge.config import JudgeConfig, JudgeConfigError, judge_config
 from pytest_ragmetrics.metrics.bleu_settings import (
     DEFAULT_BLEU,
@@ -75,7 +86,7 @@ from pytest_ragmetrics.metrics.bleu_settings import (
 )
 from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
-from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
+from pytest_ragmetrics.metrics.registry import UnknownAggregate, interval_kind, split_aggregate
 from pytest_ragmetrics.metrics.setting import SettingError
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.metrics.trust.judges import (
@@ -142,6 +153,9 @@ class Settings:
     # trec_eval's options for the retrieval fixtures ([settings.retrieval]).
     retrieval: TrecOptions = field(default_factory=TrecOptions)
     chrf: ChrfSettings = field(default_factory=ChrfSettings)  # [settings.chrf]
+    # How comparisons are resampled and read ([settings.stats]); never changes a value,
+    # so not in the signature.
+    stats: StatsSettings = field(default_factory=StatsSettings)
     # Where bulk evals' rows are scored: "local" (the pytest process) or "ray" (Ray Data).
     # It changes where values are computed, never what they are: not in the signature.
     engine: str = "local"
@@ -240,6 +254,7 @@ def _settings(path: Path, table: Any) -> Settings:
         "engine",
         "retrieval",
         "chrf",
+        "stats",
         *_TRUST_DEFAULTS,
     }
     for key in table:
@@ -299,6 +314,7 @@ def _settings(path: Path, table: Any) -> Settings:
         retrieval=_retrieval_settings(path, table.get("retrieval", {})),
         base_dir=path.parent,
         chrf=_chrf_settings(path, table.get("chrf", {})),
+        stats=_stats_settings(path, table.get("stats", {})),
         **_trust_settings(path, table),
     )
 
@@ -371,6 +387,20 @@ def _chrf_settings(path: Path, table: Any) -> ChrfSettings:
     return _metric_settings(path, "chrf", table, ChrfSettings, hints=hints)
 
 
+def _stats_settings(path: Path, table: Any) -> StatsSettings:
+    """``[settings.stats]``: how comparisons are resampled and read (docs/statistics.md)."""
+    if not isinstance(table, dict):
+        raise _error(path, "[settings] stats", "expected a table: [settings.stats]")
+    for key in table:
+        if key not in StatsSettings.names():
+            known = ", ".join(StatsSettings.names())
+            raise _error(path, f"[settings.stats] {key}", f"unknown setting; known: {known}")
+    try:
+        return StatsSettings(**table)
+    except StatsSettingError as error:
+        raise _error(path, f"[settings.stats] {error.key}", error.problem) from None
+
+
 def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
     """The Trust-Score settings of ``[settings]``, checked."""
     flag = table.get("refusal_flag", DEFAULT_REFUSAL_FLAG)
@@ -430,6 +460,13 @@ def _gate(path: Path, where: str, name: str, value: Any) -> Gate | None:
         rule = parse_rule(value)
     except (UnknownAggregate, RuleError) as error:
         raise _error(path, where, str(error)) from None
+    if rule.statistical:
+        kind, why = interval_kind(metric, stat)
+        if kind is None:
+            reading = value[value.index("@") :].strip()
+            raise _error(
+                path, where, f"'{reading}' reads the rule on an interval, and {why}; drop it"
+            )
     return Gate(name, metric, stat, rule)
 
 

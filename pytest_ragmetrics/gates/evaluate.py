@@ -4,18 +4,34 @@ A rule's ``baseline`` is the stored baseline file, or, in an eval whose marker n
 ``compare_to``, the reference system's aggregate in the same run (``Reference``); a rule's
 ``stored_baseline`` is always the file. Rules relative to the reference system do not
 apply to the reference system itself: comparing it with itself could not fail.
+
+A comparison on a statistic of per-row values is paired (``gates.pairs``): both sides'
+statistics are computed over the rows both recorded the metric on, and the gate carries
+the evidence of the change (``gates.evidence``). A rule read on an interval (``@ 95%``)
+is decided on it; ``correct`` adjusts those decisions for the number of such gates.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from pytest_ragmetrics.config.thresholds import Gate
+from pytest_ragmetrics.config.thresholds import Gate, Settings
+from pytest_ragmetrics.gates.evidence import (
+    GateStats,
+    adjusted,
+    comparison_stats,
+    describe,
+    holds,
+    reading_text,
+    value_stats,
+)
+from pytest_ragmetrics.gates.pairs import Pairs, current_side, pair, paired_statistics, stored_side
 from pytest_ragmetrics.gates.stored import RowChange, regressed_rows
-from pytest_ragmetrics.metrics.registry import VS_BASELINE, per_row
+from pytest_ragmetrics.metrics.registry import VS_BASELINE, interval_kind, per_row
 from pytest_ragmetrics.results.pairing import BASELINE_METRIC, BaselineState, accepting, listing
 from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary
 
@@ -41,6 +57,9 @@ class GateResult:
     baseline: float | None = None
     regressed: tuple[RowChange, ...] = ()
     notes: tuple[str, ...] = ()  # how the baseline's rows were paired with this run's
+    stats: GateStats | None = None  # the evidence of its comparison (or value)
+    stats_note: str | None = None  # why a comparison has no evidence
+    gate: Gate | None = None  # the gate itself: a correction re-reads its rule
 
     @property
     def passed(self) -> bool | None:
@@ -63,8 +82,9 @@ class Reference:
 
 @dataclass(frozen=True)
 class Comparison:
-    """What a baseline rule compares: the value (of the rows both sides share, when they
-    differ), the baseline's number, where it came from, and the rows that regressed."""
+    """What a baseline rule compares: the value (of the rows both sides recorded the
+    metric on, for a statistic of per-row values), the baseline's number, where it came
+    from, the rows that regressed, and the pairs themselves."""
 
     value: float
     baseline: float
@@ -72,6 +92,7 @@ class Comparison:
     notes: tuple[str, ...] = ()
     regressed: tuple[RowChange, ...] = ()
     paired: int = 0  # rows compared one by one
+    pairs: Pairs | None = None
 
 
 def _rows_line(summary: EvalSummary, metric: str) -> str:
@@ -94,8 +115,22 @@ def aggregate_value(summary: EvalSummary, gate: Gate) -> float | None:
     return _stat(summary.metrics, gate)
 
 
+def _paired(
+    gate: Gate, pairs: Pairs, settings: Settings, source: str, notes: list[str]
+) -> tuple[Comparison | None, str | None]:
+    """The comparison of a statistic of per-row values over ``pairs``."""
+    if pairs.n == 0:
+        return None, f"no row this run shares with {source} recorded {gate.metric} on both sides"
+    ours, theirs = paired_statistics(gate, pairs, settings)
+    if ours is None or theirs is None:
+        return None, f"{gate.name} has no value over the {pairs.n} paired rows"
+    if pairs.partial:
+        notes.append(f"on {pairs.describe()}")
+    return Comparison(ours, theirs, source, tuple(notes), pairs=pairs), None
+
+
 def _against_stored(
-    gate: Gate, summary: EvalSummary, value: float, state: BaselineState
+    gate: Gate, summary: EvalSummary, value: float, state: BaselineState, settings: Settings
 ) -> tuple[Comparison | None, str | None]:
     """The comparison with the stored baseline file, or why there is none."""
     if state.problem:
@@ -104,13 +139,31 @@ def _against_stored(
     if baseline is None:
         return None, state.missing
     pairing, notes = state.pairing, [state.note] if state.note else []
-    stored = baseline.value(gate.metric, gate.stat)
+    kind, _ = interval_kind(gate.metric, gate.stat)
+    if pairing is not None and baseline.rows is not None and kind is not None:
+        if not pairing.exact:
+            notes.append(f"on the rows both share: {pairing.describe()}")
+        current = {row.id: row for row in summary.rows}
+        stored = baseline.rows
+        rows = (
+            (i, current_side(current[i]), stored_side(stored[i]), current[i].session)
+            for i in pairing.shared
+        )
+        found, problem = _paired(gate, pair(gate, rows), settings, state.path, notes)
+        if found is None:
+            return None, problem
+        earlier = {row_id: stored[row_id].values for row_id in pairing.shared}
+        shared = [current[i] for i in pairing.shared]
+        return replace(
+            found, regressed=regressed_rows(gate, shared, earlier), paired=len(shared)
+        ), None
+    stored_value = baseline.value(gate.metric, gate.stat)
     if pairing is not None and not pairing.exact:
         if per_row(gate.metric):
             on_shared = _stat(pairing.current, gate)
             if on_shared is None:
                 return None, f"no row this run shares with {state.path} recorded {gate.metric}"
-            value, stored = on_shared, _stat(pairing.stored, gate)
+            value, stored_value = on_shared, _stat(pairing.stored, gate)
             notes.append(f"on the rows both share: {pairing.describe()}")
         else:
             notes.append(
@@ -118,39 +171,46 @@ def _against_stored(
                 f"rows: compared over all rows of each side ({summary.rows_used} in this run, "
                 f"{baseline.n} in the baseline)"
             )
-    if stored is None:
+    if stored_value is None:
         return None, (
             f"the baseline {state.path} has no value for {gate.name}\n"
             + accepting(state.update_command)
         )
-    regressed: tuple[RowChange, ...] = ()
-    paired = 0
-    if pairing is not None and baseline.rows is not None:
-        shared = set(pairing.shared)
-        rows = [row for row in summary.rows if row.id in shared]
-        earlier = {row_id: baseline.rows[row_id].values for row_id in pairing.shared}
-        regressed, paired = regressed_rows(gate, rows, earlier), len(rows)
-    return Comparison(value, stored, state.path, tuple(notes), regressed, paired), None
+    return Comparison(value, stored_value, state.path, tuple(notes)), None
 
 
 def _against_reference(
-    gate: Gate, summary: EvalSummary, value: float, reference: Reference | None
+    gate: Gate,
+    summary: EvalSummary,
+    value: float,
+    reference: Reference | None,
+    settings: Settings,
 ) -> tuple[Comparison | None, str | None]:
-    """The comparison with the reference system's aggregate in this run, or why there is
-    none."""
+    """The comparison with the reference system in this run, or why there is none."""
     if reference is None:
         raise ValueError(f"{summary.info.label}: a comparison gate needs the reference system")
     if reference.summary is None:
         return None, reference.problem or "the reference system did not run"
     other = reference.summary
-    baseline = aggregate_value(other, gate)
-    if baseline is None:
-        return None, f"the reference system {other.info.system!r} recorded no {gate.metric}"
-    earlier = {row.id: row.values for row in other.rows}
-    rows = [row for row in summary.rows if row.id in earlier]
     source = f"system {summary.info.compare_to!r} in this run"
-    regressed = regressed_rows(gate, rows, earlier)
-    return Comparison(value, baseline, source, (), regressed, len(rows)), None
+    earlier = {row.id: row for row in other.rows}
+    shared = [row for row in summary.rows if row.id in earlier]
+    kind, _ = interval_kind(gate.metric, gate.stat)
+    if kind is not None:
+        rows = (
+            (row.id, current_side(row), current_side(earlier[row.id]), row.session)
+            for row in shared
+        )
+        found, problem = _paired(gate, pair(gate, rows), settings, source, [])
+        if found is None:
+            return None, problem
+    else:
+        baseline = aggregate_value(other, gate)
+        if baseline is None:
+            return None, f"the reference system {other.info.system!r} recorded no {gate.metric}"
+        found = Comparison(value, baseline, source)
+    values = {row_id: row.values for row_id, row in earlier.items()}
+    return replace(found, regressed=regressed_rows(gate, shared, values), paired=len(shared)), None
 
 
 def _pairing_gate(summary: EvalSummary, gate: Gate, state: BaselineState) -> GateResult:
@@ -186,14 +246,17 @@ def evaluate_gate(
     state: BaselineState,
     skip_reason: str | None,
     reference: Reference | None = None,
+    settings: Settings | None = None,
 ) -> GateResult:
-    """Evaluate one gate; ``skip_reason`` (a partial run) skips it without looking."""
+    """Evaluate one gate; ``skip_reason`` (a partial run) skips it without looking.
+    ``settings``: the run's (how corpus statistics reduce, how comparisons are read)."""
+    settings = settings or Settings()
     name, rule, label = gate.name, gate.rule.text, summary.info.label
     by_system = _compares_systems(gate, summary.info)
     if by_system and reference is not None and reference.problem and not skip_reason:
         skip_reason = reference.problem  # unlike numbers are not compared, even when forced
     if skip_reason:
-        return GateResult(label, name, rule, "skipped", skip_reason)
+        return GateResult(label, name, rule, "skipped", skip_reason, gate=gate)
     if gate.metric == BASELINE_METRIC:
         return _pairing_gate(summary, gate, state)
     value = aggregate_value(summary, gate)
@@ -203,21 +266,80 @@ def evaluate_gate(
             f"{gate.metric}\nif this eval does not compute {gate.metric}, switch the gate "
             f'off in its table: [gates."{label}"] "{name}" = false'
         )
-        return GateResult(label, name, rule, "failed", message)
+        return GateResult(label, name, rule, "failed", message, gate=gate)
     if not gate.rule.uses_baseline:
-        return _verdict(summary, gate, value, None)
+        if not gate.rule.statistical:
+            return _verdict(summary, gate, value, None)
+        found, why = value_stats(gate, summary.rows, settings)
+        return _verdict(summary, gate, value, None, found, why)
     if by_system and gate.metric != VS_BASELINE:
-        comparison, problem = _against_reference(gate, summary, value, reference)
+        comparison, problem = _against_reference(gate, summary, value, reference, settings)
     else:
-        comparison, problem = _against_stored(gate, summary, value, state)
+        comparison, problem = _against_stored(gate, summary, value, state, settings)
     if comparison is None:
         message = f"{name} {rule}: cannot be checked\n{problem}"
-        return GateResult(label, name, rule, "failed", message, value)
-    return _verdict(summary, gate, comparison.value, comparison)
+        return GateResult(label, name, rule, "failed", message, value, gate=gate)
+    found, why = None, None
+    if comparison.pairs is not None:
+        found, why = comparison_stats(gate, comparison.pairs, settings)
+    else:
+        _, why = interval_kind(gate.metric, gate.stat)
+        why = why or "the stored baseline holds aggregates only, so its rows cannot be paired"
+    return _verdict(summary, gate, comparison.value, comparison, found, why)
+
+
+def _headline(
+    gate: Gate, value: float, described: str, passed: bool, stats: GateStats | None
+) -> str:
+    """The first line of a gate's message: the rule, whether it holds, and why."""
+    name, rule = gate.name, gate.rule
+    if rule.statistical and stats is not None:
+        shown = describe(stats.evidence)
+        what = "change" if rule.scale != "value" else f"{gate.metric} {gate.stat}"
+        return f"{name} {rule.text} {'holds' if passed else 'FAILS'}: the {what} is {shown}"
+    return (
+        f"{name} {rule.text} {'holds' if passed else 'FAILS'}: {gate.metric} {gate.stat} is "
+        f"{value:g}, {'within' if passed else 'outside'} {rule.op} {described}"
+    )
+
+
+def _stats_lines(gate: Gate, stats: GateStats | None, why: str | None) -> list[str]:
+    """The evidence block of a gate's message."""
+    if stats is None:
+        return [f"evidence  none: {why}"] if why else []
+    e = stats.evidence
+    parts = [describe(e)]
+    if e.p_value is not None:
+        parts.append(f"p {e.p_value:.3g}")
+    if stats.verdict is not None:
+        parts.append(stats.verdict)
+    pairs = f"{e.units} sessions of {e.n} pairs" if e.clustered else f"{e.n} pairs"
+    if e.scale == "value":
+        pairs = f"{e.units} sessions of {e.n} rows" if e.clustered else f"{e.n} rows"
+    parts.append(pairs)
+    if e.mde is not None:
+        parts.append(f"MDE {e.mde:.3g}")
+    lines = [
+        f"{'change' if e.scale != 'value' else 'interval'}    {' · '.join(parts)}",
+        f"method    {e.method}",
+    ]
+    if e.delta is not None:
+        low, high = e.delta[1], e.delta[2]
+        lines.insert(1, f"          difference {e.delta[0]:+.4g} [{low:+.4g}, {high:+.4g}]")
+    if gate.rule.statistical:
+        lines.append(f"reading   {reading_text(gate.rule, f'{gate.metric}.{gate.stat}')}")
+    if stats.advice:
+        lines.append(f"advice    {stats.advice}")
+    return lines
 
 
 def _verdict(
-    summary: EvalSummary, gate: Gate, value: float, comparison: Comparison | None
+    summary: EvalSummary,
+    gate: Gate,
+    value: float,
+    comparison: Comparison | None,
+    stats: GateStats | None = None,
+    why: str | None = None,
 ) -> GateResult:
     """Apply the rule and explain the outcome."""
     name, rule, label = gate.name, gate.rule.text, summary.info.label
@@ -229,11 +351,16 @@ def _verdict(
             f"{name} {rule}: cannot be checked: {gate.metric} {gate.stat} is {value:g} and the "
             f"bound {described}; a comparison with a value that is not finite could never fail"
         )
-        return GateResult(label, name, rule, "failed", message, value, None, baseline)
-    holds = gate.rule.holds(value, baseline)
+        return GateResult(label, name, rule, "failed", message, value, None, baseline, gate=gate)
+    if gate.rule.statistical and stats is None:
+        message = f"{name} {rule}: cannot be checked: no interval: {why}"
+        return GateResult(label, name, rule, "failed", message, value, bound, baseline, gate=gate)
+    if gate.rule.statistical and stats is not None:
+        passed = holds(gate.rule, stats.evidence)
+    else:
+        passed = gate.rule.holds(value, baseline)
     lines = [
-        f"{name} {rule} {'holds' if holds else 'FAILS'}: {gate.metric} {gate.stat} is "
-        f"{value:g}, {'within' if holds else 'outside'} {gate.rule.op} {described}",
+        _headline(gate, value, described, passed, stats),
         f"value     {value:g} ({gate.stat} of {gate.metric})",
         f"bound     {described}",
     ]
@@ -248,11 +375,26 @@ def _verdict(
                 f"regressed {len(regressed)} of {comparison.paired} paired rows break the rule "
                 f"on their own: {shown}"
             )
+    lines += _stats_lines(gate, stats, why)
     lines.append(_rows_line(summary, gate.metric))
-    status: Status = "passed" if holds else "failed"
+    status: Status = "passed" if passed else "failed"
     message = "\n".join(lines)
     notes = comparison.notes if comparison is not None else ()
-    return GateResult(label, name, rule, status, message, value, bound, baseline, regressed, notes)
+    return GateResult(
+        label,
+        name,
+        rule,
+        status,
+        message,
+        value,
+        bound,
+        baseline,
+        regressed,
+        notes,
+        stats,
+        why if stats is None else None,
+        gate,
+    )
 
 
 def evaluate_gates(
@@ -261,10 +403,63 @@ def evaluate_gates(
     state: BaselineState,
     skip_reason: str | None,
     reference: Reference | None = None,
+    settings: Settings | None = None,
 ) -> list[GateResult]:
     """Evaluate every gate of one eval that applies to it, in thresholds.toml order."""
     return [
-        evaluate_gate(summary, gate, state, skip_reason, reference)
+        evaluate_gate(summary, gate, state, skip_reason, reference, settings)
         for gate in gates
         if applies(gate, summary.info)
     ]
+
+
+def correct(results: Sequence[GateResult], method: str) -> list[GateResult]:
+    """The statistical gates of a run decided on their p-values adjusted by ``method``
+    (``holm``, ``bh``; ``none`` leaves every gate as its interval decided it): a default
+    reading fails when its adjusted p-value falls below ``1 - confidence``, a ``proven``
+    one passes only then. Skipped gates and gates that could not be checked are not in
+    the family."""
+    from pytest_ragmetrics.inference.multiplicity import adjusted as adjust
+
+    family = [
+        i
+        for i, result in enumerate(results)
+        if result.gate is not None
+        and result.gate.rule.statistical
+        and result.stats is not None
+        and result.stats.p_gate is not None
+        and result.status != "skipped"
+    ]
+    if method == "none" or not family:
+        return list(results)
+    p_values = [_p_gate(results[i]) for i in family]
+    corrected = list(results)
+    for i, p in zip(family, adjust(p_values, method), strict=True):
+        corrected[i] = _corrected(results[i], p, method, len(family))
+    return corrected
+
+
+def _p_gate(result: GateResult) -> float:
+    p = result.stats.p_gate if result.stats is not None else None
+    if p is None:
+        raise ValueError(f"{result.nodeid}: a statistical gate without its p-value")
+    return p
+
+
+def _corrected(result: GateResult, p: float, method: str, family: int) -> GateResult:
+    """``result`` decided on its adjusted p-value ``p``."""
+    if result.gate is None or result.stats is None:
+        raise ValueError(f"{result.nodeid}: only a statistical gate is corrected")
+    rule = result.gate.rule
+    alpha = 1 - (rule.confidence or 0.95)
+    passed = p < alpha if rule.proven else p >= alpha
+    lines = result.message.splitlines()
+    head = re.sub(r" (holds|FAILS):", " holds:" if passed else " FAILS:", lines[0], count=1)
+    note = (
+        f"corrected {method}-adjusted p {p:.3g} over {family} statistical gates of the run, "
+        f"against {alpha:g}: the gate {'holds' if passed else 'fails'} "
+        f"({'passes only below' if rule.proven else 'fails only below'} it)"
+    )
+    message = "\n".join([head, *lines[1:], note])
+    stats = adjusted(result.stats, p, method)
+    return replace(result, status="passed" if passed else "failed", message=message, stats=stats)

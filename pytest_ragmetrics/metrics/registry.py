@@ -8,15 +8,19 @@ themselves are declared by the metric families and collected in
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pytest_ragmetrics.metrics.base import MetricInfo
-from pytest_ragmetrics.metrics.catalog import METRICS, VS_BASELINE
+from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, METRICS, VS_BASELINE
 from pytest_ragmetrics.metrics.judge import JUDGE_QUALITY
 from pytest_ragmetrics.metrics.trust import TRUST_KEYS
 
 __all__ = [
     "METRICS",
     "VS_BASELINE",
+    "IntervalKind",
     "UnknownAggregate",
+    "interval_kind",
     "metric_info",
     "per_row",
     "split_aggregate",
@@ -91,3 +95,42 @@ def per_row(metric: str) -> bool:
         return metric_info(metric).dataset is None
     except UnknownAggregate:
         return True
+
+
+# How a statistic gets a confidence interval (pytest_ragmetrics.inference): from its
+# rows' values, from 0/1 values (McNemar, Newcombe, Wilson), or from its rows' summed
+# sufficient statistics (a corpus statistic).
+IntervalKind = Literal["values", "binary", "corpus"]
+_PER_ROW_STATS = ("mean", "rate", "sum", "p50", "p95")
+
+
+def interval_kind(metric: str, stat: str) -> tuple[IntervalKind | None, str]:
+    """How ``metric.stat`` gets a confidence interval, or ``None`` and why it has none
+    (for the reports and for a rule written ``@ 95%``)."""
+    try:
+        info = metric_info(metric)
+    except UnknownAggregate:
+        info = None  # recorded by a user's own code: plain values
+    if metric == VS_BASELINE:
+        return None, (
+            f"{metric}.{stat} is a number derived from two aggregates; gate the metric "
+            "itself against baseline for the interval of its change"
+        )
+    if info is not None and info.dataset is not None:
+        return None, (
+            f"{metric}.{stat} is computed from the whole set at once, not from rows, so no "
+            "interval can be drawn by resampling rows"
+        )
+    if stat == "count":
+        return (
+            None,
+            f"{metric}.count is how many rows recorded a value, not a statistic of the values",
+        )
+    if info is not None and stat in info.corpus:
+        if metric not in CORPUS_STATS:
+            return None, f"{metric}.{stat} has no per-row statistics to resample"
+        return "corpus", ""
+    if stat in _PER_ROW_STATS:
+        binary = info is not None and info.binary and stat in ("mean", "rate", "sum")
+        return ("binary" if binary else "values"), ""
+    return None, f"{metric}.{stat} is not a statistic of the rows' values"

@@ -12,7 +12,7 @@ from typing import Any
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.files import display_path, write_atomic
-from pytest_ragmetrics.gates.evaluate import GateResult, Reference, evaluate_gates
+from pytest_ragmetrics.gates.evaluate import GateResult, Reference, correct, evaluate_gates
 from pytest_ragmetrics.gates.stored import pair_rows
 from pytest_ragmetrics.live.outputs import write_outputs
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, custom_metrics
@@ -218,10 +218,12 @@ def finish_run(state: RunState, summaries: Sequence[EvalSummary], stopped: str |
         reference = _reference(info, reference_of.get(info.name), partials, state)
         gates = state.thresholds.gates_for(info.name, info.system)
         stored = _load_state(summary, state)
-        results += evaluate_gates(summary, gates, stored, skip, reference)
+        settings = state.thresholds.settings
+        results += evaluate_gates(summary, gates, stored, skip, reference, settings)
         warning = citation_warning(summary, state.thresholds.settings)
         warnings = (warning,) if warning else ()
         summaries.append(replace(summary, stored=stored, warnings=warnings))
+    results = correct(results, state.thresholds.settings.stats.correction)
     return Finished(tuple(summaries), tuple(results), tuple(notes))
 
 

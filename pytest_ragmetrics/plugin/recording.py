@@ -14,6 +14,7 @@ fixture's setup, a bug, a live system's exception) is an error of the row.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -218,7 +219,14 @@ def payload_for(
         inputs=input_digest(param.row.data) if context.digests else "",
         citations=citation_census(recorder, context.settings),
         failed=outcome.failed and error is None,  # an error is not the test's verdict
+        session=_session(param.row.data.get("session_id")),
     )
+
+
+def _session(value: object) -> str | None:
+    """A row's ``session_id`` as the label its session is resampled by (``None``: the row
+    is on its own)."""
+    return None if value is None else sys.intern(str(value))
 
 
 def dataset_payload(

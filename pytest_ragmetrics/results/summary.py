@@ -112,6 +112,7 @@ class PayloadError(ValueError):
 _ROW_KEYS = frozenset(
     {"row", "inputs", "fields", "index", "values", "breakdowns", "error", "test"}
     | {"eval_tests", "skipped", "evidence", "details", "output", "citations", "failed"}
+    | {"session"}
 )
 _DATASET_KEYS = frozenset(
     {"kind", "test", "eval_tests", "rows", "values", "details", "error", "skipped"}
@@ -158,8 +159,9 @@ class RowPayload:
     (``pytest_ragmetrics.results.baseline.input_digest``); ``citations``, for a row whose
     test recorded a metric that reads citations, the markers its answer holds and its
     contexts; ``failed``, whether the test's own verdict on the row failed (an ``assert``
-    or ``pytest.fail`` in its body, not an error). xdist serialises report attributes, so
-    it travels as ``to_dict()``: plain, small, JSON-able.
+    or ``pytest.fail`` in its body, not an error); ``session``, the row's ``session_id``
+    (rows of one session are resampled together when runs are compared). xdist serialises
+    report attributes, so it travels as ``to_dict()``: plain, small, JSON-able.
     """
 
     info: EvalInfo
@@ -178,6 +180,7 @@ class RowPayload:
     inputs: str = ""
     citations: Mapping[str, int] | None = None
     failed: bool = False
+    session: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "eval_tests", tuple(sorted(self.eval_tests)))
@@ -204,6 +207,7 @@ class RowPayload:
             "output": dict(self.output) if self.output is not None else None,
             "citations": dict(self.citations) if self.citations is not None else None,
             "failed": self.failed,
+            "session": self.session,
         }
 
     @classmethod
@@ -228,6 +232,7 @@ class RowPayload:
                 "inputs": str,
                 "citations": (dict, type(None)),
                 "failed": bool,
+                "session": (str, type(None)),
             },
         )
         return cls(
@@ -247,6 +252,7 @@ class RowPayload:
             payload["inputs"],
             dict(payload["citations"]) if payload["citations"] is not None else None,
             payload["failed"],
+            payload["session"],
         )
 
 
@@ -420,6 +426,7 @@ class RowResult:
     inputs: str = ""  # digest of the row's inputs (pytest_ragmetrics.results.baseline.input_digest)
     citations: Mapping[str, int] | None = None  # markers and contexts, if citations were read
     failed: frozenset[str] = frozenset()  # tests whose verdict on the row failed
+    session: str | None = None  # its session_id: resampled with the session's other rows
 
     @property
     def status(self) -> str:
@@ -443,6 +450,7 @@ class RowResult:
         if payload.failed:
             self.failed = _with_test(self.failed, payload.test)
         self.inputs = payload.inputs or self.inputs
+        self.session = payload.session or self.session
         if payload.citations is not None:
             self.citations = _census(tuple(payload.citations.items()))
         for metric, value in payload.values.items():

@@ -30,6 +30,7 @@ LAYERS = {
     "embeddings": 3,
     "text": 2,
     "data": 2,
+    "inference": 2,  # statistics of comparisons: numpy and the standard library only
     "files": 1,
     "progress": 1,
     "collector": 1,

@@ -1,0 +1,448 @@
+"""The entry points: the evidence of a paired comparison, or of one run's statistic.
+
+``paired_evidence`` compares this run's per-row values with the reference's on the same
+rows (a stored baseline, or the reference system); ``corpus_evidence`` does the same for
+a statistic reduced from summed sufficient statistics; ``single_evidence`` and
+``single_corpus_evidence`` give one run's statistic its interval. The method follows the
+values (docs/statistics.md has the reasons):
+
+============================  =====================================  ===================
+what is compared              interval                               p-value (no change)
+============================  =====================================  ===================
+mean / sum of 0/1 values      Newcombe's score interval              exact McNemar
+mean / sum, ratio of means    BCa bootstrap (pairs resampled)        sign-flip test
+p50 / p95                     percentile bootstrap                   sign-flip test
+corpus statistic              bootstrap, sacrebleu's order stats     approx. randomization
+============================  =====================================  ===================
+
+Rows of one session are resampled and flipped together; 0/1 values in sessions then
+take the bootstrap and sign-flip path (McNemar assumes independent pairs). Above
+``resample_limit`` units, intervals are normal: the standard error in closed form for
+means, sums and ratios (cluster-robust), from ``SE_RESAMPLES`` resamples otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import numpy as np
+
+from pytest_ragmetrics.inference.binary import Counts, Newcombe, Wilson, mcnemar
+from pytest_ragmetrics.inference.corpus import (
+    PairedReplicates,
+    Reduce,
+    approximate_randomization,
+    bootstrap_p,
+    paired_bootstrap,
+    single_bootstrap,
+    total,
+)
+from pytest_ragmetrics.inference.power import detectable, implied_se
+from pytest_ragmetrics.inference.resample import (
+    Estimator,
+    Mean,
+    Quantile,
+    QuantileChange,
+    Ratio,
+    Units,
+    mean_and_ratio,
+    resampled,
+)
+from pytest_ragmetrics.inference.sampling import Normal, Replicates, Sampling, bca, cdf
+from pytest_ragmetrics.inference.settings import StatsSettings
+from pytest_ragmetrics.inference.signflip import FlipTest, flip_quantile, flip_sum
+
+Scale = Literal["difference", "ratio", "value"]
+Change = Literal["difference", "ratio"]
+Statistic = Literal["mean", "sum", "p50", "p95"]
+QUANTILES: Final = {"p50": 0.5, "p95": 0.95}
+# Resamples that estimate a standard error above resample_limit (no closed form).
+SE_RESAMPLES: Final = 200
+LEAST_UNITS: Final = 2
+
+
+class NotComparable(ValueError):
+    """The values cannot give an interval; the message says why, for the report."""
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side's statistic over the bootstrap resamples, as sacrebleu reports it: their
+    mean and the interval of their order statistics."""
+
+    mean: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the data say about a statistic, or about the change of one between two runs.
+
+    ``scale``: ``difference`` (this run minus the reference), ``ratio`` (this run over the
+    reference) or ``value`` (one run's statistic); ``estimate`` and [``low``, ``high``] on
+    that scale, at ``confidence``. ``n``: the pairs (or rows) used; ``units``: what was
+    resampled, fewer than ``n`` when rows of one session went together. ``p_value``: the
+    two-sided p-value of *no change* (``None`` for one run). ``p_below`` and ``p_above``:
+    the one-sided p-values that the true value lies below, or above, the bound the
+    evidence was asked about. ``mde``: the minimum detectable effect on ``scale``.
+    ``delta``: for a ratio, the difference and its interval too. ``sides`` and
+    ``bootstrap_p``: for a corpus statistic, each side's bootstrap mean and interval and
+    sacrebleu's paired-bootstrap p-value.
+    """
+
+    scale: Scale
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    method: str
+    n: int
+    units: int
+    p_value: float | None = None
+    p_below: float | None = None
+    p_above: float | None = None
+    mde: float | None = None
+    delta: tuple[float, float, float] | None = None
+    sides: tuple[Side, Side] | None = None
+    bootstrap_p: float | None = None
+
+    @property
+    def clustered(self) -> bool:
+        return self.units < self.n
+
+
+@dataclass(frozen=True)
+class _Scaled:
+    """A sampling distribution multiplied by a positive ``factor`` (a sum is ``n`` means)."""
+
+    inner: Sampling
+    factor: float
+
+    @property
+    def estimate(self) -> float:
+        return self.factor * self.inner.estimate
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        low, high = self.inner.interval(confidence)
+        return self.factor * low, self.factor * high
+
+    def below(self, bound: float) -> float:
+        return self.inner.below(bound / self.factor)
+
+    def above(self, bound: float) -> float:
+        return self.inner.above(bound / self.factor)
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """What a caller asks: the settings, the confidence of the interval, the bound whose
+    p-values are wanted (on the evidence's scale), and how rows are resampled."""
+
+    settings: StatsSettings
+    confidence: float
+    bound: float | None
+    units: Units
+
+    @property
+    def large(self) -> bool:
+        return self.units.count > self.settings.resample_limit
+
+    def label(self, n: int, paired: bool) -> str:
+        rows = f"{n:,} {'pairs' if paired else 'rows'}"
+        return f"{self.units.count:,} sessions ({rows})" if self.units.clustered else rows
+
+    def normal(self, label: str, how: str) -> str:
+        limit = self.settings.resample_limit
+        return f"normal interval ({label}, over resample_limit {limit:,}; standard error {how})"
+
+    def evidence(
+        self,
+        scale: Scale,
+        sampling: Sampling,
+        method: str,
+        n: int,
+        p_value: float | None,
+        delta: Sampling | None = None,
+        sides: tuple[Side, Side] | None = None,
+        bootstrap_p: float | None = None,
+    ) -> Evidence:
+        """The evidence record of ``sampling``; a comparison (``p_value`` given) gets its
+        minimum detectable effect."""
+        low, high = sampling.interval(self.confidence)
+        mde = None
+        if p_value is not None:
+            se = implied_se(low, high, self.confidence)
+            mde = detectable(se, self.confidence, self.settings.power)
+        bound = self.bound
+        return Evidence(
+            scale,
+            sampling.estimate,
+            low,
+            high,
+            self.confidence,
+            method,
+            n,
+            self.units.count,
+            p_value,
+            sampling.below(bound) if bound is not None else None,
+            sampling.above(bound) if bound is not None else None,
+            mde,
+            (delta.estimate, *delta.interval(self.confidence)) if delta is not None else None,
+            sides,
+            bootstrap_p,
+        )
+
+
+def _finite(values: np.ndarray, what: str) -> None:
+    if not np.all(np.isfinite(values)):
+        raise NotComparable(
+            f"{what} is 0 in some resamples, so the ratio has no interval; compare the "
+            "difference instead (baseline + d rather than Nx baseline)"
+        )
+
+
+def _check(arrays: tuple[np.ndarray, ...], ask: _Ask, what: str) -> None:
+    if ask.units.count < LEAST_UNITS:
+        raise NotComparable(
+            f"{len(arrays[0])} {what} in {ask.units.count} unit(s): an interval needs at "
+            f"least {LEAST_UNITS}"
+        )
+    for array in arrays:
+        if not np.all(np.isfinite(array)):
+            raise NotComparable("a value is not finite, so no interval can be drawn")
+
+
+def _sampling(
+    estimator: Estimator, ask: _Ask, label: str, replicates: np.ndarray | None = None
+) -> tuple[Sampling, str]:
+    """The estimator's sampling distribution and how it was obtained: a bootstrap (BCa
+    where the estimator has a smooth jackknife, else percentile) up to
+    ``resample_limit`` units (``replicates`` when already drawn), a normal interval
+    beyond."""
+    settings, estimate = ask.settings, estimator.estimate()
+    if ask.large:
+        se = estimator.se()
+        if se is not None:
+            robust = "cluster-robust, " if ask.units.clustered else ""
+            return Normal(estimate, se), ask.normal(label, f"{robust}closed form")
+        values = resampled(estimator, ask.units, SE_RESAMPLES, settings.seed)
+        _finite(values, "the reference's statistic")
+        return Normal(estimate, float(np.std(values, ddof=1))), ask.normal(
+            label, f"{SE_RESAMPLES} resamples"
+        )
+    if replicates is None:
+        replicates = resampled(estimator, ask.units, settings.resamples, settings.seed)
+    _finite(replicates, "the reference's statistic")
+    sampling = bca(estimate, replicates, estimator.jackknife())
+    kind = "BCa" if sampling.read_as == "bca" else "percentile"
+    return sampling, f"{kind} bootstrap ({settings.resamples:,} resamples of {label})"
+
+
+def _normal_p(sampling: Sampling) -> FlipTest:
+    """The two-sided p-value of no change from a normal sampling distribution."""
+    assert isinstance(sampling, Normal)
+    if sampling.se == 0:
+        return FlipTest(1.0 if sampling.estimate == 0 else 0.0, "normal approximation")
+    p = min(1.0, 2 * cdf(-abs(sampling.estimate) / sampling.se))
+    return FlipTest(p, "normal approximation")
+
+
+def _mean_change(
+    current: np.ndarray,
+    reference: np.ndarray,
+    statistic: Statistic,
+    scale: Change,
+    ask: _Ask,
+    binary: bool,
+) -> Evidence:
+    """A mean's (or sum's) change; see ``paired_evidence``."""
+    n, settings, units = len(current), ask.settings, ask.units
+    label, factor = ask.label(n, paired=True), float(n) if statistic == "sum" else 1.0
+    difference = current - reference
+    replicates: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
+    if scale == "ratio" and not ask.large:
+        replicates = mean_and_ratio(current, reference, units, settings.resamples, settings.seed)
+    if binary and not units.clustered:
+        counts = Counts.of(current, reference)
+        change: Sampling = Newcombe(counts, factor)
+        method = f"Newcombe's score interval ({label})"
+        test = FlipTest(
+            mcnemar(counts.n10, counts.n01),
+            f"exact McNemar test ({counts.n10} against {counts.n01} discordant pairs)",
+        )
+    else:
+        change, method = _sampling(Mean(difference, units), ask, label, replicates[0])
+        change = _Scaled(change, factor) if factor != 1 else change
+        test = flip_sum(
+            difference, units, settings.permutations, settings.seed, settings.resample_limit
+        )
+    if scale == "difference":
+        return ask.evidence(scale, change, f"{method}; {test.how}", n, test.p_value)
+    ratio, method = _sampling(Ratio(current, reference, units), ask, label, replicates[1])
+    return ask.evidence(scale, ratio, f"{method}; {test.how}", n, test.p_value, delta=change)
+
+
+def paired_evidence(
+    current: np.ndarray,
+    reference: np.ndarray,
+    *,
+    statistic: Statistic,
+    scale: Change,
+    settings: StatsSettings,
+    units: Units,
+    binary: bool = False,
+    confidence: float | None = None,
+    bound: float | None = None,
+) -> Evidence:
+    """The change of ``statistic`` from ``reference`` to ``current`` (aligned: row ``i``
+    of both is one pair), on ``scale``, with the p-values of ``bound`` on that scale.
+    ``binary``: the values are 0/1 (a mean or sum of them is then read with McNemar and
+    Newcombe, unless rows come in sessions)."""
+    ask = _Ask(settings, confidence or settings.confidence, bound, units)
+    _check((current, reference), ask, "pairs")
+    n, label = len(current), ask.label(len(current), paired=True)
+    if statistic in ("mean", "sum"):
+        return _mean_change(current, reference, statistic, scale, ask, binary)
+    q = QUANTILES[statistic]
+    shift, method = _sampling(QuantileChange(current, reference, q), ask, label)
+    if ask.large:
+        test = _normal_p(shift)
+    else:
+        test = flip_quantile(current, reference, q, units, settings.permutations, settings.seed)
+    if scale == "difference":
+        return ask.evidence(scale, shift, f"{method}; {test.how}", n, test.p_value)
+    ratio, method = _sampling(QuantileChange(current, reference, q, ratio=True), ask, label)
+    return ask.evidence(scale, ratio, f"{method}; {test.how}", n, test.p_value, delta=shift)
+
+
+def single_evidence(
+    values: np.ndarray,
+    *,
+    statistic: Statistic,
+    settings: StatsSettings,
+    units: Units,
+    binary: bool = False,
+    confidence: float | None = None,
+    bound: float | None = None,
+) -> Evidence:
+    """``statistic`` of one run's ``values`` with its interval, and the p-values of
+    ``bound``; ``binary``: the values are 0/1 (Wilson's interval, unless in sessions)."""
+    ask = _Ask(settings, confidence or settings.confidence, bound, units)
+    _check((values,), ask, "rows")
+    n, label = len(values), ask.label(len(values), paired=False)
+    sampling: Sampling
+    if statistic in ("mean", "sum"):
+        factor = float(n) if statistic == "sum" else 1.0
+        if binary and not units.clustered:
+            sampling = Wilson(int(np.count_nonzero(values)), n, factor)
+            method = f"Wilson's score interval ({label})"
+        else:
+            sampling, method = _sampling(Mean(values, units), ask, label)
+            sampling = _Scaled(sampling, factor) if factor != 1 else sampling
+    else:
+        sampling, method = _sampling(Quantile(values, QUANTILES[statistic]), ask, label)
+    return ask.evidence("value", sampling, method, n, None)
+
+
+def _order_side(values: np.ndarray, confidence: float) -> Side:
+    mean = float(values.mean())
+    low, high = Replicates(mean, values, "order").interval(confidence)
+    return Side(mean, low, high)
+
+
+def corpus_evidence(
+    current: np.ndarray,
+    reference: np.ndarray,
+    reduce: Reduce,
+    *,
+    scale: Change,
+    settings: StatsSettings,
+    units: Units,
+    confidence: float | None = None,
+    bound: float | None = None,
+) -> Evidence:
+    """The change of a corpus statistic: ``current`` and ``reference`` are the pairs'
+    sufficient statistics (``(pairs, parts)``), ``reduce`` turns summed parts into it."""
+    ask = _Ask(settings, confidence or settings.confidence, bound, units)
+    _check((current, reference), ask, "pairs")
+    n, label = len(current), ask.label(len(current), paired=True)
+    ours, theirs = reduce(total(current)), reduce(total(reference))
+    if ask.large:
+        return _corpus_normal(current, reference, reduce, ours, theirs, scale, ask)
+    drawn = paired_bootstrap(current, reference, reduce, units, settings.resamples, settings.seed)
+    p_value = approximate_randomization(
+        current, reference, reduce, units, settings.permutations, settings.seed
+    )
+    method = (
+        f"paired bootstrap ({settings.resamples:,} resamples of {label}), order statistics; "
+        f"approximate randomization ({settings.permutations:,} shuffles)"
+    )
+    shift = Replicates(ours - theirs, drawn.current - drawn.reference, "order")
+    sides = (
+        _order_side(drawn.current, ask.confidence),
+        _order_side(drawn.reference, ask.confidence),
+    )
+    bootstrapped = bootstrap_p(drawn, ours - theirs)
+    if scale == "difference":
+        return ask.evidence(scale, shift, method, n, p_value, sides=sides, bootstrap_p=bootstrapped)
+    ratios = drawn.current / drawn.reference
+    _finite(ratios, "the reference's statistic")
+    ratio = Replicates(ours / theirs, ratios, "order")
+    return ask.evidence(
+        scale, ratio, method, n, p_value, delta=shift, sides=sides, bootstrap_p=bootstrapped
+    )
+
+
+def _corpus_normal(
+    current: np.ndarray,
+    reference: np.ndarray,
+    reduce: Reduce,
+    ours: float,
+    theirs: float,
+    scale: Change,
+    ask: _Ask,
+) -> Evidence:
+    """A corpus comparison above ``resample_limit``: normal intervals, standard errors
+    from ``SE_RESAMPLES`` resamples, and the p-value of the difference's."""
+    n = len(current)
+    drawn: PairedReplicates = paired_bootstrap(
+        current, reference, reduce, ask.units, SE_RESAMPLES, ask.settings.seed
+    )
+    method = ask.normal(ask.label(n, paired=True), f"{SE_RESAMPLES} resamples")
+    shift = Normal(ours - theirs, float(np.std(drawn.current - drawn.reference, ddof=1)))
+    test = _normal_p(shift)
+    method = f"{method}; {test.how}"
+    if scale == "difference":
+        return ask.evidence(scale, shift, method, n, test.p_value)
+    ratios = drawn.current / drawn.reference
+    _finite(ratios, "the reference's statistic")
+    ratio = Normal(ours / theirs, float(np.std(ratios, ddof=1)))
+    return ask.evidence(scale, ratio, method, n, test.p_value, delta=shift)
+
+
+def single_corpus_evidence(
+    parts: np.ndarray,
+    reduce: Reduce,
+    *,
+    settings: StatsSettings,
+    units: Units,
+    confidence: float | None = None,
+    bound: float | None = None,
+) -> Evidence:
+    """One run's corpus statistic with its interval (``parts``: its rows' statistics)."""
+    ask = _Ask(settings, confidence or settings.confidence, bound, units)
+    _check((parts,), ask, "rows")
+    n, label = len(parts), ask.label(len(parts), paired=False)
+    estimate = reduce(total(parts))
+    sampling: Sampling
+    if ask.large:
+        values = single_bootstrap(parts, reduce, units, SE_RESAMPLES, settings.seed)
+        sampling = Normal(estimate, float(np.std(values, ddof=1)))
+        method = ask.normal(label, f"{SE_RESAMPLES} resamples")
+    else:
+        values = single_bootstrap(parts, reduce, units, settings.resamples, settings.seed)
+        sampling = Replicates(estimate, values, "order")
+        method = f"bootstrap ({settings.resamples:,} resamples of {label}), order statistics"
+    return ask.evidence("value", sampling, method, n, None)
