@@ -14,6 +14,7 @@ adjusted p-value (``correct``).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -22,7 +23,7 @@ from pytest_ragmetrics.config.thresholds import Gate, Settings
 from pytest_ragmetrics.gates.pairs import Pairs, corpus_parts, reducer
 from pytest_ragmetrics.inference.evidence import Evidence, NotComparable, Statistic
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
-from pytest_ragmetrics.metrics.registry import interval_kind
+from pytest_ragmetrics.metrics.registry import UnknownAggregate, interval_kind, metric_info
 from pytest_ragmetrics.results.summary import RowResult
 
 if TYPE_CHECKING:
@@ -275,7 +276,7 @@ def comparison_stats(
             evidence = corpus_evidence(
                 ours,
                 theirs,
-                reducer(gate, names, settings),
+                reducer(gate.metric, gate.stat, names, settings),
                 scale=scale,
                 settings=stats,
                 units=units,
@@ -310,48 +311,88 @@ def _tables(pairs: Pairs) -> tuple[list[str], np.ndarray, np.ndarray]:
     return names, table(pairs.current_parts), table(pairs.reference_parts)
 
 
-def value_stats(
-    gate: Gate, rows: tuple[RowResult, ...], settings: Settings
-) -> tuple[GateStats | None, str | None]:
-    """The evidence of a fixed-bound statistical gate (``>= 0.4 @ 95%``): the interval of
-    the run's own statistic over the rows that recorded the metric, in id order."""
+def statistic_evidence(
+    metric: str,
+    stat: str,
+    rows: Sequence[RowResult],
+    settings: Settings,
+    confidence: float | None = None,
+    bound: float | None = None,
+) -> Evidence:
+    """The interval of one run's ``metric.stat`` over the rows that recorded it, in id
+    order (rows of one session resampled together); ``NotComparable`` when there is none,
+    saying why."""
     import numpy as np
 
     from pytest_ragmetrics.inference.evidence import single_corpus_evidence, single_evidence
 
-    kind, why = interval_kind(gate.metric, gate.stat)
+    kind, why = interval_kind(metric, stat)
     if kind is None:
-        return None, why
-    rule, stats = gate.rule, settings.stats
-    confidence = rule.confidence or stats.confidence
+        raise NotComparable(why)
+    stats = settings.stats
+    confidence = confidence or stats.confidence
     ordered = sorted(rows, key=lambda row: row.id)
+    if kind == "corpus":
+        breakdown = CORPUS_STATS[metric][0]
+        having = [row for row in ordered if breakdown in row.breakdowns]
+        names, table = corpus_parts([row.breakdowns[breakdown] for row in having])
+        return single_corpus_evidence(
+            table,
+            reducer(metric, stat, names, settings),
+            settings=stats,
+            units=_units(tuple(row.session for row in having)),
+            confidence=confidence,
+            bound=bound,
+        )
+    having = [row for row in ordered if metric in row.values]
+    return single_evidence(
+        np.array([row.values[metric] for row in having], dtype=float),
+        statistic=_STATISTICS[stat],
+        settings=stats,
+        units=_units(tuple(row.session for row in having)),
+        binary=kind == "binary",
+        confidence=confidence,
+        bound=bound,
+    )
+
+
+def value_stats(
+    gate: Gate, rows: Sequence[RowResult], settings: Settings
+) -> tuple[GateStats | None, str | None]:
+    """The evidence of a fixed-bound statistical gate (``>= 0.4 @ 95%``): the interval of
+    the run's own statistic, or why there is none."""
+    rule = gate.rule
     try:
-        if kind == "corpus":
-            breakdown = CORPUS_STATS[gate.metric][0]
-            having = [row for row in ordered if breakdown in row.breakdowns]
-            names, table = corpus_parts([row.breakdowns[breakdown] for row in having])
-            evidence = single_corpus_evidence(
-                table,
-                reducer(gate, names, settings),
-                settings=stats,
-                units=_units(tuple(row.session for row in having)),
-                confidence=confidence,
-                bound=rule.null,
-            )
-        else:
-            having = [row for row in ordered if gate.metric in row.values]
-            evidence = single_evidence(
-                np.array([row.values[gate.metric] for row in having], dtype=float),
-                statistic=_STATISTICS[gate.stat],
-                settings=stats,
-                units=_units(tuple(row.session for row in having)),
-                binary=kind == "binary",
-                confidence=confidence,
-                bound=rule.null,
-            )
+        evidence = statistic_evidence(
+            gate.metric, gate.stat, rows, settings, rule.confidence, rule.null
+        )
     except NotComparable as error:
         return None, str(error)
     return GateStats(evidence, rule.reading, p_gate=gate_p(rule, evidence)), None
+
+
+def metric_intervals(
+    rows: Sequence[RowResult], metrics: Iterable[str], settings: Settings
+) -> dict[str, dict[str, Evidence]]:
+    """The interval of each per-row metric's mean (its rate for 0/1 values) and of its
+    corpus statistics, at the run's confidence, for reports of one run: ``{metric:
+    {stat: evidence}}``; metrics without an interval (dataset-level ones) are left out."""
+    intervals: dict[str, dict[str, Evidence]] = {}
+    for metric in metrics:
+        try:
+            info = metric_info(metric)
+        except UnknownAggregate:
+            info = None
+        wanted = ["mean", *(info.corpus if info is not None else ())]
+        for stat in wanted:
+            if interval_kind(metric, stat)[0] is None:
+                continue
+            try:
+                found = statistic_evidence(metric, stat, rows, settings)
+            except NotComparable:
+                continue  # too few rows: no interval to show
+            intervals.setdefault(metric, {})[stat] = found
+    return intervals
 
 
 def _gate_stats(rule: Rule, evidence: Evidence) -> GateStats:

@@ -160,13 +160,14 @@ def corpus_parts(parts: Sequence[Mapping[str, float]]) -> tuple[list[str], np.nd
 
 
 def reducer(
-    gate: Gate, names: Sequence[str], settings: MetricSettings
+    metric: str, stat: str, names: Sequence[str], settings: MetricSettings
 ) -> Callable[[np.ndarray], float]:
-    """The gate's corpus statistic of summed parts (an array in ``names`` order)."""
-    reduce = CORPUS_STATS[gate.metric][1]
+    """``metric.stat``, a corpus statistic, of summed parts (an array in ``names``
+    order), reduced as the run's aggregates are."""
+    reduce = CORPUS_STATS[metric][1]
 
     def statistic(sums: np.ndarray) -> float:
-        return float(reduce(dict(zip(names, sums.tolist(), strict=True)), settings)[gate.stat])
+        return float(reduce(dict(zip(names, sums.tolist(), strict=True)), settings)[stat])
 
     return statistic
 

@@ -62,7 +62,9 @@ def wilson(successes: int, n: int, z: float) -> tuple[float, float]:
     denominator = 1 + z * z / n
     centre = (share + z * z / (2 * n)) / denominator
     half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)  # exactly, not by rounding
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
 
 
 class _ClosedForm:

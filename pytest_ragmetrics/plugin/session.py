@@ -408,8 +408,15 @@ class RunSession:
 
         finished = self.finished or Finished((), (), ())
         settings = self.state.thresholds.settings
+        options = self.state.options
+        written = (options.json_path, options.html_path, options.md_path)
         return report_document(
-            finished.summaries, finished.gate_results, settings, __version__, self.rows_shown
+            finished.summaries,
+            finished.gate_results,
+            settings,
+            __version__,
+            self.rows_shown,
+            intervals=any(path is not None for path in written),
         )
 
     @cached_property

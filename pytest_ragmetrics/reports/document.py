@@ -15,6 +15,8 @@ from typing import Any
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
+from pytest_ragmetrics.gates.evidence import metric_intervals
+from pytest_ragmetrics.inference.evidence import Evidence
 from pytest_ragmetrics.metrics.space.points import PICTURE_DETAIL
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
 from pytest_ragmetrics.reports.projection import projection_entry
@@ -64,7 +66,25 @@ def _gate_document(result: GateResult) -> dict[str, Any]:
     }
     if result.notes:  # only when the baseline's rows did not pair exactly
         document["notes"] = list(result.notes)
+    # The evidence of the comparison (or, for a rule read on an interval, of the value),
+    # and why a comparison has none (docs/reports.md#json, docs/statistics.md).
+    document["stats"] = result.stats.as_dict() if result.stats is not None else None
+    if result.stats_note:
+        document["stats_note"] = result.stats_note
     return document
+
+
+def interval_document(evidence: Evidence) -> dict[str, Any]:
+    """One statistic's interval for one run (an eval's ``intervals``)."""
+    return {
+        "estimate": evidence.estimate,
+        "low": evidence.low,
+        "high": evidence.high,
+        "confidence": evidence.confidence,
+        "method": evidence.method,
+        "n": evidence.n,
+        "units": evidence.units,
+    }
 
 
 def _row_document(summary: EvalSummary, row: RowResult) -> dict[str, Any]:
@@ -99,7 +119,10 @@ def _baseline_document(stored: BaselineState) -> dict[str, Any]:
 
 
 def _eval_document(
-    summary: EvalSummary, results: Sequence[GateResult], rows: bool
+    summary: EvalSummary,
+    results: Sequence[GateResult],
+    rows: bool,
+    intervals: Settings | None,
 ) -> dict[str, Any]:
     info = summary.info
     details = summary.dataset_details
@@ -123,6 +146,12 @@ def _eval_document(
         },
         "gates": [_gate_document(r) for r in results if r.eval == info.label],
     }
+    if intervals is not None:
+        drawn = metric_intervals(summary.rows, summary.metrics, intervals)
+        entry["intervals"] = {
+            metric: {stat: interval_document(evidence) for stat, evidence in stats.items()}
+            for metric, stats in drawn.items()
+        }
     picture = details.get(PICTURE_DETAIL)
     if isinstance(picture, Mapping):  # a dataset-level test drew the eval's embeddings
         entry["projection"] = projection_entry(picture, details, summary.rows)
@@ -147,6 +176,7 @@ def report_document(
     settings: Settings,
     plugin_version: str,
     rows: bool = True,
+    intervals: bool = False,
 ) -> ReportDocument:
     """The report document of a run: its version, the settings' signature, one entry per
     eval (and system), and, when some eval ran the Trust-Score suite, its judge.
@@ -155,12 +185,20 @@ def report_document(
     fields): the terminal section, the Markdown summary and the run history read none
     of them, and held as report entries they are as much again as the run's results,
     at the end of the run, when its memory peaks. The reports that show rows (JSON,
-    HTML) need a document with them."""
+    HTML) need a document with them.
+
+    ``intervals``: give each eval the confidence interval of each per-row metric's mean
+    and corpus statistics (``intervals``), for the written reports; the terminal does
+    without them, and they cost a bootstrap per metric."""
     document: ReportDocument = {
         "schema_version": JSON_SCHEMA_VERSION,
         "plugin_version": plugin_version,
         "settings": settings.signature(),
-        "evals": [_eval_document(summary, results, rows) for summary in summaries],
+        "stats": settings.stats.as_dict(),
+        "evals": [
+            _eval_document(summary, results, rows, settings if intervals else None)
+            for summary in summaries
+        ],
     }
     if any("trust" in summary.metrics for summary in summaries):
         document["trust_judge"] = {
