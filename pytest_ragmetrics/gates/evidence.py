@@ -193,8 +193,6 @@ def verdict(rule: Rule, evidence: Evidence) -> Verdict:
     side of no change (regressed), wholly on the other (improved), or neither."""
     unchanged = _unchanged(evidence)
     low, high = evidence.low, evidence.high
-    if low == high == evidence.estimate == unchanged:
-        return "unchanged"
     side = "below" if high < unchanged else "above" if low > unchanged else None
     tested = evidence.p_value is None or evidence.p_value < 1 - evidence.confidence
     if side is None or not tested:  # both the interval and the test must show a change
@@ -297,7 +295,29 @@ def comparison_stats(
             )
     except NotComparable as error:
         return None, str(error)
+    if _identical(pairs):
+        # Nothing moved (a run against the very log its baseline was stored from): no
+        # spread to estimate noise from, so no MDE and no advice on the margin.
+        quiet = replace(evidence, mde=None)
+        return GateStats(quiet, rule.reading, rule.margin, "unchanged", _p(rule, evidence)), None
     return _gate_stats(rule, evidence), None
+
+
+def _identical(pairs: Pairs) -> bool:
+    """Every pair's two sides are the same (values, or sufficient statistics)."""
+    if pairs.current_parts or pairs.reference_parts:
+        # On the parts both sides have: a baseline stored before a part was counted (the
+        # rows' number of references, which only signatures read) still matches.
+        return all(
+            ours[name] == theirs[name]
+            for ours, theirs in zip(pairs.current_parts, pairs.reference_parts, strict=True)
+            for name in ours.keys() & theirs.keys()
+        )
+    return pairs.current == pairs.reference
+
+
+def _p(rule: Rule, evidence: Evidence) -> float | None:
+    return gate_p(rule, evidence) if rule.statistical else None
 
 
 def _tables(pairs: Pairs) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -402,7 +422,7 @@ def _gate_stats(rule: Rule, evidence: Evidence) -> GateStats:
         rule.reading,
         margin=rule.margin,
         verdict=verdict(rule, evidence),
-        p_gate=gate_p(rule, evidence) if rule.statistical else None,
+        p_gate=_p(rule, evidence),
         rows_to_detect=rows,
         advice=told,
     )

@@ -72,6 +72,9 @@ def pair_rows(summary: EvalSummary, baseline: Baseline, settings: MetricSettings
     return replace(pairing, transformations=found, transformations_note=note)
 
 
+_NON_STRICT = {">": ">=", "<": "<="}
+
+
 @dataclass(frozen=True)
 class RowChange:
     """A row whose value breaks the gate's rule against its own earlier value."""
@@ -93,10 +96,13 @@ def regressed_rows(
     to the row alone, against the same row's value in ``earlier`` (row id → values): for
     ``tokens.mean <= 1.2x baseline``, the rows that grew by more than 20%. An offset is a
     share of a total for ``sum``, not of one row, so a total's rule is applied without it;
-    ``count`` has no per-row reading."""
+    ``count`` has no per-row reading. A row regresses when it moves the harmful way past
+    the bound, so a strict rule is applied as its non-strict form: a row that stays where
+    it was has not regressed under ``> baseline``."""
     if gate.stat == "count":
         return ()
-    rule = replace(gate.rule, offset=0.0) if gate.stat == "sum" else gate.rule
+    rule = replace(gate.rule, op=_NON_STRICT.get(gate.rule.op, gate.rule.op))
+    rule = replace(rule, offset=0.0) if gate.stat == "sum" else rule
     changes = []
     for row in rows:
         after = row.values.get(gate.metric)

@@ -10,7 +10,8 @@ values (docs/statistics.md has the reasons):
 what is compared              interval                               p-value (no change)
 ============================  =====================================  ===================
 mean / sum of 0/1 values      Newcombe's score interval              exact McNemar
-mean / sum, ratio of means    BCa bootstrap (pairs resampled)        sign-flip test
+mean / sum, ratio of means    BCa bootstrap, widened to the t        sign-flip test
+                              interval where that is wider
 p50 / p95                     percentile bootstrap                   sign-flip test
 corpus statistic              bootstrap, sacrebleu's order stats     approx. randomization
 ============================  =====================================  ===================
@@ -49,7 +50,15 @@ from pytest_ragmetrics.inference.resample import (
     mean_and_ratio,
     resampled,
 )
-from pytest_ragmetrics.inference.sampling import Normal, Replicates, Sampling, bca, cdf
+from pytest_ragmetrics.inference.sampling import (
+    Cautious,
+    Normal,
+    Replicates,
+    Sampling,
+    StudentT,
+    bca,
+    cdf,
+)
 from pytest_ragmetrics.inference.settings import StatsSettings
 from pytest_ragmetrics.inference.signflip import FlipTest, flip_quantile, flip_sum
 
@@ -235,9 +244,14 @@ def _sampling(
     if replicates is None:
         replicates = resampled(estimator, ask.units, settings.resamples, settings.seed)
     _finite(replicates, "the reference's statistic")
-    sampling = bca(estimate, replicates, estimator.jackknife())
-    kind = "BCa" if sampling.read_as == "bca" else "percentile"
-    return sampling, f"{kind} bootstrap ({settings.resamples:,} resamples of {label})"
+    bootstrap = bca(estimate, replicates, estimator.jackknife())
+    kind = "BCa" if bootstrap.read_as == "bca" else "percentile"
+    method = f"{kind} bootstrap ({settings.resamples:,} resamples of {label})"
+    se = estimator.se()
+    if se is None or bootstrap.constant:
+        return bootstrap, method
+    t = StudentT(estimate, se, ask.units.count - 1)
+    return Cautious(bootstrap, t), f"{method} widened to the t interval where wider"
 
 
 def _normal_p(sampling: Sampling) -> FlipTest:

@@ -18,6 +18,8 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from pytest_ragmetrics.inference.student import t_cdf, t_quantile
+
 _NORMAL = NormalDist()
 # Resamples that differ by no more than this (relative) are one value: float rounding.
 CONSTANT = 1e-12
@@ -81,6 +83,59 @@ class Normal:
         if self.se == 0:
             return 0.0 if distance < 0 else 1.0
         return cdf(distance / self.se)
+
+
+@dataclass(frozen=True)
+class StudentT:
+    """An estimate whose studentized error follows Student's t with ``df`` degrees of
+    freedom: the classical paired t interval of a mean."""
+
+    estimate: float
+    se: float
+    df: float
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        half = t_quantile(0.5 + confidence / 2, self.df) * self.se
+        return self.estimate - half, self.estimate + half
+
+    def below(self, bound: float) -> float:
+        return self._tail(self.estimate - bound)
+
+    def above(self, bound: float) -> float:
+        return self._tail(bound - self.estimate)
+
+    def _tail(self, distance: float) -> float:
+        if self.se == 0:
+            return 0.0 if distance < 0 else 1.0
+        return t_cdf(distance / self.se, self.df)
+
+
+@dataclass(frozen=True)
+class Cautious:
+    """The more cautious of two readings of one estimate: the interval that covers both
+    intervals, and of two one-sided p-values the larger. A mean's BCa interval follows
+    the skew of its values, but grows too narrow when only a few rows changed (every
+    resample then draws a few of them); the t interval does not shrink that way."""
+
+    first: Sampling
+    second: Sampling
+
+    @property
+    def estimate(self) -> float:
+        return self.first.estimate
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        (low, high), (other_low, other_high) = (
+            self.first.interval(confidence),
+            self.second.interval(confidence),
+        )
+        return min(low, other_low), max(high, other_high)
+
+    def below(self, bound: float) -> float:
+        return max(self.first.below(bound), self.second.below(bound))
+
+    def above(self, bound: float) -> float:
+        return max(self.first.above(bound), self.second.above(bound))
 
 
 @dataclass(frozen=True)

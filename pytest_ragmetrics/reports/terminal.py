@@ -19,6 +19,12 @@ from pytest_ragmetrics.reports.columns import (
     count,
 )
 from pytest_ragmetrics.reports.document import entries, gate_nodeid, gate_summary, gates
+from pytest_ragmetrics.reports.evidence import (
+    advice_lines,
+    comparison_table,
+    evidence_text,
+    regressed_despite_passing,
+)
 from pytest_ragmetrics.results.pairing import UNPAIRED, describe_pairing
 from pytest_ragmetrics.results.transformations import KINDS
 
@@ -264,7 +270,35 @@ def _gate_lines(evals: Sequence[Entry]) -> list[str]:
                 first_line = gate["message"].splitlines()[0]
                 status = gate["status"].upper()
                 lines.append(f"  {status:7} {gate_nodeid(entry, gate)}: {first_line}")
+                stats = gate.get("stats")
+                if stats and stats.get("verdict") and gate["status"] == "failed":
+                    lines.append(f"          evidence: {evidence_text(stats)}")
     return lines
+
+
+def comparison_lines(evals: Sequence[Entry]) -> list[str]:
+    """The comparison gates' evidence: the paired change over the rows both sides
+    recorded, its interval, p-value, pairs, MDE and verdict; comparisons in which every
+    pair is unchanged share one line."""
+    rows, unchanged = comparison_table(evals)
+    if not rows and not unchanged:
+        return []
+    lines = ["Comparisons (paired by row: the change, its interval, p of no change, MDE):"]
+    if rows:
+        headings = ["Gate", "Status", "Change [interval]", "p", "Pairs", "MDE", "Verdict"]
+        lines += ["  " + line for line in render_table(headings, rows)]
+    if unchanged:
+        lines.append(f"  {unchanged} other comparison(s): every paired row unchanged")
+    return lines
+
+
+def regressed_lines(evals: Sequence[Entry]) -> list[str]:
+    """Gates that pass although some paired rows break their rule on their own."""
+    found = regressed_despite_passing(evals)
+    lines = []
+    for nodeid, count_, rows in found:
+        lines += _wrapped(rows.split(", "), f"  {nodeid} ({count_}): ", "    ")
+    return ["Passing gates with rows that break the rule on their own:", *lines] if lines else []
 
 
 def history_line(document: Mapping[str, Any]) -> str | None:
@@ -310,8 +344,12 @@ def terminal_lines(
     ):
         if block:
             lines += ["", *block]
+    for block in (comparison_lines(evals), regressed_lines(evals)):
+        if block:
+            lines += ["", *block]
     lines += ["", f"{NOT_COMPUTED} = not computed by this eval", "", *_gate_lines(evals)]
     warnings = [f"  {warning}" for entry in evals for warning in entry.get("warnings") or ()]
+    warnings += [f"  {advice}" for advice in advice_lines(evals)]
     if warnings:
         lines += ["", "Warnings:", *warnings]
     history = history_line(document)
