@@ -74,7 +74,7 @@ class RuleError(ValueError):
 
 
 Scale = Literal["difference", "ratio", "value"]
-# The readings of a rule, as reports name them (docs/statistics.md#which-reading).
+# The readings of a rule, as reports name them (docs/statistics.md#which-reading-to-choose).
 Reading = Literal[
     "plain", "inferiority", "non-inferiority", "superiority", "no-difference", "refuted", "proven"
 ]
@@ -139,7 +139,7 @@ class Rule:
 
     @property
     def reading(self) -> Reading:
-        """How the rule is read (docs/statistics.md#which-reading)."""
+        """How the rule is read (docs/statistics.md#which-reading-to-choose)."""
         if not self.statistical:
             return "plain"
         if self.constant is not None:

@@ -13,7 +13,6 @@ adjusted p-value (``correct``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -21,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from pytest_ragmetrics.config.rules import Reading, Rule
 from pytest_ragmetrics.config.thresholds import Gate, Settings
 from pytest_ragmetrics.gates.pairs import Pairs, corpus_parts, reducer
-from pytest_ragmetrics.inference.evidence import Evidence, NotComparable, Statistic
+from pytest_ragmetrics.inference.power import rows_to_detect
+from pytest_ragmetrics.inference.records import Evidence, NotComparable, Statistic
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, interval_kind, metric_info
 from pytest_ragmetrics.results.summary import RowResult
@@ -227,7 +227,7 @@ def advice(rule: Rule, evidence: Evidence) -> tuple[str | None, int | None]:
                 f"flips on noise; read it on its interval (add '@ {level}') or give it a "
                 f"margin of at least {shown}"
             ), None
-        rows = math.ceil(evidence.units * (mde / margin) ** 2)
+        rows = rows_to_detect(evidence.units, mde, margin)
         return (
             f"the margin {margin:g} is below what {_pairs_word(evidence)} can detect "
             f"({shown}): the gate will flip on noise; about {rows:,} "
@@ -237,7 +237,7 @@ def advice(rule: Rule, evidence: Evidence) -> tuple[str | None, int | None]:
     if rule.reading == "non-inferiority":
         half = (evidence.high - evidence.low) / 2
         if margin > 0 and half > margin:
-            rows = math.ceil(evidence.units * (half / margin) ** 2)
+            rows = rows_to_detect(evidence.units, half, margin)
             return (
                 f"the interval is ±{half:.3g} wide, wider than the margin {margin:g}: the gate "
                 f"passes only on a shown improvement; about {rows:,} "

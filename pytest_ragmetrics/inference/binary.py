@@ -10,7 +10,8 @@ and the exact two-sided test of that is McNemar's (the same p-value as
 
 The interval of the difference ``(n10 - n01) / n`` is Newcombe's hybrid score interval
 (1998, method 10): Wilson score intervals of the two proportions, combined with the
-correlation of the pairs. Unlike the textbook ``estimate +- 1.96 SE`` it keeps close to
+correlation of the pairs (its phi coefficient, continuity-corrected as the paper does).
+Unlike the textbook ``estimate +- 1.96 SE`` it keeps close to
 its stated coverage on small sets and near 0 or 1, and never leaves [-1, 1].
 """
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pytest_ragmetrics.inference.sampling import cdf, two_sided
+from pytest_ragmetrics.inference.normal import cdf, two_sided
 
 # Beyond this many discordant pairs the binomial tail is summed in logarithms.
 EXACT_TAIL = 20000
@@ -144,6 +145,17 @@ class Newcombe(_ClosedForm):
         c = self.counts
         return self.scale * (c.n10 - c.n01) / c.n
 
+    def _correlation(self) -> float:
+        """The numerator of the pairs' phi coefficient, ``n11 n00 - n10 n01``, with
+        Newcombe's correction: reduced by ``n / 2`` when above it, 0 between 0 and ``n /
+        2``, kept when negative (Newcombe 1998, method 10; Altman et al., *Statistics
+        with Confidence*, 2000)."""
+        c = self.counts
+        product = c.n11 * c.n00 - c.n10 * c.n01
+        if product > c.n / 2:
+            return product - c.n / 2
+        return float(product) if product < 0 else 0.0
+
     def _ends(self, z: float) -> tuple[float, float]:
         c = self.counts
         first, second = c.n11 + c.n10, c.n11 + c.n01
@@ -151,7 +163,7 @@ class Newcombe(_ClosedForm):
         l1, u1 = wilson(first, c.n, z)
         l2, u2 = wilson(second, c.n, z)
         product = (c.n11 + c.n10) * (c.n01 + c.n00) * (c.n11 + c.n01) * (c.n10 + c.n00)
-        phi = (c.n11 * c.n00 - c.n10 * c.n01) / math.sqrt(product) if product else 0.0
+        phi = self._correlation() / math.sqrt(product) if product else 0.0
         delta = p1 - p2
         low = delta - math.sqrt(
             max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)

@@ -22,7 +22,7 @@ sacrebleu sums a resample's statistics in float32; these are summed in float64. 
 whole-number statistics below 2^24 both sums are exact, but sacrebleu then divides the
 float32 sums in float32, so its bootstrap scores carry float32 rounding (about 1e-7
 relative): its p-values are reproduced exactly, its intervals to that rounding
-(docs/statistics.md#corpus-statistics).
+(docs/statistics.md#where-sacrebleu-differs-and-why).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ means, sums and ratios (cluster-robust), from ``SE_RESAMPLES`` resamples otherwi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 import numpy as np
 
@@ -39,7 +39,17 @@ from pytest_ragmetrics.inference.corpus import (
     single_bootstrap,
     total,
 )
+from pytest_ragmetrics.inference.normal import cdf
 from pytest_ragmetrics.inference.power import detectable, implied_se
+from pytest_ragmetrics.inference.records import (
+    QUANTILES,
+    Change,
+    Evidence,
+    NotComparable,
+    Scale,
+    Side,
+    Statistic,
+)
 from pytest_ragmetrics.inference.resample import (
     Estimator,
     Mean,
@@ -55,71 +65,14 @@ from pytest_ragmetrics.inference.sampling import (
     Normal,
     Replicates,
     Sampling,
-    StudentT,
     bca,
-    cdf,
 )
 from pytest_ragmetrics.inference.settings import StatsSettings
 from pytest_ragmetrics.inference.signflip import FlipTest, flip_quantile, flip_sum
 
-Scale = Literal["difference", "ratio", "value"]
-Change = Literal["difference", "ratio"]
-Statistic = Literal["mean", "sum", "p50", "p95"]
-QUANTILES: Final = {"p50": 0.5, "p95": 0.95}
 # Resamples that estimate a standard error above resample_limit (no closed form).
 SE_RESAMPLES: Final = 200
 LEAST_UNITS: Final = 2
-
-
-class NotComparable(ValueError):
-    """The values cannot give an interval; the message says why, for the report."""
-
-
-@dataclass(frozen=True)
-class Side:
-    """One side's statistic over the bootstrap resamples, as sacrebleu reports it: their
-    mean and the interval of their order statistics."""
-
-    mean: float
-    low: float
-    high: float
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What the data say about a statistic, or about the change of one between two runs.
-
-    ``scale``: ``difference`` (this run minus the reference), ``ratio`` (this run over the
-    reference) or ``value`` (one run's statistic); ``estimate`` and [``low``, ``high``] on
-    that scale, at ``confidence``. ``n``: the pairs (or rows) used; ``units``: what was
-    resampled, fewer than ``n`` when rows of one session went together. ``p_value``: the
-    two-sided p-value of *no change* (``None`` for one run). ``p_below`` and ``p_above``:
-    the one-sided p-values that the true value lies below, or above, the bound the
-    evidence was asked about. ``mde``: the minimum detectable effect on ``scale``.
-    ``delta``: for a ratio, the difference and its interval too. ``sides`` and
-    ``bootstrap_p``: for a corpus statistic, each side's bootstrap mean and interval and
-    sacrebleu's paired-bootstrap p-value.
-    """
-
-    scale: Scale
-    estimate: float
-    low: float
-    high: float
-    confidence: float
-    method: str
-    n: int
-    units: int
-    p_value: float | None = None
-    p_below: float | None = None
-    p_above: float | None = None
-    mde: float | None = None
-    delta: tuple[float, float, float] | None = None
-    sides: tuple[Side, Side] | None = None
-    bootstrap_p: float | None = None
-
-    @property
-    def clustered(self) -> bool:
-        return self.units < self.n
 
 
 @dataclass(frozen=True)
@@ -247,10 +200,9 @@ def _sampling(
     bootstrap = bca(estimate, replicates, estimator.jackknife())
     kind = "BCa" if bootstrap.read_as == "bca" else "percentile"
     method = f"{kind} bootstrap ({settings.resamples:,} resamples of {label})"
-    se = estimator.se()
-    if se is None or bootstrap.constant:
+    t = estimator.studentized(ask.units)
+    if t is None or bootstrap.constant:
         return bootstrap, method
-    t = StudentT(estimate, se, ask.units.count - 1)
     return Cautious(bootstrap, t), f"{method} widened to the t interval where wider"
 
 

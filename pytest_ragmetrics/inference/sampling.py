@@ -13,34 +13,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Literal, Protocol
 
 import numpy as np
 
+from pytest_ragmetrics.inference.normal import cdf, quantile, two_sided
 from pytest_ragmetrics.inference.student import t_cdf, t_quantile
 
-_NORMAL = NormalDist()
+ReadAs = Literal["bca", "percentile", "order"]
 # Resamples that differ by no more than this (relative) are one value: float rounding.
 CONSTANT = 1e-12
-ReadAs = Literal["bca", "percentile", "order"]
-
-
-def quantile(level: float) -> float:
-    """The standard normal quantile: ``quantile(0.975)`` is 1.959963..."""
-    return _NORMAL.inv_cdf(level)
-
-
-def cdf(z: float) -> float:
-    """The standard normal distribution function (1 at +inf, 0 at -inf)."""
-    if math.isinf(z):
-        return 1.0 if z > 0 else 0.0
-    return _NORMAL.cdf(z)
-
-
-def two_sided(confidence: float) -> float:
-    """``z`` of a two-sided interval: 1.96 at 0.95."""
-    return quantile(0.5 + confidence / 2)
 
 
 class Sampling(Protocol):
@@ -108,6 +90,31 @@ class StudentT:
         if self.se == 0:
             return 0.0 if distance < 0 else 1.0
         return t_cdf(distance / self.se, self.df)
+
+
+@dataclass(frozen=True)
+class LogStudentT:
+    """A positive ratio whose logarithm follows Student's t with standard error
+    ``log_se``: the t interval of a ratio of means on the log scale (the delta method),
+    which stays above 0 however wide it is."""
+
+    estimate: float
+    log_se: float
+    df: float
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        half = t_quantile(0.5 + confidence / 2, self.df) * self.log_se
+        return self.estimate * math.exp(-half), self.estimate * math.exp(half)
+
+    def below(self, bound: float) -> float:
+        if bound <= 0:
+            return 1.0  # a positive ratio is never shown below a bound of 0 or less
+        return StudentT(math.log(self.estimate), self.log_se, self.df).below(math.log(bound))
+
+    def above(self, bound: float) -> float:
+        if bound <= 0:
+            return 0.0
+        return StudentT(math.log(self.estimate), self.log_se, self.df).above(math.log(bound))
 
 
 @dataclass(frozen=True)
@@ -220,8 +227,11 @@ def bca(estimate: float, values: np.ndarray, jackknife: np.ndarray | None) -> Re
     """``values`` read as BCa, with the acceleration from the leave-one-out estimates
     ``jackknife`` (one per resampled unit); percentile when BCa is undefined: no
     jackknife, every resample on one side of the estimate, or a single unit."""
-    below = np.count_nonzero(values < estimate)
-    ties = np.count_nonzero(values == estimate)
+    # A resample equal to the estimate but for float rounding (the same rows drawn in
+    # another order sum to another last bit) is a tie, not a side.
+    tolerance = CONSTANT * max(1.0, abs(estimate))
+    below = np.count_nonzero(values < estimate - tolerance)
+    ties = np.count_nonzero(np.abs(values - estimate) <= tolerance)
     share = (below + ties / 2) / len(values)
     plain = Replicates(estimate, values, "percentile")
     if jackknife is None or not 0 < share < 1 or len(jackknife) < 2 or plain.constant:

@@ -9,6 +9,7 @@ section 6.4); the quantile inverts it by bisection. Both agree with
 
 from __future__ import annotations
 
+import functools
 import math
 
 _TINY = 1e-300
@@ -55,12 +56,18 @@ def t_cdf(t: float, df: float) -> float:
     """``P(T <= t)`` for Student's t with ``df`` degrees of freedom."""
     if math.isinf(t):
         return 1.0 if t > 0 else 0.0
-    tail = incomplete_beta(df / 2, 0.5, df / (df + t * t)) / 2
+    square = t * t
+    if square < df:  # near 0, where df / (df + t^2) would round to 1: P(|T| < |t|) instead
+        inner = incomplete_beta(0.5, df / 2, square / (df + square)) / 2
+        return 0.5 + inner if t > 0 else 0.5 - inner
+    tail = incomplete_beta(df / 2, 0.5, df / (df + square)) / 2
     return 1.0 - tail if t > 0 else tail
 
 
+@functools.lru_cache(maxsize=256)
 def t_quantile(level: float, df: float) -> float:
-    """The ``level`` quantile of Student's t with ``df`` degrees of freedom."""
+    """The ``level`` quantile of Student's t with ``df`` degrees of freedom (kept: every
+    comparison of a run asks for the same few, and each is a bisection)."""
     if level == 0.5:
         return 0.0
     if level < 0.5:

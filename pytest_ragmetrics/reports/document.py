@@ -16,7 +16,7 @@ from typing import Any
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
 from pytest_ragmetrics.gates.evidence import metric_intervals
-from pytest_ragmetrics.inference.evidence import Evidence
+from pytest_ragmetrics.inference.records import Evidence
 from pytest_ragmetrics.metrics.space.points import PICTURE_DETAIL
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
 from pytest_ragmetrics.reports.projection import projection_entry

@@ -75,8 +75,11 @@ def comparison_table(evals: Sequence[Entry]) -> tuple[list[list[str]], int]:
         if stats.get("verdict") == "unchanged":
             unchanged += 1
             continue
-        p = stats.get("p_adjusted", None) or stats.get("p_value")
+        p = stats.get("p_value")
         level = f" ({stats['confidence'] * 100:g}%)" if stats["confidence"] != 0.95 else ""
+        verdict = str(stats.get("verdict") or stats.get("reading") or "")
+        if stats.get("p_adjusted") is not None:
+            verdict += f"; {stats['correction']}-adjusted p {stats['p_adjusted']:.2g}"
         rows.append(
             [
                 f"{entry['label']} {gate['name']}",
@@ -85,7 +88,7 @@ def comparison_table(evals: Sequence[Entry]) -> tuple[list[list[str]], int]:
                 p_value(p) if p is not None else "",
                 pairs(stats),
                 f"{stats['mde']:.2g}" if stats.get("mde") is not None else "",
-                str(stats.get("verdict") or stats.get("reading") or ""),
+                verdict,
             ]
         )
     return rows, unchanged

@@ -17,6 +17,7 @@ from pytest_ragmetrics.reports.columns import (
     Entry,
 )
 from pytest_ragmetrics.reports.document import entries, gate_nodeid, gate_summary, gates
+from pytest_ragmetrics.reports.evidence import advice_lines, evidence_text
 from pytest_ragmetrics.reports.terminal import (
     history_line,
     kinds,
@@ -55,20 +56,33 @@ def _metric_table(evals: Sequence[Entry], columns: Sequence[Column]) -> list[str
 
 def _why(gate: Mapping[str, Any]) -> str:
     """Why a gate did not pass: its verdict line, how the rows paired with the baseline,
-    and the rows that regressed on their own."""
+    and the rows that regressed on their own; for a gate that passed, the rows that
+    break its rule on their own, if any."""
+    regressed = [change["id"] for change in gate["regressed"] or ()]
     if gate["status"] == "passed":
-        return ""
+        if not regressed:
+            return ""
+        return cell(
+            f"passes, but {len(regressed)} paired row(s) break the rule on their own: "
+            f"{listing(regressed)}"
+        )
     parts = [gate["message"].splitlines()[0], *gate.get("notes", ())]
-    if gate["regressed"]:
-        ids = [change["id"] for change in gate["regressed"]]
-        parts.append(f"regressed ({len(ids)}): {listing(ids)}")
+    if regressed:
+        parts.append(f"regressed ({len(regressed)}): {listing(regressed)}")
     return cell(" · ".join(parts))
 
 
 _GATE_HEADINGS = ["Status", "Gate", "Rule", "Value", "Bound", "Baseline", "Why"]
 
 
-def _gate_rows(found: Sequence[tuple[Entry, Mapping[str, Any]]]) -> list[list[str]]:
+def _evidence(gate: Mapping[str, Any]) -> str:
+    stats = gate.get("stats")
+    if isinstance(stats, Mapping):
+        return cell(evidence_text(stats))
+    return cell(gate.get("stats_note") or "")
+
+
+def _gate_rows(found: Sequence[tuple[Entry, Mapping[str, Any]]], evidence: bool) -> list[list[str]]:
     return [
         [
             _STATUS[gate["status"]],
@@ -78,36 +92,86 @@ def _gate_rows(found: Sequence[tuple[Entry, Mapping[str, Any]]]) -> list[list[st
                 NOT_COMPUTED if n is None else f"{n:g}"
                 for n in (gate["value"], gate["bound"], gate["baseline"])
             ),
+            *([_evidence(gate)] if evidence else []),
             _why(gate),
         ]
         for entry, gate in found
     ]
 
 
+def _gate_table(found: Sequence[tuple[Entry, Mapping[str, Any]]]) -> list[str]:
+    """A table of gates, with an Evidence column when some of them carry evidence."""
+    evidence = any(isinstance(gate.get("stats"), Mapping) for _, gate in found)
+    headings = [*_GATE_HEADINGS[:-1], *(["Evidence"] if evidence else []), "Why"]
+    return table(headings, _gate_rows(found, evidence), numeric=(3, 4, 5))
+
+
 def _gate_section(evals: Sequence[Entry]) -> list[str]:
     """The summary line; the gates that did not pass, open, failed first (a reader of a
-    failed run sees what broke without a click); then the passed ones, collapsed."""
+    failed run sees what broke without a click); then the passed ones, collapsed, but
+    those whose rows broke their rule on their own stay open."""
     if not gates(evals):
         return ["No gates are configured for these evals."]
     found = [(entry, gate) for entry in evals for gate in entry.get("gates") or ()]
     open_ = sorted(
-        (f for f in found if f[1]["status"] != "passed"),
-        key=lambda f: f[1]["status"] == "skipped",
+        (f for f in found if f[1]["status"] != "passed" or f[1]["regressed"]),
+        key=lambda f: ("failed", "skipped", "passed").index(f[1]["status"]),
     )
-    passed = [f for f in found if f[1]["status"] == "passed"]
+    passed = [f for f in found if f[1]["status"] == "passed" and not f[1]["regressed"]]
     lines = [gate_summary(evals)]
     if open_:
-        lines += ["", *table(_GATE_HEADINGS, _gate_rows(open_), numeric=(3, 4, 5))]
+        lines += ["", *_gate_table(open_)]
     if passed:
         lines += [
             "",
             f"<details><summary>Passed gates ({len(passed)})</summary>",
             "",
-            *table(_GATE_HEADINGS, _gate_rows(passed), numeric=(3, 4, 5)),
+            *_gate_table(passed),
             "",
             "</details>",
         ]
     return lines
+
+
+def _interval_section(evals: Sequence[Entry]) -> list[str]:
+    """The main metrics of each eval with their intervals (for one run, no comparison),
+    collapsed; only in a document that holds them."""
+    rows = []
+    for entry in evals:
+        found = entry.get("intervals") or {}
+        for column in MAIN_COLUMNS:
+            drawn = found.get(column.metric, {}).get("mean")
+            if column.stat != "mean" or not isinstance(drawn, Mapping):
+                continue
+            rows.append(
+                [
+                    cell(entry["label"]),
+                    column.heading,
+                    column.fmt(drawn["estimate"]),
+                    f"{column.fmt(drawn['low'])} – {column.fmt(drawn['high'])}",
+                    str(drawn["n"]),
+                ]
+            )
+    if not rows:
+        return []
+    level = f"{next(iter(_levels(evals)), 0.95) * 100:g}%"
+    return [
+        "",
+        f"<details><summary>Means with {level} intervals</summary>",
+        "",
+        *table(["Eval", "Metric", "Mean", "Interval", "Rows"], rows, numeric=(2, 3, 4)),
+        "",
+        "</details>",
+    ]
+
+
+def _levels(evals: Sequence[Entry]) -> list[float]:
+    return [
+        drawn["confidence"]
+        for entry in evals
+        for stats in (entry.get("intervals") or {}).values()
+        for drawn in stats.values()
+    ]
 
 
 def _transformation_section(evals: Sequence[Entry]) -> list[str]:
@@ -160,6 +224,7 @@ def markdown_summary(document: Mapping[str, Any]) -> str:
         *_metric_table(evals, MAIN_COLUMNS),
     ]
     warnings = [f"> **Warning**: {cell(w)}" for e in evals for w in e.get("warnings") or ()]
+    warnings += [f"> **Warning**: {cell(advice)}" for advice in advice_lines(evals)]
     if warnings:
         lines += ["", *warnings]
     with_trust = [entry for entry in evals if "trust" in entry["metrics"]]
@@ -171,6 +236,7 @@ def markdown_summary(document: Mapping[str, Any]) -> str:
             "",
             *_metric_table(with_trust, TRUST_COLUMNS),
         ]
+    lines += _interval_section(evals)
     lines += _transformation_section(evals)
     lines += _collapsed(stored_baseline_lines(evals))
     lines += _collapsed(more_metric_lines(evals))

@@ -132,7 +132,7 @@ def test_a_changed_log_is_compared_and_names_the_rows_that_regressed(
         markdown
     )
     html = (project.path / "r.html").read_text()
-    assert 'regressed (3) <a href="#row-0-0-0">q0</a>' in html
+    assert '<span class="regressed">regressed (3)</span>: <a href="#row-0-0-0">q0</a>' in html
 
 
 def test_removed_rows_are_listed_and_the_rest_is_compared(project: pytest.Pytester) -> None:

@@ -58,6 +58,8 @@ NOT_ON_IMPORT = (
     "pytest_ragmetrics.plugin.session",
     "pytest_ragmetrics.plugin.collect",
     "pytest_ragmetrics.plugin.finish",
+    "pytest_ragmetrics.inference.evidence",
+    "pytest_ragmetrics.inference.resample",
     "pytest_ragmetrics.results.summary",
     "pytest_ragmetrics.results.history",
     "pytest_ragmetrics.gates.evaluate",
@@ -135,3 +137,23 @@ def test_the_entry_points_import_nothing_heavy_and_a_run_computes_after(tmp_path
     assert result["status"] == 0, "the eval run after the import failed (its output is above)"
     # nDCG is computed with numpy: imported by the run, on first use.
     assert result["numpy"] is True
+
+
+def test_finishing_a_run_that_compares_nothing_needs_no_numpy() -> None:
+    """The end of a run (summaries, gates, reports) imports numpy only to compute the
+    statistics of a comparison (pytest_ragmetrics.inference), on first use."""
+    modules = (
+        "pytest_ragmetrics.plugin.finish",
+        "pytest_ragmetrics.gates.evaluate",
+        "pytest_ragmetrics.reports.document",
+        "pytest_ragmetrics.reports.terminal",
+        "pytest_ragmetrics.reports.markdown",
+    )
+    script = "import sys\n" + "".join(f"import {name}\n" for name in modules)
+    script += "print('numpy' in sys.modules)"
+    package_root = str(Path(pytest_ragmetrics.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([package_root, *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "False"

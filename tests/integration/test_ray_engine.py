@@ -62,7 +62,7 @@ def test_answers(row, em, f1, idk_citation, tokens, overlap):
 GATES = """
 [gates]
 "idk_citation.sum" = "== 0"
-"f1.mean" = ">= 0.3"
+"f1.mean" = ">= 0.3 @ 95%"  # read on its interval: the same resamples on either engine
 "overlap.count" = ">= 1"
 """
 
@@ -92,6 +92,10 @@ def test_the_ray_engine_gives_the_local_engines_reports(local_ray: None, project
     on_ray.assert_outcomes(passed=3 + 3)
     assert _evals(ray_report) == _evals(local_report)
     (evaluation,) = ray_report["evals"]
+    # the statistics (a gate's interval, each metric's) are there to be compared
+    f1_gate = next(gate for gate in evaluation["gates"] if gate["name"] == "f1.mean")
+    assert f1_gate["stats"]["reading"] == "refuted"
+    assert set(evaluation["intervals"]) >= {"f1", "em", "tokens", "overlap"}
     # by hand: rows 0, 4, ..., 36 answer the next city (f1 0); the 30 others answer
     # "<gold> is the city", normalised "<gold> is city": precision 1/3, recall 1, f1 0.5
     assert evaluation["metrics"]["f1"]["mean"] == 30 * 0.5 / 40

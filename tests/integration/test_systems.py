@@ -285,7 +285,9 @@ def test_stored_baseline_is_one_file_per_system(study: Project) -> None:
     # Each system is gated against its own stored numbers, the reference included.
     path = study.path / "__baselines__" / "test_eval[cand].json"
     document = stored["test_eval[cand].json"]
-    document["metrics"]["tokens"]["mean"] = 200.0
+    # A comparison reads the stored rows (paired with this run's), not the aggregate.
+    for row in document["rows"].values():
+        row["values"]["tokens"] = 200.0
     path.write_text(json.dumps(document), encoding="utf-8")
     second = study.run("-v")
     second.stdout.fnmatch_lines(
@@ -453,7 +455,8 @@ def test_the_html_and_markdown_reports_of_a_study(study: Project) -> None:
     page = (study.path / "out" / "report.html").read_text(encoding="utf-8")
     assert result.ret == 1  # two gates fail; the report is written all the same
     assert page.count("<script") == 1  # the page's own, which sorts and filters rows
-    assert page.count("<svg") == 3  # the distributions, the Pareto plot and the bars
+    # the distributions, the Pareto plot, the bars and the forest plot of the comparisons
+    assert page.count("<svg") == 4
     assert "test_eval.py" in page
     assert "IDK → supported" in page
     assert html.escape(ROWS[4]["answer"]) in page  # cand q2, in its drill-down

@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_ragmetrics.reports.columns import NOT_COMPUTED, Entry
 from pytest_ragmetrics.reports.document import gates
+from pytest_ragmetrics.reports.html.forest import forest
 from pytest_ragmetrics.reports.html.markup import escape, table
 from pytest_ragmetrics.reports.html.plots import bars, distributions, pareto
 from pytest_ragmetrics.reports.html.projection import embedding_section, projection_style
@@ -64,6 +65,7 @@ dt{font-weight:600}dd{margin-left:1rem}
 .text{white-space:pre-wrap;background:#f6f8fa;padding:.3rem .5rem;border-radius:.3rem}
 .sentences{width:100%}.context{color:#57606a}
 .supported{color:#116329}.unsupported,.error{color:#a40e26}.not-claim{color:#57606a}
+.regressed,.advice{color:#9a6700;font-weight:600}
 """
 
 
@@ -92,6 +94,7 @@ def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
         "has is not shown</p>",
         "<h3>Gates</h3>",
         gates_table(entries, ids),
+        forest(index, entries),
         "<h3>Plots</h3>",
         distributions(index, entries),
         pareto(index, entries),

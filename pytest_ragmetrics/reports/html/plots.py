@@ -3,7 +3,8 @@
 Every eval gets the distribution of its main per-row metrics, one ECDF panel per metric,
 a line per system and, dashed, the stored baseline's rows when one pairs with this run.
 An eval of several systems also gets the Pareto view of overlap against tokens and bars
-of the 0–1 metrics. The same document always gives the same bytes.
+of the 0–1 metrics, with the confidence interval of each mean when the report has the
+eval's ``intervals``. The same document always gives the same bytes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pytest_ragmetrics.reports.columns import Entry, number, stat
 from pytest_ragmetrics.reports.html.markup import escape
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 Draw = Callable[["Figure"], None]
@@ -283,18 +285,67 @@ def _mean(entry: Entry, metric: str) -> float | None:
     return stat(entry, metric, "rate") if mean is None else mean
 
 
+def _mean_evidence(entry: Entry, metric: str) -> tuple[float, float, float | None] | None:
+    """Low, high and confidence of the entry's interval of ``metric``'s mean, when it
+    has one with both ends."""
+    found = ((entry.get("intervals") or {}).get(metric) or {}).get("mean")
+    if not isinstance(found, Mapping):
+        return None
+    low, high = number(found.get("low")), number(found.get("high"))
+    if low is None or high is None:
+        return None
+    return low, high, number(found.get("confidence"))
+
+
+def mean_interval(entry: Entry, metric: str) -> tuple[float, float] | None:
+    """The confidence interval of ``metric``'s mean (its rate for a yes/no metric) over
+    this run's rows (the entry's ``intervals``), ``None`` when the entry has none."""
+    found = _mean_evidence(entry, metric)
+    return None if found is None else (found[0], found[1])
+
+
+def _draw_whiskers(
+    axes: Axes,
+    row: Sequence[float | None],
+    ends: Sequence[tuple[float, float] | None],
+    shift: float,
+) -> None:
+    """A system's confidence interval on each of its bars that has one."""
+    whiskers = [
+        (j + shift, v, e)
+        for j, (v, e) in enumerate(zip(row, ends, strict=True))
+        if v is not None and e is not None
+    ]
+    if whiskers:
+        below = [max(0.0, v - low) for _, v, (low, _) in whiskers]
+        above = [max(0.0, high - v) for _, v, (_, high) in whiskers]
+        axes.errorbar(
+            [x for x, _, _ in whiskers],
+            [v for _, v, _ in whiskers],
+            yerr=[below, above],
+            fmt="none",
+            ecolor="black",
+            elinewidth=1,
+            capsize=2,
+        )
+
+
 def _draw_bars(
-    names: Sequence[str], metrics: Sequence[str], values: Sequence[Sequence[float | None]]
+    names: Sequence[str],
+    metrics: Sequence[str],
+    values: Sequence[Sequence[float | None]],
+    intervals: Sequence[Sequence[tuple[float, float] | None]],
 ) -> Draw:
     def draw(figure: Figure) -> None:
         axes = figure.add_subplot()
         width = 0.8 / len(names)
         bars = []
-        for i, row in enumerate(values):
+        for i, (row, ends) in enumerate(zip(values, intervals, strict=True)):
             shift = (i - (len(names) - 1) / 2) * width
             placed = [(j + shift, v) for j, v in enumerate(row) if v is not None]
             x, height = [x for x, _ in placed], [v for _, v in placed]
             bars.append(axes.bar(x, height, width, color=f"C{i % 10}"))
+            _draw_whiskers(axes, row, ends, shift)
         # Explicit labels: a name starting with "_" would otherwise be left out.
         axes.legend(bars, names, fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
         axes.set_xticks(range(len(metrics)), metrics, rotation=20)
@@ -304,14 +355,30 @@ def _draw_bars(
     return draw
 
 
+def _interval_level(entries: Sequence[Entry], metrics: Sequence[str]) -> str | None:
+    """The confidence of the bars' intervals (``95% ``, empty when they differ), ``None``
+    when no bar has one."""
+    found = [e for entry in entries for m in metrics if (e := _mean_evidence(entry, m))]
+    if not found:
+        return None
+    levels = {confidence for *_, confidence in found}
+    (level,) = levels if len(levels) == 1 else (None,)
+    return "" if level is None else f"{level * 100:g}% "
+
+
 def bars(index: int, entries: Sequence[Entry]) -> str:
-    """Bars of the 0–1 metrics per system for an eval of several systems; nothing for
-    one system (the table has every value)."""
+    """Bars of the 0–1 metrics per system for an eval of several systems, each with the
+    confidence interval of its mean when the entry has one; nothing for one system (the
+    table has every value)."""
     if len(entries) < 2:
         return ""
     metrics = [m for m in BAR_METRICS if any(_mean(entry, m) is not None for entry in entries)]
     if not metrics:
         return _skipped("Metric bars", "no 0–1 metric was computed")
     values = [[_mean(entry, m) for m in metrics] for entry in entries]
-    draw = _draw_bars([system_name(entry) for entry in entries], metrics, values)
-    return plot_figure(f"bars-{index}", draw, "Mean (rate for yes/no metrics) per system, 0–1.")
+    intervals = [[mean_interval(entry, m) for m in metrics] for entry in entries]
+    draw = _draw_bars([system_name(entry) for entry in entries], metrics, values, intervals)
+    caption = "Mean (rate for yes/no metrics) per system, 0–1."
+    if (level := _interval_level(entries, metrics)) is not None:
+        caption += f" Whiskers: the {level}confidence interval of the mean over the system's rows."
+    return plot_figure(f"bars-{index}", draw, caption)

@@ -7,7 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pytest_ragmetrics.reports.columns import NOT_COMPUTED, SYSTEM_COLUMNS, VS_COLUMNS, Entry, stat
+from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
+from pytest_ragmetrics.reports.columns import (
+    NOT_COMPUTED,
+    SYSTEM_COLUMNS,
+    VS_COLUMNS,
+    Entry,
+    number,
+    stat,
+)
+from pytest_ragmetrics.reports.evidence import evidence_text
 from pytest_ragmetrics.reports.html.markup import (
     Html,
     escape,
@@ -48,31 +57,81 @@ def systems_table(entries: Sequence[Entry]) -> Html:
     return table(shown, kept, "main num")
 
 
+def link(row_id: object, anchors: Mapping[str, str]) -> str:
+    """``row_id``, linked to its drill-down when the system has that row."""
+    key = str(row_id)
+    return f'<a href="#{anchors[key]}">{escape(row_id)}</a>' if key in anchors else escape(row_id)
+
+
 def links(row_ids: Sequence[object], anchors: Mapping[str, str]) -> str:
     """``(n) id, id``: each id linked to its drill-down when the system has that row."""
-    shown = [
-        f'<a href="#{anchors[str(i)]}">{escape(i)}</a>' if str(i) in anchors else escape(i)
-        for i in row_ids
-    ]
+    shown = [link(i, anchors) for i in row_ids]
     return f"({len(shown)}) {', '.join(shown) or 'none'}"
 
 
+def _row_metric(gate: Mapping[str, Any]) -> str:
+    """The per-row metric a gate's aggregate is of (``f1`` for ``f1.mean``)."""
+    name = str(gate.get("name"))
+    try:
+        return split_aggregate(name)[0]
+    except UnknownAggregate:
+        return name.rpartition(".")[0] or name
+
+
+def _regressed_rows(gate: Mapping[str, Any], anchors: Mapping[str, str]) -> str:
+    """``id before → after, ...``: the paired rows that break the rule on their own, each
+    id linked to its drill-down, its values to the gated metric's precision."""
+    metric = _row_metric(gate)
+    shown = [
+        f"{link(change.get('id'), anchors)} "
+        + " → ".join(escape(formatted(change.get(key), metric)) for key in ("before", "after"))
+        for change in gate.get("regressed") or ()
+    ]
+    return ", ".join(shown)
+
+
 def _gate_message(gate: Mapping[str, Any], anchors: Mapping[str, str]) -> Html:
-    """The gate's verdict line; for a gate that did not pass, the rows that regressed
-    (linked to their drill-down) and the whole message, collapsed."""
+    """The gate's verdict line; the rows that regressed (linked to their drill-down),
+    which for a gate that passed break its rule on their own; for a gate that did not
+    pass, the whole message, collapsed."""
     lines = str(gate.get("message") or "").splitlines()
     parts = [escape(lines[0]) if lines else ""]
-    regressed = [change.get("id") for change in gate.get("regressed") or ()]
-    if regressed:
-        parts.append(f"<br>regressed {links(regressed, anchors)}")
+    if regressed := list(gate.get("regressed") or ()):
+        title = f"regressed ({len(regressed)})"
+        if gate.get("status") == "passed":
+            title = f"passes, but {len(regressed)} paired row(s) break the rule on their own"
+        rows = _regressed_rows(gate, anchors)
+        parts.append(f'<br><span class="regressed">{title}</span>: {rows}')
     if gate.get("status") != "passed" and len(lines) > 1:
         parts.append(f"<details><summary>details</summary><pre>{escape(chr(10).join(lines))}</pre>")
         parts.append("</details>")
     return Html("".join(parts))
 
 
+def evidence_cell(gate: Mapping[str, Any]) -> Html:
+    """The gate's evidence (``reports.evidence.evidence_text``: the change or value with
+    its interval, p-value, pairs, MDE and verdict) with the method and any advice on its
+    margin; or why it has none; empty for a gate with neither."""
+    stats = gate.get("stats")
+    if not isinstance(stats, Mapping):
+        return escape(gate.get("stats_note") or "")
+    parts: list[str] = [escape(evidence_text(stats))]
+    if stats.get("method"):
+        parts.append(f'<br><span class="muted">{escape(stats["method"])}</span>')
+    if stats.get("advice"):
+        parts.append(f'<br><span class="advice">Advice: {escape(stats["advice"])}</span>')
+    return Html("".join(parts))
+
+
+def _gate_order(gate: Mapping[str, Any]) -> tuple[int, int]:
+    """Failed first, then skipped, then passed, those with regressed rows before the
+    others."""
+    return GATE_ORDER.get(str(gate.get("status")), 1), 0 if gate.get("regressed") else 1
+
+
 def gates_table(entries: Sequence[Entry], anchors: Sequence[Mapping[str, str]]) -> str:
-    """Every gate of the eval, failed first, its numbers to the gated metric's precision."""
+    """Every gate of the eval, failed first, its numbers to the gated metric's precision,
+    and its evidence when some gate of the eval has any."""
     gates = [
         (entry, ids, gate)
         for entry, ids in zip(entries, anchors, strict=True)
@@ -80,7 +139,10 @@ def gates_table(entries: Sequence[Entry], anchors: Sequence[Mapping[str, str]]) 
     ]
     if not gates:
         return '<p class="note">No gates are configured for this eval.</p>'
-    gates.sort(key=lambda found: GATE_ORDER.get(found[2].get("status"), 1))
+    gates.sort(key=lambda found: _gate_order(found[2]))
+    evidence = any(
+        isinstance(gate.get("stats"), Mapping) or gate.get("stats_note") for *_, gate in gates
+    )
     rows = []
     for entry, ids, gate in gates:
         status = str(gate.get("status"))
@@ -93,10 +155,12 @@ def gates_table(entries: Sequence[Entry], anchors: Sequence[Mapping[str, str]]) 
                 name,
                 str(gate.get("rule")),
                 *(aggregate(gate.get(key), name) for key in ("value", "bound", "baseline")),
+                *([evidence_cell(gate)] if evidence else []),
                 _gate_message(gate, ids),
             ]
         )
-    headings = ["Status", "System", "Gate", "Rule", "Value", "Bound", "Baseline", "Message"]
+    headings = ["Status", "System", "Gate", "Rule", "Value", "Bound", "Baseline"]
+    headings += [*(["Evidence"] if evidence else []), "Message"]
     return table(headings, rows, "gates")
 
 
@@ -122,8 +186,48 @@ def breakdowns(entries: Sequence[Entry]) -> list[str]:
     return parts
 
 
+def _interval(entry: Entry, metric: str, name: str) -> Mapping[str, Any] | None:
+    """The entry's interval of ``metric.name`` for this run (``intervals``; a rate is
+    its yes/no metric's mean), ``None`` when it has none."""
+    found = (entry.get("intervals") or {}).get(metric) or {}
+    drawn = found.get("mean" if name == "rate" else name)
+    return drawn if isinstance(drawn, Mapping) else None
+
+
+def with_interval(entry: Entry, metric: str, name: str) -> str:
+    """An aggregate for a cell, with its confidence interval when the entry has one:
+    ``0.746 (0.626–0.860)``."""
+    value = formatted(stat(entry, metric, name), metric, name)
+    drawn = _interval(entry, metric, name)
+    if value == NOT_COMPUTED or drawn is None or drawn.get("low") is None:
+        return value
+    low, high = (formatted(drawn.get(end), metric, name) for end in ("low", "high"))
+    return f"{value} ({low}–{high})"
+
+
+def _interval_note(entries: Sequence[Entry]) -> str:
+    """What the brackets of the aggregates hold, when some system has intervals."""
+    levels = sorted(
+        {
+            f"{drawn['confidence'] * 100:g}%"
+            for entry in entries
+            for stats in (entry.get("intervals") or {}).values()
+            for drawn in stats.values()
+            if isinstance(drawn, Mapping) and number(drawn.get("confidence")) is not None
+        }
+    )
+    if not levels:
+        return ""
+    level = f"{levels[0]} " if len(levels) == 1 else ""
+    return (
+        f'<p class="note">In brackets: the {level}confidence interval of the statistic over '
+        "this run's rows.</p>"
+    )
+
+
 def aggregates(entries: Sequence[Entry]) -> str:
-    """Every numeric aggregate of every system, collapsed."""
+    """Every numeric aggregate of every system, with its confidence interval where the
+    entry has one, collapsed."""
     names = dict.fromkeys(
         (metric, name)
         for entry in entries
@@ -132,15 +236,13 @@ def aggregates(entries: Sequence[Entry]) -> str:
         for name in stats
     )
     rows = [
-        [
-            f"{metric}.{name}",
-            *(formatted(stat(entry, metric, name), metric, name) for entry in entries),
-        ]
+        [f"{metric}.{name}", *(with_interval(entry, metric, name) for entry in entries)]
         for metric, name in names
         if any(stat(entry, metric, name) is not None for entry in entries)
     ]
     found = table(["Aggregate", *(system_name(entry) for entry in entries)], rows, "aggregates num")
-    return f"<details><summary>All aggregates ({len(rows)})</summary>{found}</details>"
+    note = _interval_note(entries)
+    return f"<details><summary>All aggregates ({len(rows)})</summary>{note}{found}</details>"
 
 
 def signatures(entries: Sequence[Entry]) -> list[str]:
