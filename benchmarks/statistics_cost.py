@@ -46,9 +46,9 @@ def test_answers(row, em, f1, idk_citation, tokens, latency):
 # Ten comparison gates: means, rates, sums and percentiles, difference and ratio rules.
 COMPARED = """
 [gates]
-"f1.mean" = ">= baseline - 0.05"
-"f1.p50" = ">= baseline - 0.05"
-"em.rate" = ">= baseline - 0.05 @ 95%"
+"f1.mean" = ">= baseline - 0.2"
+"f1.p50" = ">= baseline - 0.2"
+"em.rate" = ">= baseline - 0.2 @ 95%"
 "idk_citation.sum" = "<= baseline + 5"
 "tokens.mean" = "<= 1.2x baseline"
 "tokens.p50" = "<= 1.2x baseline"

@@ -52,12 +52,12 @@ _RULE = re.compile(
     re.VERBOSE,
 )
 
-_TOLERANCE = 1e-9
+TOLERANCE = 1e-9  # of ==, relative and absolute
 BaseName = Literal["baseline", "stored_baseline"]
 
 
 def _equal(value: float, bound: float) -> bool:
-    return math.isclose(value, bound, rel_tol=_TOLERANCE, abs_tol=_TOLERANCE)
+    return math.isclose(value, bound, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
 
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {

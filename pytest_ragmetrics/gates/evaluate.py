@@ -29,10 +29,16 @@ from pytest_ragmetrics.gates.evidence import (
     reading_text,
     value_stats,
 )
-from pytest_ragmetrics.gates.pairs import Pairs, current_side, pair, paired_statistics, stored_side
-from pytest_ragmetrics.gates.stored import RowChange, regressed_rows
+from pytest_ragmetrics.gates.pairs import Matched, Pairs, paired_statistics
+from pytest_ragmetrics.gates.stored import RowChange, regressed_pairs, regressed_rows
 from pytest_ragmetrics.metrics.registry import VS_BASELINE, interval_kind, per_row
-from pytest_ragmetrics.results.pairing import BASELINE_METRIC, BaselineState, accepting, listing
+from pytest_ragmetrics.results.pairing import (
+    BASELINE_METRIC,
+    SHOWN_IDS,
+    BaselineState,
+    accepting,
+    listing,
+)
 from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary
 
 Status = Literal["passed", "failed", "skipped"]
@@ -116,9 +122,11 @@ def aggregate_value(summary: EvalSummary, gate: Gate) -> float | None:
 
 
 def _paired(
-    gate: Gate, pairs: Pairs, settings: Settings, source: str, notes: list[str]
+    gate: Gate, matched: Matched, settings: Settings, source: str, notes: list[str]
 ) -> tuple[Comparison | None, str | None]:
-    """The comparison of a statistic of per-row values over ``pairs``."""
+    """The comparison of a statistic of per-row values over the rows both sides
+    recorded it on, with the rows that regressed under the gate's rule."""
+    pairs = matched.pairs(gate)
     if pairs.n == 0:
         return None, f"no row this run shares with {source} recorded {gate.metric} on both sides"
     ours, theirs = paired_statistics(gate, pairs, settings)
@@ -126,11 +134,26 @@ def _paired(
         return None, f"{gate.name} has no value over the {pairs.n} paired rows"
     if pairs.partial:
         notes.append(f"on {pairs.describe()}")
-    return Comparison(ours, theirs, source, tuple(notes), pairs=pairs), None
+    regressed = regressed_pairs(gate, pairs)
+    return Comparison(ours, theirs, source, tuple(notes), regressed, len(matched.ids), pairs), None
+
+
+@dataclass
+class Matches:
+    """The rows of one eval matched with its stored baseline's and its reference
+    system's, built when a gate first needs them and shared by its other gates."""
+
+    stored: Matched | None = None
+    reference: Matched | None = None
 
 
 def _against_stored(
-    gate: Gate, summary: EvalSummary, value: float, state: BaselineState, settings: Settings
+    gate: Gate,
+    summary: EvalSummary,
+    value: float,
+    state: BaselineState,
+    settings: Settings,
+    matches: Matches,
 ) -> tuple[Comparison | None, str | None]:
     """The comparison with the stored baseline file, or why there is none."""
     if state.problem:
@@ -143,20 +166,10 @@ def _against_stored(
     if pairing is not None and baseline.rows is not None and kind is not None:
         if not pairing.exact:
             notes.append(f"on the rows both share: {pairing.describe()}")
-        current = {row.id: row for row in summary.rows}
-        stored = baseline.rows
-        rows = (
-            (i, current_side(current[i]), stored_side(stored[i]), current[i].session)
-            for i in pairing.shared
-        )
-        found, problem = _paired(gate, pair(gate, rows), settings, state.path, notes)
-        if found is None:
-            return None, problem
-        earlier = {row_id: stored[row_id].values for row_id in pairing.shared}
-        shared = [current[i] for i in pairing.shared]
-        return replace(
-            found, regressed=regressed_rows(gate, shared, earlier), paired=len(shared)
-        ), None
+        if matches.stored is None:
+            current = {row.id: row for row in summary.rows}
+            matches.stored = Matched.of(pairing.shared, current, baseline.rows)
+        return _paired(gate, matches.stored, settings, state.path, notes)
     stored_value = baseline.value(gate.metric, gate.stat)
     if pairing is not None and not pairing.exact:
         if per_row(gate.metric):
@@ -176,7 +189,14 @@ def _against_stored(
             f"the baseline {state.path} has no value for {gate.name}\n"
             + accepting(state.update_command)
         )
-    return Comparison(value, stored_value, state.path, tuple(notes)), None
+    regressed: tuple[RowChange, ...] = ()
+    paired = 0
+    if pairing is not None and baseline.rows is not None:  # count: no per-row reading
+        shared = set(pairing.shared)
+        rows = [row for row in summary.rows if row.id in shared]
+        earlier = {row_id: baseline.rows[row_id].values for row_id in pairing.shared}
+        regressed, paired = regressed_rows(gate, rows, earlier), len(rows)
+    return Comparison(value, stored_value, state.path, tuple(notes), regressed, paired), None
 
 
 def _against_reference(
@@ -185,6 +205,7 @@ def _against_reference(
     value: float,
     reference: Reference | None,
     settings: Settings,
+    matches: Matches,
 ) -> tuple[Comparison | None, str | None]:
     """The comparison with the reference system in this run, or why there is none."""
     if reference is None:
@@ -193,24 +214,20 @@ def _against_reference(
         return None, reference.problem or "the reference system did not run"
     other = reference.summary
     source = f"system {summary.info.compare_to!r} in this run"
-    earlier = {row.id: row for row in other.rows}
-    shared = [row for row in summary.rows if row.id in earlier]
     kind, _ = interval_kind(gate.metric, gate.stat)
     if kind is not None:
-        rows = (
-            (row.id, current_side(row), current_side(earlier[row.id]), row.session)
-            for row in shared
-        )
-        found, problem = _paired(gate, pair(gate, rows), settings, source, [])
-        if found is None:
-            return None, problem
-    else:
-        baseline = aggregate_value(other, gate)
-        if baseline is None:
-            return None, f"the reference system {other.info.system!r} recorded no {gate.metric}"
-        found = Comparison(value, baseline, source)
-    values = {row_id: row.values for row_id, row in earlier.items()}
-    return replace(found, regressed=regressed_rows(gate, shared, values), paired=len(shared)), None
+        if matches.reference is None:
+            ours = {row.id: row for row in summary.rows}
+            theirs = {row.id: row for row in other.rows}
+            matches.reference = Matched.of(ours.keys() & theirs.keys(), ours, theirs)
+        return _paired(gate, matches.reference, settings, source, [])
+    baseline = aggregate_value(other, gate)
+    if baseline is None:
+        return None, f"the reference system {other.info.system!r} recorded no {gate.metric}"
+    earlier = {row.id: row.values for row in other.rows}
+    shared = [row for row in summary.rows if row.id in earlier]
+    regressed = regressed_rows(gate, shared, earlier)
+    return Comparison(value, baseline, source, (), regressed, len(shared)), None
 
 
 def _pairing_gate(summary: EvalSummary, gate: Gate, state: BaselineState) -> GateResult:
@@ -247,10 +264,13 @@ def evaluate_gate(
     skip_reason: str | None,
     reference: Reference | None = None,
     settings: Settings | None = None,
+    matches: Matches | None = None,
 ) -> GateResult:
     """Evaluate one gate; ``skip_reason`` (a partial run) skips it without looking.
-    ``settings``: the run's (how corpus statistics reduce, how comparisons are read)."""
+    ``settings``: the run's (how corpus statistics reduce, how comparisons are read);
+    ``matches``: the eval's rows matched with its baselines', shared by its gates."""
     settings = settings or Settings()
+    matches = matches if matches is not None else Matches()
     name, rule, label = gate.name, gate.rule.text, summary.info.label
     by_system = _compares_systems(gate, summary.info)
     if by_system and reference is not None and reference.problem and not skip_reason:
@@ -273,9 +293,9 @@ def evaluate_gate(
         found, why = value_stats(gate, summary.rows, settings)
         return _verdict(summary, gate, value, None, found, why)
     if by_system and gate.metric != VS_BASELINE:
-        comparison, problem = _against_reference(gate, summary, value, reference, settings)
+        comparison, problem = _against_reference(gate, summary, value, reference, settings, matches)
     else:
-        comparison, problem = _against_stored(gate, summary, value, state, settings)
+        comparison, problem = _against_stored(gate, summary, value, state, settings, matches)
     if comparison is None:
         message = f"{name} {rule}: cannot be checked\n{problem}"
         return GateResult(label, name, rule, "failed", message, value, gate=gate)
@@ -370,7 +390,10 @@ def _verdict(
         lines += [f"          {note}" for note in comparison.notes]
         regressed = comparison.regressed
         if comparison.paired:
-            shown = listing([change.describe() for change in regressed]) if regressed else "none"
+            first = [change.describe() for change in regressed[:SHOWN_IDS]]  # not 10,000
+            shown = listing(first) if regressed else "none"
+            if len(regressed) > SHOWN_IDS:
+                shown = f"{shown} and {len(regressed) - SHOWN_IDS} more"
             lines.append(
                 f"regressed {len(regressed)} of {comparison.paired} paired rows break the rule "
                 f"on their own: {shown}"
@@ -406,8 +429,9 @@ def evaluate_gates(
     settings: Settings | None = None,
 ) -> list[GateResult]:
     """Evaluate every gate of one eval that applies to it, in thresholds.toml order."""
+    matches = Matches()
     return [
-        evaluate_gate(summary, gate, state, skip_reason, reference, settings)
+        evaluate_gate(summary, gate, state, skip_reason, reference, settings, matches)
         for gate in gates
         if applies(gate, summary.info)
     ]

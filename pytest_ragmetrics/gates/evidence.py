@@ -249,14 +249,13 @@ def advice(rule: Rule, evidence: Evidence) -> tuple[str | None, int | None]:
 def _units(sessions: tuple[str | None, ...]) -> Units:
     from pytest_ragmetrics.inference.resample import Units
 
-    return Units.of(list(sessions))
+    return Units.of(sessions)
 
 
 def comparison_stats(
     gate: Gate, pairs: Pairs, settings: Settings
 ) -> tuple[GateStats | None, str | None]:
     """The evidence of a comparison gate over ``pairs``, or why there is none."""
-    import numpy as np
 
     from pytest_ragmetrics.inference.evidence import corpus_evidence, paired_evidence
 
@@ -283,8 +282,7 @@ def comparison_stats(
             )
         else:
             evidence = paired_evidence(
-                np.array(pairs.current, dtype=float),
-                np.array(pairs.reference, dtype=float),
+                *pairs.arrays,
                 statistic=_STATISTICS[gate.stat],
                 scale=scale,
                 settings=stats,

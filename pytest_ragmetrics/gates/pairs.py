@@ -12,10 +12,11 @@ rows arrived (with or without pytest-xdist, in bulk mode, on Ray).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.config.thresholds import Gate
 from pytest_ragmetrics.metrics.base import MetricSettings
@@ -28,24 +29,7 @@ from pytest_ragmetrics.results.summary import RowResult
 if TYPE_CHECKING:
     import numpy as np
 
-Values = Mapping[str, float]
-Parts = Mapping[str, Mapping[str, float]]
-
-
-@dataclass(frozen=True)
-class Side:
-    """What one side recorded for one row: its values and sufficient statistics."""
-
-    values: Values
-    breakdowns: Parts
-
-
-def current_side(row: RowResult) -> Side:
-    return Side(row.values, row.breakdowns)
-
-
-def stored_side(row: StoredRow) -> Side:
-    return Side(row.values, row.breakdowns)
+Recorded = RowResult | StoredRow  # a row as this run recorded it, or as a baseline stored it
 
 
 @dataclass(frozen=True)
@@ -73,6 +57,13 @@ class Pairs:
     def n(self) -> int:
         return len(self.ids)
 
+    @functools.cached_property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``current`` and ``reference`` as float arrays, made once for every reader."""
+        import numpy as np
+
+        return np.array(self.current, dtype=float), np.array(self.reference, dtype=float)
+
     @property
     def partial(self) -> bool:
         """Some row both sides have recorded the metric on one side only."""
@@ -98,56 +89,74 @@ class Pairs:
         )
 
 
-def _parts_of(side: Side, breakdown: str | None) -> Mapping[str, float] | None:
-    return side.breakdowns.get(breakdown) if breakdown is not None else None
+@dataclass
+class Matched:
+    """The rows both sides have, in id order, and what each side recorded for them; the
+    pairs of each metric are drawn from it once, however many gates read them."""
 
+    ids: list[str]
+    ours: list[RowResult]
+    theirs: list[Recorded]
+    sessions: list[str | None]
+    found: dict[tuple[str, str | None], Pairs] = field(default_factory=dict)
 
-def pair(
-    gate: Gate,
-    rows: Iterable[tuple[str, Side, Side, str | None]],
-) -> Pairs:
-    """The pairs of ``gate``'s metric among ``rows`` (id, this run's side, the
-    reference's side, the session), kept where both sides recorded it."""
-    kind, _ = interval_kind(gate.metric, gate.stat)
-    breakdown = CORPUS_STATS[gate.metric][0] if kind == "corpus" else None
-    ids: list[str] = []
-    ours: list[float] = []
-    theirs: list[float] = []
-    sessions: list[str | None] = []
-    ours_parts: list[Mapping[str, float]] = []
-    theirs_parts: list[Mapping[str, float]] = []
-    candidates = only_ours = only_theirs = 0
-    for row_id, current, reference, session in sorted(rows, key=lambda row: row[0]):
-        candidates += 1
-        mine, other = current.values.get(gate.metric), reference.values.get(gate.metric)
+    @classmethod
+    def of(
+        cls, ids: Iterable[str], ours: Mapping[str, RowResult], theirs: Mapping[str, Recorded]
+    ) -> Matched:
+        """``ids`` (of rows both sides have) in id order, with each side's records."""
+        ordered = sorted(ids)
+        mine = [ours[i] for i in ordered]
+        return cls(ordered, mine, [theirs[i] for i in ordered], [row.session for row in mine])
+
+    def pairs(self, gate: Gate) -> Pairs:
+        """The pairs of ``gate``'s metric: the rows both sides recorded it on (for a
+        corpus statistic, its sufficient statistics)."""
+        kind, _ = interval_kind(gate.metric, gate.stat)
+        breakdown = CORPUS_STATS[gate.metric][0] if kind == "corpus" else None
+        key = (gate.metric, breakdown)
+        if key not in self.found:
+            self.found[key] = self._pairs(gate.metric, breakdown)
+        return self.found[key]
+
+    def _pairs(self, metric: str, breakdown: str | None) -> Pairs:
+        mine: list[Any]
+        other: list[Any]
         if breakdown is not None:
-            mine_parts, other_parts = _parts_of(current, breakdown), _parts_of(reference, breakdown)
-            if mine_parts is None or other_parts is None:
-                only_ours += mine_parts is not None
-                only_theirs += other_parts is not None
-                continue
-            ours_parts.append(mine_parts)
-            theirs_parts.append(other_parts)
-        elif mine is None or other is None:
-            only_ours += mine is not None
-            only_theirs += other is not None
-            continue
-        ids.append(row_id)
-        ours.append(mine if mine is not None else 0.0)
-        theirs.append(other if other is not None else 0.0)
-        sessions.append(session)
-    return Pairs(
-        gate.metric,
-        tuple(ids),
-        tuple(ours),
-        tuple(theirs),
-        tuple(sessions),
-        candidates,
-        only_ours,
-        only_theirs,
-        tuple(ours_parts),
-        tuple(theirs_parts),
-    )
+            mine = [row.breakdowns.get(breakdown) for row in self.ours]
+            other = [row.breakdowns.get(breakdown) for row in self.theirs]
+        else:
+            mine = [row.values.get(metric) for row in self.ours]
+            other = [row.values.get(metric) for row in self.theirs]
+        if None not in mine and None not in other:  # the common case: every row recorded it
+            both, only_ours, only_theirs = list(range(len(mine))), 0, 0
+        else:
+            recorded = [(a is not None, b is not None) for a, b in zip(mine, other, strict=True)]
+            both = [i for i, (a, b) in enumerate(recorded) if a and b]
+            only_ours = sum(1 for a, b in recorded if a and not b)
+            only_theirs = sum(1 for a, b in recorded if b and not a)
+        ours_parts: tuple[Any, ...] = ()
+        theirs_parts: tuple[Any, ...] = ()
+        if breakdown is None and len(both) == len(mine):
+            ours, theirs = tuple(mine), tuple(other)
+        elif breakdown is None:
+            ours, theirs = tuple(mine[i] for i in both), tuple(other[i] for i in both)
+        else:  # the per-row values too, where recorded, for the rows that regressed
+            ours = tuple(self.ours[i].values.get(metric, math.nan) for i in both)
+            theirs = tuple(self.theirs[i].values.get(metric, math.nan) for i in both)
+            ours_parts, theirs_parts = tuple(mine[i] for i in both), tuple(other[i] for i in both)
+        return Pairs(
+            metric,
+            tuple(self.ids[i] for i in both),
+            ours,
+            theirs,
+            tuple(self.sessions[i] for i in both),
+            len(self.ids),
+            only_ours,
+            only_theirs,
+            ours_parts,
+            theirs_parts,
+        )
 
 
 def corpus_parts(parts: Sequence[Mapping[str, float]]) -> tuple[list[str], np.ndarray]:
@@ -172,8 +181,21 @@ def reducer(
     return statistic
 
 
-def statistic_of(gate: Gate, values: Sequence[float], binary: bool) -> float | None:
-    """``gate.stat`` of ``values`` as the run's aggregates compute it."""
+def statistic_of(
+    gate: Gate, values: Sequence[float], binary: bool, array: np.ndarray | None = None
+) -> float | None:
+    """``gate.stat`` of ``values`` as the run's aggregates compute it, the statistic
+    asked for only: a mean needs no sorting, and a percentile of many values is
+    numpy's own (which ``results.stats`` reproduces to the last bit) on ``array``."""
+    if not values:
+        return None
+    if gate.stat in ("mean", "rate", "sum"):
+        total = math.fsum(values)
+        return total if gate.stat == "sum" else total / len(values)
+    if array is not None and gate.stat in ("p50", "p95"):
+        import numpy as np
+
+        return float(np.percentile(array, 50 if gate.stat == "p50" else 95))
     return aggregate(list(values), binary=binary).get(gate.stat)
 
 
@@ -189,6 +211,12 @@ def paired_statistics(
         theirs = reduce(_summed(pairs.reference_parts), settings).get(gate.stat)
         return ours, theirs
     binary = kind == "binary"
+    if gate.stat in ("p50", "p95"):
+        mine, other = pairs.arrays
+        return (
+            statistic_of(gate, pairs.current, binary, mine),
+            statistic_of(gate, pairs.reference, binary, other),
+        )
     return statistic_of(gate, pairs.current, binary), statistic_of(gate, pairs.reference, binary)
 
 

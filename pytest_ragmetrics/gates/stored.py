@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from pytest_ragmetrics.config.rules import TOLERANCE
 from pytest_ragmetrics.config.thresholds import Gate
+from pytest_ragmetrics.gates.pairs import Pairs
 from pytest_ragmetrics.metrics.base import MetricSettings
 from pytest_ragmetrics.results.baseline import Baseline, StoredRow
 from pytest_ragmetrics.results.compare import (
@@ -110,3 +112,30 @@ def regressed_rows(
         if after is not None and before is not None and not rule.holds(after, before):
             changes.append(RowChange(row.id, before, after))
     return tuple(changes)
+
+
+def regressed_pairs(gate: Gate, pairs: Pairs) -> tuple[RowChange, ...]:
+    """``regressed_rows`` over a comparison's pairs (the rows both sides recorded the
+    metric on), read off their values: a row without a value on a side (a corpus
+    statistic's row that recorded its statistics but not the metric) is left out."""
+    if gate.stat == "count":
+        return ()
+    import numpy as np  # a comparison with pairs computes its evidence with it too
+
+    rule = replace(gate.rule, op=_NON_STRICT.get(gate.rule.op, gate.rule.op))
+    rule = replace(rule, offset=0.0) if gate.stat == "sum" else rule
+    after, before = pairs.arrays
+    bound = rule.factor * before + rule.offset
+    with np.errstate(invalid="ignore"):
+        kept = {
+            ">=": after >= bound,
+            "<=": after <= bound,
+            # math.isclose's rule, as Rule.holds applies it to one row
+            "==": np.abs(after - bound)
+            <= np.maximum(TOLERANCE * np.maximum(np.abs(after), np.abs(bound)), TOLERANCE),
+        }[rule.op]
+    broken = ~kept & ~np.isnan(after) & ~np.isnan(before)
+    return tuple(
+        RowChange(pairs.ids[i], pairs.reference[i], pairs.current[i])
+        for i in np.flatnonzero(broken).tolist()
+    )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -50,9 +50,17 @@ class Units:
     def sizes(self) -> np.ndarray:
         return np.bincount(self.of_row, minlength=self.count).astype(float)
 
+    @property
+    def spread(self) -> float:
+        """``sqrt(sum(size ** 2))``: how far, in rows, a resample's count of the rows
+        before any position strays (one standard deviation, at most)."""
+        return math.sqrt(float(np.sum(self.sizes() ** 2)))
+
     @classmethod
-    def of(cls, labels: list[str | None]) -> Units:
+    def of(cls, labels: Sequence[str | None]) -> Units:
         """Units from each row's session label (``None``: a unit of its own)."""
+        if list(labels).count(None) == len(labels):
+            return cls.rows(len(labels))
         numbers: dict[str, int] = {}
         of_row = np.empty(len(labels), dtype=np.intp)
         count = 0
@@ -80,11 +88,9 @@ def drawn_counts(units: int, resamples: int, seed: int) -> np.ndarray:
     counts = np.empty((resamples, units), dtype=np.uint16)  # a unit drawn > 65535 times: never
     block = max(1, BLOCK_CELLS // max(units, 1))
     for start in range(0, resamples, block):
-        size = min(block, resamples - start)
-        drawn = rng.integers(0, units, size=(size, units))
-        offsets = (np.arange(size, dtype=np.intp) * units)[:, None]
-        found = np.bincount((drawn + offsets).ravel(), minlength=size * units)
-        counts[start : start + size] = found.reshape(size, units)
+        drawn = rng.integers(0, units, size=(min(block, resamples - start), units))
+        for row, draws in enumerate(drawn, start):
+            counts[row] = np.bincount(draws, minlength=units)
     counts.flags.writeable = False
     return counts
 
@@ -245,10 +251,17 @@ def weighted_quantile(ordered: np.ndarray, block: np.ndarray, q: float) -> np.nd
 @dataclass(frozen=True)
 class Quantile:
     """A percentile (``q`` in [0, 1]) of ``values``; no jackknife (a percentile's
-    leave-one-out values are not smooth, so BCa is not used) and no closed-form error."""
+    leave-one-out values are not smooth, so BCa is not used) and no closed-form error.
+
+    ``spread``: the standard deviation, in sorted positions, of where a resample's
+    percentile falls (``sqrt(rows)`` for rows resampled alone, ``sqrt(sum(size ** 2))``
+    for sessions), so a resample is counted only in a window around the percentile's
+    position: the draws before the window are one dot product away, and a resample
+    whose percentile falls outside it is counted in full, so the result is exact."""
 
     values: np.ndarray
     q: float
+    spread: float | None = None
 
     def estimate(self) -> float:
         return float(np.quantile(self.values, self.q))
@@ -257,9 +270,46 @@ class Quantile:
     def _order(self) -> np.ndarray:
         return np.argsort(self.values, kind="stable")
 
+    @functools.cached_property
+    def _window(self) -> tuple[int, int] | None:
+        """The sorted positions ``[start, stop)`` counted one by one, or ``None`` when
+        the window would be most of the values."""
+        rows = len(self.values)
+        spread = self.spread if self.spread is not None else math.sqrt(rows)
+        centre, margin = math.floor((rows - 1) * self.q), math.ceil(8 * spread) + 8
+        start, stop = max(0, centre - margin), min(rows, centre + margin + 2)
+        return (start, stop) if stop - start < rows // 2 else None
+
     def resampled(self, block: np.ndarray) -> np.ndarray:
-        order = self._order
-        return weighted_quantile(self.values[order], np.take(block, order, axis=1), self.q)
+        order, window = self._order, self._window
+        ordered = self.values[order]
+        if window is None:
+            return weighted_quantile(ordered, np.take(block, order, axis=1), self.q)
+        start, stop = window
+        before = np.rint(block @ self._before(start)).astype(np.int64)
+        counts = np.cumsum(
+            np.take(block, order[start:stop], axis=1).astype(np.int32), axis=1, dtype=np.int32
+        )
+        totals = np.rint(block.sum(axis=1)).astype(np.int64)
+        position = (totals - 1) * self.q
+        below = np.floor(position).astype(np.int64)
+        above = np.minimum(below + 1, totals - 1)
+        low_need, high_need = below - before, above - before
+        low = (counts > low_need[:, None]).argmax(axis=1)
+        high = (counts > high_need[:, None]).argmax(axis=1)
+        shown = ordered[start:stop]
+        result: np.ndarray = shown[low] + (shown[high] - shown[low]) * (position - below)
+        missed = ~((low_need >= 0) & (counts[:, -1] > high_need))
+        if missed.any():  # the percentile fell outside the window: count those in full
+            full = np.take(block[missed], order, axis=1)
+            result[missed] = weighted_quantile(ordered, full, self.q)
+        return result
+
+    def _before(self, start: int) -> np.ndarray:
+        """1 for the rows sorted before ``start``, 0 for the others."""
+        mask = np.zeros(len(self.values))
+        mask[self._order[:start]] = 1.0
+        return mask
 
     def jackknife(self) -> None:
         return None
@@ -286,9 +336,23 @@ class QuantileChange:
         theirs = float(np.quantile(self.reference, self.q))
         return ours / theirs if self.ratio else ours - theirs
 
+    spread: float | None = None  # see ``Quantile``
+
     @functools.cached_property
     def _sides(self) -> tuple[Quantile, Quantile]:
-        return Quantile(self.current, self.q), Quantile(self.reference, self.q)
+        return (
+            Quantile(self.current, self.q, self.spread),
+            Quantile(self.reference, self.q, self.spread),
+        )
+
+    def both(self, units: Units, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each side's percentile on ``resamples`` resamples of the same pairs: their
+        difference and their ratio both come from one drawing."""
+        ours, theirs = [], []
+        for block in weights(units, resamples, seed):
+            ours.append(self._sides[0].resampled(block))
+            theirs.append(self._sides[1].resampled(block))
+        return np.concatenate(ours), np.concatenate(theirs)
 
     def resampled(self, block: np.ndarray) -> np.ndarray:
         ours = self._sides[0].resampled(block)

@@ -506,8 +506,10 @@ class EvalSummary:
         those tests were computed over."""
         return self.n or max(self.coverage.values(), default=0)
 
-    @property
+    @functools.cached_property
     def errors(self) -> int:
+        """Errored rows and dataset-level tests (counted once: every gate's message and
+        every report reads it)."""
         return sum(1 for row in self.rows if row.errors) + len(self.dataset_errors)
 
     def incomplete_tests(self) -> dict[str, int]:
