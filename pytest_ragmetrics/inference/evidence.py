@@ -212,7 +212,8 @@ def _sampling(
 
 def _normal_p(sampling: Sampling) -> FlipTest:
     """The two-sided p-value of no change from a normal sampling distribution."""
-    assert isinstance(sampling, Normal)
+    if not isinstance(sampling, Normal):
+        raise TypeError(f"a normal p-value needs a normal sampling distribution, not {sampling}")
     if sampling.se == 0:
         return FlipTest(1.0 if sampling.estimate == 0 else 0.0, "normal approximation")
     p = min(1.0, 2 * cdf(-abs(sampling.estimate) / sampling.se))

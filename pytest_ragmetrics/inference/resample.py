@@ -330,13 +330,12 @@ class QuantileChange:
     reference: np.ndarray
     q: float
     ratio: bool = False
+    spread: float | None = None  # see ``Quantile``
 
     def estimate(self) -> float:
         ours = float(np.quantile(self.current, self.q))
         theirs = float(np.quantile(self.reference, self.q))
         return ours / theirs if self.ratio else ours - theirs
-
-    spread: float | None = None  # see ``Quantile``
 
     @functools.cached_property
     def _sides(self) -> tuple[Quantile, Quantile]:

@@ -17,7 +17,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from pytest_ragmetrics.inference.normal import cdf, quantile, two_sided
+from pytest_ragmetrics.inference.normal import cdf, quantile
 from pytest_ragmetrics.inference.student import t_cdf, t_quantile
 
 ReadAs = Literal["bca", "percentile", "order"]
@@ -49,8 +49,14 @@ class Normal:
     estimate: float
     se: float
 
+    def _quantile(self, level: float) -> float:
+        return quantile(level)
+
+    def _cdf(self, z: float) -> float:
+        return cdf(z)
+
     def interval(self, confidence: float) -> tuple[float, float]:
-        half = two_sided(confidence) * self.se
+        half = self._quantile(0.5 + confidence / 2) * self.se
         return self.estimate - half, self.estimate + half
 
     def below(self, bound: float) -> float:
@@ -60,36 +66,25 @@ class Normal:
         return self._tail(bound - self.estimate)
 
     def _tail(self, distance: float) -> float:
-        """``P(Z <= distance / se)``: how likely an estimate this far (or farther) on the
-        side of the bound is, were the true value at the bound. No spread: certain."""
+        """How likely an estimate this far (or farther) on the side of the bound is,
+        were the true value at the bound. No spread: certain."""
         if self.se == 0:
             return 0.0 if distance < 0 else 1.0
-        return cdf(distance / self.se)
+        return self._cdf(distance / self.se)
 
 
 @dataclass(frozen=True)
-class StudentT:
+class StudentT(Normal):
     """An estimate whose studentized error follows Student's t with ``df`` degrees of
     freedom: the classical paired t interval of a mean."""
 
-    estimate: float
-    se: float
-    df: float
+    df: float = math.inf
 
-    def interval(self, confidence: float) -> tuple[float, float]:
-        half = t_quantile(0.5 + confidence / 2, self.df) * self.se
-        return self.estimate - half, self.estimate + half
+    def _quantile(self, level: float) -> float:
+        return t_quantile(level, self.df)
 
-    def below(self, bound: float) -> float:
-        return self._tail(self.estimate - bound)
-
-    def above(self, bound: float) -> float:
-        return self._tail(bound - self.estimate)
-
-    def _tail(self, distance: float) -> float:
-        if self.se == 0:
-            return 0.0 if distance < 0 else 1.0
-        return t_cdf(distance / self.se, self.df)
+    def _cdf(self, z: float) -> float:
+        return t_cdf(z, self.df)
 
 
 @dataclass(frozen=True)
