@@ -39,6 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pytest_ragmetrics.inference.records import Scale
+
 _NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _RULE = re.compile(
     rf"""^\s*(?P<op>==|<=|>=|<|>)\s*
@@ -73,7 +75,6 @@ class RuleError(ValueError):
     """A rule string that does not follow the grammar."""
 
 
-Scale = Literal["difference", "ratio", "value"]
 # The readings of a rule, as reports name them (docs/statistics.md#which-reading-to-choose).
 Reading = Literal[
     "plain", "inferiority", "non-inferiority", "superiority", "no-difference", "refuted", "proven"
@@ -189,11 +190,9 @@ class Rule:
 def parse_rule(text: str) -> Rule:
     """Parse ``text`` into a ``Rule``; ``RuleError`` says what was expected."""
     match = _RULE.match(text)
-    if match is None and "@" in text and "%" not in text:
-        raise RuleError(
-            f"cannot read rule {text!r}: write the confidence after @ as a percentage, "
-            "such as '@ 95%' (or '@ 95% proven')"
-        )
+    hint = _reading_hint(text) if match is None else None
+    if hint is not None:
+        raise RuleError(f"cannot read rule {text!r}: {hint}")
     if match is None:
         raise RuleError(
             f"cannot read rule {text!r}: expected an operator (==, <=, >=, <, >) and then "
@@ -211,6 +210,21 @@ def parse_rule(text: str) -> Rule:
     offset = _finite(text, match.group("offset") or "0")
     offset = -offset if match.group("sign") == "-" else offset
     return Rule(text.strip(), op, offset=offset, base=_base(match.group("base")), **reading)
+
+
+def _reading_hint(text: str) -> str | None:
+    """What is wrong with the ``@`` part of a rule that does not read, when that is
+    where it goes wrong."""
+    if text.count("@") > 1:
+        return "a rule is read at one confidence: write '@' once, e.g. '>= baseline @ 95%'"
+    if "proven" in text.lower() and "@" not in text:
+        return "'proven' follows a confidence: '>= baseline - 0.02 @ 95% proven'"
+    if "@" in text and "%" not in text:
+        return "write the confidence after @ as a percentage, such as '@ 95%' (or '@ 95% proven')"
+    after = text.split("%", 1)[1].strip() if "@" in text else ""
+    if after and after != "proven":
+        return f"after the confidence only 'proven' may follow (lowercase), not {after!r}"
+    return None
 
 
 def _reading(text: str, op: str, confidence: str | None, proven: bool) -> dict[str, Any]:

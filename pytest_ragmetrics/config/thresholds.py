@@ -68,6 +68,7 @@ Any mistake is a ``ThresholdsError`` naming the file and the key.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import tomllib
 from collections.abc import Callable, Mapping
@@ -259,9 +260,7 @@ def _settings(path: Path, table: Any) -> Settings:
     }
     for key in table:
         if key not in known:
-            raise _error(
-                path, f"[settings] {key}", f"unknown setting; known: {', '.join(sorted(known))}"
-            )
+            raise _error(path, f"[settings] {key}", _unknown_setting(key, known))
     citation_format = table.get("citation_format", "auto")
     if citation_format not in CITATION_FORMATS:
         raise _error(
@@ -387,14 +386,25 @@ def _chrf_settings(path: Path, table: Any) -> ChrfSettings:
     return _metric_settings(path, "chrf", table, ChrfSettings, hints=hints)
 
 
+def _unknown_setting(key: str, known: set[str]) -> str:
+    """Why ``[settings] key`` is refused, with where it belongs or what it is close to."""
+    listed = f"known: {', '.join(sorted(known))}"
+    if key in StatsSettings.names():
+        return f"unknown setting; {key} belongs in the [settings.stats] table; {listed}"
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    return f"unknown setting{f' (did you mean {close[0]}?)' if close else ''}; {listed}"
+
+
 def _stats_settings(path: Path, table: Any) -> StatsSettings:
     """``[settings.stats]``: how comparisons are resampled and read (docs/statistics.md)."""
     if not isinstance(table, dict):
         raise _error(path, "[settings] stats", "expected a table: [settings.stats]")
     for key in table:
         if key not in StatsSettings.names():
+            close = difflib.get_close_matches(key, StatsSettings.names(), n=1)
+            mean = f" (did you mean {close[0]}?)" if close else ""
             known = ", ".join(StatsSettings.names())
-            raise _error(path, f"[settings.stats] {key}", f"unknown setting; known: {known}")
+            raise _error(path, f"[settings.stats] {key}", f"unknown setting{mean}; known: {known}")
     try:
         return StatsSettings(**table)
     except StatsSettingError as error:

@@ -24,14 +24,17 @@ from pytest_ragmetrics.gates.evidence import (
     GateStats,
     adjusted,
     comparison_stats,
-    describe,
+    evidence_text,
     holds,
+    interval_text,
+    number,
     reading_text,
     value_stats,
 )
 from pytest_ragmetrics.gates.pairs import Matched, Pairs, paired_statistics
 from pytest_ragmetrics.gates.stored import RowChange, regressed_pairs, regressed_rows
 from pytest_ragmetrics.metrics.registry import VS_BASELINE, interval_kind, per_row
+from pytest_ragmetrics.results.baseline import Baseline
 from pytest_ragmetrics.results.pairing import (
     BASELINE_METRIC,
     SHOWN_IDS,
@@ -135,7 +138,7 @@ def _paired(
     if pairs.partial:
         notes.append(f"on {pairs.describe()}")
     regressed = regressed_pairs(gate, pairs)
-    return Comparison(ours, theirs, source, tuple(notes), regressed, len(matched.ids), pairs), None
+    return Comparison(ours, theirs, source, tuple(notes), regressed, pairs.n, pairs), None
 
 
 @dataclass
@@ -170,6 +173,21 @@ def _against_stored(
             current = {row.id: row for row in summary.rows}
             matches.stored = Matched.of(pairing.shared, current, baseline.rows)
         return _paired(gate, matches.stored, settings, state.path, notes)
+    return _stored_aggregates(gate, summary, value, state, baseline, notes)
+
+
+def _stored_aggregates(
+    gate: Gate,
+    summary: EvalSummary,
+    value: float,
+    state: BaselineState,
+    baseline: Baseline,
+    notes: list[str],
+) -> tuple[Comparison | None, str | None]:
+    """The comparison of an aggregate that pairing rows cannot give (a count, a
+    dataset-level statistic, a baseline that stored aggregates only): the stored one, or
+    both recomputed over the shared rows where rows differ and the metric is per row."""
+    pairing = state.pairing
     stored_value = baseline.value(gate.metric, gate.stat)
     if pairing is not None and not pairing.exact:
         if per_row(gate.metric):
@@ -263,13 +281,13 @@ def evaluate_gate(
     state: BaselineState,
     skip_reason: str | None,
     reference: Reference | None = None,
-    settings: Settings | None = None,
+    *,
+    settings: Settings,
     matches: Matches | None = None,
 ) -> GateResult:
     """Evaluate one gate; ``skip_reason`` (a partial run) skips it without looking.
     ``settings``: the run's (how corpus statistics reduce, how comparisons are read);
     ``matches``: the eval's rows matched with its baselines', shared by its gates."""
-    settings = settings or Settings()
     matches = matches if matches is not None else Matches()
     name, rule, label = gate.name, gate.rule.text, summary.info.label
     by_system = _compares_systems(gate, summary.info)
@@ -299,11 +317,18 @@ def evaluate_gate(
     if comparison is None:
         message = f"{name} {rule}: cannot be checked\n{problem}"
         return GateResult(label, name, rule, "failed", message, value, gate=gate)
-    found, why = None, None
+    return _compared(summary, gate, comparison, settings)
+
+
+def _compared(
+    summary: EvalSummary, gate: Gate, comparison: Comparison, settings: Settings
+) -> GateResult:
+    """A baseline rule decided on its comparison, with the comparison's evidence (or
+    why it has none)."""
     if comparison.pairs is not None:
         found, why = comparison_stats(gate, comparison.pairs, settings)
     else:
-        _, why = interval_kind(gate.metric, gate.stat)
+        found, (_, why) = None, interval_kind(gate.metric, gate.stat)
         why = why or "the stored baseline holds aggregates only, so its rows cannot be paired"
     return _verdict(summary, gate, comparison.value, comparison, found, why)
 
@@ -314,7 +339,7 @@ def _headline(
     """The first line of a gate's message: the rule, whether it holds, and why."""
     name, rule = gate.name, gate.rule
     if rule.statistical and stats is not None:
-        shown = describe(stats.evidence)
+        shown = interval_text(stats.as_dict())
         what = "change" if rule.scale != "value" else f"{gate.metric} {gate.stat}"
         return f"{name} {rule.text} {'holds' if passed else 'FAILS'}: the {what} is {shown}"
     return (
@@ -328,28 +353,35 @@ def _stats_lines(gate: Gate, stats: GateStats | None, why: str | None) -> list[s
     if stats is None:
         return [f"evidence  none: {why}"] if why else []
     e = stats.evidence
-    parts = [describe(e)]
-    if e.p_value is not None:
-        parts.append(f"p {e.p_value:.3g}")
-    if stats.verdict is not None:
-        parts.append(stats.verdict)
-    pairs = f"{e.units} sessions of {e.n} pairs" if e.clustered else f"{e.n} pairs"
-    if e.scale == "value":
-        pairs = f"{e.units} sessions of {e.n} rows" if e.clustered else f"{e.n} rows"
-    parts.append(pairs)
-    if e.mde is not None:
-        parts.append(f"MDE {e.mde:.3g}")
     lines = [
-        f"{'change' if e.scale != 'value' else 'interval'}    {' · '.join(parts)}",
+        f"{'change' if e.scale != 'value' else 'interval'}    {evidence_text(stats.as_dict())}",
         f"method    {e.method}",
     ]
     if e.delta is not None:
-        low, high = e.delta[1], e.delta[2]
-        lines.insert(1, f"          difference {e.delta[0]:+.4g} [{low:+.4g}, {high:+.4g}]")
+        shown = (number(end, "difference") for end in e.delta)
+        lines.insert(1, "          difference {} [{}, {}]".format(*shown))
     if gate.rule.statistical:
         lines.append(f"reading   {reading_text(gate.rule, f'{gate.metric}.{gate.stat}')}")
     if stats.advice:
         lines.append(f"advice    {stats.advice}")
+    return lines
+
+
+def _comparison_lines(comparison: Comparison | None) -> list[str]:
+    """Where a comparison's baseline came from, how its rows paired, and the rows that
+    break the rule on their own."""
+    if comparison is None:
+        return []
+    lines = [f"baseline  {comparison.baseline:g} from {comparison.source}"]
+    lines += [f"          {note}" for note in comparison.notes]
+    if comparison.paired:
+        regressed = comparison.regressed
+        first = [change.describe() for change in regressed[:SHOWN_IDS]]  # not 10,000
+        shown = listing(first, total=len(regressed)) if regressed else "none"
+        lines.append(
+            f"regressed {len(regressed)} of {comparison.paired} paired rows break the rule "
+            f"on their own: {shown}"
+        )
     return lines
 
 
@@ -383,26 +415,14 @@ def _verdict(
         _headline(gate, value, described, passed, stats),
         f"value     {value:g} ({gate.stat} of {gate.metric})",
         f"bound     {described}",
+        *_comparison_lines(comparison),
+        *_stats_lines(gate, stats, why),
+        _rows_line(summary, gate.metric),
     ]
-    regressed: tuple[RowChange, ...] = ()
-    if comparison is not None:
-        lines.append(f"baseline  {comparison.baseline:g} from {comparison.source}")
-        lines += [f"          {note}" for note in comparison.notes]
-        regressed = comparison.regressed
-        if comparison.paired:
-            first = [change.describe() for change in regressed[:SHOWN_IDS]]  # not 10,000
-            shown = listing(first) if regressed else "none"
-            if len(regressed) > SHOWN_IDS:
-                shown = f"{shown} and {len(regressed) - SHOWN_IDS} more"
-            lines.append(
-                f"regressed {len(regressed)} of {comparison.paired} paired rows break the rule "
-                f"on their own: {shown}"
-            )
-    lines += _stats_lines(gate, stats, why)
-    lines.append(_rows_line(summary, gate.metric))
     status: Status = "passed" if passed else "failed"
     message = "\n".join(lines)
     notes = comparison.notes if comparison is not None else ()
+    regressed = comparison.regressed if comparison is not None else ()
     return GateResult(
         label,
         name,
@@ -426,12 +446,15 @@ def evaluate_gates(
     state: BaselineState,
     skip_reason: str | None,
     reference: Reference | None = None,
-    settings: Settings | None = None,
+    *,
+    settings: Settings,
 ) -> list[GateResult]:
     """Evaluate every gate of one eval that applies to it, in thresholds.toml order."""
     matches = Matches()
     return [
-        evaluate_gate(summary, gate, state, skip_reason, reference, settings, matches)
+        evaluate_gate(
+            summary, gate, state, skip_reason, reference, settings=settings, matches=matches
+        )
         for gate in gates
         if applies(gate, summary.info)
     ]

@@ -13,7 +13,8 @@ adjusted p-value (``correct``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -46,7 +47,9 @@ _STATISTICS: Final[dict[str, Statistic]] = {
 class GateStats:
     """A gate's evidence, as the reports show it (``gates[].stats`` in the JSON report).
 
-    ``margin``: for a comparison, how far the rule lets the change go the harmful way
+    ``bound``: the rule's bound on the evidence's scale (an offset from the baseline, a
+    factor of it, or the fixed number); ``margin``: for a comparison, how far the rule
+    lets the change go the harmful way
     (``Rule.margin``); ``verdict``: what the interval says of the change itself, whatever
     the rule; ``p_gate``: for a statistical rule, the two-sided p-value of its own
     hypothesis (that the rule breaks, or, ``proven``, that it holds), which a
@@ -57,6 +60,7 @@ class GateStats:
 
     evidence: Evidence
     reading: Reading
+    bound: float | None = None  # the rule's bound on ``evidence.scale`` (Rule.null)
     margin: float | None = None
     verdict: Verdict | None = None
     p_gate: float | None = None
@@ -64,6 +68,7 @@ class GateStats:
     correction: str = "none"
     rows_to_detect: int | None = None
     advice: str | None = None
+    shared: int | None = None  # the rows both sides have, of which ``evidence.n`` paired
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON report's ``stats`` entry of the gate."""
@@ -79,12 +84,15 @@ class GateStats:
             "ci": ci,
             "confidence": e.confidence,
             "p_value": e.p_value,
+            "p_bound": e.p_bound,
             "method": e.method,
             "n_pairs": e.n if e.scale != "value" else None,
+            "n_shared": self.shared,
             "n": e.n,
             "units": e.units,
             "clustered": e.clustered,
             "mde": e.mde,
+            "bound": self.bound,
             "margin": self.margin,
             "verdict": self.verdict,
             "reading": self.reading,
@@ -108,17 +116,65 @@ def _unit(scale: str) -> str:
 
 
 def number(value: float, scale: str, signed: bool = True) -> str:
-    """A change as reports write it: ``+0.012``, ``-3.4`` or ``1.08x``."""
+    """A number on a comparison's scale as every report writes it: ``+0.012`` (a
+    difference, 3 significant digits), ``1.005x`` (a ratio, 4: ratios sit near 1),
+    ``0.75`` (a value); ``+1290``, not ``+1.29e+03``, for a token count's change."""
     if scale == "ratio":
-        return f"{value:.4g}x"
-    return f"{value:+.4g}" if signed and scale == "difference" else f"{value:.4g}"
+        return f"{_significant(value, 4)}x"
+    return _significant(value, 3, signed and scale == "difference")
 
 
-def describe(evidence: Evidence) -> str:
-    """``-0.004 [95% CI -0.031, +0.022]``, on the evidence's scale."""
-    scale, level = evidence.scale, f"{evidence.confidence * 100:g}%"
-    low, high = number(evidence.low, scale), number(evidence.high, scale)
-    return f"{number(evidence.estimate, scale)} [{level} CI {low}, {high}]"
+def _significant(value: float, digits: int, signed: bool = False) -> str:
+    """``value`` to ``digits`` significant digits, in plain notation from 0.0001 to a
+    million (an integer part longer than ``digits`` is kept whole), else ``g``'s."""
+    sign = "+" if signed else ""
+    size = abs(value)
+    if not 1e-4 <= size < 1e6:
+        return f"{value:{sign}.{digits}g}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(size)))
+    shown = f"{value:{sign}.{decimals}f}"
+    return shown.rstrip("0").rstrip(".") if "." in shown else shown
+
+
+def interval_text(stats: Mapping[str, Any], level: bool = True) -> str:
+    """``+0.345 [95% CI +0.226, +0.476]`` from a gate's ``stats`` (``GateStats.as_dict``);
+    without ``95% CI`` when not ``level``."""
+    scale = stats["scale"]
+    low, high = (number(end, scale) for end in stats["interval"])
+    shown = f"{stats['confidence'] * 100:g}% CI " if level else ""
+    return f"{number(stats['estimate'], scale)} [{shown}{low}, {high}]"
+
+
+def pairs_text(stats: Mapping[str, Any]) -> str:
+    """``42 pairs``, ``18 sessions of 42 pairs`` (``rows`` for one run's value)."""
+    unit = "pairs" if stats.get("n_pairs") is not None else "rows"
+    shared = stats.get("n_shared")
+    of = f" of {shared}" if shared is not None and shared != stats["n"] else ""
+    if stats.get("clustered"):
+        return f"{stats['units']} sessions of {stats['n']}{of} {unit}"
+    return f"{stats['n']}{of} {unit}"
+
+
+def p_text(p: float) -> str:
+    """``p 0.12``, ``p 1.0e-04``."""
+    return f"p {p:.2g}" if p >= 0.001 else f"p {p:.1e}"
+
+
+def evidence_text(stats: Mapping[str, Any]) -> str:
+    """One line of a gate's evidence, as every report writes it: the change and its
+    interval, the p-value of no change, the pairs, the MDE, an adjusted p-value, the
+    verdict."""
+    parts = [interval_text(stats)]
+    if stats.get("p_value") is not None:
+        parts.append(p_text(stats["p_value"]))
+    parts.append(pairs_text(stats))
+    if stats.get("mde") is not None:
+        parts.append(f"MDE {stats['mde']:.2g}")
+    if stats.get("p_adjusted") is not None:
+        parts.append(f"{stats['correction']}-adjusted p {stats['p_adjusted']:.2g}")
+    if stats.get("verdict") is not None:
+        parts.append(str(stats["verdict"]))
+    return " · ".join(parts)
 
 
 def reading_text(rule: Rule, metric_stat: str) -> str:
@@ -143,15 +199,25 @@ def _unchanged(evidence: Evidence) -> float:
     return 1.0 if evidence.scale == "ratio" else 0.0
 
 
+def _test_p(rule: Rule, evidence: Evidence) -> float | None:
+    """The p-value of the test that must agree with the interval before the rule's bound
+    counts as crossed: the sign-flip test of the bound itself (a mean, sum or ratio of
+    values that are not 0/1), else, at a bound of no change, the test of no change
+    (McNemar's for 0/1 values); ``None`` where the interval alone decides."""
+    if evidence.p_bound is not None:
+        return evidence.p_bound
+    if evidence.p_value is not None and rule.null == _unchanged(evidence):
+        return evidence.p_value
+    return None
+
+
 def _test_agrees(rule: Rule, evidence: Evidence) -> bool:
-    """Whether the test of no change agrees that there is one, where that matters: for a
-    comparison whose bound *is* no change, a change counts as shown only when both the
-    interval and the p-value of no change show it (they are different procedures and
-    can disagree at the edge, e.g. Newcombe's interval and the exact McNemar test on a
-    handful of discordant pairs); elsewhere the interval alone decides."""
-    if evidence.p_value is None or rule.null != _unchanged(evidence):
-        return True
-    return evidence.p_value < 1 - evidence.confidence
+    """Whether the test of the bound agrees that the interval shows something (they are
+    different procedures, and can disagree at the edge: Newcombe's interval and the
+    exact McNemar test on a handful of discordant pairs; a bootstrap of two rows that
+    changed alike, whose interval has no width while the sign-flip test puts p at 0.5)."""
+    p = _test_p(rule, evidence)
+    return p is None or p < 1 - evidence.confidence
 
 
 def holds(rule: Rule, evidence: Evidence) -> bool:
@@ -183,9 +249,8 @@ def gate_p(rule: Rule, evidence: Evidence) -> float:
     else:
         one = min(below, above)
     p = min(1.0, 2 * one)
-    if evidence.p_value is not None and rule.null == _unchanged(evidence):
-        return max(p, evidence.p_value)  # both must show it (``_test_agrees``)
-    return p
+    test = _test_p(rule, evidence)
+    return p if test is None else max(p, test)  # both must show it (``_test_agrees``)
 
 
 def verdict(rule: Rule, evidence: Evidence) -> Verdict:
@@ -210,40 +275,44 @@ def _pairs_word(evidence: Evidence) -> str:
 
 def advice(rule: Rule, evidence: Evidence) -> tuple[str | None, int | None]:
     """For a plain comparison, whether its margin is below what the pairs can detect (it
-    would flip on noise), and the rows that would detect it; for a ``proven`` rule whose
-    interval is wider than its margin, that it cannot pass without an improvement."""
+    would flip on noise), and the rows that would detect it; for a non-inferiority rule
+    whose margin is below the MDE, that an unchanged run will rarely pass, and the rows
+    with which it would four times out of five."""
     mde, margin = evidence.mde, rule.margin
     if mde is None or mde <= 0:
         return None, None
-    shown = f"{mde:.2g}"
+    shown, rows_word = f"{mde:.2g}", "sessions" if evidence.clustered else "rows"
     level = f"{evidence.confidence * 100:g}%"
-    if not rule.statistical:
-        if margin >= mde:
+    if rule.statistical:
+        if rule.reading != "non-inferiority" or margin <= 0 or margin >= mde:
             return None, None
-        if margin <= 0:
-            return (
-                f"a margin of {margin:g} is below what any number of rows can detect: on a "
-                f"change smaller than {shown} (what {_pairs_word(evidence)} detect) the gate "
-                f"flips on noise; read it on its interval (add '@ {level}') or give it a "
-                f"margin of at least {shown}"
-            ), None
         rows = rows_to_detect(evidence.units, mde, margin)
         return (
             f"the margin {margin:g} is below what {_pairs_word(evidence)} can detect "
-            f"({shown}): the gate will flip on noise; about {rows:,} "
-            f"{'sessions' if evidence.clustered else 'rows'} would detect it, or read it "
-            f"on its interval (add '@ {level}')"
+            f"({shown}): an unchanged run will rarely pass; about {rows:,} {rows_word} "
+            "would let it pass four times out of five"
         ), rows
-    if rule.reading == "non-inferiority":
-        half = (evidence.high - evidence.low) / 2
-        if margin > 0 and half > margin:
-            rows = rows_to_detect(evidence.units, half, margin)
-            return (
-                f"the interval is ±{half:.3g} wide, wider than the margin {margin:g}: the gate "
-                f"passes only on a shown improvement; about {rows:,} "
-                f"{'sessions' if evidence.clustered else 'rows'} would let an unchanged run pass"
-            ), rows
-    return None, None
+    if margin >= mde:
+        return None, None
+    if margin < 0:
+        return (
+            f"the rule asks for an improvement of {-margin:g}, and {_pairs_word(evidence)} "
+            f"detect changes of {shown}: the gate passes or fails on noise; to require a "
+            f"shown improvement, read it on its interval (add '@ {level} proven')"
+        ), None
+    if margin == 0:
+        return (
+            f"a margin of 0 is below what any number of rows can detect: on a change "
+            f"smaller than {shown} (what {_pairs_word(evidence)} detect) the gate flips on "
+            f"noise; read it on its interval (add '@ {level}') or give it a margin of at "
+            f"least {shown}"
+        ), None
+    rows = rows_to_detect(evidence.units, mde, margin)
+    return (
+        f"the margin {margin:g} is below what {_pairs_word(evidence)} can detect "
+        f"({shown}): the gate will flip on noise; about {rows:,} {rows_word} would detect "
+        f"it, or read it on its interval (add '@ {level}')"
+    ), rows
 
 
 def _units(sessions: tuple[str | None, ...]) -> Units:
@@ -266,7 +335,7 @@ def comparison_stats(
         return None, f"no row recorded {gate.metric} on both sides"
     rule, stats = gate.rule, settings.stats
     scale: Literal["difference", "ratio"] = "ratio" if rule.relative else "difference"
-    units, confidence = _units(pairs.sessions), rule.confidence or stats.confidence
+    units, confidence = pairs.units, rule.confidence or stats.confidence
     try:
         if kind == "corpus":
             names, ours, theirs = _tables(pairs)
@@ -293,12 +362,8 @@ def comparison_stats(
             )
     except NotComparable as error:
         return None, str(error)
-    if _identical(pairs):
-        # Nothing moved (a run against the very log its baseline was stored from): no
-        # spread to estimate noise from, so no MDE and no advice on the margin.
-        quiet = replace(evidence, mde=None)
-        return GateStats(quiet, rule.reading, rule.margin, "unchanged", _p(rule, evidence)), None
-    return _gate_stats(rule, evidence), None
+    found = _gate_stats(rule, evidence, unchanged=_identical(pairs))
+    return replace(found, shared=pairs.candidates), None
 
 
 def _identical(pairs: Pairs) -> bool:
@@ -319,14 +384,10 @@ def _p(rule: Rule, evidence: Evidence) -> float | None:
 
 
 def _tables(pairs: Pairs) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Both sides' sufficient statistics as arrays with the same columns."""
-    names, _ = corpus_parts([*pairs.current_parts, *pairs.reference_parts])
-    import numpy as np
-
-    def table(parts: tuple[Any, ...]) -> np.ndarray:
-        return np.array([[row.get(name, 0.0) for name in names] for row in parts], dtype=float)
-
-    return names, table(pairs.current_parts), table(pairs.reference_parts)
+    """Both sides' sufficient statistics as arrays with the same columns (the parts
+    either side counted; a part a row lacks counts 0)."""
+    names, table = corpus_parts([*pairs.current_parts, *pairs.reference_parts])
+    return names, table[: pairs.n], table[pairs.n :]
 
 
 def statistic_evidence(
@@ -337,9 +398,9 @@ def statistic_evidence(
     confidence: float | None = None,
     bound: float | None = None,
 ) -> Evidence:
-    """The interval of one run's ``metric.stat`` over the rows that recorded it, in id
-    order (rows of one session resampled together); ``NotComparable`` when there is none,
-    saying why."""
+    """The interval of one run's ``metric.stat`` over the rows that recorded it (``rows``
+    in id order; rows of one session resampled together); ``NotComparable`` when there
+    is none, saying why."""
     import numpy as np
 
     from pytest_ragmetrics.inference.evidence import single_corpus_evidence, single_evidence
@@ -349,10 +410,9 @@ def statistic_evidence(
         raise NotComparable(why)
     stats = settings.stats
     confidence = confidence or stats.confidence
-    ordered = sorted(rows, key=lambda row: row.id)
     if kind == "corpus":
         breakdown = CORPUS_STATS[metric][0]
-        having = [row for row in ordered if breakdown in row.breakdowns]
+        having = [row for row in rows if breakdown in row.breakdowns]
         names, table = corpus_parts([row.breakdowns[breakdown] for row in having])
         return single_corpus_evidence(
             table,
@@ -362,7 +422,7 @@ def statistic_evidence(
             confidence=confidence,
             bound=bound,
         )
-    having = [row for row in ordered if metric in row.values]
+    having = [row for row in rows if metric in row.values]
     return single_evidence(
         np.array([row.values[metric] for row in having], dtype=float),
         statistic=_STATISTICS[stat],
@@ -381,12 +441,13 @@ def value_stats(
     the run's own statistic, or why there is none."""
     rule = gate.rule
     try:
+        ordered = sorted(rows, key=lambda row: row.id)
         evidence = statistic_evidence(
-            gate.metric, gate.stat, rows, settings, rule.confidence, rule.null
+            gate.metric, gate.stat, ordered, settings, rule.confidence, rule.null
         )
     except NotComparable as error:
         return None, str(error)
-    return GateStats(evidence, rule.reading, p_gate=gate_p(rule, evidence)), None
+    return GateStats(evidence, rule.reading, rule.null, p_gate=gate_p(rule, evidence)), None
 
 
 def metric_intervals(
@@ -396,6 +457,7 @@ def metric_intervals(
     corpus statistics, at the run's confidence, for reports of one run: ``{metric:
     {stat: evidence}}``; metrics without an interval (dataset-level ones) are left out."""
     intervals: dict[str, dict[str, Evidence]] = {}
+    ordered = sorted(rows, key=lambda row: row.id)
     for metric in metrics:
         try:
             info = metric_info(metric)
@@ -406,20 +468,26 @@ def metric_intervals(
             if interval_kind(metric, stat)[0] is None:
                 continue
             try:
-                found = statistic_evidence(metric, stat, rows, settings)
+                found = statistic_evidence(metric, stat, ordered, settings)
             except NotComparable:
                 continue  # too few rows: no interval to show
             intervals.setdefault(metric, {})[stat] = found
     return intervals
 
 
-def _gate_stats(rule: Rule, evidence: Evidence) -> GateStats:
-    told, rows = advice(rule, evidence)
+def _gate_stats(rule: Rule, evidence: Evidence, unchanged: bool) -> GateStats:
+    """A comparison's stats. When every pair is unchanged (a run against the very log its
+    baseline was stored from) the verdict says so, and a plain rule gets no advice: a
+    replay has no noise to flip on. Its MDE is what the interval implies: none for
+    values with no spread, Newcombe's for 0/1 values, whose interval keeps the width a
+    few unseen discordant pairs could give."""
+    told, rows = advice(rule, evidence) if rule.statistical or not unchanged else (None, None)
     return GateStats(
         evidence,
         rule.reading,
+        rule.null,
         margin=rule.margin,
-        verdict=verdict(rule, evidence),
+        verdict="unchanged" if unchanged else verdict(rule, evidence),
         p_gate=_p(rule, evidence),
         rows_to_detect=rows,
         advice=told,

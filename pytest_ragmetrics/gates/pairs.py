@@ -29,6 +29,8 @@ from pytest_ragmetrics.results.summary import RowResult
 if TYPE_CHECKING:
     import numpy as np
 
+    from pytest_ragmetrics.inference.resample import Units
+
 Recorded = RowResult | StoredRow  # a row as this run recorded it, or as a baseline stored it
 
 
@@ -56,6 +58,13 @@ class Pairs:
     @property
     def n(self) -> int:
         return len(self.ids)
+
+    @functools.cached_property
+    def units(self) -> Units:
+        """How the pairs are resampled: whole sessions, or each pair alone."""
+        from pytest_ragmetrics.inference.resample import Units
+
+        return Units.of(self.sessions)
 
     @functools.cached_property
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:

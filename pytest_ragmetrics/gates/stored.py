@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from pytest_ragmetrics.config.rules import TOLERANCE
+from pytest_ragmetrics.config.rules import TOLERANCE, Rule
 from pytest_ragmetrics.config.thresholds import Gate
 from pytest_ragmetrics.gates.pairs import Pairs
 from pytest_ragmetrics.metrics.base import MetricSettings
@@ -89,6 +89,15 @@ class RowChange:
         return f"{self.id} {self.before:g} → {self.after:g}"
 
 
+def per_row_rule(gate: Gate) -> Rule | None:
+    """The gate's rule applied to one row against its own earlier value (see
+    ``regressed_rows``), ``None`` for ``count``, which has no per-row reading."""
+    if gate.stat == "count":
+        return None
+    rule = replace(gate.rule, op=_NON_STRICT.get(gate.rule.op, gate.rule.op))
+    return replace(rule, offset=0.0) if gate.stat == "sum" else rule
+
+
 def regressed_rows(
     gate: Gate,
     rows: Sequence[RowResult],
@@ -101,10 +110,9 @@ def regressed_rows(
     ``count`` has no per-row reading. A row regresses when it moves the harmful way past
     the bound, so a strict rule is applied as its non-strict form: a row that stays where
     it was has not regressed under ``> baseline``."""
-    if gate.stat == "count":
+    rule = per_row_rule(gate)
+    if rule is None:
         return ()
-    rule = replace(gate.rule, op=_NON_STRICT.get(gate.rule.op, gate.rule.op))
-    rule = replace(rule, offset=0.0) if gate.stat == "sum" else rule
     changes = []
     for row in rows:
         after = row.values.get(gate.metric)
@@ -118,15 +126,15 @@ def regressed_pairs(gate: Gate, pairs: Pairs) -> tuple[RowChange, ...]:
     """``regressed_rows`` over a comparison's pairs (the rows both sides recorded the
     metric on), read off their values: a row without a value on a side (a corpus
     statistic's row that recorded its statistics but not the metric) is left out."""
-    if gate.stat == "count":
+    rule = per_row_rule(gate)
+    if rule is None:
         return ()
     import numpy as np  # a comparison with pairs computes its evidence with it too
 
-    rule = replace(gate.rule, op=_NON_STRICT.get(gate.rule.op, gate.rule.op))
-    rule = replace(rule, offset=0.0) if gate.stat == "sum" else rule
     after, before = pairs.arrays
-    bound = rule.factor * before + rule.offset
-    with np.errstate(invalid="ignore"):
+    # a factor that overflows a row's bound to infinity reads as Rule.holds reads it
+    with np.errstate(invalid="ignore", over="ignore"):
+        bound = rule.factor * before + rule.offset
         kept = {
             ">=": after >= bound,
             "<=": after <= bound,

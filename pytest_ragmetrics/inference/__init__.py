@@ -20,3 +20,16 @@ who is no statistician.
 * ``multiplicity``: Holm and Benjamini-Hochberg adjusted p-values;
 * ``evidence``: the entry points, ``paired_evidence`` and ``single_evidence``.
 """
+
+from __future__ import annotations
+
+import sys
+
+
+def release_draws() -> None:
+    """Let go of the bootstrap draws the gates of an eval share (``resample.drawn_counts``
+    keeps the last set, up to ``resamples x units`` whole numbers): called when a run's
+    gates and reports are done, without importing numpy for a run that drew none."""
+    resample = sys.modules.get("pytest_ragmetrics.inference.resample")
+    if resample is not None:
+        resample.drawn_counts.cache_clear()

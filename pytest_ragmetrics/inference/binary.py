@@ -56,7 +56,9 @@ def mcnemar(n10: int, n01: int) -> float:
 
 
 def wilson(successes: int, n: int, z: float) -> tuple[float, float]:
-    """Wilson's score interval of ``successes / n`` at the two-sided ``z``."""
+    """Wilson's score interval of ``successes / n`` at the two-sided ``z``; with no
+    trials, the whole of [0, 1] (nothing is known of the share, and an interval of no
+    width would claim it is)."""
     if n == 0:
         return 0.0, 1.0
     share = successes / n

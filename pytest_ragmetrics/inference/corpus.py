@@ -49,7 +49,7 @@ def reduced(reduce: Reduce, sums: np.ndarray) -> np.ndarray:
     return np.fromiter((reduce(row) for row in sums), dtype=float, count=len(sums))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
 class PairedReplicates:
     """Both sides' statistic on each bootstrap resample of the pairs."""
 

@@ -24,6 +24,7 @@ means, sums and ratios (cluster-robust), from ``SE_RESAMPLES`` resamples otherwi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -131,12 +132,13 @@ class _Ask:
         delta: Sampling | None = None,
         sides: tuple[Side, Side] | None = None,
         bootstrap_p: float | None = None,
+        p_bound: float | None = None,
     ) -> Evidence:
         """The evidence record of ``sampling``; a comparison (``p_value`` given) gets its
         minimum detectable effect."""
         low, high = sampling.interval(self.confidence)
         mde = None
-        if p_value is not None:
+        if p_value is not None and high > low:  # no width: no spread to size a change by
             se = implied_se(low, high, self.confidence)
             mde = detectable(se, self.confidence, self.settings.power)
         bound = self.bound
@@ -156,6 +158,7 @@ class _Ask:
             (delta.estimate, *delta.interval(self.confidence)) if delta is not None else None,
             sides,
             bootstrap_p,
+            p_bound,
         )
 
 
@@ -232,6 +235,11 @@ def _mean_change(
     n, settings, units = len(current), ask.settings, ask.units
     label, factor = ask.label(n, paired=True), float(n) if statistic == "sum" else 1.0
     difference = current - reference
+    if scale == "ratio" and not math.fsum(reference) > 0:
+        raise NotComparable(
+            f"the reference's {statistic} is {math.fsum(reference):g}: a ratio to it means "
+            "nothing; compare the difference instead (baseline + d rather than Nx baseline)"
+        )
     replicates: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
     if scale == "ratio" and not ask.large:
         replicates = mean_and_ratio(current, reference, units, settings.resamples, settings.seed)
@@ -249,10 +257,47 @@ def _mean_change(
         test = flip_sum(
             difference, units, settings.permutations, settings.seed, settings.resample_limit
         )
+    p_bound = (
+        None
+        if binary and not units.clustered
+        else _bound_test(current, reference, scale, factor, test, ask)
+    )
     if scale == "difference":
-        return ask.evidence(scale, change, f"{method}; {test.how}", n, test.p_value)
+        how = f"{method}; {test.how}"
+        return ask.evidence(scale, change, how, n, test.p_value, p_bound=p_bound)
     ratio, method = _sampling(Ratio(current, reference, units), ask, label, replicates[1])
-    return ask.evidence(scale, ratio, f"{method}; {test.how}", n, test.p_value, delta=change)
+    how = f"{method}; {test.how}"
+    return ask.evidence(scale, ratio, how, n, test.p_value, delta=change, p_bound=p_bound)
+
+
+def _bound_test(
+    current: np.ndarray,
+    reference: np.ndarray,
+    scale: Change,
+    factor: float,
+    test: FlipTest,
+    ask: _Ask,
+) -> float | None:
+    """The sign-flip p-value of the bound asked about: of the per-row differences less
+    the bound (a sum's bound shared out over the rows), or of ``current - bound *
+    reference`` for a ratio, whose mean is 0 exactly when the ratio of means is the
+    bound (divided through by a bound above 1, which leaves the p-value as it is and
+    keeps a huge factor from overflowing). At no change it is the test of no change
+    itself."""
+    bound = ask.bound
+    if bound is None:
+        return None
+    if bound == (1.0 if scale == "ratio" else 0.0):
+        return test.p_value
+    if scale == "ratio":
+        shifted = current / bound - reference if bound > 1 else current - bound * reference
+    else:
+        shifted = current - reference - bound / factor
+    settings = ask.settings
+    found = flip_sum(
+        shifted, ask.units, settings.permutations, settings.seed, settings.resample_limit
+    )
+    return found.p_value
 
 
 def paired_evidence(
@@ -287,6 +332,12 @@ def paired_evidence(
         test = flip_quantile(current, reference, q, units, settings.permutations, settings.seed)
     if scale == "difference":
         return ask.evidence(scale, shift, f"{method}; {test.how}", n, test.p_value)
+    if not float(np.quantile(reference, q)) > 0:
+        raise NotComparable(
+            f"the reference's {statistic} is {float(np.quantile(reference, q)):g}: a ratio "
+            "to it means nothing; compare the difference instead (baseline + d rather than "
+            "Nx baseline)"
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = ours / theirs
     ratio, method = _sampling(replace(change, ratio=True), ask, label, ratios)

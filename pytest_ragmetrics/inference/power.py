@@ -17,12 +17,15 @@ from pytest_ragmetrics.inference.normal import quantile, two_sided
 
 
 def implied_se(low: float, high: float, confidence: float) -> float:
-    """The standard error an interval of that width implies."""
+    """The standard error an interval of that width implies: ``(high - low) / (2 *
+    z(1 - alpha/2))``, exact for a normal interval, a summary of spread for a skewed one."""
     return (high - low) / (2 * two_sided(confidence))
 
 
 def detectable(se: float, confidence: float, power: float) -> float:
-    """The minimum detectable effect of a comparison with standard error ``se``."""
+    """The minimum detectable effect of a comparison with standard error ``se``:
+    ``(z(1 - alpha/2) + z(power)) * se``, the true change that puts the interval's far end
+    beyond no change with probability ``power``."""
     return (two_sided(confidence) + quantile(power)) * se
 
 

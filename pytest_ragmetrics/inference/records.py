@@ -41,7 +41,10 @@ class Evidence:
     evidence was asked about. ``mde``: the minimum detectable effect on ``scale``.
     ``delta``: for a ratio, the difference and its interval too. ``sides`` and
     ``bootstrap_p``: for a corpus statistic, each side's bootstrap mean and interval and
-    sacrebleu's paired-bootstrap p-value.
+    sacrebleu's paired-bootstrap p-value. ``p_bound``: for a mean, sum or ratio of values
+    that are not 0/1, the two-sided sign-flip p-value of the bound itself (of the
+    differences less the bound, or ``current - bound * reference`` for a ratio): what
+    says whether a few changed rows, or a change the same on every row, show anything.
     """
 
     scale: Scale
@@ -59,6 +62,7 @@ class Evidence:
     delta: tuple[float, float, float] | None = None
     sides: tuple[Side, Side] | None = None
     bootstrap_p: float | None = None
+    p_bound: float | None = None
 
     @property
     def clustered(self) -> bool:

@@ -26,11 +26,19 @@ import numpy as np
 
 from pytest_ragmetrics.inference.sampling import LogStudentT, Sampling, StudentT
 
+
+def window_margin(spread: float) -> int:
+    """How far either side of a percentile's position a window of sorted values reaches:
+    eight standard deviations (``spread``) of where a resample or a flip puts it, and a
+    few positions more, so a count outside it is rarer than one in a million million."""
+    return math.ceil(8 * spread) + 8
+
+
 # Resamples drawn at once: a block of weights is BLOCK x rows floats.
 BLOCK_CELLS = 4_000_000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
 class Units:
     """How rows are resampled: ``of_row[i]`` is the unit (session) of row ``i``, numbered
     from 0 in order of first appearance; ``count`` units in all. Rows without a session
@@ -83,7 +91,8 @@ def drawn_counts(units: int, resamples: int, seed: int) -> np.ndarray:
     """How many times each of ``units`` units is drawn in each of ``resamples``
     resamples (``(resamples, units)`` whole numbers, read-only). The draws depend on
     nothing else, so the gates of an eval, which share their pairs, share them: kept for
-    the last size asked (at the default 2,000 resamples of 5,000 pairs, 20 MB)."""
+    the last size asked, ``2 * resamples * units`` bytes (20 MB at the default 2,000
+    resamples of 5,000 pairs, or 100 of 100,000), until ``inference.release_draws``."""
     rng = np.random.default_rng(seed)
     counts = np.empty((resamples, units), dtype=np.uint16)  # a unit drawn > 65535 times: never
     block = max(1, BLOCK_CELLS // max(units, 1))
@@ -137,7 +146,7 @@ class Estimator(Protocol):
         """The estimate's t interval (as a sampling distribution), or ``None``."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
 class Mean:
     """The mean of ``values`` (a paired difference, or one run's values)."""
 
@@ -166,7 +175,7 @@ class Mean:
         return StudentT(self.estimate(), self.se(), units.count - 1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
 class Ratio:
     """The ratio of the means of ``current`` and ``reference`` (``x baseline`` rules)."""
 
@@ -203,7 +212,7 @@ class Ratio:
         return LogStudentT(ratio, self.se() / ratio, units.count - 1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
 class Ranked:
     """Resamples of sorted values as cumulative counts, laid end to end: the value of
     any rank in any resample is then one search away."""
@@ -248,8 +257,23 @@ def weighted_quantile(ordered: np.ndarray, block: np.ndarray, q: float) -> np.nd
     return Ranked.of(ordered, block).quantile(q)
 
 
-@dataclass(frozen=True)
-class Quantile:
+class _NotSmooth:
+    """An estimator that is not a smooth function of the rows' weights (a percentile):
+    no jackknife, closed-form standard error or t interval, so its interval comes from
+    its resamples alone."""
+
+    def jackknife(self) -> None:
+        return None
+
+    def se(self) -> None:
+        return None
+
+    def studentized(self, units: Units) -> None:
+        return None
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
+class Quantile(_NotSmooth):
     """A percentile (``q`` in [0, 1]) of ``values``; no jackknife (a percentile's
     leave-one-out values are not smooth, so BCa is not used) and no closed-form error.
 
@@ -276,7 +300,7 @@ class Quantile:
         the window would be most of the values."""
         rows = len(self.values)
         spread = self.spread if self.spread is not None else math.sqrt(rows)
-        centre, margin = math.floor((rows - 1) * self.q), math.ceil(8 * spread) + 8
+        centre, margin = math.floor((rows - 1) * self.q), window_margin(spread)
         start, stop = max(0, centre - margin), min(rows, centre + margin + 2)
         return (start, stop) if stop - start < rows // 2 else None
 
@@ -311,18 +335,9 @@ class Quantile:
         mask[self._order[:start]] = 1.0
         return mask
 
-    def jackknife(self) -> None:
-        return None
 
-    def se(self) -> None:
-        return None
-
-    def studentized(self, units: Units) -> None:
-        return None
-
-
-@dataclass(frozen=True)
-class QuantileChange:
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
+class QuantileChange(_NotSmooth):
     """A percentile of ``current`` against the same percentile of ``reference``, over the
     same resampled pairs: their difference, or with ``ratio`` their ratio."""
 
@@ -362,15 +377,6 @@ class QuantileChange:
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio: np.ndarray = ours / theirs
         return ratio
-
-    def jackknife(self) -> None:
-        return None
-
-    def se(self) -> None:
-        return None
-
-    def studentized(self, units: Units) -> None:
-        return None
 
 
 def resampled(estimator: Estimator, units: Units, resamples: int, seed: int) -> np.ndarray:

@@ -140,7 +140,7 @@ class Cautious:
         return max(self.first.above(bound), self.second.above(bound))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
 class Replicates:
     """A bootstrap: the observed ``estimate`` and its resampled ``values``, read as
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_ragmetrics.inference.normal import cdf
-from pytest_ragmetrics.inference.resample import BLOCK_CELLS, Ranked, Units
+from pytest_ragmetrics.inference.resample import BLOCK_CELLS, Ranked, Units, window_margin
 
 EXACT_UNITS = 16
 TIE = 1e-9
@@ -92,6 +92,8 @@ def flip_sum(
     changed rows among 100,000 give p = 2/16, exactly, not a normal approximation)."""
     sums = units.sums(differences)
     sums = sums[sums != 0]
+    unit = "session" if units.clustered else "pair"
+    what = unit if len(sums) == 1 else f"{unit}s"
     observed = abs(float(sums.sum()))
     tie = TIE * float(np.abs(sums).sum())
     count = len(sums)
@@ -100,24 +102,24 @@ def flip_sum(
     if count <= EXACT_UNITS:
         flipped = sums.sum() - 2 * (all_flips(count) @ sums)
         hits = int(np.count_nonzero(np.abs(flipped) >= observed - tie))
-        return FlipTest(
-            hits / 2**count, f"sign-flip test, exact (all {2**count:,} flips of the changed pairs)"
-        )
+        how = f"sign-flip test, exact (all {2**count:,} flips of the {count} changed {what})"
+        return FlipTest(hits / 2**count, how)
     if count <= limit:
         hits = 0
         for packed in random_flips(count, permutations, seed):
             values = np.abs(_flipped_sums(packed, sums))
             hits += int(np.count_nonzero(values >= observed - tie))
         p = (hits + 1) / (permutations + 1)
-        return FlipTest(p, f"sign-flip test, {permutations:,} random flips")
+        how = f"sign-flip test, {permutations:,} random flips of the {count:,} changed {what}"
+        return FlipTest(p, how)
     spread = math.sqrt(float(np.sum(sums**2)))
     p = 1.0 if spread == 0 else min(1.0, 2 * cdf(-observed / spread))
     return FlipTest(
-        p, f"sign-flip test, normal approximation ({count:,} changed units > {limit:,})"
+        p, f"sign-flip test, normal approximation ({count:,} changed {what} > {limit:,})"
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
 class _Swaps:
     """Both sides' values sorted together, so a quantile of either side after any
     swaps is a search: position ``p`` of ``ordered`` is row ``row[p]``'s value of this run
@@ -145,7 +147,7 @@ class _Swaps:
         return difference
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
 class _Window:
     """A percentile of either side after any flips, read in a window of the sorted
     values: with random flips each pair gives either side one value at random, so the
@@ -168,8 +170,7 @@ class _Window:
     def of(cls, swaps: _Swaps, units: Units, q: float) -> _Window | None:
         rows = len(swaps.ordered) // 2
         below = math.floor((rows - 1) * q)
-        sizes = units.sizes()
-        margin = math.ceil(8 * math.sqrt(float(np.sum(sizes**2)))) + 8
+        margin = window_margin(units.spread)
         start, stop = max(0, 2 * below - margin), min(2 * rows, 2 * below + 4 + margin)
         if stop - start > rows:  # not worth it: count everything
             return None

@@ -14,6 +14,7 @@ from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.files import display_path, write_atomic
 from pytest_ragmetrics.gates.evaluate import GateResult, Reference, correct, evaluate_gates
 from pytest_ragmetrics.gates.stored import pair_rows
+from pytest_ragmetrics.inference import release_draws
 from pytest_ragmetrics.live.outputs import write_outputs
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, custom_metrics
 from pytest_ragmetrics.metrics.judge import judge_signature
@@ -219,11 +220,18 @@ def finish_run(state: RunState, summaries: Sequence[EvalSummary], stopped: str |
         gates = state.thresholds.gates_for(info.name, info.system)
         stored = _load_state(summary, state)
         settings = state.thresholds.settings
-        results += evaluate_gates(summary, gates, stored, skip, reference, settings)
+        results += evaluate_gates(summary, gates, stored, skip, reference, settings=settings)
         warning = citation_warning(summary, state.thresholds.settings)
         warnings = (warning,) if warning else ()
         summaries.append(replace(summary, stored=stored, warnings=warnings))
-    results = correct(results, state.thresholds.settings.stats.correction)
+    correction = state.thresholds.settings.stats.correction
+    results = correct(results, correction)
+    if correction != "none" and not any(r.gate and r.gate.rule.statistical for r in results):
+        notes.append(
+            f'[settings.stats] correction = "{correction}" adjusted nothing: no gate of this '
+            "run is read on an interval (a rule with '@ 95%'; docs/statistics.md)"
+        )
+    release_draws()
     return Finished(tuple(summaries), tuple(results), tuple(notes))
 
 

@@ -403,6 +403,7 @@ class RunSession:
     def results(self) -> ReportDocument:
         """The finished run's results, as the report document holds them: with every
         row's entry only when a report that shows rows is written (JSON, HTML)."""
+        from pytest_ragmetrics.inference import release_draws
         from pytest_ragmetrics.plugin.finish import Finished
         from pytest_ragmetrics.reports.document import report_document
 
@@ -410,7 +411,7 @@ class RunSession:
         settings = self.state.thresholds.settings
         options = self.state.options
         written = (options.json_path, options.html_path, options.md_path)
-        return report_document(
+        document = report_document(
             finished.summaries,
             finished.gate_results,
             settings,
@@ -418,6 +419,8 @@ class RunSession:
             self.rows_shown,
             intervals=any(path is not None for path in written),
         )
+        release_draws()  # the intervals' bootstrap draws
+        return document
 
     @cached_property
     def document(self) -> ReportDocument:

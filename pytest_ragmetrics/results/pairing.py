@@ -166,8 +166,9 @@ def accepting(command: str) -> str:
     )
 
 
-def listing(ids: Sequence[str]) -> str:
-    """``a, b, c`` with at most ``SHOWN_IDS`` ids, then ``and N more``."""
+def listing(ids: Sequence[str], total: int | None = None) -> str:
+    """``a, b, c`` with at most ``SHOWN_IDS`` ids, then ``and N more``; ``total``: how
+    many there are, when ``ids`` holds only the first of them."""
     shown = ", ".join(ids[:SHOWN_IDS])
-    more = len(ids) - SHOWN_IDS
+    more = (len(ids) if total is None else total) - SHOWN_IDS
     return f"{shown} and {more} more" if more > 0 else shown

@@ -95,8 +95,9 @@ def test_a_metric_recorded_on_some_rows_is_compared_on_the_rows_both_recorded(
     result.assert_outcomes(passed=30 + 1)
     gate = _gates(report)["f1.mean"]
     assert (gate["value"], gate["baseline"]) == (pytest.approx(2 / 3), pytest.approx(2 / 3))
-    assert gate["stats"]["n_pairs"] == 26
+    assert (gate["stats"]["n_pairs"], gate["stats"]["n_shared"]) == (26, 30)
     assert gate["stats"]["verdict"] == "unchanged"
+    assert "· 26 of 30 pairs ·" in gate["message"]
     assert (
         "on 26 pairs: the rows both sides recorded f1 on, of 30 they share (2 only in the "
         "reference)"
@@ -127,6 +128,10 @@ def test_an_inferiority_rule_fails_only_on_shown_harm(project: Project) -> None:
     for key in ("delta", "ci", "confidence", "p_value", "method", "n_pairs", "mde", "verdict"):
         assert key in mean["stats"], key
     assert mean["stats"]["delta"] == pytest.approx(0.1 * 10 * (10 + 19.5))
+    # the test of the bound itself: every row's tokens less 1.05x its baseline's are
+    # above 0, and of 10,000 random sign flips none reaches the sum (2 flips in 2^40 do)
+    assert mean["stats"]["bound"] == pytest.approx(1.05)
+    assert mean["stats"]["p_bound"] == pytest.approx(1 / 10_001)
     result.stdout.fnmatch_lines(
         [
             "*tokens.mean <= 1.05x baseline @ 95% FAILS: the change is 1.1x "
@@ -151,6 +156,7 @@ def test_a_few_changed_rows_are_within_noise_for_an_inferiority_rule(project: Pr
     found = _gates(report)
     assert found["f1.mean"]["status"] == "passed"
     assert found["f1.mean"]["stats"]["p_value"] == pytest.approx(2 / 8)
+    assert found["f1.mean"]["stats"]["p_bound"] == pytest.approx(2 / 8)  # the bound: no change
     assert found["f1.mean"]["stats"]["verdict"] == "within noise"
     assert found["em.rate"]["status"] == "failed"  # the plain rule compares the numbers
     assert found["em.rate"]["stats"]["p_value"] == pytest.approx(_mcnemar(0, 3), abs=1e-12)
@@ -196,6 +202,16 @@ def test_holm_adjusts_the_run_s_statistical_gates_for_their_number(project: Proj
         assert gate["stats"]["p_adjusted"] == pytest.approx(2 * 2 / 2**6)
         assert gate["stats"]["correction"] == "holm"
     result.stdout.fnmatch_lines(["*em.rate*passed*regressed; holm-adjusted p 0.062"])
+
+
+def test_a_correction_with_no_statistical_gate_says_it_adjusted_nothing(
+    project: Project,
+) -> None:
+    rows = [_row(i) for i in range(ROWS)]
+    _store(project, rows, '[settings.stats]\ncorrection = "bh"\n[gates]\n"em.rate" = ">= 0.5"\n')
+    result = project.run()
+    result.assert_outcomes(passed=ROWS + 1)
+    result.stdout.fnmatch_lines(['*[[]settings.stats[]] correction = "bh" adjusted nothing*'])
 
 
 def test_rows_of_one_session_are_resampled_together(project: Project) -> None:

@@ -155,13 +155,27 @@ def test_a_plain_margin_below_the_mde_is_advised_with_the_rows_to_detect_it() ->
     assert advice(parse_rule(">= baseline @ 95%"), evidence(-0.05, 0.05, mde=0.07)) == (None, None)
 
 
-def test_a_proven_rule_wider_than_its_margin_is_told_it_cannot_pass_unchanged() -> None:
-    # Half-width 0.05 against a margin of 0.02: (0.05 / 0.02)^2 * 48 = 300 rows would
-    # let an unchanged run pass.
+def test_a_proven_rule_whose_margin_is_below_the_mde_is_told_it_will_rarely_pass() -> None:
+    # An unchanged run passes a non-inferiority rule when the interval's lower end stays
+    # above -margin: with probability 80% when the margin equals the MDE (its
+    # definition). MDE 0.1 against a margin of 0.02: 48 * (0.1 / 0.02)^2 = 1200 rows.
     told, rows = advice(parse_rule(">= baseline - 0.02 @ 95% proven"), evidence(-0.05, 0.05))
-    assert rows == 300
+    assert rows == 1200
     assert told is not None
-    assert "passes only on a shown improvement" in told
+    assert "an unchanged run will rarely pass" in told
+    assert "four times out of five" in told
+    assert advice(parse_rule(">= baseline - 0.2 @ 95% proven"), evidence(-0.05, 0.05)) == (
+        None,
+        None,
+    )
+
+
+def test_a_plain_rule_asking_for_an_improvement_is_told_to_ask_for_proof() -> None:
+    told, rows = advice(parse_rule(">= baseline + 0.02"), evidence(-0.05, 0.05, mde=0.07))
+    assert rows is None
+    assert told is not None
+    assert "asks for an improvement of 0.02" in told
+    assert "'@ 95% proven'" in told
 
 
 def _result(name: str, p_gate: float, status: str) -> GateResult:

@@ -225,7 +225,9 @@ def test_the_same_rows_pair_exactly_and_compare_the_stored_aggregates(tmp_path: 
     pairing = state.pairing
     assert isinstance(pairing, Pairing)
     assert (pairing.exact, pairing.coverage, pairing.shared) == (True, 1.0, ("a", "b", "c", "d"))
-    result = evaluate_gate(current, gate("tokens.mean", "<= 1.2x baseline"), state, None)
+    result = evaluate_gate(
+        current, gate("tokens.mean", "<= 1.2x baseline"), state, None, settings=Settings()
+    )
     assert (result.status, result.value, result.baseline) == ("passed", 250.0, 250.0)
     assert "regressed 0 of 4 paired rows" in result.message
 
@@ -235,7 +237,9 @@ def test_a_changed_log_is_compared_and_names_the_rows_that_regressed(tmp_path: P
     after = {k: (d, {**v, "tokens": v["tokens"] * 1.5}) for k, (d, v) in BEFORE.items()}
     after["b"] = ("db", {"tokens": 210.0, "f1": 0.5})  # +5%: within the rule on its own
     state, current = _pair(tmp_path, after)
-    result = evaluate_gate(current, gate("tokens.mean", "<= 1.2x baseline"), state, None)
+    result = evaluate_gate(
+        current, gate("tokens.mean", "<= 1.2x baseline"), state, None, settings=Settings()
+    )
     # tokens 150 + 210 + 450 + 600 = 1410 over 4 rows = 352.5
     assert (result.status, result.value, result.baseline, result.bound) == (
         "failed",
@@ -266,7 +270,9 @@ def test_removed_added_and_changed_rows_are_left_out_of_the_comparison(tmp_path:
         ("c",),
     )
     assert pairing.coverage == 0.5  # 2 of 4 stored rows
-    result = evaluate_gate(current, gate("f1.mean", ">= baseline"), state, None)
+    result = evaluate_gate(
+        current, gate("f1.mean", ">= baseline"), state, None, settings=Settings()
+    )
     # on a and b only: before (1 + 0.5) / 2 = 0.75, now (0 + 0.5) / 2 = 0.25
     assert (result.status, result.value, result.baseline) == ("failed", 0.25, 0.75)
     assert "2 of 4 stored rows paired (coverage 0.500): 1 removed, 1 added, 1 with changed" in (
@@ -274,7 +280,7 @@ def test_removed_added_and_changed_rows_are_left_out_of_the_comparison(tmp_path:
     )
     assert [change.describe() for change in result.regressed] == ["a 1 → 0"]
     # an absolute gate still looks at the whole run: (0 + 0.5 + 1 + 1) / 4
-    whole = evaluate_gate(current, gate("f1.mean", ">= 0.6"), state, None)
+    whole = evaluate_gate(current, gate("f1.mean", ">= 0.6"), state, None, settings=Settings())
     assert (whole.status, whole.value) == ("passed", 0.625)
 
 
@@ -282,11 +288,13 @@ def test_coverage_is_a_gate(tmp_path: Path) -> None:
     after = {k: BEFORE[k] for k in ("a", "b", "c")}
     state, current = _pair(tmp_path, after)
     coverage = gate("baseline.coverage", ">= 0.95")
-    result = evaluate_gate(current, coverage, state, None)
+    result = evaluate_gate(current, coverage, state, None, settings=Settings())
     assert (result.status, result.value) == ("failed", 0.75)
-    removed = evaluate_gate(current, gate("baseline.removed", "== 1"), state, None)
+    removed = evaluate_gate(
+        current, gate("baseline.removed", "== 1"), state, None, settings=Settings()
+    )
     assert removed.status == "passed"
-    missing = evaluate_gate(current, coverage, BaselineState("b.json"), None)
+    missing = evaluate_gate(current, coverage, BaselineState("b.json"), None, settings=Settings())
     assert missing.status == "failed"
     assert "no baseline is stored at b.json" in missing.message
 
@@ -307,21 +315,25 @@ def test_a_gate_whose_baseline_cannot_be_used_fails_and_never_suggests_accepting
     tmp_path: Path,
 ) -> None:
     current = _summary(BEFORE)
-    missing = evaluate_gate(current, gate("f1.mean", ">= baseline"), BaselineState("b.json"), None)
+    missing = evaluate_gate(
+        current, gate("f1.mean", ">= baseline"), BaselineState("b.json"), None, settings=Settings()
+    )
     assert missing.status == "failed"
     assert "this accepts them as the reference" in missing.message
     refused = BaselineState("b.json", problem="made with other metric settings")
-    result = evaluate_gate(current, gate("f1.mean", ">= baseline"), refused, None)
+    result = evaluate_gate(
+        current, gate("f1.mean", ">= baseline"), refused, None, settings=Settings()
+    )
     assert result.status == "failed"
     assert "made with other metric settings" in result.message
-    absolute = evaluate_gate(current, gate("f1.mean", ">= 0.3"), refused, None)
+    absolute = evaluate_gate(current, gate("f1.mean", ">= 0.3"), refused, None, settings=Settings())
     assert absolute.status == "passed"  # gates without baseline do not need one
 
 
 def test_a_bound_no_float_holds_fails_instead_of_passing_forever(tmp_path: Path) -> None:
     state, current = _pair(tmp_path, BEFORE)
     huge = gate("tokens.mean", "<= 1e307x baseline")  # 1e307 x 250 overflows to inf
-    result = evaluate_gate(current, huge, state, None)
+    result = evaluate_gate(current, huge, state, None, settings=Settings())
     assert result.status == "failed"
     assert "not finite could never fail" in result.message
 
@@ -331,18 +343,20 @@ SUMMARY = _summary({"a": ("da", {"f1": 0.4}), "b": ("db", {})})
 
 def test_a_gate_on_a_metric_no_row_recorded_fails_but_count_and_sum_are_zero() -> None:
     state = BaselineState("b.json")
-    mean = evaluate_gate(SUMMARY, gate("tokens.mean", "<= 1"), state, None)
+    mean = evaluate_gate(SUMMARY, gate("tokens.mean", "<= 1"), state, None, settings=Settings())
     assert mean.status == "failed"
     assert "no row of e recorded tokens" in mean.message
     assert '[gates."e"] "tokens.mean" = false' in mean.message
-    count = evaluate_gate(SUMMARY, gate("tokens.count", ">= 1"), state, None)
+    count = evaluate_gate(SUMMARY, gate("tokens.count", ">= 1"), state, None, settings=Settings())
     assert (count.status, count.value) == ("failed", 0.0)
-    total = evaluate_gate(SUMMARY, gate("tokens.sum", "== 0"), state, None)
+    total = evaluate_gate(SUMMARY, gate("tokens.sum", "== 0"), state, None, settings=Settings())
     assert (total.status, total.value) == ("passed", 0.0)
 
 
 def test_counts_in_the_message() -> None:
-    result = evaluate_gate(SUMMARY, gate("f1.mean", ">= 0.5"), BaselineState("b.json"), None)
+    result = evaluate_gate(
+        SUMMARY, gate("f1.mean", ">= 0.5"), BaselineState("b.json"), None, settings=Settings()
+    )
     assert result.status == "failed"
     assert (result.value, result.bound) == (0.4, 0.5)
     assert "rows      1 with a value of 2 run (0 errored; dataset has 4)" in result.message
@@ -351,6 +365,8 @@ def test_counts_in_the_message() -> None:
 def test_a_metric_no_shared_row_recorded_cannot_be_compared(tmp_path: Path) -> None:
     after = {"a": ("da", {"tokens": 100.0}), "e": ("de", {"tokens": 50.0, "f1": 1.0})}
     state, current = _pair(tmp_path, after)
-    result = evaluate_gate(current, gate("f1.mean", ">= baseline"), state, None)
+    result = evaluate_gate(
+        current, gate("f1.mean", ">= baseline"), state, None, settings=Settings()
+    )
     assert result.status == "failed"
     assert "no row this run shares with b.json recorded f1" in result.message
