@@ -59,6 +59,25 @@ def stat(entry: Entry, metric: str, name: str) -> float | None:
     return number(stats.get(name)) if isinstance(stats, Mapping) else None
 
 
+def interval(entry: Entry, metric: str, name: str = "mean") -> Mapping[str, Any] | None:
+    """The entry's confidence interval of ``metric.name`` for this run alone (its
+    ``intervals``; a rate is its 0/1 metric's mean), ``None`` when it has none."""
+    found = (entry.get("intervals") or {}).get(metric) or {}
+    drawn = found.get("mean" if name == "rate" else name)
+    return drawn if isinstance(drawn, Mapping) else None
+
+
+def interval_levels(entries: Iterable[Entry]) -> set[float]:
+    """The confidences of the entries' intervals (one, unless a report mixes runs)."""
+    return {
+        float(drawn["confidence"])
+        for entry in entries
+        for stats in (entry.get("intervals") or {}).values()
+        for drawn in stats.values()
+        if isinstance(drawn, Mapping) and number(drawn.get("confidence")) is not None
+    }
+
+
 @dataclass(frozen=True)
 class Column:
     """A table column: heading, the aggregate it shows and how to format it."""

@@ -8,53 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from pytest_ragmetrics.gates.evidence import interval_text, p_text, pairs_text
 from pytest_ragmetrics.reports.columns import Entry
 from pytest_ragmetrics.reports.document import gate_nodeid
-from pytest_ragmetrics.results.pairing import listing
+from pytest_ragmetrics.results.pairing import SHOWN_IDS
 
 Gate = Mapping[str, Any]
-
-
-def change(value: float, scale: str) -> str:
-    """A change on its scale: ``+0.012`` (difference), ``1.079x`` (ratio), ``0.75``."""
-    if scale == "ratio":
-        return f"{value:.3g}x"
-    return f"{value:+.3g}" if scale == "difference" else f"{value:.3g}"
-
-
-def interval(stats: Mapping[str, Any], level: bool = True) -> str:
-    """``+0.345 [95% CI +0.226, +0.476]`` (without ``95% CI`` when not ``level``)."""
-    scale = stats["scale"]
-    low, high = (change(end, scale) for end in stats["interval"])
-    shown = f"{stats['confidence'] * 100:g}% CI " if level else ""
-    return f"{change(stats['estimate'], scale)} [{shown}{low}, {high}]"
-
-
-def pairs(stats: Mapping[str, Any]) -> str:
-    """``42 pairs``, ``18 sessions of 42 pairs`` (``rows`` for one run's value)."""
-    unit = "pairs" if stats.get("n_pairs") is not None else "rows"
-    if stats.get("clustered"):
-        return f"{stats['units']} sessions of {stats['n']} {unit}"
-    return f"{stats['n']} {unit}"
-
-
-def p_value(p: float) -> str:
-    return f"p {p:.2g}" if p >= 0.001 else f"p {p:.1e}"
-
-
-def evidence_text(stats: Mapping[str, Any]) -> str:
-    """One line of a gate's evidence: change and interval, p-value, pairs, MDE, verdict."""
-    parts = [interval(stats)]
-    if stats.get("p_value") is not None:
-        parts.append(p_value(stats["p_value"]))
-    parts.append(pairs(stats))
-    if stats.get("mde") is not None:
-        parts.append(f"MDE {stats['mde']:.2g}")
-    if stats.get("p_adjusted") is not None:
-        parts.append(f"{stats['correction']}-adjusted p {stats['p_adjusted']:.2g}")
-    if stats.get("verdict") is not None:
-        parts.append(str(stats["verdict"]))
-    return " · ".join(parts)
 
 
 def stated_gates(evals: Sequence[Entry]) -> Iterator[tuple[Entry, Gate, Mapping[str, Any]]]:
@@ -67,26 +26,29 @@ def stated_gates(evals: Sequence[Entry]) -> Iterator[tuple[Entry, Gate, Mapping[
 
 
 def comparison_table(evals: Sequence[Entry]) -> tuple[list[list[str]], int]:
-    """The gates whose evidence shows something (all but the comparisons in which every
-    pair is unchanged), as rows: gate, status, change with interval, p, pairs, MDE,
-    verdict; and how many unchanged comparisons were left out."""
+    """The gates whose evidence shows something (all but the passing comparisons in
+    which every pair is unchanged), as rows: gate, status, change with interval, p,
+    pairs, MDE, verdict; and how many unchanged comparisons were left out."""
     rows, unchanged = [], 0
     for entry, gate, stats in stated_gates(evals):
-        if stats.get("verdict") == "unchanged":
-            unchanged += 1
+        if stats["scale"] == "value":
+            continue  # one run's value against a number: no comparison
+        partial = stats.get("n_shared") not in (None, stats["n"])
+        if stats.get("verdict") == "unchanged" and gate["status"] != "failed" and not partial:
+            unchanged += 1  # listed all the same: a failed gate, or one on fewer rows
             continue
         p = stats.get("p_value")
         level = f" ({stats['confidence'] * 100:g}%)" if stats["confidence"] != 0.95 else ""
-        verdict = str(stats.get("verdict") or stats.get("reading") or "")
+        verdict = str(stats.get("verdict") or "")
         if stats.get("p_adjusted") is not None:
             verdict += f"; {stats['correction']}-adjusted p {stats['p_adjusted']:.2g}"
         rows.append(
             [
                 f"{entry['label']} {gate['name']}",
                 "FAILED" if gate["status"] == "failed" else str(gate["status"]),
-                interval(stats, level=False) + level,
-                p_value(p) if p is not None else "",
-                pairs(stats),
+                interval_text(stats, level=False) + level,
+                p_text(p) if p is not None else "",
+                pairs_text(stats),
                 f"{stats['mde']:.2g}" if stats.get("mde") is not None else "",
                 verdict,
             ]
@@ -103,14 +65,14 @@ def advice_lines(evals: Sequence[Entry]) -> list[str]:
     ]
 
 
-def regressed_despite_passing(evals: Sequence[Entry]) -> list[tuple[str, int, str]]:
+def regressed_despite_passing(evals: Sequence[Entry]) -> list[tuple[str, int, list[str]]]:
     """Passing gates whose rule some paired rows break on their own: the gate, how many,
-    and the rows (``id before → after``)."""
+    and the first ``SHOWN_IDS`` of them (``id before → after``)."""
     found = []
     for entry in evals:
         for gate in entry.get("gates") or ():
             changes = gate.get("regressed") or ()
             if gate.get("status") == "passed" and changes:
-                shown = [f"{c['id']} {c['before']:g} → {c['after']:g}" for c in changes]
-                found.append((gate_nodeid(entry, gate), len(changes), listing(shown)))
+                shown = [f"{c['id']} {c['before']:g} → {c['after']:g}" for c in changes[:SHOWN_IDS]]
+                found.append((gate_nodeid(entry, gate), len(changes), shown))
     return found

@@ -9,15 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_ragmetrics.gates.evidence import evidence_text
 from pytest_ragmetrics.reports.columns import (
     MAIN_COLUMNS,
     NOT_COMPUTED,
     TRUST_COLUMNS,
     Column,
     Entry,
+    interval,
+    interval_levels,
 )
 from pytest_ragmetrics.reports.document import entries, gate_nodeid, gate_summary, gates
-from pytest_ragmetrics.reports.evidence import advice_lines, evidence_text
+from pytest_ragmetrics.reports.evidence import advice_lines
 from pytest_ragmetrics.reports.terminal import (
     history_line,
     kinds,
@@ -138,10 +141,9 @@ def _interval_section(evals: Sequence[Entry]) -> list[str]:
     collapsed; only in a document that holds them."""
     rows = []
     for entry in evals:
-        found = entry.get("intervals") or {}
         for column in MAIN_COLUMNS:
-            drawn = found.get(column.metric, {}).get("mean")
-            if column.stat != "mean" or not isinstance(drawn, Mapping):
+            drawn = interval(entry, column.metric, column.stat)
+            if column.stat != "mean" or drawn is None:
                 continue
             rows.append(
                 [
@@ -154,7 +156,8 @@ def _interval_section(evals: Sequence[Entry]) -> list[str]:
             )
     if not rows:
         return []
-    level = f"{next(iter(_levels(evals)), 0.95) * 100:g}%"
+    levels = interval_levels(evals)
+    level = f"{levels.pop() * 100:g}%" if len(levels) == 1 else "their"
     return [
         "",
         f"<details><summary>Means with {level} intervals</summary>",
@@ -162,15 +165,6 @@ def _interval_section(evals: Sequence[Entry]) -> list[str]:
         *table(["Eval", "Metric", "Mean", "Interval", "Rows"], rows, numeric=(2, 3, 4)),
         "",
         "</details>",
-    ]
-
-
-def _levels(evals: Sequence[Entry]) -> list[float]:
-    return [
-        drawn["confidence"]
-        for entry in evals
-        for stats in (entry.get("intervals") or {}).values()
-        for drawn in stats.values()
     ]
 
 

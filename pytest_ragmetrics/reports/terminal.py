@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pytest_ragmetrics.gates.evidence import evidence_text
 from pytest_ragmetrics.metrics.base import MetricInfo
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.reports.columns import (
@@ -22,7 +23,6 @@ from pytest_ragmetrics.reports.document import entries, gate_nodeid, gate_summar
 from pytest_ragmetrics.reports.evidence import (
     advice_lines,
     comparison_table,
-    evidence_text,
     regressed_despite_passing,
 )
 from pytest_ragmetrics.results.pairing import UNPAIRED, describe_pairing
@@ -297,7 +297,8 @@ def regressed_lines(evals: Sequence[Entry]) -> list[str]:
     found = regressed_despite_passing(evals)
     lines = []
     for nodeid, count_, rows in found:
-        lines += _wrapped(rows.split(", "), f"  {nodeid} ({count_}): ", "    ")
+        more = [f"and {count_ - len(rows)} more"] if count_ > len(rows) else []
+        lines += _wrapped([*rows, *more], f"  {nodeid} ({count_}): ", "    ")
     return ["Passing gates with rows that break the rule on their own:", *lines] if lines else []
 
 

@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_ragmetrics.config.rules import RuleError, parse_rule
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.reports.columns import Entry, number
 from pytest_ragmetrics.reports.html.numbers import Kind, metric_kind
@@ -67,18 +66,6 @@ class Comparison:
     confidence: float
 
 
-def rule_bound(rule: str, scale: str) -> float | None:
-    """The bound a baseline rule puts on the change, on ``scale``: its offset for a
-    difference (``>= baseline - 0.02``: -0.02), its factor for a ratio (``<= 1.2x
-    baseline``: 1.2); ``None`` when the rule does not read or compares on another
-    scale."""
-    try:
-        parsed = parse_rule(rule)
-    except RuleError:
-        return None
-    return parsed.null if parsed.scale == scale else None
-
-
 def panel_title(scale: str, gate: str) -> str:
     """The panel of a comparison of ``gate`` (``f1.mean``): the ratios share one, the
     differences one per kind of number."""
@@ -114,7 +101,7 @@ def _comparison(
         estimate=estimate,
         low=low,
         high=high,
-        bound=rule_bound(str(gate.get("rule")), scale),
+        bound=number(stats.get("bound")),
         verdict=None if verdict is None else str(verdict),
         failed=gate.get("status") == "failed",
         confidence=confidence,
@@ -123,15 +110,15 @@ def _comparison(
 
 def comparisons(entries: Sequence[Entry]) -> tuple[list[Comparison], int]:
     """The comparisons to draw, in the order of the systems and their gates: every gate
-    whose stats are a difference or a ratio and whose verdict is not ``unchanged``; and
-    how many were left out as unchanged."""
+    whose stats are a difference or a ratio, but those that passed with every pair
+    unchanged; and how many were left out so."""
     drawn, unchanged = [], 0
     for entry in entries:
         for gate in entry.get("gates") or ():
             stats = gate.get("stats")
             if not isinstance(stats, Mapping) or stats.get("scale") not in SCALES:
                 continue
-            if stats.get("verdict") == "unchanged":
+            if stats.get("verdict") == "unchanged" and gate.get("status") != "failed":
                 unchanged += 1
             elif (found := _comparison(entry, gate, stats)) is not None:
                 drawn.append(found)
@@ -245,11 +232,11 @@ def forest(index: int, entries: Sequence[Entry]) -> str:
             "comparison(s) is unchanged; nothing to draw.</p>"
         )
     levels = sorted({row.confidence for row in found})
-    level = f"{levels[0] * 100:g}%" if len(levels) == 1 else "its rule's (in its label)"
+    level = f"{levels[0] * 100:g}%" if len(levels) == 1 else "the gate's own (in its label)"
     grouped = panels(found)
     caption = (
         f"Comparisons ({len(found)}): the point is the paired change from the baseline, the "
-        f"line its {level} confidence interval of the paired change; grey: no change; "
+        f"line the {level} confidence interval of that change; grey: no change; "
         "dashed: the rule's bound. Colour: the verdict on the change; shaded, bold: a "
         f"failed gate.{left_out}"
     )

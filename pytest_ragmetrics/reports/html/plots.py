@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_ragmetrics.reports.columns import Entry, number, stat
+from pytest_ragmetrics.reports.columns import Entry, interval, number, stat
 from pytest_ragmetrics.reports.html.markup import escape
 
 if TYPE_CHECKING:
@@ -288,8 +288,8 @@ def _mean(entry: Entry, metric: str) -> float | None:
 def _mean_evidence(entry: Entry, metric: str) -> tuple[float, float, float | None] | None:
     """Low, high and confidence of the entry's interval of ``metric``'s mean, when it
     has one with both ends."""
-    found = ((entry.get("intervals") or {}).get(metric) or {}).get("mean")
-    if not isinstance(found, Mapping):
+    found = interval(entry, metric)
+    if found is None:
         return None
     low, high = number(found.get("low")), number(found.get("high"))
     if low is None or high is None:

@@ -7,16 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pytest_ragmetrics.gates.evidence import evidence_text
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.reports.columns import (
     NOT_COMPUTED,
     SYSTEM_COLUMNS,
     VS_COLUMNS,
     Entry,
-    number,
+    interval,
+    interval_levels,
     stat,
 )
-from pytest_ragmetrics.reports.evidence import evidence_text
 from pytest_ragmetrics.reports.html.markup import (
     Html,
     escape,
@@ -186,19 +187,11 @@ def breakdowns(entries: Sequence[Entry]) -> list[str]:
     return parts
 
 
-def _interval(entry: Entry, metric: str, name: str) -> Mapping[str, Any] | None:
-    """The entry's interval of ``metric.name`` for this run (``intervals``; a rate is
-    its yes/no metric's mean), ``None`` when it has none."""
-    found = (entry.get("intervals") or {}).get(metric) or {}
-    drawn = found.get("mean" if name == "rate" else name)
-    return drawn if isinstance(drawn, Mapping) else None
-
-
 def with_interval(entry: Entry, metric: str, name: str) -> str:
     """An aggregate for a cell, with its confidence interval when the entry has one:
     ``0.746 (0.626–0.860)``."""
     value = formatted(stat(entry, metric, name), metric, name)
-    drawn = _interval(entry, metric, name)
+    drawn = interval(entry, metric, name)
     if value == NOT_COMPUTED or drawn is None or drawn.get("low") is None:
         return value
     low, high = (formatted(drawn.get(end), metric, name) for end in ("low", "high"))
@@ -207,15 +200,7 @@ def with_interval(entry: Entry, metric: str, name: str) -> str:
 
 def _interval_note(entries: Sequence[Entry]) -> str:
     """What the brackets of the aggregates hold, when some system has intervals."""
-    levels = sorted(
-        {
-            f"{drawn['confidence'] * 100:g}%"
-            for entry in entries
-            for stats in (entry.get("intervals") or {}).values()
-            for drawn in stats.values()
-            if isinstance(drawn, Mapping) and number(drawn.get("confidence")) is not None
-        }
-    )
+    levels = sorted(f"{level * 100:g}%" for level in interval_levels(entries))
     if not levels:
         return ""
     level = f"{levels[0]} " if len(levels) == 1 else ""

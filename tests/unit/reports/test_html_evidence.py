@@ -10,7 +10,7 @@ The stats below (``evidence_document``):
   1.15x]) but passes, two of its rows breaking the rule on their own;
 * config_b: ``overlap.mean >= baseline`` regressed (-0.25 [-0.4, -0.1]) and failed;
   ``f1_short.mean`` skipped, with a note instead of stats; ``tokens.mean`` unchanged
-  (left out of the plot);
+  but failed (drawn all the same: only passing unchanged comparisons are left out);
 * the single-system eval: a fixed-bound gate read on the interval of its value (scale
   ``value``: not a comparison, not drawn).
 """
@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.reports.evidence import evidence_text
+from pytest_ragmetrics.gates.evidence import evidence_text
 from pytest_ragmetrics.reports.html import render_html
 from pytest_ragmetrics.reports.html.forest import (
     OTHER_DIFFERENCES,
@@ -34,7 +34,6 @@ from pytest_ragmetrics.reports.html.forest import (
     limits,
     panel_title,
     panels,
-    rule_bound,
 )
 from pytest_ragmetrics.reports.html.plots import bars, mean_interval
 
@@ -54,8 +53,10 @@ def stats(
     confidence: float = 0.95,
     advice: str | None = None,
 ) -> dict[str, Any]:
-    """A gate's ``stats`` as ``GateStats.as_dict`` writes it."""
+    """A gate's ``stats`` as ``GateStats.as_dict`` writes it; the rule's bound on the
+    scale is the study's: ``>= baseline`` (0), ``<= 1.2x baseline``, ``>= 0.5``."""
     return {
+        "bound": {"difference": 0.0, "ratio": 1.2, "value": 0.5}[scale],
         "scale": scale,
         "estimate": estimate,
         "interval": list(interval),
@@ -131,24 +132,15 @@ def _figure(text: str, figure_id: str) -> str:
     return match.group(1)
 
 
-def test_rule_bound_is_the_bound_on_the_change() -> None:
-    assert rule_bound(">= baseline - 0.02", "difference") == -0.02
-    assert rule_bound("<= baseline + 1 @ 95%", "difference") == 1.0
-    assert rule_bound("> baseline @ 95% proven", "difference") == 0.0
-    assert rule_bound("<= 1.2x stored_baseline", "ratio") == 1.2
-    assert rule_bound("<= 1.2x baseline", "difference") is None  # another scale
-    assert rule_bound(">= 0.5", "difference") is None  # a fixed bound
-    assert rule_bound("about the same", "difference") is None
-
-
 def test_comparisons_that_moved_one_line_each() -> None:
     entries = evidence_document()["evals"]
     found, unchanged = comparisons(entries[:3])
-    assert unchanged == 1  # config_b's tokens.mean
+    assert unchanged == 0  # config_b's tokens.mean is unchanged, but it failed
     assert [(c.label, c.panel, c.scale, c.bound, c.verdict, c.failed) for c in found] == [
         ("overlap.mean · config_a", SCORES, "difference", 0.0, "improved", False),
         ("tokens.mean · config_a", RATIO_PANEL, "ratio", 1.2, "regressed", False),
         ("overlap.mean · config_b", SCORES, "difference", 0.0, "regressed", True),
+        ("tokens.mean · config_b", RATIO_PANEL, "ratio", 1.2, "unchanged", True),
     ]
     assert found[1] == Comparison(
         "tokens.mean · config_a",
@@ -163,7 +155,7 @@ def test_comparisons_that_moved_one_line_each() -> None:
         0.95,
     )
     # differences first, one panel per kind of number, then the ratios
-    assert [(title, len(rows)) for title, rows in panels(found)] == [(SCORES, 2), (RATIO_PANEL, 1)]
+    assert [(title, len(rows)) for title, rows in panels(found)] == [(SCORES, 2), (RATIO_PANEL, 2)]
     assert comparisons(entries[3:]) == ([], 0)  # a value read on its interval: no comparison
     assert panel_title("difference", "wrong_on_answerable.sum").startswith("Change of a count")
     assert panel_title("difference", "trust_score") == OTHER_DIFFERENCES
@@ -174,10 +166,10 @@ def test_the_forest_plot_shows_the_comparisons(page: str) -> None:
     figure = _figure(section(page, 0), "forest-0")
     assert figure.startswith("<svg")
     caption = figure.split("<figcaption>")[1]
-    assert caption.startswith("Comparisons (3): the point is the paired change")
-    assert "the line its 95% confidence interval of the paired change" in caption
+    assert caption.startswith("Comparisons (4): the point is the paired change")
+    assert "the line the 95% confidence interval of that change" in caption
     assert "dashed: the rule's bound" in caption
-    assert "1 comparison(s) in which every paired row is unchanged are not drawn." in caption
+    assert "unchanged are not drawn" not in caption  # the unchanged one failed: drawn
     assert "stroke-dasharray" in figure  # the bounds
     assert "#a40e26" in figure  # the failed gate's label
     # placed with the gates, before the other plots
@@ -192,7 +184,7 @@ def test_no_forest_plot_when_nothing_moved_or_nothing_compares() -> None:
     for entry in entries:
         for gate in entry["gates"]:
             if gate.get("stats"):
-                gate["stats"]["verdict"] = "unchanged"
+                gate["stats"]["verdict"], gate["status"] = "unchanged", "passed"
     assert forest(0, entries) == (
         '<p class="note">Comparisons: every paired row of the 4 comparison(s) is unchanged; '
         "nothing to draw.</p>"
@@ -207,7 +199,7 @@ def test_a_failed_gate_stands_out_and_levels_show_when_they_differ() -> None:
     assert "#a40e26" not in passed  # no failed label
     assert "#ffebe9" not in passed  # no band, nor its legend entry
     entries[1]["gates"][1]["stats"]["confidence"] = 0.9
-    assert "its rule's (in its label) confidence interval" in forest(0, entries)
+    assert "the gate's own (in its label) confidence interval" in forest(0, entries)
 
 
 def test_the_gate_table_shows_the_evidence(page: str) -> None:
