@@ -23,6 +23,7 @@ from pytest_ragmetrics.config.thresholds import Gate, Settings
 from pytest_ragmetrics.gates.evidence import (
     GateStats,
     adjusted,
+    blind,
     comparison_stats,
     evidence_text,
     holds,
@@ -407,12 +408,15 @@ def _verdict(
     if gate.rule.statistical and stats is None:
         message = f"{name} {rule}: cannot be checked: no interval: {why}"
         return GateResult(label, name, rule, "failed", message, value, bound, baseline, gate=gate)
+    # a rule whose test cannot reach its level could never fail (or never pass): not a gate
+    cannot = blind(gate.rule, stats.evidence) if stats is not None else None
     if gate.rule.statistical and stats is not None:
-        passed = holds(gate.rule, stats.evidence)
+        passed = holds(gate.rule, stats.evidence) and cannot is None
     else:
         passed = gate.rule.holds(value, baseline)
+    headline = _headline(gate, value, described, passed, stats)
     lines = [
-        _headline(gate, value, described, passed, stats),
+        f"{name} {rule}: cannot be checked: {cannot}" if cannot else headline,
         f"value     {value:g} ({gate.stat} of {gate.metric})",
         f"bound     {described}",
         *_comparison_lines(comparison),
@@ -476,6 +480,7 @@ def correct(results: Sequence[GateResult], method: str) -> list[GateResult]:
         and result.stats is not None
         and result.stats.p_gate is not None
         and result.status != "skipped"
+        and blind(result.gate.rule, result.stats.evidence) is None
     ]
     if method == "none" or not family:
         return list(results)

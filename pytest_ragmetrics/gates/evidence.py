@@ -85,6 +85,7 @@ class GateStats:
             "confidence": e.confidence,
             "p_value": e.p_value,
             "p_bound": e.p_bound,
+            "p_floor": e.p_floor,
             "method": e.method,
             "n_pairs": e.n if e.scale != "value" else None,
             "n_shared": self.shared,
@@ -211,6 +212,42 @@ def _test_p(rule: Rule, evidence: Evidence) -> float | None:
     return None
 
 
+def _cannot_show(evidence: Evidence) -> tuple[str, str] | None:
+    """Why the comparison's test cannot show a change at its level, whatever the data
+    (its smallest p-value, ``Evidence.p_floor``, is not below ``1 - confidence``), and
+    what would let it: more rows, or more random flips. ``None`` when it can."""
+    floor, alpha = evidence.p_floor, 1 - evidence.confidence
+    if floor is None or floor < alpha:
+        return None
+    unit = "sessions" if evidence.clustered else "rows"
+    reason = (
+        f"{evidence.units} paired {unit} cannot show a change at "
+        f"{evidence.confidence * 100:g}% (the smallest p-value their test can give, with "
+        f"all of them changed the same way, is {floor:.3g}, not below {alpha:.3g})"
+    )
+    if 2.0 ** (1 - evidence.units) >= alpha:  # too few units for an exact test
+        return reason, f"{math.floor(math.log2(1 / alpha)) + 2} or more {unit} could"
+    return reason, f"[settings.stats] permutations = {math.floor(1 / alpha) + 1:,} or more could"
+
+
+def blind(rule: Rule, evidence: Evidence) -> str | None:
+    """Why a rule read on an interval can never be decided by its evidence: it needs a
+    test to agree, and the test cannot reach the level, so the default reading could
+    never fail and ``proven`` never pass. ``None`` when it can be decided."""
+    if not rule.statistical or _test_p(rule, evidence) is None:
+        return None
+    found = _cannot_show(evidence)
+    if found is None:
+        return None
+    reason, remedy = found
+    never = "pass" if rule.proven else "fail"
+    floor = evidence.p_floor or 0.0
+    return (
+        f"{reason}, so the rule could never {never}; {remedy}, or a confidence below "
+        f"{100 * (1 - floor):g}%"
+    )
+
+
 def _test_agrees(rule: Rule, evidence: Evidence) -> bool:
     """Whether the test of the bound agrees that the interval shows something (they are
     different procedures, and can disagree at the edge: Newcombe's interval and the
@@ -279,6 +316,10 @@ def advice(rule: Rule, evidence: Evidence) -> tuple[str | None, int | None]:
     whose margin is below the MDE, that an unchanged run will rarely pass, and the rows
     with which it would four times out of five."""
     mde, margin = evidence.mde, rule.margin
+    cannot = _cannot_show(evidence)
+    if cannot is not None and not rule.statistical:
+        reason, remedy = cannot
+        return f"{reason}: the gate compares the numbers and flips on noise; {remedy}", None
     if mde is None or mde <= 0:
         return None, None
     shown, rows_word = f"{mde:.2g}", "sessions" if evidence.clustered else "rows"

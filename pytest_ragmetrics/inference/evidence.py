@@ -69,7 +69,7 @@ from pytest_ragmetrics.inference.sampling import (
     bca,
 )
 from pytest_ragmetrics.inference.settings import StatsSettings
-from pytest_ragmetrics.inference.signflip import FlipTest, flip_quantile, flip_sum
+from pytest_ragmetrics.inference.signflip import FlipTest, flip_quantile, flip_sum, smallest_p
 
 # Resamples that estimate a standard error above resample_limit (no closed form): a
 # standard error, unlike an interval's ends, is well estimated from 50 to 200 resamples
@@ -128,17 +128,21 @@ class _Ask:
         sampling: Sampling,
         method: str,
         n: int,
-        p_value: float | None,
+        test: FlipTest | None,
         delta: Sampling | None = None,
         sides: tuple[Side, Side] | None = None,
         bootstrap_p: float | None = None,
         p_bound: float | None = None,
     ) -> Evidence:
-        """The evidence record of ``sampling``; a comparison (``p_value`` given) gets its
-        minimum detectable effect."""
+        """The evidence record of ``sampling``; a comparison (its ``test`` of no change
+        given) gets its minimum detectable effect, unless its interval has no width (no
+        spread to size a change by) or its test cannot get below the level (nothing is
+        detectable: ``Evidence.p_floor``)."""
         low, high = sampling.interval(self.confidence)
         mde = None
-        if p_value is not None and high > low:  # no width: no spread to size a change by
+        p_value, p_floor = (test.p_value, test.floor) if test is not None else (None, None)
+        blind = p_floor is not None and p_floor >= 1 - self.confidence
+        if test is not None and high > low and not blind:
             se = implied_se(low, high, self.confidence)
             mde = detectable(se, self.confidence, self.settings.power)
         bound = self.bound
@@ -159,6 +163,7 @@ class _Ask:
             sides,
             bootstrap_p,
             p_bound,
+            p_floor,
         )
 
 
@@ -218,9 +223,9 @@ def _normal_p(sampling: Sampling) -> FlipTest:
     if not isinstance(sampling, Normal):
         raise TypeError(f"a normal p-value needs a normal sampling distribution, not {sampling}")
     if sampling.se == 0:
-        return FlipTest(1.0 if sampling.estimate == 0 else 0.0, "normal approximation")
+        return FlipTest(1.0 if sampling.estimate == 0 else 0.0, "normal approximation", 0.0)
     p = min(1.0, 2 * cdf(-abs(sampling.estimate) / sampling.se))
-    return FlipTest(p, "normal approximation")
+    return FlipTest(p, "normal approximation", 0.0)
 
 
 def _mean_change(
@@ -250,6 +255,7 @@ def _mean_change(
         test = FlipTest(
             mcnemar(counts.n10, counts.n01),
             f"exact McNemar test ({counts.n10} against {counts.n01} discordant pairs)",
+            smallest_p(n, settings.permutations, exact=True),  # every pair discordant one way
         )
     else:
         change, method = _sampling(Mean(difference, units), ask, label, replicates[0])
@@ -264,10 +270,10 @@ def _mean_change(
     )
     if scale == "difference":
         how = f"{method}; {test.how}"
-        return ask.evidence(scale, change, how, n, test.p_value, p_bound=p_bound)
+        return ask.evidence(scale, change, how, n, test, p_bound=p_bound)
     ratio, method = _sampling(Ratio(current, reference, units), ask, label, replicates[1])
     how = f"{method}; {test.how}"
-    return ask.evidence(scale, ratio, how, n, test.p_value, delta=change, p_bound=p_bound)
+    return ask.evidence(scale, ratio, how, n, test, delta=change, p_bound=p_bound)
 
 
 def _bound_test(
@@ -331,7 +337,7 @@ def paired_evidence(
     else:
         test = flip_quantile(current, reference, q, units, settings.permutations, settings.seed)
     if scale == "difference":
-        return ask.evidence(scale, shift, f"{method}; {test.how}", n, test.p_value)
+        return ask.evidence(scale, shift, f"{method}; {test.how}", n, test)
     if not float(np.quantile(reference, q)) > 0:
         raise NotComparable(
             f"the reference's {statistic} is {float(np.quantile(reference, q)):g}: a ratio "
@@ -341,7 +347,7 @@ def paired_evidence(
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = ours / theirs
     ratio, method = _sampling(replace(change, ratio=True), ask, label, ratios)
-    return ask.evidence(scale, ratio, f"{method}; {test.how}", n, test.p_value, delta=shift)
+    return ask.evidence(scale, ratio, f"{method}; {test.how}", n, test, delta=shift)
 
 
 def single_evidence(
@@ -408,6 +414,8 @@ def corpus_evidence(
         f"paired bootstrap ({settings.resamples:,} resamples of {label}), order statistics; "
         f"approximate randomization ({settings.permutations:,} shuffles)"
     )
+    # a shuffle swaps units as a flip does: random, so never below 1 / (R + 1)
+    test = FlipTest(p_value, method, smallest_p(units.count, settings.permutations, exact=False))
     shift = Replicates(ours - theirs, drawn.current - drawn.reference, "order")
     sides = (
         _order_side(drawn.current, ask.confidence),
@@ -415,12 +423,12 @@ def corpus_evidence(
     )
     bootstrapped = bootstrap_p(drawn, ours - theirs)
     if scale == "difference":
-        return ask.evidence(scale, shift, method, n, p_value, sides=sides, bootstrap_p=bootstrapped)
+        return ask.evidence(scale, shift, method, n, test, sides=sides, bootstrap_p=bootstrapped)
     ratios = drawn.current / drawn.reference
     _finite(ratios, "the reference's statistic")
     ratio = Replicates(ours / theirs, ratios, "order")
     return ask.evidence(
-        scale, ratio, method, n, p_value, delta=shift, sides=sides, bootstrap_p=bootstrapped
+        scale, ratio, method, n, test, delta=shift, sides=sides, bootstrap_p=bootstrapped
     )
 
 
@@ -444,11 +452,11 @@ def _corpus_normal(
     test = _normal_p(shift)
     method = f"{method}; {test.how}"
     if scale == "difference":
-        return ask.evidence(scale, shift, method, n, test.p_value)
+        return ask.evidence(scale, shift, method, n, test)
     ratios = drawn.current / drawn.reference
     _finite(ratios, "the reference's statistic")
     ratio = Normal(ours / theirs, float(np.std(ratios, ddof=1)))
-    return ask.evidence(scale, ratio, method, n, test.p_value, delta=shift)
+    return ask.evidence(scale, ratio, method, n, test, delta=shift)
 
 
 def single_corpus_evidence(

@@ -45,6 +45,10 @@ class Evidence:
     that are not 0/1, the two-sided sign-flip p-value of the bound itself (of the
     differences less the bound, or ``current - bound * reference`` for a ratio): what
     says whether a few changed rows, or a change the same on every row, show anything.
+    ``p_floor``: the smallest p-value the comparison's test can give with these units and
+    settings, whatever the data (2 / 2^n for an exact test of n units: every one of them
+    changed the same way); a level it cannot get below is a level at which nothing can
+    be shown, and the evidence then has no MDE.
     """
 
     scale: Scale
@@ -63,6 +67,7 @@ class Evidence:
     sides: tuple[Side, Side] | None = None
     bootstrap_p: float | None = None
     p_bound: float | None = None
+    p_floor: float | None = None
 
     @property
     def clustered(self) -> bool:

@@ -34,12 +34,28 @@ TIE = 1e-9
 _BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(float)  # byte -> its 8 flips
 
 
+def smallest_p(units: int, permutations: int, *, exact: bool) -> float:
+    """The smallest p-value a sign-flip (or exact McNemar, or randomization) test of
+    ``units`` units can give: 2 of the 2^units flips when every unit changed the same way,
+    and with random flips never below ``1 / (permutations + 1)``."""
+    extreme = 2.0 ** (1 - units)
+    return extreme if exact else max(extreme, 1 / (permutations + 1))
+
+
+def quantile_exact(units: Units, rows: int) -> bool:
+    """Whether ``flip_quantile`` enumerates every flip (few units, data sets small)."""
+    return units.count <= EXACT_UNITS and 2**units.count * rows <= 4 * BLOCK_CELLS
+
+
 @dataclass(frozen=True)
 class FlipTest:
-    """A two-sided p-value and how it was obtained (for the report's ``method``)."""
+    """A two-sided p-value, how it was obtained (for the report's ``method``), and the
+    smallest p-value the test could give on these units whatever the data
+    (``smallest_p``; 0 for a normal approximation)."""
 
     p_value: float
     how: str
+    floor: float
 
 
 def all_flips(units: int) -> np.ndarray:
@@ -97,13 +113,16 @@ def flip_sum(
     observed = abs(float(sums.sum()))
     tie = TIE * float(np.abs(sums).sum())
     count = len(sums)
+    # with every unit changed one way (above ``limit`` of them, a normal p: no floor)
+    every = units.count
+    floor = 0.0 if every > limit else smallest_p(every, permutations, exact=every <= EXACT_UNITS)
     if count == 0:
-        return FlipTest(1.0, "sign-flip test: no pair changed")
+        return FlipTest(1.0, "sign-flip test: no pair changed", floor)
     if count <= EXACT_UNITS:
         flipped = sums.sum() - 2 * (all_flips(count) @ sums)
         hits = int(np.count_nonzero(np.abs(flipped) >= observed - tie))
         how = f"sign-flip test, exact (all {2**count:,} flips of the {count} changed {what})"
-        return FlipTest(hits / 2**count, how)
+        return FlipTest(hits / 2**count, how, floor)
     if count <= limit:
         hits = 0
         for packed in random_flips(count, permutations, seed):
@@ -111,12 +130,11 @@ def flip_sum(
             hits += int(np.count_nonzero(values >= observed - tie))
         p = (hits + 1) / (permutations + 1)
         how = f"sign-flip test, {permutations:,} random flips of the {count:,} changed {what}"
-        return FlipTest(p, how)
+        return FlipTest(p, how, floor)
     spread = math.sqrt(float(np.sum(sums**2)))
     p = 1.0 if spread == 0 else min(1.0, 2 * cdf(-observed / spread))
-    return FlipTest(
-        p, f"sign-flip test, normal approximation ({count:,} changed {what} > {limit:,})"
-    )
+    how = f"sign-flip test, normal approximation ({count:,} changed {what} > {limit:,})"
+    return FlipTest(p, how, floor)
 
 
 @dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
@@ -238,7 +256,8 @@ def flip_quantile(
     observed = abs(float(np.quantile(current, q) - np.quantile(reference, q)))
     tie = TIE * float(np.abs(current).sum() + np.abs(reference).sum())
     rows = len(current)
-    exact = units.count <= EXACT_UNITS and 2**units.count * rows <= 4 * BLOCK_CELLS
+    exact = quantile_exact(units, rows)
+    floor = smallest_p(units.count, permutations, exact=exact)
     window = None if exact else _Window.of(swaps, units, q)
     if window is not None:
         hits = 0
@@ -246,7 +265,7 @@ def flip_quantile(
             values = np.abs(window.change(packed, q))
             hits += int(np.count_nonzero(values >= observed - tie))
         p = (hits + 1) / (permutations + 1)
-        return FlipTest(p, f"sign-flip test, {permutations:,} random flips")
+        return FlipTest(p, f"sign-flip test, {permutations:,} random flips", floor)
     if exact:
         blocks: Iterator[np.ndarray] = iter([all_flips(units.count)])
     else:
@@ -260,7 +279,6 @@ def flip_quantile(
             hits += int(np.count_nonzero(values >= observed - tie))
             total += len(values)
     if exact:
-        return FlipTest(hits / total, f"sign-flip test, exact (all {total:,} flips)")
-    return FlipTest(
-        (hits + 1) / (permutations + 1), f"sign-flip test, {permutations:,} random flips"
-    )
+        return FlipTest(hits / total, f"sign-flip test, exact (all {total:,} flips)", floor)
+    p = (hits + 1) / (permutations + 1)
+    return FlipTest(p, f"sign-flip test, {permutations:,} random flips", floor)

@@ -164,6 +164,52 @@ def test_a_few_changed_rows_are_within_noise_for_an_inferiority_rule(project: Pr
     result.stdout.fnmatch_lines(["Warnings:", "*test_eval.py::gate::em.rate: a margin of 0*"])
 
 
+def _tripled(rows: int) -> list[dict[str, Any]]:
+    return [{**_row(i), "tokens": 3 * _row(i)["tokens"]} for i in range(rows)]
+
+
+def test_a_rule_its_pairs_can_never_decide_fails_and_says_why(project: Project) -> None:
+    # 5 pairs: even with every row's tokens tripled, the exact sign-flip test's p-value
+    # is 2 / 2^5 = 0.0625, not below 0.05, so `@ 95%` could never fail: the gate cannot
+    # be checked, unchanged or not, and a correction does not make it pass. With 6 rows
+    # (p = 2 / 2^6) the same change fails on its evidence.
+    gates = (
+        '[settings.stats]\ncorrection = "holm"\n[gates]\n"tokens.mean" = "<= 1.2x baseline @ 95%"\n'
+    )
+    _store(project, [_row(i) for i in range(5)], gates)
+    for rows in ([_row(i) for i in range(5)], _tripled(5)):
+        project.write("rows.jsonl", jsonl(rows))
+        result, report = project.run_json()
+        result.assert_outcomes(passed=5, failed=1)
+        gate = _gates(report)["tokens.mean"]
+        assert gate["message"].startswith(
+            "tokens.mean <= 1.2x baseline @ 95%: cannot be checked: 5 paired rows cannot "
+            "show a change at 95% (the smallest p-value their test can give, with all of "
+            "them changed the same way, is 0.0625, not below 0.05), so the rule could "
+            "never fail; 6 or more rows could, or a confidence below 93.75%"
+        )
+        assert (gate["stats"]["p_floor"], gate["stats"]["mde"]) == (2 / 2**5, None)
+        assert gate["stats"]["p_adjusted"] is None  # not in the correction's family
+    _store(project, [_row(i) for i in range(6)], gates)
+    project.write("rows.jsonl", jsonl(_tripled(6)))
+    result, report = project.run_json()
+    result.assert_outcomes(passed=6, failed=1)
+    gate = _gates(report)["tokens.mean"]
+    assert gate["message"].startswith("tokens.mean <= 1.2x baseline @ 95% FAILS")
+    assert (gate["stats"]["p_floor"], gate["stats"]["verdict"]) == (2 / 2**6, "regressed")
+
+
+def test_a_plain_rule_its_pairs_cannot_decide_is_warned_about(project: Project) -> None:
+    _store(project, [_row(i) for i in range(5)], '[gates]\n"tokens.mean" = "<= 1.2x baseline"\n')
+    project.write("rows.jsonl", jsonl(_tripled(5)))
+    result, report = project.run_json()
+    result.assert_outcomes(passed=5, failed=1)  # the plain rule compares the numbers
+    advice = _gates(report)["tokens.mean"]["stats"]["advice"]
+    assert advice.startswith("5 paired rows cannot show a change at 95%")
+    assert advice.endswith("the gate compares the numbers and flips on noise; 6 or more rows could")
+    result.stdout.fnmatch_lines(["Warnings:", "*::gate::tokens.mean: 5 paired rows cannot show*"])
+
+
 def test_superiority_passes_only_on_a_shown_improvement(project: Project) -> None:
     # The baseline answered half the questions wrong. All 20 put right: McNemar's p is
     # 2 / 2^20, a shown rise; only 2 put right: p = 0.5, not shown.

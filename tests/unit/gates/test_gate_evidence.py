@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from pytest_ragmetrics.config.rules import parse_rule
 from pytest_ragmetrics.config.thresholds import Gate
 from pytest_ragmetrics.gates.evaluate import GateResult, correct
-from pytest_ragmetrics.gates.evidence import GateStats, advice, gate_p, holds, verdict
-from pytest_ragmetrics.inference.evidence import Evidence
+from pytest_ragmetrics.gates.evidence import GateStats, advice, blind, gate_p, holds, verdict
+from pytest_ragmetrics.inference.evidence import Evidence, paired_evidence
+from pytest_ragmetrics.inference.resample import Units
+from pytest_ragmetrics.inference.settings import StatsSettings
 
 
 def evidence(
@@ -214,3 +217,47 @@ def test_holm_decides_the_statistical_gates_on_adjusted_p_values() -> None:
     assert weaker[0].message.startswith("f1.mean >= baseline @ 95% holds:")
     assert "holm-adjusted p 0.06 over 3 statistical gates" in weaker[0].message
     assert correct(results, "none") == results
+
+
+@pytest.mark.parametrize(
+    ("confidence", "units", "remedy"),
+    [
+        (0.95, 5, "6 or more rows could, or a confidence below 93.75%"),
+        (0.9, 4, "5 or more rows could, or a confidence below 87.5%"),
+        (0.99, 7, "8 or more rows could, or a confidence below 98.4375%"),
+    ],
+)
+def test_a_rule_too_few_pairs_can_decide_is_blind_and_names_the_rows_that_can(
+    confidence: float, units: int, remedy: str
+) -> None:
+    # Every pair up by 1: the exact sign-flip p-value is 2 / 2^units, the floor; the
+    # rows named are the fewest whose floor is below 1 - confidence (by hand: 2^-5 <
+    # 0.05 <= 2^-4; 2^-4 < 0.1 <= 2^-3; 2^-7 < 0.01 <= 2^-6).
+    rule = parse_rule(f">= baseline @ {confidence * 100:g}%")
+    evidence = paired_evidence(
+        np.arange(units) + 1.0,
+        np.arange(units, dtype=float),
+        statistic="mean",
+        scale="difference",
+        settings=StatsSettings(),
+        units=Units.rows(units),
+        confidence=confidence,
+        bound=0.0,
+    )
+    assert evidence.p_floor == evidence.p_value == 2 / 2**units
+    told = blind(rule, evidence)
+    assert told is not None
+    assert told.endswith(f"so the rule could never fail; {remedy}")
+    more = units + 1  # one pair more, every one down by 1: shown, so the rule fails
+    enough = paired_evidence(
+        np.arange(more) - 1.0,
+        np.arange(more, dtype=float),
+        statistic="mean",
+        scale="difference",
+        settings=StatsSettings(),
+        units=Units.rows(more),
+        confidence=confidence,
+        bound=0.0,
+    )
+    assert blind(rule, enough) is None
+    assert not holds(rule, enough)

@@ -210,3 +210,22 @@ def test_paired_binary_evidence_is_newcombe_and_mcnemar() -> None:
             (factor * low, factor * high), abs=1e-12 * factor, rel=0
         )
         assert evidence.p_value == pytest.approx(_scipy_mcnemar(9, 3), abs=1e-12, rel=0)
+
+
+@pytest.mark.parametrize("n", [2, 4, 5, 6, 12, 40])
+def test_mcnemar_floor_is_binomtest_of_every_pair_discordant_one_way(n: int) -> None:
+    # The smallest p-value McNemar's test of n pairs can give: all n discordant one way.
+    evidence = paired_evidence(
+        np.ones(n),
+        np.zeros(n),
+        statistic="mean",
+        scale="difference",
+        settings=StatsSettings(),
+        units=Units.rows(n),
+        binary=True,
+    )
+    floor = _scipy_mcnemar(n, 0)
+    assert evidence.p_floor == pytest.approx(floor, abs=1e-15, rel=0)
+    assert evidence.p_value == pytest.approx(floor, abs=1e-15, rel=0)
+    # no MDE where the test cannot get below the level (2 / 2^5 = 0.0625 >= 0.05)
+    assert (evidence.mde is None) == (floor >= 0.05)

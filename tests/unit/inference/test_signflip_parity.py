@@ -75,6 +75,28 @@ def test_only_changed_pairs_are_flipped() -> None:
     assert "exact" in test.how
 
 
+@pytest.mark.parametrize("units", range(1, 7))
+def test_the_floor_is_the_smallest_p_value_of_any_data(units: int) -> None:
+    # Every data set of differences in {-1, 0, 1, 2} on `units` pairs, enumerated: the
+    # smallest brute-force p-value over all of them is the floor the test reports, the
+    # floor is 2 / 2^units, and a data set reaches it (every pair changed one way).
+    smallest = min(
+        _exact_p(list(data)) for data in itertools.product((-1, 0, 1, 2), repeat=units) if any(data)
+    )
+    test = flip_sum(np.ones(units), Units.rows(units), PERMUTATIONS, SEED, LIMIT)
+    assert test.floor == smallest == 2 / 2**units
+    assert test.p_value == test.floor
+
+
+@pytest.mark.parametrize("permutations", [100, PERMUTATIONS])
+def test_the_floor_of_random_flips_is_one_over_their_count_plus_one(permutations: int) -> None:
+    # 20 pairs changed one way are flipped at random: (hits + 1) / (R + 1), and only 2
+    # of the 2^20 flips reach the observed sum, so p is 1 / (R + 1), the floor.
+    test = flip_sum(np.ones(20), Units.rows(20), permutations, SEED, LIMIT)
+    assert test.p_value == test.floor == 1 / (permutations + 1)
+    assert flip_sum(np.ones(20), Units.rows(20), permutations, SEED, 10).floor == 0  # normal
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_flip_sum_equals_enumeration_on_decimals(seed: int) -> None:
     # Differences in hundredths: the brute force sums whole numbers of hundredths, the
