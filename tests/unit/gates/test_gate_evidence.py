@@ -219,6 +219,21 @@ def test_holm_decides_the_statistical_gates_on_adjusted_p_values() -> None:
     assert correct(results, "none") == results
 
 
+def _every_pair_moved(pairs: int, by: float, confidence: float) -> Evidence:
+    """The evidence of ``pairs`` pairs that each moved by ``by``, about no change."""
+    reference = np.arange(pairs, dtype=float)
+    return paired_evidence(
+        reference + by,
+        reference,
+        statistic="mean",
+        scale="difference",
+        settings=StatsSettings(),
+        units=Units.rows(pairs),
+        confidence=confidence,
+        bound=0.0,
+    )
+
+
 @pytest.mark.parametrize(
     ("confidence", "units", "remedy"),
     [
@@ -234,30 +249,11 @@ def test_a_rule_too_few_pairs_can_decide_is_blind_and_names_the_rows_that_can(
     # rows named are the fewest whose floor is below 1 - confidence (by hand: 2^-5 <
     # 0.05 <= 2^-4; 2^-4 < 0.1 <= 2^-3; 2^-7 < 0.01 <= 2^-6).
     rule = parse_rule(f">= baseline @ {confidence * 100:g}%")
-    evidence = paired_evidence(
-        np.arange(units) + 1.0,
-        np.arange(units, dtype=float),
-        statistic="mean",
-        scale="difference",
-        settings=StatsSettings(),
-        units=Units.rows(units),
-        confidence=confidence,
-        bound=0.0,
-    )
+    evidence = _every_pair_moved(units, 1.0, confidence)
     assert evidence.p_floor == evidence.p_value == 2 / 2**units
     told = blind(rule, evidence)
     assert told is not None
     assert told.endswith(f"so the rule could never fail; {remedy}")
-    more = units + 1  # one pair more, every one down by 1: shown, so the rule fails
-    enough = paired_evidence(
-        np.arange(more) - 1.0,
-        np.arange(more, dtype=float),
-        statistic="mean",
-        scale="difference",
-        settings=StatsSettings(),
-        units=Units.rows(more),
-        confidence=confidence,
-        bound=0.0,
-    )
+    enough = _every_pair_moved(units + 1, -1.0, confidence)  # one more, all down: shown
     assert blind(rule, enough) is None
     assert not holds(rule, enough)
