@@ -24,9 +24,10 @@ Each row becomes the plain data a JSONL line holds, so that one set of field che
   arrays arrive as lists and objects already;
 * 0 and 1 in a boolean field are false and true (SQLite has no boolean type);
 * a DECIMAL is a number (an integer when it has no fraction), a date or time its ISO
-  text, a UUID its text; any other type (bytes, intervals...) and a NaN or infinite float
-  make the row bad with a ``<sql>`` problem naming the column, as a NaN makes a JSONL
-  line bad with a ``<json>`` one.
+  text, a UUID its text; any other type (bytes, intervals...), a NaN or infinite float
+  and, through psycopg, a date or time that Python cannot hold (PostgreSQL's
+  ``infinity``, a year after 9999 or BC, 24:00) make the row bad with a ``<sql>``
+  problem naming the column, as a NaN makes a JSONL line bad with a ``<json>`` one.
 
 A row is named by its id, as ``<display>: row 'q3'`` (``SqlDataset.display``): a query
 has no lines. The dataset's identity (its ``sha256`` in reports) is of the statement run
@@ -294,7 +295,7 @@ def _engine(sa: Any, dataset: SqlDataset, source: str) -> tuple[Any, _Secrets]:
     ):
         return _sqlite_engine(sa, _existing(base / database, source)), secrets
     try:
-        return sa.create_engine(url, poolclass=sa.pool.NullPool), secrets
+        engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
     except (ImportError, sa.exc.NoSuchModuleError) as error:
         driver = secrets.redacted(str(error))
         raise DatasetError(
@@ -302,6 +303,59 @@ def _engine(sa: Any, dataset: SqlDataset, source: str) -> tuple[Any, _Secrets]:
             "for PostgreSQL pip install 'pytest-ragmetrics[postgresql]' and write the URL "
             "as postgresql+psycopg://..."
         ) from None
+    if engine.dialect.driver == "psycopg":
+        sa.event.listen(engine, "connect", _load_unheld_dates)
+    return engine, secrets
+
+
+# PostgreSQL's types that psycopg loads as Python's dates, times and intervals, which hold
+# less: years 1 to 9999, no infinity, no 24:00, at most 999999999 days.
+_PG_DATETIME_TYPES = ("date", "time", "timetz", "timestamp", "timestamptz", "interval")
+
+
+@dataclass(frozen=True)
+class _Unheld:
+    """A value the driver could not convert to Python, and its words why."""
+
+    reason: str
+
+
+def _load_unheld_dates(dbapi_connection: Any, _record: Any) -> None:
+    """Make a psycopg connection load a date or time that Python cannot hold (an
+    ``infinity`` timestamp, a date after year 9999) as an ``_Unheld``, a problem of its
+    row, instead of raising and ending the whole result. Arrays of these types load their
+    items with the same loaders."""
+    from psycopg import DataError
+    from psycopg.adapt import Loader
+    from psycopg.pq import Format
+
+    adapters = dbapi_connection.adapters
+    for name in _PG_DATETIME_TYPES:
+        oid = adapters.types[name].oid
+        for fmt in (Format.TEXT, Format.BINARY):
+            loader = adapters.get_loader(oid, fmt)
+            if loader is not None:
+                adapters.register_loader(oid, _unheld_loader(loader, fmt, Loader, DataError))
+
+
+def _unheld_loader(inner: Any, fmt: Any, base: Any, data_error: type[Exception]) -> Any:
+    """A psycopg loader class loading as ``inner`` does, and a value that ``inner``
+    refuses (``data_error``) as an ``_Unheld``."""
+
+    class UnheldLoader(base):  # type: ignore[misc]
+        format = fmt
+
+        def __init__(self, oid: int, context: Any = None) -> None:
+            super().__init__(oid, context)
+            self.inner = inner(oid, context)
+
+        def load(self, data: Any) -> Any:
+            try:
+                return self.inner.load(data)
+            except data_error as error:
+                return _Unheld(" ".join(str(error).split()))
+
+    return UnheldLoader
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -495,6 +549,11 @@ def _json(value: Any, depth: int, max_depth: int) -> Any:
         return value
     if isinstance(value, Decimal):
         return _decimal(value)
+    if isinstance(value, _Unheld):
+        raise _NoJson(
+            f"{value.reason}; Python's dates and times cannot hold it; cast the column to "
+            "text in the query"
+        )
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat()
     if isinstance(value, uuid.UUID):
