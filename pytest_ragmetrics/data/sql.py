@@ -387,7 +387,8 @@ def sql_rows(
             size = BATCH_ROWS
             options = connection.execution_options(stream_results=True, yield_per=size)
             result = options.execute(sa.text(text))
-            fields = _fields(list(result.keys()), dataset, source)
+            sqlite = engine.dialect.name == "sqlite"
+            fields = _fields(list(result.keys()), dataset, source, sqlite=sqlite)
             if digest is not None:
                 digest.update(text.encode("utf-8") + b"\0")
             reading.phase = "fetch"
@@ -448,14 +449,36 @@ def _reason(error: Exception) -> str:
     return text if len(text) <= 400 else f"{text[:380]}..."
 
 
-def _fields(names: list[str], dataset: SqlDataset, source: str) -> list[str]:
+# How SQLite names the repeats of a column name in a subquery's result: ``answer:1``.
+_SQLITE_REPEAT = re.compile(r"(.+):[0-9]+")
+
+
+def _repeated(names: list[str], sqlite: bool) -> list[str]:
+    """The column names the query gives more than once, sorted. SQLite renames a repeat
+    in the subquery the statement wraps the query in (``answer``, ``answer:1``), so there
+    a name ``X:<digits>`` beside a column ``X`` is a repeat of ``X`` too."""
+    twice = {name for name in names if names.count(name) > 1}
+    if sqlite:
+        for name in names:
+            found = _SQLITE_REPEAT.fullmatch(name)
+            if found and found.group(1) in names:
+                twice.add(found.group(1))
+    return sorted(twice)
+
+
+def _fields(
+    names: list[str], dataset: SqlDataset, source: str, *, sqlite: bool = False
+) -> list[str]:
     """The field each result column holds, checked: every column named once, the mapped
-    columns present, no two columns giving one field."""
-    twice = sorted({name for name in names if names.count(name) > 1})
+    columns present, no two columns giving one field. ``sqlite``: the names are SQLite's,
+    which renames repeats."""
+    twice = _repeated(names, sqlite)
     if twice:
+        first = twice[0]
         raise DatasetError(
             f"{source}: the query gives column(s) {', '.join(map(repr, twice))} more than once; "
-            "give every column its own name (AS ...)"
+            f"give each column its own name with AS (SELECT a.{first}, b.{first} AS "
+            f"other_{first} ...) and map it to a field with columns= if it holds one"
         )
     renamed = dataset.field_of
     absent = [column for column in renamed if column not in names]

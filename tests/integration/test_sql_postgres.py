@@ -448,3 +448,21 @@ def test_a_date_python_cannot_hold_is_an_error_of_its_row_alone(
     assert "row 'qa-001'" not in output
     assert "row 'qa-008'" not in output
     result.assert_outcomes(passed=48 + 2, errors=6)
+
+
+def test_a_column_name_given_twice_is_refused_with_how_to_alias_it(
+    server: Server, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL keeps both names of a join's two answers: the first must not be scored
+    silently."""
+    monkeypatch.setenv("RAG_DB", server.url())
+    query = "SELECT a.qid, a.question, a.answer, b.answer FROM qa_log a JOIN qa_log b USING (qid)"
+    _project(pytester, f'query="{query}", url_env="RAG_DB", id_column="qid"')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--continue-on-collection-errors")
+    _errors_alone(
+        result,
+        "sql($RAG_DB, qa_log): the query gives column(s) 'answer' more than once; give each "
+        "column its own name with AS (SELECT a.answer, b.answer AS other_answer ...) and map "
+        "it to a field with columns= if it holds one",
+    )
+    result.assert_outcomes(passed=48, errors=1)
