@@ -37,7 +37,7 @@ from pytest_ragmetrics.data.dataset import (
     load_dataset,
     scan_dataset,
 )
-from pytest_ragmetrics.data.sql import SqlDataset
+from pytest_ragmetrics.data.sql import SqlConfigError, SqlDataset
 from pytest_ragmetrics.files import display_path, resolved
 from pytest_ragmetrics.live.system import OUTPUT_FIELDS
 from pytest_ragmetrics.metrics.catalog import close_fixtures
@@ -663,3 +663,17 @@ def _refuse_row_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
             'run this eval with mode="row"',
             pytrace=False,
         )
+
+
+def without_traceback(report: pytest.CollectReport) -> pytest.CollectReport:
+    """The failed collection ``report``, its traceback replaced by the refusal alone when
+    the module's import refused a ``SqlDataset`` (``SqlConfigError``).
+
+    The refusal says how to fix the marker, and a traceback would only show the eval
+    file's source line, which may hold a URL pasted where its variable's name belongs,
+    password and all (``--showlocals`` the dataset's fields too). pytest hands the
+    collection's ``CallInfo`` on as the report's ``call``."""
+    excinfo = getattr(getattr(report, "call", None), "excinfo", None)
+    if excinfo is not None and isinstance(excinfo.value, SqlConfigError):
+        report.longrepr = f"{report.nodeid}: SqlDataset: {excinfo.value}"
+    return report

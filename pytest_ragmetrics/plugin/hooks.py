@@ -99,6 +99,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     run_session(metafunc.config).parametrize(metafunc)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """An eval file's ``SqlDataset`` refused as written fails its collection with the
+    refusal alone, no traceback (the collecting process)."""
+    report = yield
+    if not report.failed:
+        return report
+    from pytest_ragmetrics.plugin.collect import without_traceback
+
+    return without_traceback(report)
+
+
 # tryfirst: the outermost wrapper, so the texts are embedded before anything else runs.
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:

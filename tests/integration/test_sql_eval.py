@@ -184,3 +184,46 @@ def test_format_is_refused_for_a_query(project: Project) -> None:
         ["*test_answers: format= names a file's format; a SqlDataset's rows are a query's*"]
     )
     assert result.ret != 0
+
+
+URL = "postgresql+psycopg://evals:hunter2-secret@db.internal/rag"
+
+
+@pytest.mark.parametrize(
+    ("origin", "args"),
+    [
+        ("url_env", ["--tb=long"]),
+        ("url_env", ["--tb=long", "--fulltrace", "--showlocals"]),
+        ("url_env", ["--continue-on-collection-errors", "-rE"]),
+        ("url_env", ["--tb=long", "-n", "2"]),
+        ("sqlite", ["--tb=long", "--showlocals"]),
+    ],
+    ids=["tb-long", "fulltrace", "continue", "n2", "sqlite"],
+)
+def test_a_url_pasted_into_the_marker_is_refused_without_showing_it(
+    project: Project, origin: str, args: list[str]
+) -> None:
+    """The refusal names the eval file and says what to do, and no traceback shows the
+    eval file's source line, which holds the URL and its password (nor, with
+    --showlocals, the dataset's fields); the other eval's rows run all the same under
+    --continue-on-collection-errors and under -n 2 (where pytest-xdist runs them)."""
+    use_sql(project, f'query="SELECT * FROM qa", {origin}="{URL}", id_column="qid"')
+    project.write("test_other.py", EVAL.replace("test_answers", "test_other"))
+    if "-n" in args:  # in a subprocess, as every -n 2 run here
+        result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+    else:
+        result = project.run(*args)
+    output = result.stdout.str() + result.stderr.str()
+    assert "hunter2" not in output
+    assert "INTERNALERROR" not in output
+    refusal = {
+        "url_env": "url_env must be the NAME of an environment variable",
+        "sqlite": "sqlite must be a SQLite file's path",
+    }[origin]
+    result.stdout.fnmatch_lines(
+        ["*ERROR collecting test_eval.py*", f"test_eval.py: SqlDataset: {refusal}*"]
+    )
+    if "--continue-on-collection-errors" in args or "-n" in args:
+        result.assert_outcomes(passed=8, errors=1)  # the other eval's 4 rows and 4 gates
+    else:
+        assert result.ret == pytest.ExitCode.INTERRUPTED
