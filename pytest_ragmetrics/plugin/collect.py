@@ -665,15 +665,28 @@ def _refuse_row_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
         )
 
 
+def sql_refusal(error: BaseException, where: str) -> str | None:
+    """The refusal alone when ``error`` is a ``SqlDataset`` refused as written
+    (``SqlConfigError``), raised in ``where`` or in a conftest.py that pytest failed to
+    import (its ``ConftestImportFailure``, which names the file); ``None`` otherwise.
+
+    The refusal says how to fix the dataset, and a traceback would only show the source
+    line, which may hold a URL pasted where its variable's name belongs, password and all
+    (``--showlocals`` the dataset's fields too)."""
+    cause = getattr(error, "cause", None)  # a conftest.py's import failure
+    if isinstance(cause, SqlConfigError):
+        return f"{getattr(error, 'path', where)}: SqlDataset: {cause}"
+    if isinstance(error, SqlConfigError):
+        return f"{where}: SqlDataset: {error}"
+    return None
+
+
 def without_traceback(report: pytest.CollectReport) -> pytest.CollectReport:
     """The failed collection ``report``, its traceback replaced by the refusal alone when
-    the module's import refused a ``SqlDataset`` (``SqlConfigError``).
-
-    The refusal says how to fix the marker, and a traceback would only show the eval
-    file's source line, which may hold a URL pasted where its variable's name belongs,
-    password and all (``--showlocals`` the dataset's fields too). pytest hands the
-    collection's ``CallInfo`` on as the report's ``call``."""
+    a ``SqlDataset`` was refused (``sql_refusal``). pytest hands the collection's
+    ``CallInfo`` on as the report's ``call``."""
     excinfo = getattr(getattr(report, "call", None), "excinfo", None)
-    if excinfo is not None and isinstance(excinfo.value, SqlConfigError):
-        report.longrepr = f"{report.nodeid}: SqlDataset: {excinfo.value}"
+    refusal = None if excinfo is None else sql_refusal(excinfo.value, report.nodeid)
+    if refusal is not None:
+        report.longrepr = refusal
     return report

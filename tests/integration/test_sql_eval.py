@@ -227,3 +227,27 @@ def test_a_url_pasted_into_the_marker_is_refused_without_showing_it(
         result.assert_outcomes(passed=8, errors=1)  # the other eval's 4 rows and 4 gates
     else:
         assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+@pytest.mark.parametrize("folder", [".", "evals"])
+def test_a_url_pasted_into_a_conftest_s_dataset_is_refused_without_showing_it(
+    project: Project, folder: str
+) -> None:
+    """A dataset declared in a conftest.py, the project's (loaded before collection: a
+    usage error) or an eval folder's (its collection fails)."""
+    conftest = project.write(
+        f"{folder}/conftest.py",
+        "from pytest_ragmetrics import SqlDataset\n\n"
+        f'DATA = SqlDataset("SELECT 1", url_env="{URL}")\n',
+    )
+    project.write("evals/test_other.py", EVAL.replace("data/", "../data/"))
+    result = project.run("--tb=long", "--showlocals")
+    output = result.stdout.str() + result.stderr.str()
+    assert "hunter2" not in output
+    assert "INTERNALERROR" not in output
+    refusal = f"{conftest}: SqlDataset: url_env must be the NAME of an environment variable"
+    assert refusal in output, output
+    if folder == ".":
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+    else:
+        assert result.ret == pytest.ExitCode.INTERRUPTED
