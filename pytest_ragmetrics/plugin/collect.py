@@ -151,6 +151,16 @@ def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
             "dataset=pytest_ragmetrics.SqlDataset(...)",
             pytrace=False,
         )
+    for key in ("dataset", "rerun"):
+        if isinstance(kwargs.get(key), str) and "://" in kwargs[key]:
+            # Not echoed: a database URL carries the password.
+            pytest.fail(
+                f"{where}: ragmetrics marker's {key}= is a file's path, never a URL: a URL "
+                "carries the password; read a database with "
+                "dataset=pytest_ragmetrics.SqlDataset(query, url_env=...) naming the "
+                "environment variable that holds its URL",
+                pytrace=False,
+            )
     if isinstance(dataset, SqlDataset) and kwargs.get("format") is not None:
         pytest.fail(
             f"{where}: format= names a file's format; a SqlDataset's rows are a query's",

@@ -251,3 +251,30 @@ def test_a_url_pasted_into_a_conftest_s_dataset_is_refused_without_showing_it(
         assert result.ret == pytest.ExitCode.USAGE_ERROR
     else:
         assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+@pytest.mark.parametrize("key", ["dataset", "rerun"])
+def test_a_url_given_as_the_marker_s_dataset_path_is_refused_without_showing_it(
+    project: Project, key: str
+) -> None:
+    """dataset= and rerun= are files' paths: a database URL there is refused, not read as
+    a path whose messages would name it."""
+    marker = (
+        f'pytest.mark.ragmetrics(dataset="{URL}")'
+        if key == "dataset"
+        else f'pytest.mark.ragmetrics(dataset="data/rows.jsonl", rerun="{URL}")'
+    )
+    project.write(
+        "test_eval.py",
+        EVAL.replace('pytest.mark.ragmetrics(dataset="data/rows.jsonl")', marker),
+    )
+    assert URL in (project.path / "test_eval.py").read_text()
+    result = project.run("--tb=long", "--showlocals")
+    output = result.stdout.str() + result.stderr.str()
+    assert "hunter2" not in output
+    assert (
+        f"ragmetrics marker's {key}= is a file's path, never a URL: a URL carries the password; "
+        "read a database with dataset=pytest_ragmetrics.SqlDataset(query, url_env=...) "
+        "naming the environment variable that holds its URL"
+    ) in output, output
+    assert result.ret == pytest.ExitCode.INTERRUPTED
