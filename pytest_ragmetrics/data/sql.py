@@ -21,7 +21,8 @@ Each row becomes the plain data a JSONL line holds, so that one set of field che
 * a text value of a field that holds lists or objects (``contexts``, ``relevant``,
   ``retrieved``, ``telemetry``, ``tokens``, ...) is read as JSON, as is a ``gold`` that
   starts with ``[`` (SQLite has no JSON type); JSON and JSONB values (PostgreSQL) and
-  arrays arrive as lists and objects already;
+  arrays arrive as lists and objects already (through psycopg, JSON nested too deep for
+  Python's parser is the row's problem as any JSON nested deeper than a row may is);
 * 0 and 1 in a boolean field are false and true (SQLite has no boolean type);
 * a DECIMAL is a number (an integer when it has no fraction), a date or time its ISO
   text, a UUID its text; any other type (bytes, intervals...), a NaN or infinite float
@@ -304,43 +305,48 @@ def _engine(sa: Any, dataset: SqlDataset, source: str) -> tuple[Any, _Secrets]:
             "as postgresql+psycopg://..."
         ) from None
     if engine.dialect.driver == "psycopg":
-        sa.event.listen(engine, "connect", _load_unheld_dates)
+        sa.event.listen(engine, "connect", _load_unheld_values)
     return engine, secrets
 
 
 # PostgreSQL's types that psycopg loads as Python's dates, times and intervals, which hold
 # less: years 1 to 9999, no infinity, no 24:00, at most 999999999 days.
 _PG_DATETIME_TYPES = ("date", "time", "timetz", "timestamp", "timestamptz", "interval")
+# And as JSON, which Python's parser gives up on at about a thousand levels of nesting.
+_PG_JSON_TYPES = ("json", "jsonb")
 
 
 @dataclass(frozen=True)
 class _Unheld:
-    """A value the driver could not convert to Python, and its words why."""
+    """A value the driver could not convert to Python: its words why, or ``None`` when
+    it nests too deep for Python's JSON parser."""
 
-    reason: str
+    reason: str | None
 
 
-def _load_unheld_dates(dbapi_connection: Any, _record: Any) -> None:
+def _load_unheld_values(dbapi_connection: Any, _record: Any) -> None:
     """Make a psycopg connection load a date or time that Python cannot hold (an
-    ``infinity`` timestamp, a date after year 9999) as an ``_Unheld``, a problem of its
-    row, instead of raising and ending the whole result. Arrays of these types load their
-    items with the same loaders."""
+    ``infinity`` timestamp, a date after year 9999), and JSON nested too deep for Python
+    to parse, as an ``_Unheld``, a problem of its row, instead of raising and ending the
+    whole result. Arrays of these types load their items with the same loaders."""
     from psycopg import DataError
     from psycopg.adapt import Loader
     from psycopg.pq import Format
 
     adapters = dbapi_connection.adapters
-    for name in _PG_DATETIME_TYPES:
-        oid = adapters.types[name].oid
-        for fmt in (Format.TEXT, Format.BINARY):
-            loader = adapters.get_loader(oid, fmt)
-            if loader is not None:
-                adapters.register_loader(oid, _unheld_loader(loader, fmt, Loader, DataError))
+    for names, refusal in ((_PG_DATETIME_TYPES, DataError), (_PG_JSON_TYPES, RecursionError)):
+        for name in names:
+            oid = adapters.types[name].oid
+            for fmt in (Format.TEXT, Format.BINARY):
+                loader = adapters.get_loader(oid, fmt)
+                if loader is not None:
+                    adapters.register_loader(oid, _unheld_loader(loader, fmt, Loader, refusal))
 
 
-def _unheld_loader(inner: Any, fmt: Any, base: Any, data_error: type[Exception]) -> Any:
+def _unheld_loader(inner: Any, fmt: Any, base: Any, refusal: type[Exception]) -> Any:
     """A psycopg loader class loading as ``inner`` does, and a value that ``inner``
-    refuses (``data_error``) as an ``_Unheld``."""
+    refuses (``refusal``) as an ``_Unheld``: with the driver's words, unless the refusal
+    is a ``RecursionError``."""
 
     class UnheldLoader(base):  # type: ignore[misc]
         format = fmt
@@ -352,7 +358,11 @@ def _unheld_loader(inner: Any, fmt: Any, base: Any, data_error: type[Exception])
         def load(self, data: Any) -> Any:
             try:
                 return self.inner.load(data)
-            except data_error as error:
+            except RecursionError:
+                if refusal is not RecursionError:
+                    raise
+                return _Unheld(None)
+            except refusal as error:
                 return _Unheld(" ".join(str(error).split()))
 
     return UnheldLoader
@@ -573,6 +583,8 @@ def _json(value: Any, depth: int, max_depth: int) -> Any:
     if isinstance(value, Decimal):
         return _decimal(value)
     if isinstance(value, _Unheld):
+        if value.reason is None:
+            raise _NoJson(_TOO_DEEP.format(levels=max_depth))
         raise _NoJson(
             f"{value.reason}; Python's dates and times cannot hold it; cast the column to "
             "text in the query"

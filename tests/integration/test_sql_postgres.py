@@ -466,3 +466,28 @@ def test_a_column_name_given_twice_is_refused_with_how_to_alias_it(
         "it to a field with columns= if it holds one",
     )
     result.assert_outcomes(passed=48, errors=1)
+
+
+def test_json_nested_deeper_than_python_parses_is_an_error_of_its_row_alone(
+    server: Server, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL's jsonb nests as deep as its stack allows; Python's JSON parser gives up
+    at about a thousand levels. qa-002's telemetry nests 5000 levels deep."""
+    with server.connect() as connection:
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS deep AS SELECT qid, question, answer, gold, "
+            "answerable, tokens, latency_ms, CASE qid WHEN 'qa-002' THEN "
+            "(repeat('[', 5000) || repeat(']', 5000))::jsonb END AS telemetry "
+            "FROM qa_log WHERE qid <= 'qa-003'"
+        )
+    monkeypatch.setenv("RAG_DB", server.url())
+    _project(pytester, 'query="SELECT * FROM deep", url_env="RAG_DB", id_column="qid"')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    output = _errors_alone(
+        result,
+        "sql($RAG_DB, deep): row 'qa-002': field '<sql>': column 'telemetry': lists and "
+        "objects nested deeper than",
+    )
+    assert "row 'qa-001'" not in output
+    assert "row 'qa-003'" not in output
+    result.assert_outcomes(passed=48 + 2, errors=1)
