@@ -413,9 +413,20 @@ def sql_rows(
     except Exception as error:
         if isinstance(error, DatasetError) or not _is_database_error(sa, engine, error):
             raise
-        raise DatasetError(reading.message(error)) from None
+        raise DatasetError(reading.message(error, _connection_lost(sa, engine, error))) from None
     finally:
         engine.dispose()
+
+
+def _connection_lost(sa: Any, engine: Any, error: Exception) -> bool:
+    """Whether the database error is of the connection or the server (PEP 249's
+    ``OperationalError`` or ``InterfaceError``), not of the query or its data."""
+    dbapi = getattr(engine.dialect, "loaded_dbapi", None)
+    kinds = [getattr(dbapi, name, None) for name in ("OperationalError", "InterfaceError")]
+    driver = tuple(kind for kind in kinds if isinstance(kind, type))
+    wrapped = (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.DisconnectionError)
+    original = getattr(error, "orig", None) or error
+    return isinstance(error, wrapped) or (bool(driver) and isinstance(original, driver))
 
 
 def _is_database_error(sa: Any, engine: Any, error: Exception) -> bool:
@@ -434,7 +445,9 @@ class _Reading:
     phase: str = "connect"
     rows: int = 0
 
-    def message(self, error: Exception) -> str:
+    def message(self, error: Exception, connection_lost: bool) -> str:
+        """The message of ``error``; ``connection_lost``: whether it is of the connection
+        or the server, not of the query or its data."""
         reason = self.secrets.redacted(_reason(error))
         if self.phase == "connect":
             return (
@@ -444,6 +457,11 @@ class _Reading:
         if self.phase == "query":
             return (
                 f"{self.source}: the query failed: {reason}; fix the query (run it in a SQL shell)"
+            )
+        if not connection_lost:  # a row the query cannot compute (a cast, a division...)
+            return (
+                f"{self.source}: the query failed while its rows were read, after {self.rows} "
+                f"row(s): {reason}; fix the query (run it in a SQL shell)"
             )
         return (
             f"{self.source}: reading rows failed after {self.rows} row(s): {reason}; the "

@@ -491,3 +491,27 @@ def test_json_nested_deeper_than_python_parses_is_an_error_of_its_row_alone(
     assert "row 'qa-001'" not in output
     assert "row 'qa-003'" not in output
     result.assert_outcomes(passed=48 + 2, errors=1)
+
+
+def test_a_query_error_while_rows_are_read_blames_the_query_not_the_connection(
+    server: Server, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """qa-010's text does not cast to an integer: the server stops the query when it
+    computes that row, after the rows before it were fetched, 5 at a time."""
+    from pytest_ragmetrics.data import sql
+
+    monkeypatch.setattr(sql, "BATCH_ROWS", 5)
+    monkeypatch.setenv("RAG_DB", server.url())
+    query = (
+        "SELECT qid, question, (CASE qid WHEN 'qa-010' THEN 'ten' ELSE '1' END)::int AS n "
+        "FROM qa_log"
+    )
+    _project(pytester, f'query="{query}", url_env="RAG_DB", id_column="qid"')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--continue-on-collection-errors")
+    output = _errors_alone(
+        result,
+        "sql($RAG_DB, qa_log): the query failed while its rows were read, after ",
+        'invalid input syntax for type integer: "ten"; fix the query (run it in a SQL shell)',
+    )
+    assert "connection was lost" not in output
+    result.assert_outcomes(passed=48, errors=1)
