@@ -19,7 +19,8 @@ Each row becomes the same plain data a JSONL line holds, so that one set of fiel
 * a column whose type has no JSON value (timestamps, dates, decimals, binary, maps with
   other keys) or that nests deeper than the row may (``MAX_DEPTH``) is, likewise, a
   ``<parquet>`` problem in every row where it is not null: cast it (to string, double...)
-  when writing the file.
+  when writing the file. Such a column's values are never converted, only checked for
+  nulls, so a date Python cannot hold (after year 9999) is its row's problem as well.
 
 The file is never read as one table: ``iter_batches`` hands on ``BATCH_ROWS`` rows at a
 time, converted with ``to_pylist`` per batch. pyarrow is an optional extra, imported only
@@ -182,9 +183,10 @@ def parquet_rows(path: Path, source: str, max_depth: int, group: int = 0) -> Ite
         groups = range(group, parquet.metadata.num_row_groups)
         number = sum(parquet.metadata.row_group(g).num_rows for g in range(group))
         for batch in parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=groups):
-            for values in batch.to_pylist():
+            values = _batch_values(batch, columns)
+            for index in range(batch.num_rows):
                 number += 1
-                yield _row(number, values, columns)
+                yield _row(number, [column[index] for column in values], columns)
     except (OSError, ValueError, pa.ArrowException) as error:
         raise _unreadable_file(source, error) from None
 
@@ -226,18 +228,34 @@ def _unreadable(column: str, why: str) -> Problem:
     return Problem("<parquet>", f"column {column!r}: {why}")
 
 
+def _batch_values(batch: Any, columns: list[tuple[str, Convert | str | None]]) -> list[list[Any]]:
+    """Each column's values in the record batch, as Python values; of a column with no
+    JSON value only whether each is null (``True`` where it is not).
+
+    Such a column's values are never converted: pyarrow turns a date past year 9999 or
+    before year 1 (which Parquet holds and Python's ``datetime`` does not) into an
+    ``OverflowError`` of the whole batch, and the row's problem is the column's type
+    whatever its value."""
+    return [
+        batch.column(index).is_valid().to_pylist()
+        if isinstance(convert, str)
+        else batch.column(index).to_pylist()
+        for index, (_, convert) in enumerate(columns)
+    ]
+
+
 def _row(
-    number: int, values: dict[str, Any], columns: list[tuple[str, Convert | str | None]]
+    number: int, values: list[Any], columns: list[tuple[str, Convert | str | None]]
 ) -> ParquetRow:
     data: dict[str, Any] = {}
     problems: list[Problem] = []
-    for name, convert in columns:
-        value = values[name]
+    for (name, convert), value in zip(columns, values, strict=True):
+        if isinstance(convert, str):  # ``value`` says whether the column is not null
+            if value:
+                problems.append(_unreadable(name, convert))
+            continue
         if value is None:
             continue  # null: an absent field
-        if isinstance(convert, str):
-            problems.append(_unreadable(name, convert))
-            continue
         try:
             data[name] = convert(value) if convert else value
         except _NotFinite as error:

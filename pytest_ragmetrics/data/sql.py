@@ -21,12 +21,14 @@ Each row becomes the plain data a JSONL line holds, so that one set of field che
 * a text value of a field that holds lists or objects (``contexts``, ``relevant``,
   ``retrieved``, ``telemetry``, ``tokens``, ...) is read as JSON, as is a ``gold`` that
   starts with ``[`` (SQLite has no JSON type); JSON and JSONB values (PostgreSQL) and
-  arrays arrive as lists and objects already;
+  arrays arrive as lists and objects already (through psycopg, JSON nested too deep for
+  Python's parser is the row's problem as any JSON nested deeper than a row may is);
 * 0 and 1 in a boolean field are false and true (SQLite has no boolean type);
 * a DECIMAL is a number (an integer when it has no fraction), a date or time its ISO
-  text, a UUID its text; any other type (bytes, intervals...) and a NaN or infinite float
-  make the row bad with a ``<sql>`` problem naming the column, as a NaN makes a JSONL
-  line bad with a ``<json>`` one.
+  text, a UUID its text; any other type (bytes, intervals...), a NaN or infinite float
+  and, through psycopg, a date or time that Python cannot hold (PostgreSQL's
+  ``infinity``, a year after 9999 or BC, 24:00) make the row bad with a ``<sql>``
+  problem naming the column, as a NaN makes a JSONL line bad with a ``<json>`` one.
 
 A row is named by its id, as ``<display>: row 'q3'`` (``SqlDataset.display``): a query
 has no lines. The dataset's identity (its ``sha256`` in reports) is of the statement run
@@ -294,7 +296,7 @@ def _engine(sa: Any, dataset: SqlDataset, source: str) -> tuple[Any, _Secrets]:
     ):
         return _sqlite_engine(sa, _existing(base / database, source)), secrets
     try:
-        return sa.create_engine(url, poolclass=sa.pool.NullPool), secrets
+        engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
     except (ImportError, sa.exc.NoSuchModuleError) as error:
         driver = secrets.redacted(str(error))
         raise DatasetError(
@@ -302,6 +304,68 @@ def _engine(sa: Any, dataset: SqlDataset, source: str) -> tuple[Any, _Secrets]:
             "for PostgreSQL pip install 'pytest-ragmetrics[postgresql]' and write the URL "
             "as postgresql+psycopg://..."
         ) from None
+    if engine.dialect.driver == "psycopg":
+        sa.event.listen(engine, "connect", _load_unheld_values)
+    return engine, secrets
+
+
+# PostgreSQL's types that psycopg loads as Python's dates, times and intervals, which hold
+# less: years 1 to 9999, no infinity, no 24:00, at most 999999999 days.
+_PG_DATETIME_TYPES = ("date", "time", "timetz", "timestamp", "timestamptz", "interval")
+# And as JSON, which Python's parser gives up on at about a thousand levels of nesting.
+_PG_JSON_TYPES = ("json", "jsonb")
+
+
+@dataclass(frozen=True)
+class _Unheld:
+    """A value the driver could not convert to Python: its words why, or ``None`` when
+    it nests too deep for Python's JSON parser."""
+
+    reason: str | None
+
+
+def _load_unheld_values(dbapi_connection: Any, _record: Any) -> None:
+    """Make a psycopg connection load a date or time that Python cannot hold (an
+    ``infinity`` timestamp, a date after year 9999), and JSON nested too deep for Python
+    to parse, as an ``_Unheld``, a problem of its row, instead of raising and ending the
+    whole result. Arrays of these types load their items with the same loaders."""
+    from psycopg import DataError
+    from psycopg.adapt import Loader
+    from psycopg.pq import Format
+
+    adapters = dbapi_connection.adapters
+    for names, refusal in ((_PG_DATETIME_TYPES, DataError), (_PG_JSON_TYPES, RecursionError)):
+        for name in names:
+            oid = adapters.types[name].oid
+            for fmt in (Format.TEXT, Format.BINARY):
+                loader = adapters.get_loader(oid, fmt)
+                if loader is not None:
+                    adapters.register_loader(oid, _unheld_loader(loader, fmt, Loader, refusal))
+
+
+def _unheld_loader(inner: Any, fmt: Any, base: Any, refusal: type[Exception]) -> Any:
+    """A psycopg loader class loading as ``inner`` does, and a value that ``inner``
+    refuses (``refusal``) as an ``_Unheld``: with the driver's words, unless the refusal
+    is a ``RecursionError``."""
+
+    class UnheldLoader(base):  # type: ignore[misc]
+        format = fmt
+
+        def __init__(self, oid: int, context: Any = None) -> None:
+            super().__init__(oid, context)
+            self.inner = inner(oid, context)
+
+        def load(self, data: Any) -> Any:
+            try:
+                return self.inner.load(data)
+            except RecursionError:
+                if refusal is not RecursionError:
+                    raise
+                return _Unheld(None)
+            except refusal as error:
+                return _Unheld(" ".join(str(error).split()))
+
+    return UnheldLoader
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -333,7 +397,8 @@ def sql_rows(
             size = BATCH_ROWS
             options = connection.execution_options(stream_results=True, yield_per=size)
             result = options.execute(sa.text(text))
-            fields = _fields(list(result.keys()), dataset, source)
+            sqlite = engine.dialect.name == "sqlite"
+            fields = _fields(list(result.keys()), dataset, source, sqlite=sqlite)
             if digest is not None:
                 digest.update(text.encode("utf-8") + b"\0")
             reading.phase = "fetch"
@@ -348,9 +413,20 @@ def sql_rows(
     except Exception as error:
         if isinstance(error, DatasetError) or not _is_database_error(sa, engine, error):
             raise
-        raise DatasetError(reading.message(error)) from None
+        raise DatasetError(reading.message(error, _connection_lost(sa, engine, error))) from None
     finally:
         engine.dispose()
+
+
+def _connection_lost(sa: Any, engine: Any, error: Exception) -> bool:
+    """Whether the database error is of the connection or the server (PEP 249's
+    ``OperationalError`` or ``InterfaceError``), not of the query or its data."""
+    dbapi = getattr(engine.dialect, "loaded_dbapi", None)
+    kinds = [getattr(dbapi, name, None) for name in ("OperationalError", "InterfaceError")]
+    driver = tuple(kind for kind in kinds if isinstance(kind, type))
+    wrapped = (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.DisconnectionError)
+    original = getattr(error, "orig", None) or error
+    return isinstance(error, wrapped) or (bool(driver) and isinstance(original, driver))
 
 
 def _is_database_error(sa: Any, engine: Any, error: Exception) -> bool:
@@ -369,7 +445,9 @@ class _Reading:
     phase: str = "connect"
     rows: int = 0
 
-    def message(self, error: Exception) -> str:
+    def message(self, error: Exception, connection_lost: bool) -> str:
+        """The message of ``error``; ``connection_lost``: whether it is of the connection
+        or the server, not of the query or its data."""
         reason = self.secrets.redacted(_reason(error))
         if self.phase == "connect":
             return (
@@ -379,6 +457,11 @@ class _Reading:
         if self.phase == "query":
             return (
                 f"{self.source}: the query failed: {reason}; fix the query (run it in a SQL shell)"
+            )
+        if not connection_lost:  # a row the query cannot compute (a cast, a division...)
+            return (
+                f"{self.source}: the query failed while its rows were read, after {self.rows} "
+                f"row(s): {reason}; fix the query (run it in a SQL shell)"
             )
         return (
             f"{self.source}: reading rows failed after {self.rows} row(s): {reason}; the "
@@ -394,14 +477,36 @@ def _reason(error: Exception) -> str:
     return text if len(text) <= 400 else f"{text[:380]}..."
 
 
-def _fields(names: list[str], dataset: SqlDataset, source: str) -> list[str]:
+# How SQLite names the repeats of a column name in a subquery's result: ``answer:1``.
+_SQLITE_REPEAT = re.compile(r"(.+):[0-9]+")
+
+
+def _repeated(names: list[str], sqlite: bool) -> list[str]:
+    """The column names the query gives more than once, sorted. SQLite renames a repeat
+    in the subquery the statement wraps the query in (``answer``, ``answer:1``), so there
+    a name ``X:<digits>`` beside a column ``X`` is a repeat of ``X`` too."""
+    twice = {name for name in names if names.count(name) > 1}
+    if sqlite:
+        for name in names:
+            found = _SQLITE_REPEAT.fullmatch(name)
+            if found and found.group(1) in names:
+                twice.add(found.group(1))
+    return sorted(twice)
+
+
+def _fields(
+    names: list[str], dataset: SqlDataset, source: str, *, sqlite: bool = False
+) -> list[str]:
     """The field each result column holds, checked: every column named once, the mapped
-    columns present, no two columns giving one field."""
-    twice = sorted({name for name in names if names.count(name) > 1})
+    columns present, no two columns giving one field. ``sqlite``: the names are SQLite's,
+    which renames repeats."""
+    twice = _repeated(names, sqlite)
     if twice:
+        first = twice[0]
         raise DatasetError(
             f"{source}: the query gives column(s) {', '.join(map(repr, twice))} more than once; "
-            "give every column its own name (AS ...)"
+            f"give each column its own name with AS (SELECT a.{first}, b.{first} AS "
+            f"other_{first} ...) and map it to a field with columns= if it holds one"
         )
     renamed = dataset.field_of
     absent = [column for column in renamed if column not in names]
@@ -495,6 +600,13 @@ def _json(value: Any, depth: int, max_depth: int) -> Any:
         return value
     if isinstance(value, Decimal):
         return _decimal(value)
+    if isinstance(value, _Unheld):
+        if value.reason is None:
+            raise _NoJson(_TOO_DEEP.format(levels=max_depth))
+        raise _NoJson(
+            f"{value.reason}; Python's dates and times cannot hold it; cast the column to "
+            "text in the query"
+        )
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat()
     if isinstance(value, uuid.UUID):

@@ -37,7 +37,7 @@ from pytest_ragmetrics.data.dataset import (
     load_dataset,
     scan_dataset,
 )
-from pytest_ragmetrics.data.sql import SqlDataset
+from pytest_ragmetrics.data.sql import SqlConfigError, SqlDataset
 from pytest_ragmetrics.files import display_path, resolved
 from pytest_ragmetrics.live.system import OUTPUT_FIELDS
 from pytest_ragmetrics.metrics.catalog import close_fixtures
@@ -151,6 +151,16 @@ def marker_spec(marker: pytest.Mark, where: str) -> MarkerSpec:
             "dataset=pytest_ragmetrics.SqlDataset(...)",
             pytrace=False,
         )
+    for key in ("dataset", "rerun"):
+        if isinstance(kwargs.get(key), str) and "://" in kwargs[key]:
+            # Not echoed: a database URL carries the password.
+            pytest.fail(
+                f"{where}: ragmetrics marker's {key}= is a file's path, never a URL: a URL "
+                "carries the password; read a database with "
+                "dataset=pytest_ragmetrics.SqlDataset(query, url_env=...) naming the "
+                "environment variable that holds its URL",
+                pytrace=False,
+            )
     if isinstance(dataset, SqlDataset) and kwargs.get("format") is not None:
         pytest.fail(
             f"{where}: format= names a file's format; a SqlDataset's rows are a query's",
@@ -663,3 +673,30 @@ def _refuse_row_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
             'run this eval with mode="row"',
             pytrace=False,
         )
+
+
+def sql_refusal(error: BaseException, where: str) -> str | None:
+    """The refusal alone when ``error`` is a ``SqlDataset`` refused as written
+    (``SqlConfigError``), raised in ``where`` or in a conftest.py that pytest failed to
+    import (its ``ConftestImportFailure``, which names the file); ``None`` otherwise.
+
+    The refusal says how to fix the dataset, and a traceback would only show the source
+    line, which may hold a URL pasted where its variable's name belongs, password and all
+    (``--showlocals`` the dataset's fields too)."""
+    cause = getattr(error, "cause", None)  # a conftest.py's import failure
+    if isinstance(cause, SqlConfigError):
+        return f"{getattr(error, 'path', where)}: SqlDataset: {cause}"
+    if isinstance(error, SqlConfigError):
+        return f"{where}: SqlDataset: {error}"
+    return None
+
+
+def without_traceback(report: pytest.CollectReport) -> pytest.CollectReport:
+    """The failed collection ``report``, its traceback replaced by the refusal alone when
+    a ``SqlDataset`` was refused (``sql_refusal``). pytest hands the collection's
+    ``CallInfo`` on as the report's ``call``."""
+    excinfo = getattr(getattr(report, "call", None), "excinfo", None)
+    refusal = None if excinfo is None else sql_refusal(excinfo.value, report.nodeid)
+    if refusal is not None:
+        report.longrepr = refusal
+    return report

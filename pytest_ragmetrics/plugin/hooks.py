@@ -57,7 +57,8 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, object, object]:
     """Let the run's conftest files declare metrics of their own into a catalog that
-    holds no other run's (the process pytest was started in, and each xdist worker).
+    holds no other run's (the process pytest was started in, and each xdist worker); a
+    ``SqlDataset`` refused in one is a usage error saying so, with no traceback.
 
     The catalog, and the objects the run froze for the garbage collector, are given back
     as cleanups of the config, which pytest runs however the run ends: also for a config
@@ -68,7 +69,16 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
     # after pytest's own final collection (``plugin.heap``).
     early_config.add_cleanup(lambda: release(early_config))
     early_config.add_cleanup(lambda: end_run(early_config))
-    return (yield)
+    try:
+        return (yield)
+    except Exception as error:
+        # A conftest.py's SqlDataset refused as written: the refusal alone, no traceback.
+        from pytest_ragmetrics.plugin.collect import sql_refusal
+
+        refusal = sql_refusal(error, "conftest.py")
+        if refusal is None:
+            raise
+        raise pytest.UsageError(refusal) from None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -97,6 +107,20 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize tests that take `row` over their dataset (collecting process)."""
     run_session(metafunc.config).parametrize(metafunc)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """An eval file's ``SqlDataset`` refused as written fails its collection with the
+    refusal alone, no traceback (the collecting process)."""
+    report = yield
+    if not report.failed:
+        return report
+    from pytest_ragmetrics.plugin.collect import without_traceback
+
+    return without_traceback(report)
 
 
 # tryfirst: the outermost wrapper, so the texts are embedded before anything else runs.

@@ -184,3 +184,97 @@ def test_format_is_refused_for_a_query(project: Project) -> None:
         ["*test_answers: format= names a file's format; a SqlDataset's rows are a query's*"]
     )
     assert result.ret != 0
+
+
+URL = "postgresql+psycopg://evals:hunter2-secret@db.internal/rag"
+
+
+@pytest.mark.parametrize(
+    ("origin", "args"),
+    [
+        ("url_env", ["--tb=long"]),
+        ("url_env", ["--tb=long", "--fulltrace", "--showlocals"]),
+        ("url_env", ["--continue-on-collection-errors", "-rE"]),
+        ("url_env", ["--tb=long", "-n", "2"]),
+        ("sqlite", ["--tb=long", "--showlocals"]),
+    ],
+    ids=["tb-long", "fulltrace", "continue", "n2", "sqlite"],
+)
+def test_a_url_pasted_into_the_marker_is_refused_without_showing_it(
+    project: Project, origin: str, args: list[str]
+) -> None:
+    """The refusal names the eval file and says what to do, and no traceback shows the
+    eval file's source line, which holds the URL and its password (nor, with
+    --showlocals, the dataset's fields); the other eval's rows run all the same under
+    --continue-on-collection-errors and under -n 2 (where pytest-xdist runs them)."""
+    use_sql(project, f'query="SELECT * FROM qa", {origin}="{URL}", id_column="qid"')
+    project.write("test_other.py", EVAL.replace("test_answers", "test_other"))
+    if "-n" in args:  # in a subprocess, as every -n 2 run here
+        result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+    else:
+        result = project.run(*args)
+    output = result.stdout.str() + result.stderr.str()
+    assert "hunter2" not in output
+    assert "INTERNALERROR" not in output
+    refusal = {
+        "url_env": "url_env must be the NAME of an environment variable",
+        "sqlite": "sqlite must be a SQLite file's path",
+    }[origin]
+    result.stdout.fnmatch_lines(
+        ["*ERROR collecting test_eval.py*", f"test_eval.py: SqlDataset: {refusal}*"]
+    )
+    if "--continue-on-collection-errors" in args or "-n" in args:
+        result.assert_outcomes(passed=8, errors=1)  # the other eval's 4 rows and 4 gates
+    else:
+        assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+@pytest.mark.parametrize("folder", [".", "evals"])
+def test_a_url_pasted_into_a_conftest_s_dataset_is_refused_without_showing_it(
+    project: Project, folder: str
+) -> None:
+    """A dataset declared in a conftest.py, the project's (loaded before collection: a
+    usage error) or an eval folder's (its collection fails)."""
+    conftest = project.write(
+        f"{folder}/conftest.py",
+        "from pytest_ragmetrics import SqlDataset\n\n"
+        f'DATA = SqlDataset("SELECT 1", url_env="{URL}")\n',
+    )
+    project.write("evals/test_other.py", EVAL.replace("data/", "../data/"))
+    result = project.run("--tb=long", "--showlocals")
+    output = result.stdout.str() + result.stderr.str()
+    assert "hunter2" not in output
+    assert "INTERNALERROR" not in output
+    refusal = f"{conftest}: SqlDataset: url_env must be the NAME of an environment variable"
+    assert refusal in output, output
+    if folder == ".":
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+    else:
+        assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+@pytest.mark.parametrize("key", ["dataset", "rerun"])
+def test_a_url_given_as_the_marker_s_dataset_path_is_refused_without_showing_it(
+    project: Project, key: str
+) -> None:
+    """dataset= and rerun= are files' paths: a database URL there is refused, not read as
+    a path whose messages would name it."""
+    marker = (
+        f'pytest.mark.ragmetrics(dataset="{URL}")'
+        if key == "dataset"
+        else f'pytest.mark.ragmetrics(dataset="data/rows.jsonl", rerun="{URL}")'
+    )
+    project.write(
+        "test_eval.py",
+        EVAL.replace('pytest.mark.ragmetrics(dataset="data/rows.jsonl")', marker),
+    )
+    assert URL in (project.path / "test_eval.py").read_text()
+    result = project.run("--tb=long", "--showlocals")
+    output = result.stdout.str() + result.stderr.str()
+    assert "hunter2" not in output
+    assert (
+        f"ragmetrics marker's {key}= is a file's path, never a URL: a URL carries the password; "
+        "read a database with dataset=pytest_ragmetrics.SqlDataset(query, url_env=...) "
+        "naming the environment variable that holds its URL"
+    ) in output, output
+    assert result.ret == pytest.ExitCode.INTERRUPTED

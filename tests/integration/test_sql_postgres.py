@@ -400,3 +400,118 @@ def test_missing_postgresql_skips_except_under_ci(
         monkeypatch.setenv("CI", ci)
     with pytest.raises(outcome, match="no PostgreSQL binaries"):
         _unavailable("no PostgreSQL binaries in /nowhere")
+
+
+def test_a_date_python_cannot_hold_is_an_error_of_its_row_alone(
+    server: Server, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL's dates run from 4713 BC to 5874897 AD and include infinity, its times
+    24:00; Python's run from year 1 to 9999, and end at 23:59:59. Eight rows: qa-001 and
+    qa-008 hold dates Python can (their ISO text), each of the others one it cannot, in a
+    timestamp, timestamptz, date, time or an array of timestamps column."""
+    with server.connect() as connection:
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS dated AS SELECT qid, question, answer, gold, "
+            "answerable, tokens, latency_ms, "
+            "CASE qid WHEN 'qa-002' THEN 'infinity'::timestamp "
+            "ELSE '2024-05-01 12:00'::timestamp END AS asked_at, "
+            "CASE qid WHEN 'qa-003' THEN '-infinity'::timestamptz END AS answered_at, "
+            "CASE qid WHEN 'qa-004' THEN 'infinity'::date "
+            "WHEN 'qa-005' THEN '0044-03-15 BC'::date WHEN 'qa-006' THEN '10000-01-01'::date "
+            "ELSE '2024-05-01'::date END AS due, "
+            "CASE qid WHEN 'qa-007' THEN '24:00'::time END AS at_time, "
+            "CASE qid WHEN 'qa-008' THEN ARRAY['2024-01-01'::timestamp] "
+            "WHEN 'qa-006' THEN ARRAY['2024-01-01'::timestamp, 'infinity'] END AS seen_at "
+            "FROM qa_log WHERE qid <= 'qa-008'"
+        )
+    monkeypatch.setenv("RAG_DB", server.url())
+    _project(pytester, 'query="SELECT * FROM dated", url_env="RAG_DB", id_column="qid"')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    cast = "Python's dates and times cannot hold it; cast the column to text in the query"
+    output = _errors_alone(
+        result,
+        "sql($RAG_DB, dated): row 'qa-002': field '<sql>': column 'asked_at': "
+        f"timestamp too large (after year 10K): 'infinity'; {cast}",
+        "sql($RAG_DB, dated): row 'qa-003': field '<sql>': column 'answered_at': "
+        f"timestamp too small (before year 1): '-infinity'; {cast}",
+        "sql($RAG_DB, dated): row 'qa-004': field '<sql>': column 'due': "
+        f"date too large (after year 10K): 'infinity'; {cast}",
+        "sql($RAG_DB, dated): row 'qa-005': field '<sql>': column 'due': "
+        f"date too small (before year 1): '0044-03-15 BC'; {cast}",
+        "sql($RAG_DB, dated): row 'qa-006': field '<sql>': column 'due': "
+        f"date too large (after year 10K): '10000-01-01'; {cast}",
+        "sql($RAG_DB, dated): row 'qa-006': field '<sql>': column 'seen_at': "
+        f"timestamp too large (after year 10K): 'infinity'; {cast}",
+        "sql($RAG_DB, dated): row 'qa-007': field '<sql>': column 'at_time': "
+        f"can't parse time '24:00:00': hour must be in 0..23; {cast}",
+    )
+    assert "row 'qa-001'" not in output
+    assert "row 'qa-008'" not in output
+    result.assert_outcomes(passed=48 + 2, errors=6)
+
+
+def test_a_column_name_given_twice_is_refused_with_how_to_alias_it(
+    server: Server, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL keeps both names of a join's two answers: the first must not be scored
+    silently."""
+    monkeypatch.setenv("RAG_DB", server.url())
+    query = "SELECT a.qid, a.question, a.answer, b.answer FROM qa_log a JOIN qa_log b USING (qid)"
+    _project(pytester, f'query="{query}", url_env="RAG_DB", id_column="qid"')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--continue-on-collection-errors")
+    _errors_alone(
+        result,
+        "sql($RAG_DB, qa_log): the query gives column(s) 'answer' more than once; give each "
+        "column its own name with AS (SELECT a.answer, b.answer AS other_answer ...) and map "
+        "it to a field with columns= if it holds one",
+    )
+    result.assert_outcomes(passed=48, errors=1)
+
+
+def test_json_nested_deeper_than_python_parses_is_an_error_of_its_row_alone(
+    server: Server, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL's jsonb nests as deep as its stack allows; Python's JSON parser gives up
+    at about a thousand levels. qa-002's telemetry nests 5000 levels deep."""
+    with server.connect() as connection:
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS deep AS SELECT qid, question, answer, gold, "
+            "answerable, tokens, latency_ms, CASE qid WHEN 'qa-002' THEN "
+            "(repeat('[', 5000) || repeat(']', 5000))::jsonb END AS telemetry "
+            "FROM qa_log WHERE qid <= 'qa-003'"
+        )
+    monkeypatch.setenv("RAG_DB", server.url())
+    _project(pytester, 'query="SELECT * FROM deep", url_env="RAG_DB", id_column="qid"')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    output = _errors_alone(
+        result,
+        "sql($RAG_DB, deep): row 'qa-002': field '<sql>': column 'telemetry': lists and "
+        "objects nested deeper than",
+    )
+    assert "row 'qa-001'" not in output
+    assert "row 'qa-003'" not in output
+    result.assert_outcomes(passed=48 + 2, errors=1)
+
+
+def test_a_query_error_while_rows_are_read_blames_the_query_not_the_connection(
+    server: Server, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """qa-010's text does not cast to an integer: the server stops the query when it
+    computes that row, after the rows before it were fetched, 5 at a time."""
+    from pytest_ragmetrics.data import sql
+
+    monkeypatch.setattr(sql, "BATCH_ROWS", 5)
+    monkeypatch.setenv("RAG_DB", server.url())
+    query = (
+        "SELECT qid, question, (CASE qid WHEN 'qa-010' THEN 'ten' ELSE '1' END)::int AS n "
+        "FROM qa_log"
+    )
+    _project(pytester, f'query="{query}", url_env="RAG_DB", id_column="qid"')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--continue-on-collection-errors")
+    output = _errors_alone(
+        result,
+        "sql($RAG_DB, qa_log): the query failed while its rows were read, after ",
+        'invalid input syntax for type integer: "ten"; fix the query (run it in a SQL shell)',
+    )
+    assert "connection was lost" not in output
+    result.assert_outcomes(passed=48, errors=1)

@@ -217,6 +217,48 @@ def test_a_column_with_no_json_value_is_a_problem_where_it_is_not_null(tmp_path:
     assert (dict(b.row.data), b.problems) == ({"id": "b"}, ())
 
 
+def test_a_date_python_cannot_hold_is_a_problem_of_its_row_alone(tmp_path: Path) -> None:
+    """Python's dates end at year 9999 and begin at year 1, Parquet's do not: such a value
+    is a problem of its row, as any date is, and every other row is read."""
+    year_10000 = 253_402_300_800  # 10000-01-01T00:00:00Z, in seconds since 1970
+    year_0 = -62_135_596_800 - 86_400  # 0000-12-31, the day before 0001-01-01
+    nulls = [None] * 5
+    path = write_parquet(
+        tmp_path / "d.parquet",
+        {
+            "id": pa.array(["a", "b", "c", "d", "e", "f"]),
+            "answer": pa.array(["x"] * 6),
+            "logged_at": pa.array([None, year_10000 * 10**6, *nulls[1:]], pa.timestamp("us")),
+            "asked_at": pa.array(
+                [None, None, year_0 * 1000, *nulls[2:]], pa.timestamp("ms", tz="UTC")
+            ),
+            "day": pa.array([*nulls[:3], 2**31 - 1, None, None], pa.date32()),
+            "days": pa.array([*nulls[:4], [0, -(2**31)], None], pa.list_(pa.date32())),
+            "wait": pa.array([*nulls, 2**62], pa.duration("s")),
+        },
+        row_group_size=3,  # the far values in both row groups
+    )
+    rows = load_dataset(path, "d.parquet").rows
+    no_json = "column, which has no JSON value; cast it to a string"
+    assert [(r.row.id, dict(r.row.data), [p.message for p in r.problems]) for r in rows] == [
+        ("a", {"id": "a", "answer": "x"}, []),
+        (
+            "b",
+            {"id": "b", "answer": "x"},
+            [f"column 'logged_at': a Parquet timestamp[us] {no_json}"],
+        ),
+        (
+            "c",
+            {"id": "c", "answer": "x"},
+            [f"column 'asked_at': a Parquet timestamp[ms, tz=UTC] {no_json}"],
+        ),
+        ("d", {"id": "d", "answer": "x"}, [f"column 'day': a Parquet date32[day] {no_json}"]),
+        ("e", {"id": "e", "answer": "x"}, [f"column 'days': a Parquet date32[day] {no_json}"]),
+        ("f", {"id": "f", "answer": "x"}, [f"column 'wait': a Parquet duration[s] {no_json}"]),
+    ]
+    assert {p.field for r in rows for p in r.problems} == {"<parquet>"}
+
+
 def test_a_column_nested_deeper_than_a_row_may_be(tmp_path: Path) -> None:
     def nested(levels: int) -> pa.Array:  # a struct of a struct ... of an int, ``levels`` deep
         arrow_type: pa.DataType = pa.int8()

@@ -324,6 +324,39 @@ def test_a_column_given_twice_fails_the_dataset() -> None:
         sql._fields(["qid", "qid"], SqlDataset("SELECT 1", sqlite="a", id_column="qid"), "src")
 
 
+@pytest.mark.parametrize(
+    ("query", "repeated", "first"),
+    [
+        # The join's two answers: SQLite names the second 'answer:1' in the wrapping SELECT.
+        (
+            "SELECT a.qid, a.question, a.note AS answer, b.question AS answer "
+            "FROM t AS a JOIN t AS b ON a.qid = b.qid",
+            "'answer'",
+            "answer",
+        ),
+        # a.* and b.*: the id and every other column twice, a column three times.
+        (
+            "SELECT a.*, b.*, a.note FROM t AS a JOIN t AS b ON a.qid = b.qid",
+            "'answerable', 'contexts', 'gold_json', 'latency_ms', 'note', 'qid', 'question'",
+            "answerable",
+        ),
+    ],
+)
+def test_a_column_name_sqlite_gives_twice_fails_the_dataset(
+    qa: Path, query: str, repeated: str, first: str
+) -> None:
+    """SQLite renames a repeated column of the subquery the plugin wraps the query in
+    ('answer:1'), so the first column of the name would be scored and the other read as a
+    field no metric knows: the dataset is refused, naming the column and how to alias it."""
+    with pytest.raises(DatasetError) as raised:
+        load_dataset(dataset(qa, query))
+    assert str(raised.value) == (
+        f"sql(qa.sqlite, t): the query gives column(s) {repeated} more than once; give each "
+        f"column its own name with AS (SELECT a.{first}, b.{first} AS other_{first} ...) and "
+        "map it to a field with columns= if it holds one"
+    )
+
+
 def test_a_mapped_column_the_query_lacks_or_a_field_given_twice(qa: Path) -> None:
     with pytest.raises(DatasetError, match="gives no column\\(s\\) 'gold_text'"):
         load_dataset(dataset(qa, columns={"gold_text": "gold"}))
