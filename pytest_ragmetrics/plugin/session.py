@@ -20,7 +20,7 @@ from pytest_ragmetrics import __version__
 from pytest_ragmetrics.collector import collector_paused
 from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
 from pytest_ragmetrics.data.dataset import Row
-from pytest_ragmetrics.embeddings.cache import CacheDirError
+from pytest_ragmetrics.embeddings.cache import CacheDirError, ready_cache_dir
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.embeddings.prepare import EncodingError, PrepareStats
 from pytest_ragmetrics.files import display_path
@@ -193,7 +193,8 @@ class RunSession:
             hold(self.config)
 
     def prepare(self, session: pytest.Session) -> None:
-        """Embed every text the selected rows need, unless nothing will run."""
+        """Check the cache directory when the selected rows call a live system or the
+        judge, and embed every text they need, unless nothing will run."""
         config = session.config
         # Collection is over: row items hold the rows they run, and bulk items read
         # theirs when they run; whole datasets need not stay.
@@ -206,6 +207,8 @@ class RunSession:
         shown = display(config)
         self.rows_progress = rows_progress(session.items, self.state, shown)
         try:
+            if self.rows_progress is not None:  # live outputs or verdicts: kept in the cache
+                ready_cache_dir(self.state.options.cache_dir)
             self._prepare_embeddings(session, shown)
         except (CacheDirError, EmbeddingModelError, EncodingError) as error:
             self._stop(session, str(error))
