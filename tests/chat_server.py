@@ -6,6 +6,10 @@ parsed body) for assertions. Steps:
 * ``Reply(content, usage)``: a 200 chat completion whose message content is ``content``;
 * ``Raw(body, status, headers)``: any status and body (malformed JSON, 429, 500, ...);
 * ``Drop()``: close the connection without sending a response;
+* ``Trickle(content, every, headers)``: a 200 chat completion sent one byte every
+  ``every`` seconds, its body only or (``headers=True``) status line and headers too, so
+  each read arrives well within a client's timeout and the whole reply never does; it
+  stops when the server is stopped;
 * a callable ``(Received) -> Raw``: a reply computed from the request (e.g. an echo);
 
 ``Reply``, ``Raw`` and ``Drop`` take ``delay``: seconds to wait first (past a client's
@@ -69,7 +73,17 @@ class Drop:
     hold_until: int = 0
 
 
-Step = Reply | Raw | Drop | Callable[[Received], Raw]
+@dataclass(frozen=True)
+class Trickle:
+    """A 200 chat completion with ``content`` sent a byte every ``every`` seconds: the body
+    only, or with ``headers`` the whole response."""
+
+    content: str
+    every: float = 0.2
+    headers: bool = False
+
+
+Step = Reply | Raw | Drop | Trickle | Callable[[Received], Raw]
 EXHAUSTED = Raw('{"error": {"message": "the test script has no step for this request"}}', 418)
 
 
@@ -187,6 +201,10 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
         def _perform(self, step: Step, received: Received) -> None:
             if callable(step):
                 step = step(received)
+            if isinstance(step, Trickle):
+                server._done()
+                self._trickle(step)
+                return
             server._wait(step.delay, step.hold_until)
             # Out of flight before the reply goes out: once the client has read it, it may
             # send its next request at once, and that one must not count as concurrent.
@@ -207,6 +225,26 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True  # the client gave up waiting (a timeout test)
+
+        def _trickle(self, step: Trickle) -> None:
+            self.close_connection = True
+            body = completion(step.content).encode()
+            head = (
+                f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n"
+            ).encode()
+            slow = head + body if step.headers else body
+            try:
+                if not step.headers:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                for index in range(len(slow)):
+                    if server._stopping.wait(step.every):
+                        return  # the test is over: the connection closes, short
+                    self.wfile.write(slow[index : index + 1])
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the client gave up, as it should
 
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet: the tests assert on ``server.requests`` instead."""

@@ -10,6 +10,10 @@ its value is the float32 vector with its length and a checksum. Properties users
 * **Never trusts a bad entry.** A vector whose length or checksum does not match is a
   miss and is recomputed. A file that is not a readable database is moved aside (with a
   warning) and a fresh one is started; the run goes on.
+* **A directory it can keep, or a clear stop.** The directory (which also holds the live
+  systems' outputs and the judge's verdicts) is created and checked for writing on first
+  use; one that is a file, or cannot be created or written, is a ``CacheDirError`` naming
+  it and the way out, never a half-made cache.
 * **Keyed by content.** A different model (or different weights under the same path) or
   different text is a different key; nothing is ever invalidated by hand.
 
@@ -34,6 +38,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -79,6 +84,45 @@ CREATE TABLE IF NOT EXISTS similarity_sets (
 class CacheWarning(UserWarning):
     """The embedding cache was unreadable and has been started afresh, or its optional
     sentence analyses could not be read or stored."""
+
+
+class CacheDirError(Exception):
+    """The cache directory cannot hold the cache: it is a file, or cannot be created or
+    written. The message names it and how to fix it; the run stops (a cache that silently
+    went unkept would send every later run's texts, live calls and judge verdicts to be
+    computed again)."""
+
+
+_WAY_OUT = (
+    f"give the cache a writable directory (--ragmetrics-cache-dir DIR or {CACHE_DIR_ENV}), "
+    "or run without one (--ragmetrics-no-cache)"
+)
+
+
+def ready_cache_dir(directory: Path) -> None:
+    """Create ``directory`` if need be, mark it as a cache and check that this process can
+    create a file in it; ``CacheDirError`` saying what is wrong otherwise."""
+    where = f"ragmetrics cache directory {directory}"
+    if directory.exists() and not directory.is_dir():
+        raise CacheDirError(f"{where}: is a file, not a directory; remove it, or {_WAY_OUT}")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CacheDirError(f"{where}: cannot create it ({_reason(error)}); {_WAY_OUT}") from error
+    try:
+        _mark_cache_dir(directory)
+        handle, probe = tempfile.mkstemp(prefix=".write-check-", dir=directory)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise CacheDirError(
+            f"{where}: cannot write in it ({_reason(error)}); make it writable by the user "
+            f"running the tests, or {_WAY_OUT}"
+        ) from error
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
 
 
 def entry_key(model_identity: str, text: str) -> bytes:
@@ -136,13 +180,20 @@ class EmbeddingCache:
         self.directory = directory
         self.path = directory / DB_NAME
         self._connection: sqlite3.Connection | None = None
+        self._directory_ready = False
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            _mark_cache_dir(self.directory)
+            self._ready_directory()
             self._connection = self._open()
         return self._connection
+
+    def _ready_directory(self) -> None:
+        """The directory created and checked once (``ready_cache_dir``), before the
+        database or a lock is put in it."""
+        if not self._directory_ready:
+            ready_cache_dir(self.directory)
+            self._directory_ready = True
 
     def _open(self) -> sqlite3.Connection:
         for attempt in range(2):
@@ -413,7 +464,7 @@ class EmbeddingCache:
         """Held while one process looks up and encodes, so others wait and then hit."""
         from filelock import FileLock
 
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self._ready_directory()
         with FileLock(self.directory / "prepare.lock"):
             yield
 

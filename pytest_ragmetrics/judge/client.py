@@ -10,7 +10,9 @@ verdict (``pytest_ragmetrics.judge.verdicts``). The properties a CI run relies o
 * **Strict.** A verdict is one JSON object of the expected shape, or an
   ``UnparseableVerdict``; nothing is coerced, and such a reply is not retried (at
   temperature 0 the same question gets the same answer).
-* **Polite and bounded.** Transient faults (429, 5xx, timeouts, dropped connections,
+* **Polite and bounded.** ``timeout`` bounds each request as a whole (connecting,
+  sending, the complete reply), not each read, so a server trickling its reply cannot
+  hold a call open. Transient faults (429, 5xx, timeouts, dropped connections,
   garbled bodies) are retried with exponential backoff that honours ``Retry-After``; at most
   ``concurrency`` requests are in flight across every process sharing the cache directory.
   An endpoint that cannot be reached at all is given up on once, for the rest of the run,
@@ -32,6 +34,7 @@ import json
 import math
 import os
 import re
+import socket
 import ssl
 import threading
 import time
@@ -363,34 +366,74 @@ class LlmJudge:
         raise _AttemptFailed(reason, retryable=False)
 
     def _post(self, body: bytes, headers: Mapping[str, str]) -> tuple[int, str | None, bytes]:
-        """POST ``body``: ``(status, Retry-After header, reply body)``."""
+        """POST ``body``: ``(status, Retry-After header, reply body)``, all of it within
+        ``timeout``: connecting, sending, the headers and the body together, however
+        slowly the server sends them (each socket read is bounded by ``timeout`` too)."""
         connection: http.client.HTTPConnection
+        timeout = self.config.timeout
         if self._tls is not None:
             connection = http.client.HTTPSConnection(
-                self._host, self._port, timeout=self.config.timeout, context=self._tls
+                self._host, self._port, timeout=timeout, context=self._tls
             )
         else:
-            connection = http.client.HTTPConnection(
-                self._host, self._port, timeout=self.config.timeout
-            )
+            connection = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+        deadline = _Deadline(connection, timeout)
         try:
             try:
                 connection.connect()
             except OSError as error:  # refused, unknown host, connect timeout, TLS failure
-                raise _AttemptFailed(f"cannot connect: {_describe(error)}", connect=True) from None
+                slow = isinstance(error, TimeoutError) or deadline.passed()
+                reason = f"no connection within {timeout:g} s" if slow else _describe(error)
+                raise _AttemptFailed(f"cannot connect: {reason}", connect=True) from None
             try:
+                deadline.check()  # connected as the time ran out: the socket was not cut
                 connection.request("POST", self._path, body, dict(headers))
                 response = connection.getresponse()
-                return response.status, response.getheader("Retry-After"), response.read()
+                reply = response.status, response.getheader("Retry-After"), response.read()
+                deadline.check()  # a reply cut short by the deadline may look complete
+                return reply
             except TimeoutError:
-                raise _AttemptFailed(
-                    f"no reply within {self.config.timeout:g} s", timeout=True
-                ) from None
+                raise _AttemptFailed(f"no reply within {timeout:g} s", timeout=True) from None
             except (OSError, http.client.HTTPException) as error:
+                if deadline.passed():
+                    raise _AttemptFailed(f"no reply within {timeout:g} s", timeout=True) from None
                 # RemoteDisconnected, ConnectionResetError, BrokenPipeError, IncompleteRead...
                 raise _AttemptFailed(f"connection lost: {_describe(error)}") from None
         finally:
+            deadline.cancel()
             connection.close()
+
+
+class _Deadline:
+    """A timer that cuts ``connection``'s socket once ``seconds`` have passed, so a server
+    trickling its reply cannot hold the call open: every read waiting on the socket then
+    returns at once, and ``check`` raises ``TimeoutError``."""
+
+    def __init__(self, connection: http.client.HTTPConnection, seconds: float) -> None:
+        self._connection = connection
+        self._passed = threading.Event()
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _cut(self) -> None:
+        self._passed.set()  # before the socket is read: one connected later is checked
+        sock = self._connection.sock
+        if sock is not None:
+            # The plain socket's shutdown, also under TLS: it wakes a blocked read in
+            # another thread, where close() would not.
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+    def passed(self) -> bool:
+        return self._passed.is_set()
+
+    def check(self) -> None:
+        if self._passed.is_set():
+            raise TimeoutError
+
+    def cancel(self) -> None:
+        self._timer.cancel()
 
 
 def _completion(text: str) -> tuple[str, tuple[int, int]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -20,6 +20,7 @@ from pytest_ragmetrics import __version__
 from pytest_ragmetrics.collector import collector_paused
 from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
 from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.embeddings.cache import CacheDirError, ready_cache_dir
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.embeddings.prepare import EncodingError, PrepareStats
 from pytest_ragmetrics.files import display_path
@@ -62,7 +63,7 @@ from pytest_ragmetrics.results.summary import EvalInfo, Gathered, carried_payloa
 if TYPE_CHECKING:
     from pytest_ragmetrics.embeddings.similarities import SimilaritySet
     from pytest_ragmetrics.plugin.finish import Finished
-    from pytest_ragmetrics.plugin.progress import RowsProgress
+    from pytest_ragmetrics.plugin.progress import Display, RowsProgress
     from pytest_ragmetrics.reports.document import ReportDocument
     from pytest_ragmetrics.results.history import History, RunRecord
 
@@ -192,7 +193,8 @@ class RunSession:
             hold(self.config)
 
     def prepare(self, session: pytest.Session) -> None:
-        """Embed every text the selected rows need, unless nothing will run."""
+        """Check the cache directory when the selected rows call a live system or the
+        judge, and embed every text they need, unless nothing will run."""
         config = session.config
         # Collection is over: row items hold the rows they run, and bulk items read
         # theirs when they run; whole datasets need not stay.
@@ -200,11 +202,36 @@ class RunSession:
         collection_failed = session.testsfailed and not config.option.continue_on_collection_errors
         if not session.items or config.option.collectonly or collection_failed:
             return
-        from pytest_ragmetrics.embeddings.progress import EncodingProgress
         from pytest_ragmetrics.plugin.progress import display, rows_progress
 
         shown = display(config)
         self.rows_progress = rows_progress(session.items, self.state, shown)
+        try:
+            if self.rows_progress is not None:  # live outputs or verdicts: kept in the cache
+                ready_cache_dir(self.state.options.cache_dir)
+            self._prepare_embeddings(session, shown)
+        except (CacheDirError, EmbeddingModelError, EncodingError) as error:
+            self._stop(session, str(error))
+        if holds(config):  # the items, and what preparing made for them, live to the end
+            hold(config)
+
+    def _stop(self, session: pytest.Session, reason: str) -> NoReturn:
+        """End the run before any row runs, saying why: a usage error; on an xdist worker
+        a failed session carrying the reason, which the controller stops the run with (a
+        worker's usage error would be an internal error of the controller)."""
+        if self.controller:
+            raise pytest.UsageError(reason)
+        session.shouldfail = reason
+        raise session.Failed(reason)
+
+    def _prepare_embeddings(self, session: pytest.Session, shown: Display) -> None:
+        """Score the grounding rows' overlap and embed the texts the rows need: the cache
+        read first, the misses encoded (``CacheDirError`` when the cache directory cannot
+        be kept, ``EmbeddingModelError`` or ``EncodingError`` when the texts cannot be
+        encoded)."""
+        from pytest_ragmetrics.embeddings.progress import EncodingProgress
+
+        config = session.config
         settings = self.state.thresholds.settings
         taken = metrics_taken(session.items)  # no walk over every row for what none takes
         grounding = grounding_rows(session.items) if GROUNDING_METRICS & taken else []
@@ -220,14 +247,9 @@ class RunSession:
         texts = session_texts(session.items, settings, scored) if embeds(taken) else []
         if texts:
             encoding = EncodingProgress(shown.lines(in_place=True))
-            try:
-                embedding_store(config).prepare(texts, encoding)
-            except (EmbeddingModelError, EncodingError) as error:
-                raise pytest.UsageError(str(error)) from None
+            embedding_store(config).prepare(texts, encoding)
         if plan is not None and pairs is not None and not scored:
             self.state.overlaps = self._computed_overlaps(plan, pairs)
-        if holds(config):  # the items, and what preparing made for them, live to the end
-            hold(config)
 
     def _stored_overlaps(
         self, plan: GroundingPlan, pairs: SimilaritySet

@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 import pytest
+from test_cache import make_read_only
 
 from pytest_ragmetrics.metrics import grounding
 from pytest_ragmetrics.plugin import session as session_module
@@ -231,6 +232,51 @@ def test_cache_location_from_option_or_environment(
     assert_encoded_once(result.stdout.str(), UNIQUE_TEXTS)  # a new, empty cache
     assert (project.path / "by-env" / "embeddings.sqlite3").is_file()
     assert not (project.path / ".ragmetrics_cache").exists()
+
+
+@pytest.mark.parametrize("blocked", ["a file", "read-only"])
+def test_a_cache_directory_that_cannot_be_written_stops_the_run_naming_it(
+    grounded: Project, monkeypatch: pytest.MonkeyPatch, blocked: str
+) -> None:
+    """A cache directory that is a file, or that cannot be written, is a usage error that
+    names the directory and the way out, never an internal error; nothing is moved aside
+    or overwritten."""
+    target = grounded.path / "cache"
+    if blocked == "a file":
+        target.write_text("not a directory", encoding="utf-8")
+    else:
+        target.mkdir()
+        make_read_only(target, monkeypatch)
+    result = grounded.run("--ragmetrics-cache-dir", "cache")
+    output = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in output
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    why = "is a file, not a directory" if blocked == "a file" else "cannot write in it"
+    result.stderr.fnmatch_lines(
+        [f"ERROR: ragmetrics cache directory {target}: {why}*--ragmetrics-no-cache*"]
+    )
+    if blocked == "a file":
+        assert target.read_text(encoding="utf-8") == "not a directory"
+    else:
+        assert sorted(target.iterdir()) == []
+
+
+def test_a_cache_directory_that_is_a_file_stops_a_distributed_run_naming_it(
+    make_project: Any,
+) -> None:
+    """Under xdist the workers find the directory unusable, each before running a row: the
+    run stops with the reason, never an internal error of the controller."""
+    project = _grounded(make_project("n2"))
+    target = project.write("cache", "not a directory")
+    result = project.run("--ragmetrics-cache-dir", "cache")
+    output = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in output
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        [f"*ragmetrics cache directory {target}: is a file, not a directory*"]
+    )
+    result.assert_outcomes()  # no row ran
+    assert target.read_text(encoding="utf-8") == "not a directory"
 
 
 def test_tau_sim_setting_changes_the_decision_and_the_header(grounded: Project) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pytest
+from test_cache import make_read_only
 
 from pytest_ragmetrics import LiveSystem
 from pytest_ragmetrics.live.cache import OutputCache
@@ -359,6 +360,33 @@ def test_an_unwritable_save_outputs_path_stops_the_run_at_once(pytester: pytest.
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert _calls(project) == []
+
+
+@pytest.mark.parametrize("blocked", ["a file", "read-only"])
+def test_a_cache_directory_that_cannot_be_written_stops_a_live_run_naming_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, blocked: str
+) -> None:
+    """The live outputs are kept in the cache directory: a run that embeds nothing still
+    checks it before calling any system, and stops with the reason, not one traceback per
+    row."""
+    project = _project(pytester, IN_PROCESS)
+    target = project.path / "cache"
+    if blocked == "a file":
+        target.write_text("not a directory", encoding="utf-8")
+    else:
+        target.mkdir()
+        make_read_only(target, monkeypatch)
+    result = project.run("--ragmetrics-cache-dir", "cache")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    why = "is a file, not a directory" if blocked == "a file" else "cannot write in it"
+    result.stderr.fnmatch_lines(
+        [f"ERROR: ragmetrics cache directory {target}: {why}*--ragmetrics-no-cache*"]
+    )
+    assert _calls(project) == []
+    if blocked == "a file":
+        assert target.read_text(encoding="utf-8") == "not a directory"
+    else:
+        assert sorted(target.iterdir()) == []
 
 
 def test_ragmetrics_embed_names_the_run_model_for_fingerprints(pytester: pytest.Pytester) -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import io
 import multiprocessing
+import os
 import sqlite3
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,6 +20,7 @@ from pytest_ragmetrics.embeddings import cache as cache_module
 from pytest_ragmetrics.embeddings.cache import (
     DB_NAME,
     KEPT_SETS,
+    CacheDirError,
     CacheReadError,
     CacheWarning,
     EmbeddingCache,
@@ -56,6 +61,43 @@ class FakeEmbedder:
             with self.log.open("a", encoding="utf-8") as handle:
                 handle.writelines(f"{text}\n" for text in texts)
         return np.stack([vector(text) for text in texts])
+
+
+def make_read_only(directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``directory`` refuse new files and writes, for whoever runs the tests.
+
+    ``chmod`` binds every user but root, who writes anywhere: for root, opening a file
+    in the directory for writing fails instead as it does on a read-only file system
+    (EROFS), in both calls Python opens files with (``os.open``, under ``tempfile`` and
+    the file locks, and ``io.open``, under ``pathlib``)."""
+    directory.chmod(0o555)
+    if os.geteuid() != 0:
+        return
+    inside = directory.resolve()
+
+    def refused(path: object) -> bool:
+        if not isinstance(path, str | bytes | os.PathLike):
+            return False  # a file descriptor
+        return Path(os.fsdecode(path)).resolve().parent == inside
+
+    def read_only_error(path: object) -> OSError:
+        return OSError(errno.EROFS, os.strerror(errno.EROFS), os.fsdecode(path))  # type: ignore[call-overload]
+
+    real_os_open, real_io_open = os.open, io.open
+    writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT
+
+    def os_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if flags & writing and dir_fd is None and refused(path):
+            raise read_only_error(path)
+        return real_os_open(path, flags, mode, dir_fd=dir_fd)
+
+    def io_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if set(mode) & set("wax+") and refused(file):
+            raise read_only_error(file)
+        return real_io_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", os_open)
+    monkeypatch.setattr(io, "open", io_open)
 
 
 def store_for(directory: Path, embedder: FakeEmbedder) -> EmbeddingStore:
@@ -383,3 +425,59 @@ def test_a_failure_with_the_analyses_is_a_warning_and_keeps_the_vectors(
     assert not list(tmp_path.glob(f"{DB_NAME}.corrupt-*"))  # nothing moved aside
     np.testing.assert_array_equal(cache.get_many("model", ["kept"])["kept"], vector)
     cache.close()
+
+
+# --- a cache directory that cannot be kept ---------------------------------------------
+
+
+def test_a_cache_directory_that_is_a_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    target = tmp_path / "cache"
+    target.write_text("mine", encoding="utf-8")
+    store = store_for(target, FakeEmbedder())
+    with pytest.raises(CacheDirError) as raised:
+        store.prepare(["a text"])
+    assert str(raised.value) == (
+        f"ragmetrics cache directory {target}: is a file, not a directory; remove it, or "
+        "give the cache a writable directory (--ragmetrics-cache-dir DIR or "
+        "RAGMETRICS_CACHE_DIR), or run without one (--ragmetrics-no-cache)"
+    )
+    assert target.read_text(encoding="utf-8") == "mine"
+
+
+def test_a_cache_directory_under_a_file_cannot_be_created(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("mine", encoding="utf-8")
+    target = tmp_path / "file" / "cache"
+    with pytest.raises(CacheDirError, match=r"cannot create it \(Not a directory\); give "):
+        EmbeddingCache(target).get_many("m", ["a text"])
+    assert (tmp_path / "file").read_text(encoding="utf-8") == "mine"
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["empty", "warm"])
+def test_a_read_only_cache_directory_is_refused_and_nothing_is_moved_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warm: bool
+) -> None:
+    target = tmp_path / "cache"
+    target.mkdir()
+    if warm:
+        written = EmbeddingCache(target)
+        written.put_many("fake-model-v1", {"a text": vector("a text")})
+        written.checkpoint()
+        written.close()
+    before = sorted(path.name for path in target.iterdir())
+    make_read_only(target, monkeypatch)
+    embedder = FakeEmbedder()
+    with pytest.raises(CacheDirError) as raised:
+        store_for(target, embedder).prepare(["a text"])
+    message = str(raised.value)
+    assert message.startswith(f"ragmetrics cache directory {target}: cannot write in it (")
+    assert "make it writable by the user running the tests, or give the cache" in message
+    assert embedder.encoded == []
+    assert sorted(path.name for path in target.iterdir()) == before
+
+
+def test_the_prepare_lock_checks_the_directory_too(tmp_path: Path) -> None:
+    target = tmp_path / "cache"
+    target.write_text("mine", encoding="utf-8")
+    lock = EmbeddingCache(target).prepare_lock()
+    with pytest.raises(CacheDirError, match="is a file, not a directory"), lock:
+        pass

@@ -39,7 +39,7 @@ from pytest_ragmetrics.judge.verdicts import (
 )
 from pytest_ragmetrics.metrics.judge import TalliedEntailment
 
-from chat_server import ChatServer, Drop, Raw, Received, Reply, Step, unused_port
+from chat_server import ChatServer, Drop, Raw, Received, Reply, Step, Trickle, unused_port
 
 KEY = "sk-test-5f0c1e9a7b3d42c8a6e1"
 FIELDS: dict[str, dict[str, str]] = {
@@ -338,6 +338,36 @@ def test_a_reply_slower_than_the_timeout_is_retried_then_gives_up() -> None:
     assert str(again.value) == str(raised.value)
     assert len(server.requests) == 2
     assert sleeps == [0.5]
+
+
+@pytest.mark.parametrize("headers", [False, True], ids=["body", "headers-and-body"])
+def test_a_reply_trickled_past_the_timeout_fails_as_a_timeout(headers: bool) -> None:
+    # A byte every 0.2 s keeps each socket read well within the 1 s timeout; the timeout
+    # bounds the whole call, so it fails after about 1 s, not when the last of the
+    # reply's bytes would arrive (minutes later).
+    outcome: list[BaseException] = []
+
+    def call(judge: LlmJudge) -> None:
+        try:
+            judge.judge("answer_relevance", ANSWER)
+        except BaseException as error:  # reported by the assertions below
+            outcome.append(error)
+
+    with ChatServer([Trickle('{"score": 1, "reason": "slowly"}', 0.2, headers)]) as server:
+        judge = judge_for(server.url, retries=0, timeout=1.0)
+        caller = threading.Thread(target=call, args=(judge,), daemon=True)
+        caller.start()
+        caller.join(10.0)  # ten times the timeout
+        running = caller.is_alive()
+    caller.join(10.0)  # the server stopped: the call ends either way
+    assert not running, "the call was still running after ten times the timeout"
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], JudgeUnreachable)
+    assert str(outcome[0]) == (
+        f"LLM judge unreachable at {server.url}: no reply within 1 s; "
+        "no further judge calls are made in this run"
+    )
+    assert len(server.requests) == 1
 
 
 def test_a_timeout_then_a_500_is_a_failed_call_not_an_unreachable_endpoint() -> None:
