@@ -860,7 +860,9 @@ def evaluate(
     * ``gains``: grade -> gain for ``ndcg`` and ``ndcg@k`` (trec_eval ndcg's gains
       parameter); a grade not listed gains its own value;
     * ``ties``: "float32" compares scores as 32-bit floats (trec_eval 9, pytrec_eval),
-      "double" as 64-bit ones (trec_eval 10).
+      "double" as 64-bit ones, as trec_eval 10 does. Only the comparison of scores
+      changes: every measure keeps trec_eval 9's rules (``iprec_at_recall``'s
+      c = trunc(L * R + 0.9), where trec_eval 10 rounds L * R to the nearest).
 
     Raises ``ValueError`` for an unknown metric name, a bad option, a grade or a score that
     is not a number (NaN and None included), a doc id listed twice in a ranking, or when no

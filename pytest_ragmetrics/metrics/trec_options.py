@@ -2,7 +2,8 @@
 
 ``relevance_level`` (trec_eval -l), ``cutoff`` (-M), ``gains`` (ndcg's gains parameter)
 and ``ties`` (how run scores compare: as 32-bit floats like trec_eval 9.x and
-pytrec_eval, or as doubles like trec_eval 10). They live apart from the measures
+pytrec_eval, or as doubles like trec_eval 10; only the comparison of scores changes,
+every measure keeps trec_eval 9's rules). They live apart from the measures
 (``metrics.retrieval``) because the run's settings carry them to every retrieval
 fixture, and the settings are declared below the families.
 """
@@ -35,8 +36,10 @@ class OptionError(SettingError):
 class TrecOptions:
     """trec_eval's options, checked (see ``evaluate``): ``relevance_level`` (-l),
     ``cutoff`` (-M), ``gains`` (the ndcg gains parameter: grades 0 and above to finite
-    gains, negative ones allowed) and ``ties`` (float32 as trec_eval 9.x, double as
-    trec_eval 10). The per-row fixtures read them from ``[settings.retrieval]``."""
+    gains, negative ones allowed) and ``ties`` (scores compared as float32, as trec_eval
+    9.x, or as doubles, as trec_eval 10; the measures keep trec_eval 9's rules either way,
+    iprec_at_recall's rounding included). The per-row fixtures read them from
+    ``[settings.retrieval]``."""
 
     relevance_level: float = 1
     cutoff: int | None = None

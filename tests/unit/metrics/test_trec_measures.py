@@ -455,6 +455,17 @@ def test_ties_float32_or_double(ties: str, expected: float) -> None:
     assert ours["mrr"] == expected
 
 
+@pytest.mark.parametrize("ties", ["float32", "double"])
+def test_ties_change_only_how_scores_compare_not_iprec_rounding(ties: str) -> None:
+    # R = 4 relevant documents, ranking r1, n, n, r2: precision 1 at r1, 2/4 at r2.
+    # At recall 0.3 trec_eval 9 asks for c = trunc(0.3 * 4 + 0.9) = 2 relevant documents
+    # -> 0.5; trec_eval 10.0's lround(1.2) = 1 would give 1.0. Both ties keep 9's rule.
+    qrels = {"q": {"r1": 1, "r2": 1, "r3": 1, "r4": 1}}
+    run = {"q": {"r1": 4.0, "n1": 3.0, "n2": 2.0, "r2": 1.0}}
+    ours = evaluate(qrels, run, ["iprec_at_recall@0.3"], ties=ties)  # type: ignore[arg-type]
+    assert ours["iprec_at_recall@0.3"] == pytest.approx(0.5, abs=TOLERANCE)
+
+
 def test_float32_ties_match_pytrec_eval() -> None:
     run = {"q": {"b": 1.0, "a": 1.00000001}}
     assert _reference({"q": {"a": 1}}, run)["q"]["recip_rank"] == 0.5
