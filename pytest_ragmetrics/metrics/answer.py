@@ -294,20 +294,48 @@ def squad_scores(
 # -- the metric fixtures ----------------------------------------------------------------
 
 
+def _with_split(
+    metric: str, value: float, references: list[str], ctx: MetricContext
+) -> dict[str, float]:
+    """``metric``'s value, and under ``squad_version = "2.0"`` the same value as its
+    HasAns or NoAns split (``f1_has_ans``, ``f1_no_ans``), as the v2.0 script reports."""
+    settings = ctx.settings
+    if settings.squad_version != "2.0":
+        return {metric: value}
+    answered = has_answer(
+        references, version="2.0", ascii_punctuation=settings.squad_ascii_punctuation
+    )
+    return {metric: value, f"{metric}_{'has_ans' if answered else 'no_ans'}": value}
+
+
 def measure_em(row: Row, ctx: MetricContext) -> Measured:
     answer, references = claim_text(row, "em", ctx.settings), golds(row, "em")
-    value = exact_match(answer, references)
+    settings = ctx.settings
+    value = exact_match(
+        answer,
+        references,
+        version=settings.squad_version,
+        ascii_punctuation=settings.squad_ascii_punctuation,
+    )
     verdict = "matches a gold" if value else f"matches none of {len(references)} gold(s)"
-    return Measured({"em": value}, f"answer {verdict} after normalisation")
+    return Measured(
+        _with_split("em", value, references, ctx), f"answer {verdict} after normalisation"
+    )
 
 
 def measure_f1(row: Row, ctx: MetricContext) -> Measured:
-    match = best_f1(claim_text(row, "f1", ctx.settings), golds(row, "f1"))
+    references, settings = golds(row, "f1"), ctx.settings
+    match = best_f1(
+        claim_text(row, "f1", settings),
+        references,
+        version=settings.squad_version,
+        ascii_punctuation=settings.squad_ascii_punctuation,
+    )
     evidence = (
         f"best gold {match.gold!r}: {match.common} common token(s), "
         f"precision {match.precision:.3g}, recall {match.recall:.3g}"
     )
-    return Measured({"f1": match.score}, evidence)
+    return Measured(_with_split("f1", match.score, references, ctx), evidence)
 
 
 def measure_wrong_on_answerable(row: Row, ctx: MetricContext) -> Measured:
@@ -333,7 +361,19 @@ SPECS = (
         "em",
         "SQuAD exact match: 1 when the answer (citation markers stripped) equals any gold "
         "alias after SQuAD normalisation, else 0.",
-        (MetricInfo("em", "exact match with any gold after SQuAD normalisation", binary=True),),
+        (
+            MetricInfo("em", "exact match with any gold after SQuAD normalisation", binary=True),
+            MetricInfo(
+                "em_has_ans",
+                'em of the questions with an answer (squad_version = "2.0": HasAns)',
+                binary=True,
+            ),
+            MetricInfo(
+                "em_no_ans",
+                'em of the questions without an answer (squad_version = "2.0": NoAns)',
+                binary=True,
+            ),
+        ),
         ("answer", "gold"),
         measure_em,
     ),
@@ -341,7 +381,15 @@ SPECS = (
         "f1",
         "SQuAD token F1 of the answer (citation markers stripped) against the best gold "
         "alias, 0-1.",
-        (MetricInfo("f1", "SQuAD token F1, max over golds"),),
+        (
+            MetricInfo("f1", "SQuAD token F1, max over golds"),
+            MetricInfo(
+                "f1_has_ans", 'f1 of the questions with an answer (squad_version = "2.0": HasAns)'
+            ),
+            MetricInfo(
+                "f1_no_ans", 'f1 of the questions without an answer (squad_version = "2.0": NoAns)'
+            ),
+        ),
         ("answer", "gold"),
         measure_f1,
     ),

@@ -12,8 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics import best_f1, exact_match, normalize_answer, token_f1
-from pytest_ragmetrics.metrics.answer import squad_scores
+from pytest_ragmetrics.metrics.answer import measure_em, measure_f1, squad_scores
+from pytest_ragmetrics.metrics.base import MetricContext
 
 
 @pytest.mark.parametrize(
@@ -342,3 +345,32 @@ def test_v2_with_ascii_punctuation_equals_the_squad_v20_script(
         token_f1(prediction, golds, version="2.0", ascii_punctuation=True),
     )
     assert ours == _squad_v20_exact_f1(prediction, golds)
+
+
+def _measured(answer: str, gold: object, settings: Settings) -> dict[str, float]:
+    row = Row("r1", "rows.jsonl", 3, 0, {"answer": answer, "gold": gold})
+    ctx = MetricContext(settings, embed=lambda texts: [])
+    return {**measure_em(row, ctx).values, **measure_f1(row, ctx).values}
+
+
+def test_the_fixtures_follow_the_squad_settings() -> None:
+    v11, v20 = Settings(), Settings(squad_version="2.0")
+    # An empty answer to a no-answer question: F1 0 under v1.1, 1 under v2.0, recorded
+    # also as the NoAns split.
+    assert _measured("", "", v11) == {"em": 1.0, "f1": 0.0}
+    assert _measured("", "", v20) == {"em": 1.0, "f1": 1.0, "em_no_ans": 1.0, "f1_no_ans": 1.0}
+    # Answered: P 1/2, R 1 -> F1 2/3, the HasAns split.
+    assert _measured("Paris France", ["Paris"], v20) == pytest.approx(
+        {"em": 0.0, "f1": 2 / 3, "em_has_ans": 0.0, "f1_has_ans": 2 / 3}
+    )
+    ascii_only = Settings(squad_ascii_punctuation=True)
+    assert _measured("«Москва»", ["Москва"], ascii_only) == {"em": 0.0, "f1": 0.0}
+    assert _measured("«Москва»", ["Москва"], v11) == {"em": 1.0, "f1": 1.0}
+
+
+def test_the_squad_splits_are_gateable_metrics_of_em_and_f1() -> None:
+    from pytest_ragmetrics.metrics.answer import SPECS
+
+    names = {spec.fixture: [info.name for info in spec.records] for spec in SPECS}
+    assert names["em"] == ["em", "em_has_ans", "em_no_ans"]
+    assert names["f1"] == ["f1", "f1_has_ans", "f1_no_ans"]
