@@ -20,7 +20,10 @@ Names are ranx-style: ``hit_rate@k``, ``mrr``, ``mrr@k``, ``recall@k``, ``precis
   1-based ranks, and the ideal ranking built from *all* relevant documents of the qrels;
   0 when the qrels have no relevant document (trec_eval ``ndcg_cut_k``; ``ndcg`` without a
   cutoff is trec_eval ``ndcg``). ``ndcg_exp`` uses the exponential gain 2^grade - 1.
-  nDCG keeps the grades whatever the relevance level: every document graded above 0 gains;
+  nDCG keeps the grades whatever the relevance level: every document graded above 0 gains.
+  With ``gains`` (trec_eval ndcg's gains parameter) a gain may be negative and grade 0
+  may gain; as in trec_eval the ideal ranking holds the positive gains only, so nDCG is at
+  most 1 (and may be negative), whichever other metrics are asked with it;
 * ``map`` is the sum of the precisions at each retrieved relevant document divided by the
   number R of relevant documents in the qrels (trec_eval ``map``); ``map@k`` sums over the
   first k only (``map_cut_k``); ``gm_map`` is per query the same average precision, and
