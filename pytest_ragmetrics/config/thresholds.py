@@ -11,6 +11,8 @@ Shape::
     tau_sim = 0.65                   # cosine a cited sentence needs to count as supported
     embedding_model = "all-MiniLM-L6-v2"  # the packaged model, or a model directory
     rouge_use_stemmer = false        # Porter-stem English tokens before ROUGE
+    squad_version = "1.1"            # "2.0": SQuAD v2.0's no-answer rule for em and f1
+    squad_ascii_punctuation = false  # true: em/f1 delete ASCII punctuation only (v1.1's)
     refusal_flag = "I apologize, but I couldn't find an answer"  # Trust-Score refusal
     refusal_threshold = 85           # fuzzy partial ratio above which an output refuses
     trust_judge = "embedding"        # "table:verdicts.jsonl", "nli:<model directory>", "llm"
@@ -81,6 +83,7 @@ from pytest_ragmetrics.embeddings.model import PACKAGED_MODEL, model_label
 from pytest_ragmetrics.files import resolve_setting
 from pytest_ragmetrics.inference.settings import StatsSettingError, StatsSettings
 from pytest_ragmetrics.judge.config import JudgeConfig, JudgeConfigError, judge_config
+from pytest_ragmetrics.metrics.answer import SQUAD_VERSIONS, SquadVersion
 from pytest_ragmetrics.metrics.bleu_settings import (
     DEFAULT_BLEU,
     BleuSettings,
@@ -145,6 +148,8 @@ class Settings:
     tau_sim: float = DEFAULT_TAU_SIM
     embedding_model: str = PACKAGED_MODEL
     rouge_use_stemmer: bool = False
+    squad_version: SquadVersion = "1.1"  # em and f1: "2.0" scores no-answer questions
+    squad_ascii_punctuation: bool = False  # em and f1 delete string.punctuation only
     bleu: BleuSettings = DEFAULT_BLEU  # [settings.bleu]
     refusal_flag: str = DEFAULT_REFUSAL_FLAG
     refusal_threshold: float = DEFAULT_REFUSAL_THRESHOLD
@@ -188,6 +193,10 @@ class Settings:
         # default, so baselines stored before they existed stay comparable.
         if self.rouge_use_stemmer:
             signature["rouge_use_stemmer"] = True
+        if self.squad_version != "1.1":
+            signature["squad_version"] = self.squad_version
+        if self.squad_ascii_punctuation:
+            signature["squad_ascii_punctuation"] = True
         if self.citation_pattern is not None:
             signature["citation_pattern"] = self.citation_pattern
         for table in ("retrieval", "bleu", "chrf"):  # [settings.<table>]
@@ -251,6 +260,8 @@ def _settings(path: Path, table: Any) -> Settings:
         "tau_sim",
         "embedding_model",
         "rouge_use_stemmer",
+        "squad_version",
+        "squad_ascii_punctuation",
         "bleu",
         "engine",
         "retrieval",
@@ -297,6 +308,12 @@ def _settings(path: Path, table: Any) -> Settings:
     stemmer = table.get("rouge_use_stemmer", False)
     if not isinstance(stemmer, bool):
         raise _error(path, "[settings] rouge_use_stemmer", "expected true or false")
+    squad_version = table.get("squad_version", "1.1")
+    if squad_version not in SQUAD_VERSIONS:
+        raise _error(path, "[settings] squad_version", 'expected "1.1" or "2.0" (a string)')
+    squad_ascii_punctuation = table.get("squad_ascii_punctuation", False)
+    if not isinstance(squad_ascii_punctuation, bool):
+        raise _error(path, "[settings] squad_ascii_punctuation", "expected true or false")
     engine = table.get("engine", "local")
     if engine not in ENGINES:
         raise _error(path, "[settings] engine", f"expected one of {', '.join(ENGINES)}")
@@ -307,6 +324,8 @@ def _settings(path: Path, table: Any) -> Settings:
         float(tau_sim),
         model,
         rouge_use_stemmer=stemmer,
+        squad_version=squad_version,
+        squad_ascii_punctuation=squad_ascii_punctuation,
         bleu=_bleu_settings(path, table.get("bleu", {})),
         citation_pattern=pattern,
         engine=engine,

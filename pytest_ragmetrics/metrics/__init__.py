@@ -6,9 +6,12 @@ from pytest_ragmetrics.metrics.abstention import Abstention, IdkCitation, absten
 from pytest_ragmetrics.metrics.anchors import AnchorCoverage, anchor_coverage, question_anchors
 from pytest_ragmetrics.metrics.answer import (
     F1Match,
+    SquadScores,
     best_f1,
     exact_match,
+    has_answer,
     normalize_answer,
+    squad_scores,
     token_f1,
 )
 from pytest_ragmetrics.metrics.cost import TokenUsage, token_usage
@@ -32,6 +35,7 @@ __all__ = [
     "IdkCitation",
     "Overlap",
     "ShortAnswer",
+    "SquadScores",
     "TokenUsage",
     "abstention",
     "anchor_coverage",
@@ -40,11 +44,13 @@ __all__ = [
     "exact_match",
     "faithfulness",
     "finalize",
+    "has_answer",
     "idk_citation",
     "normalize_answer",
     "overlap",
     "question_anchors",
     "similarity_to_gold",
+    "squad_scores",
     "token_f1",
     "token_usage",
 ]

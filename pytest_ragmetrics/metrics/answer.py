@@ -5,17 +5,27 @@ and every Unicode character of category P — deleted, not replaced by a space, 
 "New-York" becomes "newyork"); remove the whole words a/an/the; collapse white space.
 Letters of every script are kept. On ASCII text this is the SQuAD v1.1 evaluation
 script exactly, its edge cases included.
+
+Two options, keyword arguments of every function here and settings of the ``em`` and ``f1``
+fixtures: ``ascii_punctuation=True`` deletes ``string.punctuation`` only, as the v1.1
+script does, for parity with it on non-ASCII text; ``version="2.0"`` applies the SQuAD v2.0
+script's no-answer rule: gold answers that normalise to nothing are dropped, a question
+left with none has the one gold "" (no answer), and when the prediction or the gold has no
+token, F1 and EM are 1 when both have none, else 0 (v1.1 gives F1 0 when both are empty).
+``squad_scores`` aggregates as that script does, with its HasAns / NoAns splits.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import re
 import string
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.abstention import answerable, row_abstention
@@ -53,17 +63,23 @@ class _PunctuationDeletion(dict[int, "int | None"]):
 
 
 _DELETE_PUNCTUATION = _PunctuationDeletion()
+_DELETE_ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+SquadVersion = Literal["1.1", "2.0"]
+SQUAD_VERSIONS: tuple[SquadVersion, ...] = ("1.1", "2.0")
 
 
-def normalize_answer(text: str) -> str:
-    """Normalise ``text`` for EM/F1 as described in the module docstring."""
-    return _normalized(text)
+def normalize_answer(text: str, *, ascii_punctuation: bool = False) -> str:
+    """Normalise ``text`` for EM/F1 as described in the module docstring; with
+    ``ascii_punctuation`` only ``string.punctuation`` is deleted (SQuAD v1.1's script)."""
+    return _normalized(text, ascii_punctuation)
 
 
 # EM and F1 of one row normalise the same answer and golds: the second finds them here.
 @functools.lru_cache(maxsize=256)
-def _normalized(text: str) -> str:
-    without_punctuation = text.lower().translate(_DELETE_PUNCTUATION)
+def _normalized(text: str, ascii_punctuation: bool = False) -> str:
+    table = _DELETE_ASCII_PUNCTUATION if ascii_punctuation else _DELETE_PUNCTUATION
+    without_punctuation = text.lower().translate(table)
     tokens = without_punctuation.split()
     # When every token is a run of word characters (what \w matches: str.isalnum, or "_",
     # which is punctuation and gone), \b stands only at a token's ends, and the articles
@@ -83,14 +99,42 @@ def _gold_list(golds: str | Iterable[str]) -> list[str]:
     return gold_list
 
 
-def exact_match(prediction: str, golds: str | Iterable[str]) -> float:
+def _check_version(version: str) -> None:
+    if version not in SQUAD_VERSIONS:
+        raise ValueError(f"SQuAD version {version!r} is unknown; use '1.1' or '2.0'")
+
+
+def _scored_golds(
+    golds: str | Iterable[str], version: SquadVersion, ascii_punctuation: bool
+) -> list[tuple[str, str]]:
+    """Each gold with its normal form: every gold for v1.1; for v2.0 those that normalise
+    to something, or the one gold "" (no answer) when none does."""
+    _check_version(version)
+    pairs = [
+        (gold, normalize_answer(gold, ascii_punctuation=ascii_punctuation))
+        for gold in _gold_list(golds)
+    ]
+    if version == "1.1":
+        return pairs
+    return [pair for pair in pairs if pair[1]] or [("", "")]
+
+
+def exact_match(
+    prediction: str,
+    golds: str | Iterable[str],
+    *,
+    version: SquadVersion = "1.1",
+    ascii_punctuation: bool = False,
+) -> float:
     """1.0 if the normalised prediction equals any normalised gold, else 0.0.
 
-    Two texts that both normalise to nothing match (EM 1), as in SQuAD v1.1.
-    Raises ``ValueError`` on an empty gold list.
+    Two texts that both normalise to nothing match (EM 1), as in SQuAD v1.1 and v2.0;
+    v2.0 first drops the golds that normalise to nothing, unless all do.
+    Raises ``ValueError`` on an empty gold list or an unknown version.
     """
-    normalized = normalize_answer(prediction)
-    return float(any(normalized == normalize_answer(g) for g in _gold_list(golds)))
+    normalized = normalize_answer(prediction, ascii_punctuation=ascii_punctuation)
+    scored = _scored_golds(golds, version, ascii_punctuation)
+    return float(any(normalized == gold for _, gold in scored))
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,15 +175,27 @@ def _common_tokens(predicted: Counter[str], gold_tokens: list[str]) -> int:
     return common
 
 
-def best_f1(prediction: str, golds: str | Iterable[str]) -> F1Match:
-    """The gold with the highest token F1 (the first one on ties) and its counts."""
-    predicted_tokens = normalize_answer(prediction).split()
+def best_f1(
+    prediction: str,
+    golds: str | Iterable[str],
+    *,
+    version: SquadVersion = "1.1",
+    ascii_punctuation: bool = False,
+) -> F1Match:
+    """The gold with the highest token F1 (the first one on ties) and its counts. With
+    ``version="2.0"``, when the prediction or the gold has no token the F1 (and its
+    precision and recall) is 1 if neither has one, else 0."""
+    predicted_tokens = normalize_answer(prediction, ascii_punctuation=ascii_punctuation).split()
     predicted = Counter(predicted_tokens)
     best: F1Match | None = None
-    for gold in _gold_list(golds):
-        gold_tokens = normalize_answer(gold).split()
+    for gold, normalized_gold in _scored_golds(golds, version, ascii_punctuation):
+        gold_tokens = normalized_gold.split()
         common = _common_tokens(predicted, gold_tokens)
-        score, precision, recall = _f1(common, len(predicted_tokens), len(gold_tokens))
+        if version == "2.0" and not (gold_tokens and predicted_tokens):
+            agree = float(gold_tokens == predicted_tokens)  # the v2.0 script's no-answer rule
+            score, precision, recall = agree, agree, agree
+        else:
+            score, precision, recall = _f1(common, len(predicted_tokens), len(gold_tokens))
         if best is None or score > best.score:
             best = F1Match(
                 score, gold, precision, recall, common, len(predicted_tokens), len(gold_tokens)
@@ -148,33 +204,138 @@ def best_f1(prediction: str, golds: str | Iterable[str]) -> F1Match:
     return best
 
 
-def token_f1(prediction: str, golds: str | Iterable[str]) -> float:
+def token_f1(
+    prediction: str,
+    golds: str | Iterable[str],
+    *,
+    version: SquadVersion = "1.1",
+    ascii_punctuation: bool = False,
+) -> float:
     """SQuAD token F1: harmonic mean of token precision and recall, max over golds.
 
     Tokens are the white-space split of the normalised texts; the overlap is the multiset
-    intersection. No common token (including both sides empty) gives 0.0.
-    Raises ``ValueError`` on an empty gold list.
+    intersection. No common token gives 0.0, both sides empty included (v1.1); with
+    ``version="2.0"`` both sides empty give 1.0 (a no-answer question left unanswered).
+    Raises ``ValueError`` on an empty gold list or an unknown version.
     """
-    return best_f1(prediction, golds).score
+    return best_f1(prediction, golds, version=version, ascii_punctuation=ascii_punctuation).score
+
+
+def has_answer(
+    golds: str | Iterable[str], *, version: SquadVersion = "1.1", ascii_punctuation: bool = False
+) -> bool:
+    """Whether a question with ``golds`` has an answer: some gold normalises to something
+    (SQuAD v2.0's HasAns; its NoAns questions have the one gold "")."""
+    return any(gold for _, gold in _scored_golds(golds, version, ascii_punctuation))
+
+
+@dataclass(frozen=True)
+class SquadScores:
+    """EM and F1 means over ``total`` questions, as the SQuAD v2.0 script reports them
+    (0-1 here, where the script prints percentages), with the HasAns and NoAns splits; a
+    split without a question has ``None``, not 0."""
+
+    exact: float
+    f1: float
+    total: int
+    has_ans_exact: float | None
+    has_ans_f1: float | None
+    has_ans_total: int
+    no_ans_exact: float | None
+    no_ans_f1: float | None
+    no_ans_total: int
+
+
+def _mean(values: list[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def squad_scores(
+    predictions: Sequence[str],
+    golds: Sequence[str | Iterable[str]],
+    *,
+    version: SquadVersion = "2.0",
+    ascii_punctuation: bool = False,
+) -> SquadScores:
+    """EM and F1 of each prediction against its golds (``version``'s rules), averaged over
+    every question and over the questions with an answer (HasAns) and without (NoAns).
+    Raises ``ValueError`` when the two lists differ in length or are empty."""
+    if len(predictions) != len(golds):
+        raise ValueError(
+            f"{len(predictions)} predictions but {len(golds)} gold lists: give one per question"
+        )
+    if not predictions:
+        raise ValueError("no question given: SQuAD scores need at least one")
+    split: dict[bool, tuple[list[float], list[float]]] = {True: ([], []), False: ([], [])}
+    for prediction, gold in zip(predictions, golds, strict=True):
+        gold_list = _gold_list(gold)
+        answered = has_answer(gold_list, version=version, ascii_punctuation=ascii_punctuation)
+        exact, f1 = split[answered]
+        exact.append(
+            exact_match(prediction, gold_list, version=version, ascii_punctuation=ascii_punctuation)
+        )
+        f1.append(
+            token_f1(prediction, gold_list, version=version, ascii_punctuation=ascii_punctuation)
+        )
+    every_exact, every_f1 = split[True][0] + split[False][0], split[True][1] + split[False][1]
+    return SquadScores(
+        _mean(every_exact) or 0.0,
+        _mean(every_f1) or 0.0,
+        len(predictions),
+        _mean(split[True][0]),
+        _mean(split[True][1]),
+        len(split[True][0]),
+        _mean(split[False][0]),
+        _mean(split[False][1]),
+        len(split[False][0]),
+    )
 
 
 # -- the metric fixtures ----------------------------------------------------------------
 
 
+def _with_split(
+    metric: str, value: float, references: list[str], ctx: MetricContext
+) -> dict[str, float]:
+    """``metric``'s value, and under ``squad_version = "2.0"`` the same value as its
+    HasAns or NoAns split (``f1_has_ans``, ``f1_no_ans``), as the v2.0 script reports."""
+    settings = ctx.settings
+    if settings.squad_version != "2.0":
+        return {metric: value}
+    answered = has_answer(
+        references, version="2.0", ascii_punctuation=settings.squad_ascii_punctuation
+    )
+    return {metric: value, f"{metric}_{'has_ans' if answered else 'no_ans'}": value}
+
+
 def measure_em(row: Row, ctx: MetricContext) -> Measured:
     answer, references = claim_text(row, "em", ctx.settings), golds(row, "em")
-    value = exact_match(answer, references)
+    settings = ctx.settings
+    value = exact_match(
+        answer,
+        references,
+        version=settings.squad_version,
+        ascii_punctuation=settings.squad_ascii_punctuation,
+    )
     verdict = "matches a gold" if value else f"matches none of {len(references)} gold(s)"
-    return Measured({"em": value}, f"answer {verdict} after normalisation")
+    return Measured(
+        _with_split("em", value, references, ctx), f"answer {verdict} after normalisation"
+    )
 
 
 def measure_f1(row: Row, ctx: MetricContext) -> Measured:
-    match = best_f1(claim_text(row, "f1", ctx.settings), golds(row, "f1"))
+    references, settings = golds(row, "f1"), ctx.settings
+    match = best_f1(
+        claim_text(row, "f1", settings),
+        references,
+        version=settings.squad_version,
+        ascii_punctuation=settings.squad_ascii_punctuation,
+    )
     evidence = (
         f"best gold {match.gold!r}: {match.common} common token(s), "
         f"precision {match.precision:.3g}, recall {match.recall:.3g}"
     )
-    return Measured({"f1": match.score}, evidence)
+    return Measured(_with_split("f1", match.score, references, ctx), evidence)
 
 
 def measure_wrong_on_answerable(row: Row, ctx: MetricContext) -> Measured:
@@ -200,7 +361,19 @@ SPECS = (
         "em",
         "SQuAD exact match: 1 when the answer (citation markers stripped) equals any gold "
         "alias after SQuAD normalisation, else 0.",
-        (MetricInfo("em", "exact match with any gold after SQuAD normalisation", binary=True),),
+        (
+            MetricInfo("em", "exact match with any gold after SQuAD normalisation", binary=True),
+            MetricInfo(
+                "em_has_ans",
+                'em of the questions with an answer (squad_version = "2.0": HasAns)',
+                binary=True,
+            ),
+            MetricInfo(
+                "em_no_ans",
+                'em of the questions without an answer (squad_version = "2.0": NoAns)',
+                binary=True,
+            ),
+        ),
         ("answer", "gold"),
         measure_em,
     ),
@@ -208,7 +381,15 @@ SPECS = (
         "f1",
         "SQuAD token F1 of the answer (citation markers stripped) against the best gold "
         "alias, 0-1.",
-        (MetricInfo("f1", "SQuAD token F1, max over golds"),),
+        (
+            MetricInfo("f1", "SQuAD token F1, max over golds"),
+            MetricInfo(
+                "f1_has_ans", 'f1 of the questions with an answer (squad_version = "2.0": HasAns)'
+            ),
+            MetricInfo(
+                "f1_no_ans", 'f1 of the questions without an answer (squad_version = "2.0": NoAns)'
+            ),
+        ),
         ("answer", "gold"),
         measure_f1,
     ),

@@ -20,7 +20,10 @@ Names are ranx-style: ``hit_rate@k``, ``mrr``, ``mrr@k``, ``recall@k``, ``precis
   1-based ranks, and the ideal ranking built from *all* relevant documents of the qrels;
   0 when the qrels have no relevant document (trec_eval ``ndcg_cut_k``; ``ndcg`` without a
   cutoff is trec_eval ``ndcg``). ``ndcg_exp`` uses the exponential gain 2^grade - 1.
-  nDCG keeps the grades whatever the relevance level: every document graded above 0 gains;
+  nDCG keeps the grades whatever the relevance level: every document graded above 0 gains.
+  With ``gains`` (trec_eval ndcg's gains parameter) a gain may be negative and grade 0
+  may gain; as in trec_eval the ideal ranking holds the positive gains only, so nDCG is at
+  most 1 (and may be negative), whichever other metrics are asked with it;
 * ``map`` is the sum of the precisions at each retrieved relevant document divided by the
   number R of relevant documents in the qrels (trec_eval ``map``); ``map@k`` sums over the
   first k only (``map_cut_k``); ``gm_map`` is per query the same average precision, and
@@ -187,10 +190,10 @@ def parse_metric(name: str) -> RetrievalMetric:
 @dataclass(frozen=True)
 class JudgedRanks:
     """Per query, what every metric needs: the grades of the judged documents we track
-    (grade > 0; with ``nonrelevant``, every grade >= 0), padded with 0, whether each
-    column is such a document, their 0-based ranks in the run (``inf`` when not retrieved,
-    cut off or padding) and how many documents were retrieved. Shapes: (queries, width)
-    three times, (queries,)."""
+    (grade > 0; for bpref, and for ndcg when grade 0 has a gain, every grade >= 0), padded
+    with 0, whether each column is such a document, their 0-based ranks in the run (``inf``
+    when not retrieved, cut off or padding) and how many documents were retrieved. Shapes:
+    (queries, width) three times, (queries,)."""
 
     grades: FloatArray
     judged: npt.NDArray[np.bool_]
@@ -205,28 +208,33 @@ def _discount(ranks: FloatArray) -> FloatArray:
 
 
 def _gain(judged: JudgedRanks, family: Family, gains: Mapping[float, float] | None) -> FloatArray:
-    """The gain of each tracked document: 2^grade - 1 for ndcg_exp; for ndcg the grade, or
-    its value in ``gains`` (a grade missing there keeps itself, as in trec_eval). Documents
-    graded 0 or less gain nothing."""
+    """The gain of each tracked document: 2^grade - 1 for ndcg_exp (0 for grade 0); for
+    ndcg the grade, or its value in ``gains`` (a grade missing there keeps itself, as in
+    trec_eval; grade 0 gains only what ``gains`` gives it, and a gain may be negative).
+    Padding gains nothing."""
     import numpy as np
 
-    grades = np.where(judged.judged & (judged.grades > 0), judged.grades, 0.0)
+    grades = np.where(judged.judged, judged.grades, 0.0)
     if family == "ndcg_exp":
         return np.exp2(grades) - 1.0
     if gains:
         mapped = np.vectorize(lambda g: float(gains.get(g, g)), otypes=[np.float64])(grades)
-        return np.where(grades > 0, mapped, 0.0)
+        return np.where(judged.judged, mapped, 0.0)
     return grades
 
 
 def _ndcg(judged: JudgedRanks, metric: RetrievalMetric, options: TrecOptions) -> FloatArray:
+    """DCG within the cutoff over the ideal DCG (0 when that is 0). As trec_eval's ndcg
+    builds it, the ideal ranking holds the positive gains only, best first: a negative
+    gain lowers the DCG of a ranking that retrieves its document and is in no ideal one."""
     import numpy as np
 
     cutoff = math.inf if metric.k is None else metric.k
     gains = _gain(judged, metric.family, options.gains)
     hit = judged.ranks < cutoff
     dcg = np.where(hit, gains / _discount(np.where(hit, judged.ranks, 0.0)), 0.0).sum(axis=1)
-    ideal_gains = -np.sort(-gains, axis=1)  # best gains first; padding (gain 0) last
+    positive = np.where(gains > 0, gains, 0.0)
+    ideal_gains = -np.sort(-positive, axis=1)  # best gains first; the rest (0) last
     positions = np.arange(ideal_gains.shape[1], dtype=np.float64)
     ideal_terms = np.where(positions < cutoff, ideal_gains / _discount(positions), 0.0)
     ideal = ideal_terms.sum(axis=1)
@@ -476,6 +484,18 @@ class _Tracked:
         out[self.query, self.columns] = values
         return out
 
+    @cached_property
+    def positive(self) -> tuple[_Tracked, npt.NDArray[np.bool_]]:
+        """The documents graded above 0, in the same order, as a ``_Tracked`` of their own
+        (every query kept, with maybe none), and which of ours they are."""
+        import numpy as np
+
+        keep = self.grades > 0
+        docs = list(compress(self.docs, keep.tolist()))
+        query = self.query[keep]
+        counts = np.bincount(query, minlength=self.counts.size)
+        return _Tracked(docs, self.grades[keep], query, counts), keep
+
     def only(self, queries: Sequence[int]) -> tuple[_Tracked, npt.NDArray[np.bool_]]:
         """The documents of ``queries`` (indices, ascending) as a ``_Tracked`` of their
         own, and which of ours they are."""
@@ -494,7 +514,8 @@ class _Tracked:
 
 def _track(qids: Sequence[str], qrels: Qrels, nonrelevant: bool) -> _Tracked:
     """The documents to rank: graded above 0, or with ``nonrelevant`` every one graded
-    0 or more (bpref counts judged non-relevant ones; trec_eval skips negative grades)."""
+    0 or more (bpref counts judged non-relevant ones, ndcg with a gain for grade 0 gains
+    from them; trec_eval reads a negative grade as unjudged)."""
     import numpy as np
 
     judgements = list(map(qrels.__getitem__, qids))
@@ -653,6 +674,37 @@ def _ranks(
     return ranks
 
 
+def _flat_ranks(
+    qids: Sequence[str], tracked: _Tracked, rankings: Sequence[Ranking], options: TrecOptions
+) -> tuple[FloatArray, IntArray]:
+    """The rank of each of the ``tracked`` documents in its query's ranking (scores or a
+    list), each ranking cut to its first ``options.cutoff`` documents, and how many
+    documents each query retrieved (after the cut)."""
+    import numpy as np
+
+    ranks = _ranks(qids, rankings, tracked, options.ties)
+    retrieved = np.fromiter(map(len, rankings), dtype=np.int64, count=len(rankings))
+    if options.cutoff is not None:  # trec_eval -M: only the first N documents exist
+        ranks[ranks >= options.cutoff] = math.inf
+        retrieved = np.minimum(retrieved, options.cutoff)
+    return ranks, retrieved
+
+
+def _judged_ranks(
+    tracked: _Tracked, ranks: FloatArray, retrieved: IntArray, width: int
+) -> JudgedRanks:
+    """``tracked``'s grades and ``ranks`` per query, rows padded to ``width`` columns."""
+    import numpy as np
+
+    judged = tracked.spread(np.ones(len(tracked.docs), dtype=bool), False, width)
+    return JudgedRanks(
+        tracked.spread(tracked.grades, 0.0, width),
+        judged,
+        tracked.spread(ranks, math.inf, width),
+        retrieved,
+    )
+
+
 def judge_rankings(
     qids: Sequence[str],
     tracked: _Tracked,
@@ -663,20 +715,21 @@ def judge_rankings(
     """The ranks of the ``tracked`` documents of each query in its ranking (scores or a
     list), each ranking cut to its first ``options.cutoff`` documents; rows padded to
     ``width`` columns."""
-    import numpy as np
+    ranks, retrieved = _flat_ranks(qids, tracked, rankings, options)
+    return _judged_ranks(tracked, ranks, retrieved, width)
 
-    ranks = _ranks(qids, rankings, tracked, options.ties)
-    retrieved = np.fromiter(map(len, rankings), dtype=np.int64, count=len(rankings))
-    if options.cutoff is not None:  # trec_eval -M: only the first N documents exist
-        ranks[ranks >= options.cutoff] = math.inf
-        retrieved = np.minimum(retrieved, options.cutoff)
-    judged = tracked.spread(np.ones(len(tracked.docs), dtype=bool), False, width)
-    return JudgedRanks(
-        tracked.spread(tracked.grades, 0.0, width),
-        judged,
-        tracked.spread(ranks, math.inf, width),
-        retrieved,
-    )
+
+def _width(blocks: Sequence[_Tracked]) -> int:
+    """The most documents any query of ``blocks`` tracks: every block's rows are that
+    wide, so that a query's values do not depend on the block it falls in."""
+    return max((int(block.counts.max(initial=0)) for block in blocks), default=0)
+
+
+def ranks_every_judged(metric: RetrievalMetric, options: TrecOptions) -> bool:
+    """Whether ``metric`` needs the ranks of the documents graded 0 too: bpref counts
+    them, and ndcg gains from them when ``gains`` gives grade 0 a gain. The others need
+    the documents graded above 0 only."""
+    return metric.family == "bpref" or (metric.family == "ndcg" and options.grade_zero_gains)
 
 
 def score_queries(
@@ -694,21 +747,38 @@ def score_queries(
     queries, by blocks about as the queries. A query's row in every block is as wide as
     the widest query of the call (its judged documents, padded), as it would be in one
     block: numpy sums a row in an order that depends on its width, so the same width
-    gives the same floats, whatever the blocks."""
+    gives the same floats, whatever the blocks.
+
+    A metric's values never depend on the other metrics asked with it: the documents
+    graded 0 are ranked only when a metric needs them (``ranks_every_judged``), and the
+    other metrics are then computed from the documents graded above 0 alone, in rows as
+    wide as without them."""
     import numpy as np
 
     parsed = [parse_metric(name) for name in metrics]
     options = options or TrecOptions()
-    nonrelevant = any(metric.family == "bpref" for metric in parsed)
+    every = [metric for metric in parsed if ranks_every_judged(metric, options)]
+    graded = [metric for metric in parsed if not ranks_every_judged(metric, options)]
     starts = range(0, max(len(qids), 1), _QUERY_BLOCK)  # no query: one empty block
-    tracked = [_track(qids[i : i + _QUERY_BLOCK], qrels, nonrelevant) for i in starts]
-    width = max((int(block.counts.max(initial=0)) for block in tracked), default=0)
+    tracked = [_track(qids[i : i + _QUERY_BLOCK], qrels, bool(every)) for i in starts]
+    # Each block's documents graded above 0, and which of the tracked ones they are
+    # (``None``: all of them).
+    positive = [block.positive if every else (block, None) for block in tracked]
+    every_width, graded_width = _width(tracked), _width([block for block, _ in positive])
     blocks = []
-    for start, documents in zip(starts, tracked, strict=True):
+    for start, documents, (graded_docs, keep) in zip(starts, tracked, positive, strict=True):
         end = start + _QUERY_BLOCK
-        judged = judge_rankings(qids[start:end], documents, rankings[start:end], options, width)
-        ranked = _Ranked(judged, options)
-        blocks.append({metric.name: _metric_values(ranked, metric) for metric in parsed})
+        ranks, retrieved = _flat_ranks(qids[start:end], documents, rankings[start:end], options)
+        values: dict[str, FloatArray] = {}
+        if every:
+            ranked = _Ranked(_judged_ranks(documents, ranks, retrieved, every_width), options)
+            values.update({metric.name: _metric_values(ranked, metric) for metric in every})
+        if graded:
+            graded_ranks = ranks if keep is None else ranks[keep]
+            judged = _judged_ranks(graded_docs, graded_ranks, retrieved, graded_width)
+            ranked = _Ranked(judged, options)
+            values.update({metric.name: _metric_values(ranked, metric) for metric in graded})
+        blocks.append({metric.name: values[metric.name] for metric in parsed})
     if len(blocks) == 1:
         return blocks[0]
     return {
@@ -793,7 +863,9 @@ def evaluate(
     * ``gains``: grade -> gain for ``ndcg`` and ``ndcg@k`` (trec_eval ndcg's gains
       parameter); a grade not listed gains its own value;
     * ``ties``: "float32" compares scores as 32-bit floats (trec_eval 9, pytrec_eval),
-      "double" as 64-bit ones (trec_eval 10).
+      "double" as 64-bit ones, as trec_eval 10 does. Only the comparison of scores
+      changes: every measure keeps trec_eval 9's rules (``iprec_at_recall``'s
+      c = trunc(L * R + 0.9), where trec_eval 10 rounds L * R to the nearest).
 
     Raises ``ValueError`` for an unknown metric name, a bad option, a grade or a score that
     is not a number (NaN and None included), a doc id listed twice in a ranking, or when no

@@ -117,7 +117,8 @@ class QueryRanks:
     @cached_property
     def graded(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """The grades and ranks of the documents graded above 0: what every metric but
-        bpref tracks (bpref counts the judged non-relevant ones too)."""
+        bpref tracks (bpref counts the judged non-relevant ones too, and so does ndcg when
+        ``gains`` gives grade 0 a gain)."""
         kept = [i for i, grade in enumerate(self.grades) if grade > 0]
         if len(kept) == len(self.grades):
             return self.grades, self.ranks
@@ -185,8 +186,7 @@ class QueryRanks:
             return self._bpref()
         return self._found(family, cutoff)
 
-    def _gains(self, family: str) -> list[float]:
-        grades = self.graded[0]
+    def _gains(self, family: str, grades: tuple[float, ...]) -> list[float]:
         if family == "ndcg_exp":
             return self.exponential_gains
         gains = self.options.gains
@@ -195,8 +195,11 @@ class QueryRanks:
         return list(grades)
 
     def _ndcg(self, family: str, cutoff: float) -> float:
-        gains = self._gains(family)
-        ranks = self.graded[1]
+        """DCG over the ideal DCG, whose ranking holds the positive gains only (trec_eval);
+        the documents graded 0 are ranked when ``gains`` gives them a gain."""
+        every = family == "ndcg" and self.options.grade_zero_gains
+        grades, ranks = (self.grades, self.ranks) if every else self.graded
+        gains = self._gains(family, grades)
         deepest = max((int(rank) for rank in ranks if rank < cutoff), default=0)
         discounts = _discounts(max(deepest + 1, len(gains)))
         dcg = numpy_sum(
@@ -205,7 +208,8 @@ class QueryRanks:
                 for gain, rank in zip(gains, ranks, strict=True)
             ]
         )
-        ideal_gains = sorted(gains, reverse=True)
+        positive = sorted((gain for gain in gains if gain > 0), reverse=True)
+        ideal_gains = positive + [0.0] * (len(gains) - len(positive))
         ideal = numpy_sum(
             [
                 gain / discounts[position] if position < cutoff else 0.0

@@ -41,12 +41,42 @@ def _porter_stem(token: str) -> str:
     return stemmed
 
 
+# Scripts written without spaces between words, whose letters are each a token (as
+# multilingual ROUGE implementations split Chinese, Japanese and Thai): a run of them is a
+# sentence, not a word. Korean (Hangul) is written with spaces and keeps its words.
+_UNSPACED_RANGES: Final = (
+    (0x0E00, 0x0EFF),  # Thai, Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1780, 0x17FF),  # Khmer
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF),  # CJK unified ideographs extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF66, 0xFF9F),  # half-width Katakana
+    (0x20000, 0x323AF),  # CJK unified ideographs extensions B to H, compatibility supplement
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _unspaced(char: str) -> bool:
+    """Whether ``char`` belongs to a script written without spaces (``_UNSPACED_RANGES``)."""
+    code_point = ord(char)
+    return any(low <= code_point <= high for low, high in _UNSPACED_RANGES)
+
+
 def _split_words(text: str) -> list[str]:
-    """Maximal runs of letters/digits, each with the combining marks that follow it."""
+    """Maximal runs of letters/digits, each with the combining marks that follow it; a
+    letter of a script written without spaces is a token of its own (with its marks)."""
     words: list[str] = []
     current: list[str] = []
     for char in text:
-        if char.isalnum() or (current and unicodedata.category(char).startswith("M")):
+        if current and unicodedata.category(char).startswith("M"):
+            current.append(char)
+        elif char.isalnum():
+            if current and (_unspaced(char) or _unspaced(current[0])):
+                words.append("".join(current))
+                current = []
             current.append(char)
         elif current:
             words.append("".join(current))
@@ -73,7 +103,9 @@ def tokenize(text: str, use_stemmer: bool = False) -> list[str]:
     """Split ``text`` into ROUGE tokens, keeping the letters and digits of every script.
 
     Normalisation: NFC, then ``str.lower()``; tokens are maximal runs of letters/digits
-    (``str.isalnum()``), with trailing combining marks kept; everything else separates. With
+    (``str.isalnum()``), with trailing combining marks kept; everything else separates. A
+    letter of a script written without spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar)
+    is a token of its own, with its combining marks. With
     ``use_stemmer`` the Porter stemmer is applied to ASCII tokens longer than 3 characters only;
     other scripts are left as they are. On ASCII text the result equals rouge-score's default
     tokenizer. Empty or separator-only text gives ``[]``.

@@ -18,7 +18,12 @@ into a separator and so drops Cyrillic, Greek, accented Latin, etc. :func:`token
    true, i.e. general categories L* and N*. Combining marks (category M) left after NFC (e.g.
    Devanagari vowel signs, or the dot of ``"İ".lower()``) stay attached to the letter or digit
    they follow, so they never split a word; a mark with nothing before it is a separator.
-   Everything else — white space, punctuation, symbols, the underscore — separates tokens;
+   Everything else — white space, punctuation, symbols, the underscore — separates tokens.
+   Chinese, Japanese (kana and kanji), Thai, Lao, Khmer and Myanmar are written without
+   spaces between words, so there each letter (with its combining marks) is a token of its
+   own, as multilingual ROUGE implementations split them; a run of digits or Latin letters
+   beside them stays one token ("2024年" is "2024", "年"). Korean, written with spaces,
+   keeps its words;
 3. with ``use_stemmer=True``, NLTK's Porter stemmer (the one rouge-score uses, default
    ``NLTK_EXTENSIONS`` mode) is applied to ASCII tokens longer than 3 characters, as rouge-score
    does. Tokens of other scripts (or mixing in any non-ASCII character) are never stemmed: the

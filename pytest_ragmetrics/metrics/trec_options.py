@@ -2,7 +2,8 @@
 
 ``relevance_level`` (trec_eval -l), ``cutoff`` (-M), ``gains`` (ndcg's gains parameter)
 and ``ties`` (how run scores compare: as 32-bit floats like trec_eval 9.x and
-pytrec_eval, or as doubles like trec_eval 10). They live apart from the measures
+pytrec_eval, or as doubles like trec_eval 10; only the comparison of scores changes,
+every measure keeps trec_eval 9's rules). They live apart from the measures
 (``metrics.retrieval``) because the run's settings carry them to every retrieval
 fixture, and the settings are declared below the families.
 """
@@ -34,8 +35,10 @@ class OptionError(SettingError):
 @dataclass(frozen=True)
 class TrecOptions:
     """trec_eval's options, checked (see ``evaluate``): ``relevance_level`` (-l),
-    ``cutoff`` (-M), ``gains`` (the ndcg gains parameter) and ``ties`` (float32 as
-    trec_eval 9.x, double as trec_eval 10). The per-row fixtures read them from
+    ``cutoff`` (-M), ``gains`` (the ndcg gains parameter: grades 0 and above to finite
+    gains, negative ones allowed) and ``ties`` (scores compared as float32, as trec_eval
+    9.x, or as doubles, as trec_eval 10; the measures keep trec_eval 9's rules either way,
+    iprec_at_recall's rounding included). The per-row fixtures read them from
     ``[settings.retrieval]``."""
 
     relevance_level: float = 1
@@ -69,12 +72,26 @@ class TrecOptions:
                 raise OptionError(
                     "gains", f"the grade {grade!r} is not a finite number; map grades to gains"
                 )
+            if grade < 0:
+                raise OptionError(
+                    "gains",
+                    f"the grade {grade:g} is negative: a negative grade is unjudged (as in "
+                    "trec_eval) and gains nothing; map grades 0 and above to gains",
+                )
             if not finite(gain):
                 raise OptionError(
                     "gains",
                     f"the gain of grade {grade:g} is {gain!r}, not a finite number; "
                     "map grades to gains, e.g. 1 to 1 and 2 to 3",
                 )
+
+    @property
+    def grade_zero_gains(self) -> bool:
+        """Whether ``gains`` gives the documents graded 0 a gain (trec_eval's gain for
+        level 0): ``ndcg`` then ranks them, and counts them in its ideal ranking when the
+        gain is positive."""
+        gains = self.gains
+        return gains is not None and gains.get(0, 0) != 0
 
     def changed(self) -> dict[str, Any]:
         """The options that differ from trec_eval's defaults, JSON-able (gains as

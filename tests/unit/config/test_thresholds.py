@@ -359,3 +359,29 @@ def test_bad_chrf_settings_name_the_key(tmp_path: Path, text: str, fragment: str
         load(tmp_path, text)
     assert fragment in str(error.value)
     assert str(error.value).startswith(str(tmp_path / "thresholds.toml"))
+
+
+def test_squad_settings_are_read_and_enter_the_signature_when_changed(tmp_path: Path) -> None:
+    plain = load(tmp_path, "[settings]\n").settings
+    assert (plain.squad_version, plain.squad_ascii_punctuation) == ("1.1", False)
+    assert "squad_version" not in plain.signature()  # baselines stored before stay valid
+    assert "squad_ascii_punctuation" not in plain.signature()
+    text = '[settings]\nsquad_version = "2.0"\nsquad_ascii_punctuation = true\n'
+    changed = load(tmp_path, text).settings
+    assert (changed.squad_version, changed.squad_ascii_punctuation) == ("2.0", True)
+    assert changed.signature()["squad_version"] == "2.0"
+    assert changed.signature()["squad_ascii_punctuation"] is True
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('squad_version = "2"', '[settings] squad_version: expected "1.1" or "2.0"'),
+        ("squad_version = 2.0", '[settings] squad_version: expected "1.1" or "2.0"'),
+        ('squad_ascii_punctuation = "yes"', "[settings] squad_ascii_punctuation: expected true"),
+    ],
+)
+def test_bad_squad_settings_name_the_key(tmp_path: Path, text: str, fragment: str) -> None:
+    with pytest.raises(ThresholdsError) as raised:
+        load(tmp_path, f"[settings]\n{text}\n")
+    assert fragment in str(raised.value)

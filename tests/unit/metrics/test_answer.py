@@ -12,7 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics import best_f1, exact_match, normalize_answer, token_f1
+from pytest_ragmetrics.metrics.answer import measure_em, measure_f1, squad_scores
+from pytest_ragmetrics.metrics.base import MetricContext
 
 
 @pytest.mark.parametrize(
@@ -220,3 +224,153 @@ def test_f1_equals_the_squad_v11_script_on_ascii(prediction: str, gold: str) -> 
     """The same float as the script's, bit for bit: the common tokens are counted without
     building the intersection, then divided in the script's order."""
     assert token_f1(prediction, [gold]) == _squad_v11_f1(prediction, gold)
+
+
+# -- SQuAD v2.0's no-answer rule, and v1.1's ASCII-only punctuation ---------------------
+# The v2.0 script (evaluate-v2.0.py): gold answers that normalise to nothing are dropped,
+# and a question left with none has the one gold "" (no answer); compute_exact is
+# int(normalize(gold) == normalize(pred)); compute_f1 returns int(gold_toks == pred_toks)
+# when either side has no token, else v1.1's token F1.
+
+
+def test_v2_scores_an_empty_prediction_against_no_answer_as_a_match() -> None:
+    # v1.1: both empty -> EM 1, F1 0. v2.0: EM 1, F1 int([] == []) = 1.
+    assert (exact_match("", [""]), token_f1("", [""])) == (1.0, 0.0)
+    assert exact_match("", [""], version="2.0") == 1.0
+    assert token_f1("", [""], version="2.0") == 1.0
+    # "The." normalises to nothing: still no answer, on either side.
+    assert token_f1("The.", ["", "a"], version="2.0") == 1.0
+
+
+def test_v2_scores_an_answer_to_a_no_answer_question_zero() -> None:
+    assert exact_match("Paris", [""], version="2.0") == 0.0
+    assert token_f1("Paris", [""], version="2.0") == 0.0
+    assert token_f1("", ["Paris"], version="2.0") == 0.0  # abstained on an answerable one
+
+
+def test_v2_drops_golds_that_normalise_to_nothing() -> None:
+    # Golds "the" and "Paris": v2.0 keeps "Paris" only, so the empty prediction misses
+    # (EM 0, F1 0), where v1.1 matches "the" (EM 1).
+    assert exact_match("", ["the", "Paris"]) == 1.0
+    assert exact_match("", ["the", "Paris"], version="2.0") == 0.0
+    assert token_f1("", ["the", "Paris"], version="2.0") == 0.0
+    # On answers with tokens v2.0 is v1.1: "Paris France" vs "Paris": P 1/2, R 1, F1 2/3.
+    assert token_f1("Paris France", ["the", "Paris"], version="2.0") == pytest.approx(2 / 3)
+
+
+def test_ascii_punctuation_deletes_string_punctuation_only() -> None:
+    # v1.1 strips string.punctuation only: "«" and "—" stay, as tokens or inside words.
+    assert normalize_answer("«Москва» — столица.", ascii_punctuation=True) == "«москва» — столица"
+    assert normalize_answer("«Москва» — столица.") == "москва столица"
+    # hand: pred tokens «москва», столица; gold москва -> no common token, F1 0 (v1.1);
+    # the Unicode rule deletes « » and matches: P 1/2, R 1 -> 2/3.
+    assert token_f1("«Москва» столица", ["Москва"], ascii_punctuation=True) == 0.0
+    assert token_f1("«Москва» столица", ["Москва"]) == pytest.approx(2 / 3)
+    assert exact_match("«Москва»", ["Москва"], ascii_punctuation=True) == 0.0
+
+
+def test_squad_scores_report_has_answer_and_no_answer_splits() -> None:
+    # Four questions, the v2.0 script's aggregate and its HasAns / NoAns splits:
+    #  1 "Paris" vs "Paris"            HasAns EM 1 F1 1
+    #  2 "Paris France" vs "Paris"     HasAns EM 0 F1 2/3
+    #  3 "" vs no answer ("")          NoAns  EM 1 F1 1
+    #  4 "Lyon" vs no answer           NoAns  EM 0 F1 0
+    scores = squad_scores(
+        ["Paris", "Paris France", "", "Lyon"], [["Paris"], "Paris", [""], ""], version="2.0"
+    )
+    assert (scores.total, scores.has_ans_total, scores.no_ans_total) == (4, 2, 2)
+    assert scores.exact == pytest.approx(2 / 4)
+    assert scores.f1 == pytest.approx((1 + 2 / 3 + 1 + 0) / 4)
+    assert (scores.has_ans_exact, scores.has_ans_f1) == pytest.approx((1 / 2, (1 + 2 / 3) / 2))
+    assert (scores.no_ans_exact, scores.no_ans_f1) == pytest.approx((1 / 2, 1 / 2))
+
+
+def test_squad_scores_without_no_answer_questions_has_no_split_value() -> None:
+    scores = squad_scores(["Paris"], ["Paris"])
+    assert scores.no_ans_total == 0
+    assert (scores.no_ans_exact, scores.no_ans_f1) == (None, None)  # not 0/0, not 0
+
+
+def test_squad_scores_refuse_unequal_lengths_and_unknown_versions() -> None:
+    with pytest.raises(ValueError, match="2 predictions but 1 gold"):
+        squad_scores(["a", "b"], ["a"])
+    with pytest.raises(ValueError, match="version"):
+        exact_match("a", ["a"], version="3.0")  # type: ignore[arg-type]
+
+
+def _squad_v20_exact_f1(prediction: str, golds: list[str]) -> tuple[float, float]:
+    """The SQuAD v2.0 script's ``get_raw_scores`` for one question, step for step:
+    golds normalising to nothing dropped (none left: ``[""]``), then the best
+    ``compute_exact`` and ``compute_f1``."""
+
+    def tokens(text: str) -> list[str]:
+        return _squad_v11_normalize(text).split() if text else []
+
+    def compute_f1(gold: str) -> float:
+        gold_toks, pred_toks = tokens(gold), tokens(prediction)
+        common = Counter(gold_toks) & Counter(pred_toks)
+        num_same = sum(common.values())
+        if len(gold_toks) == 0 or len(pred_toks) == 0:
+            return int(gold_toks == pred_toks)
+        if num_same == 0:
+            return 0
+        precision = 1.0 * num_same / len(pred_toks)
+        recall = 1.0 * num_same / len(gold_toks)
+        return (2 * precision * recall) / (precision + recall)
+
+    kept = [gold for gold in golds if _squad_v11_normalize(gold)] or [""]
+    exact = max(
+        int(_squad_v11_normalize(gold) == _squad_v11_normalize(prediction)) for gold in kept
+    )
+    return exact, max(compute_f1(gold) for gold in kept)
+
+
+any_words = st.lists(
+    st.one_of(
+        st.sampled_from(["paris", "the", "a", "«Москва»", "—", ".", "", "x,", "é"]),
+        st.text(_characters, max_size=4),
+    ),
+    max_size=6,
+).map(" ".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(any_words, st.lists(any_words, min_size=1, max_size=3))
+def test_v2_with_ascii_punctuation_equals_the_squad_v20_script(
+    prediction: str, golds: list[str]
+) -> None:
+    # Any text: the script deletes string.punctuation only, as ascii_punctuation does.
+    ours = (
+        exact_match(prediction, golds, version="2.0", ascii_punctuation=True),
+        token_f1(prediction, golds, version="2.0", ascii_punctuation=True),
+    )
+    assert ours == _squad_v20_exact_f1(prediction, golds)
+
+
+def _measured(answer: str, gold: object, settings: Settings) -> dict[str, float]:
+    row = Row("r1", "rows.jsonl", 3, 0, {"answer": answer, "gold": gold})
+    ctx = MetricContext(settings, embed=lambda texts: [])
+    return {**measure_em(row, ctx).values, **measure_f1(row, ctx).values}
+
+
+def test_the_fixtures_follow_the_squad_settings() -> None:
+    v11, v20 = Settings(), Settings(squad_version="2.0")
+    # An empty answer to a no-answer question: F1 0 under v1.1, 1 under v2.0, recorded
+    # also as the NoAns split.
+    assert _measured("", "", v11) == {"em": 1.0, "f1": 0.0}
+    assert _measured("", "", v20) == {"em": 1.0, "f1": 1.0, "em_no_ans": 1.0, "f1_no_ans": 1.0}
+    # Answered: P 1/2, R 1 -> F1 2/3, the HasAns split.
+    assert _measured("Paris France", ["Paris"], v20) == pytest.approx(
+        {"em": 0.0, "f1": 2 / 3, "em_has_ans": 0.0, "f1_has_ans": 2 / 3}
+    )
+    ascii_only = Settings(squad_ascii_punctuation=True)
+    assert _measured("«Москва»", ["Москва"], ascii_only) == {"em": 0.0, "f1": 0.0}
+    assert _measured("«Москва»", ["Москва"], v11) == {"em": 1.0, "f1": 1.0}
+
+
+def test_the_squad_splits_are_gateable_metrics_of_em_and_f1() -> None:
+    from pytest_ragmetrics.metrics.answer import SPECS
+
+    names = {spec.fixture: [info.name for info in spec.records] for spec in SPECS}
+    assert names["em"] == ["em", "em_has_ans", "em_no_ans"]
+    assert names["f1"] == ["f1", "f1_has_ans", "f1_no_ans"]

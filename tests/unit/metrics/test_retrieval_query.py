@@ -55,9 +55,8 @@ def assert_same_floats(
     judgements: Mapping[str, Any], ranking: Any, options: TrecOptions, names: list[str]
 ) -> None:
     """The one-query path gives, for every name, the float ``score_queries`` gives for
-    that name alone, as the fixtures asked it before: asked together with bpref,
-    ``score_queries`` also tracks the documents graded 0, which can change the last bit
-    of a sum (and, with negative gains, nDCG's ideal ranking)."""
+    that name (alone or with others: the same, see
+    ``test_a_metric_does_not_depend_on_the_others_asked_with_it``)."""
     ranks = query_ranks(judgements, ranking, options)
     assert ranks is not None
     for name in names:
@@ -108,7 +107,11 @@ SCORES = {
 
 @st.composite
 def options(draw: st.DrawFn) -> TrecOptions:
-    gains = draw(st.sampled_from([None, {1: 3.0, 2: 7.0}, {1.5: -1.0, 3: 0.0, 2: 10}]))
+    gains = draw(
+        st.sampled_from(
+            [None, {1: 3.0, 2: 7.0}, {1.5: -1.0, 3: 0.0, 2: 10}, {0: 2.0, 1: -1.0}, {0: -0.5}]
+        )
+    )
     return TrecOptions(
         relevance_level=draw(st.sampled_from([1, 2, 0.5, 3])),
         cutoff=draw(st.one_of(st.none(), st.integers(1, 12))),
@@ -137,6 +140,23 @@ def test_every_metric_is_the_float_of_score_queries(
 ) -> None:
     judgements, ranking = query
     assert_same_floats(judgements, ranking, trec_options, NAMES)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # numpy: 1e40 in 32 bits
+@settings(max_examples=300, deadline=None)
+@given(st.lists(queries(), min_size=1, max_size=3), options())
+def test_a_metric_does_not_depend_on_the_others_asked_with_it(
+    batch: list[tuple[dict[str, Any], Any]], trec_options: TrecOptions
+) -> None:
+    # bpref ranks the documents graded 0 too, and a gain for grade 0 puts them in nDCG:
+    # asked together or alone, every metric of every query is the same float.
+    qids = [f"q{i}" for i in range(len(batch))]
+    qrels = {qid: judgements for qid, (judgements, _) in zip(qids, batch, strict=True)}
+    rankings = [ranking for _, ranking in batch]
+    together = score_queries(qids, qrels, rankings, NAMES, trec_options)
+    for name in NAMES:
+        alone = score_queries(qids, qrels, rankings, [name], trec_options)[name]
+        assert list(map(bits, alone)) == list(map(bits, together[name])), name
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -90,6 +90,36 @@ def test_tokenize_keeps_letters_and_digits_of_every_script(text: str, expected: 
     assert tokenize(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Chinese, Japanese and Thai are written without spaces: one token per character.
+        ("我爱北京", ["我", "爱", "北", "京"]),
+        ("東京タワーへ行く", ["東", "京", "タ", "ワ", "ー", "へ", "行", "く"]),
+        ("ｶﾀｶﾅ", ["ｶ", "ﾀ", "ｶ", "ﾅ"]),  # half-width katakana (NFC keeps it)
+        # Thai: a tone mark (U+0E48, U+0E49: category Mn) stays with its letter; the vowel
+        # sara am (U+0E33) is a letter (Lo) of its own.
+        ("แม่น้ำ", ["แ", "ม่", "น้", "ำ"]),
+        # Digits and Latin runs around them stay words; Korean is written with spaces.
+        ("2024年GPT模型", ["2024", "年", "gpt", "模", "型"]),
+        ("한국어 문장", ["한국어", "문장"]),
+    ],
+)
+def test_tokenize_splits_scripts_written_without_spaces_per_character(
+    text: str, expected: list[str]
+) -> None:
+    assert tokenize(text) == expected
+
+
+def test_rouge_hand_computed_chinese() -> None:
+    # reference 我爱北京 (4 characters), prediction 我爱上海 (4): 2 unigrams shared,
+    # rouge1 P = R = 2/4; bigrams 我爱 shared of 3 each -> 1/3; LCS 我爱 = 2 -> 2/4.
+    scores = rouge("我爱上海", ["我爱北京"])
+    assert scores.rouge1 == pytest.approx(0.5)
+    assert scores.rouge2 == pytest.approx(1 / 3)
+    assert scores.rougeL == pytest.approx(0.5)
+
+
 def test_rouge_score_default_tokenizer_drops_non_ascii_letters() -> None:
     # Why this module exists: "Кошка" has no [a-z0-9] character, "Café" loses its "é".
     assert tokenizers.DefaultTokenizer().tokenize("Кошка Café") == ["caf"]
@@ -364,6 +394,17 @@ def test_rouge_detail_rejects_missing_or_bare_references() -> None:
 # ----------------------------------------------------------------------------- parity, any text
 
 
+# The scripts written without spaces, by the names Unicode gives their letters.
+_UNSPACED_NAMES = (
+    "CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH", "HIRAGANA", "KATAKANA",
+    "HALFWIDTH KATAKANA", "THAI", "LAO", "MYANMAR", "KHMER",
+)  # fmt: skip
+
+
+def _unspaced(char: str) -> bool:
+    return unicodedata.name(char, "").startswith(_UNSPACED_NAMES)
+
+
 class _ReferenceTokenizer:
     """The tokenizer's rules (module docstring of ``metrics.text``) spelled out one
     character at a time, with NLTK's Porter stemmer called on every token: the reference
@@ -376,7 +417,12 @@ class _ReferenceTokenizer:
         words: list[str] = []
         current = ""
         for char in unicodedata.normalize("NFC", text).lower():
-            if char.isalnum() or (current and unicodedata.category(char).startswith("M")):
+            if current and unicodedata.category(char).startswith("M"):
+                current += char
+            elif char.isalnum():
+                if current and (_unspaced(char) or _unspaced(current[0])):
+                    words.append(current)  # a letter of an unspaced script is a token
+                    current = ""
                 current += char
             elif current:
                 words.append(current)
@@ -394,7 +440,8 @@ class _ReferenceTokenizer:
 # and decomposed Latin, Devanagari with its marks; separators of every kind, lines included.
 _ANY_WORDS = [
     *_ASCII_WORDS, "кошка", "Кошки", "сидит", "αθήνα", "Café", "cafe\u0301", "crème",
-    "हिन्दी", "٣", "İstanbul", "STRASSE", "straße", "x",
+    "हिन्दी", "٣", "İstanbul", "STRASSE", "straße", "x", "北京", "東京タワー", "ｶﾀｶﾅ",
+    "แม่น้ำ", "2024年", "한국어", "ສະບາຍດີ", "မြန်မာ", "ខ្មែរ",
 ]  # fmt: skip
 _ANY_SEPARATORS = [*_ASCII_SEPARATORS, "—", "«", "»", "…", "\u00a0", "\u3000", "。", "\r\n"]
 _any_word_text = st.lists(

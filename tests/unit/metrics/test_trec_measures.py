@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from test_retrieval import some_as_lists
 
 from pytest_ragmetrics.metrics.retrieval import RECALL_LEVELS, evaluate, score_queries
+from pytest_ragmetrics.metrics.trec_options import TrecOptions
 
 TOLERANCE = 1e-9
 # Our name -> pytrec_eval's key in its per-query results.
@@ -345,11 +346,124 @@ def test_gains_map_grades_for_ndcg() -> None:
     assert plain == pytest.approx((1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)), abs=TOLERANCE)
 
 
+# trec_eval's ndcg with gains (m_ndcg.c): a retrieved document gains its grade's gain,
+# negative ones included; the ideal ranking is built from the *positive* gains of every
+# judged document of the qrels (grade 0 included when it is given a gain), best first. A
+# negative grade in the qrels is unjudged: it gains nothing. pytrec_eval's extension
+# module takes trec_eval's gains parameter (``ndcg.1=-1``: 0.1309 and 1.0, ``ndcg.0=1``:
+# 0.7387); ``test_gains_equal_pytrec_eval`` compares with it on random qrels.
+GAIN_QRELS = {"q": {"a": 1, "b": 2, "c": 0, "d": -1, "e": 1}}
+GAIN_RUN = {"q": {"a": 3.0, "b": 2.0, "c": 1.0, "d": 0.5}}  # a, b, c, d
+GAIN_RUN_WITHOUT_A = {"q": {"b": 2.0, "c": 1.0, "d": 0.5}}  # b, c, d
+
+
+@pytest.mark.parametrize("with_bpref", [False, True])
+@pytest.mark.parametrize(
+    ("run", "expected"),
+    [
+        # DCG = -1/log2(2) (a) + 2/log2(3) (b); c gains 0, d is unjudged. The ideal holds
+        # the positive gains only: b's 2 at rank 1 -> IDCG = 2.
+        (GAIN_RUN, (-1 + 2 / math.log2(3)) / 2),
+        # DCG = 2/log2(2) (b); the unretrieved a and e (gain -1) are in no ranking.
+        (GAIN_RUN_WITHOUT_A, 1.0),
+    ],
+)
+def test_negative_gains_stay_out_of_the_ideal_ranking(
+    run: dict[str, dict[str, float]], expected: float, with_bpref: bool
+) -> None:
+    names = ["ndcg", "bpref"] if with_bpref else ["ndcg"]
+    ours = evaluate(GAIN_QRELS, run, names, gains={1: -1})
+    assert ours["ndcg"] == pytest.approx(expected, abs=TOLERANCE)
+    assert ours["ndcg"] <= 1.0
+
+
+def test_negative_gains_can_make_ndcg_negative() -> None:
+    # a (gain -1) at rank 1, b (gain 2) at rank 4: DCG = -1 + 2/log2(5); IDCG = 2.
+    ours = evaluate({"q": {"a": 1, "b": 2}}, {"q": ["a", "x", "y", "b"]}, ["ndcg"], gains={1: -1})
+    assert ours["ndcg"] == pytest.approx((-1 + 2 / math.log2(5)) / 2, abs=TOLERANCE)
+    assert ours["ndcg"] < 0
+
+
+@pytest.mark.parametrize("with_bpref", [False, True])
+def test_grade_zero_can_be_given_a_gain(with_bpref: bool) -> None:
+    # gains: grade 0 -> 1 (c), grade 1 -> 1 (a, e), grade 2 -> 2 (b); d is unjudged.
+    # Ranking b, c, d: DCG = 2/log2(2) + 1/log2(3). Ideal: 2, 1, 1, 1 ->
+    # 2 + 1/log2(3) + 1/log2(4) + 1/log2(5).
+    names = ["ndcg", "ndcg@2", "bpref"] if with_bpref else ["ndcg", "ndcg@2"]
+    ours = evaluate(GAIN_QRELS, GAIN_RUN_WITHOUT_A, names, gains={0: 1})
+    ideal = 2 + 1 / math.log2(3) + 1 / 2 + 1 / math.log2(5)
+    assert ours["ndcg"] == pytest.approx((2 + 1 / math.log2(3)) / ideal, abs=TOLERANCE)
+    # @2: DCG = 2 + 1/log2(3), ideal 2 + 1/log2(3)
+    assert ours["ndcg@2"] == pytest.approx(1.0, abs=TOLERANCE)
+    without = evaluate(GAIN_QRELS, GAIN_RUN_WITHOUT_A, ["ndcg"])["ndcg"]
+    # grade 0 gains nothing by default: DCG 2, ideal 2 + 1/log2(3) + 1/log2(4)
+    assert without == pytest.approx(2 / (2 + 1 / math.log2(3) + 1 / 2), abs=TOLERANCE)
+
+
+def test_a_query_of_grade_zero_documents_only_can_gain() -> None:
+    # c and n graded 0, each gaining 3; c retrieved at rank 2: DCG 3/log2(3), ideal
+    # 3 + 3/log2(3) (trec_eval 9.0.8: 0.3869). Nothing is relevant: map stays 0.
+    ours = evaluate({"q": {"c": 0, "n": 0}}, {"q": ["x", "c"]}, ["ndcg", "map"], gains={0: 3})
+    expected = (3 / math.log2(3)) / (3 + 3 / math.log2(3))
+    assert dict(ours) == pytest.approx({"ndcg": expected, "map": 0.0}, abs=TOLERANCE)
+
+
+def _graded_collection(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """Qrels graded -1 to 3, each query with a document graded 0 or more (trec_eval loops
+    forever on a query judged negative only), and a run with ties and unjudged documents."""
+    rng = random.Random(seed)
+    pool = [f"d{i:02d}" for i in range(30)]
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(10):
+        judged = rng.sample(pool, rng.randint(1, 10))
+        qrels[f"q{q}"] = {doc: rng.choice([-1, 0, 0, 1, 2, 3]) for doc in judged}
+        qrels[f"q{q}"][judged[0]] = rng.choice([0, 1, 2, 3])
+        grid = rng.choice([4, 1000])
+        run[f"q{q}"] = {doc: rng.randint(0, grid) / grid for doc in rng.sample(pool, 15)}
+    return qrels, run
+
+
+@pytest.mark.parametrize("with_bpref", [False, True])
+@pytest.mark.parametrize(
+    "gains",
+    # Gains a whole number apart: trec_eval 9.0's sort of the gains compares their
+    # difference cut to an int, which leaves gains less than 1 apart in any order.
+    [{1: -1}, {0: 1}, {0: 2, 1: -1, 2: 5}, {0: -0.5}, {2: -3, 3: 1}],
+)
+@pytest.mark.parametrize("seed", range(10))
+def test_gains_equal_pytrec_eval(seed: int, gains: dict[int, float], with_bpref: bool) -> None:
+    # pytrec_eval's Python wrapper passes numeric parameters only; its extension module
+    # takes trec_eval's ``ndcg.<grade>=<gain>,...`` as trec_eval's -m does.
+    import pytrec_eval_ext
+
+    qrels, run = _graded_collection(seed)
+    parameter = ",".join(f"{grade}={gain:g}" for grade, gain in sorted(gains.items()))
+    evaluator = pytrec_eval_ext.RelevanceEvaluator(qrels, {f"ndcg.{parameter}"}, 1, False)
+    reference = evaluator.evaluate(run)
+    qids = list(run)
+    names = ["ndcg", "bpref"] if with_bpref else ["ndcg"]
+    ours = score_queries(qids, qrels, [run[qid] for qid in qids], names, TrecOptions(gains=gains))
+    expected = [reference[qid]["ndcg"] for qid in qids]
+    assert list(ours["ndcg"]) == pytest.approx(expected, abs=TOLERANCE)
+
+
 @pytest.mark.parametrize(("ties", "expected"), [("float32", 0.5), ("double", 1.0)])
 def test_ties_float32_or_double(ties: str, expected: float) -> None:
     # 1.0 and 1.00000001 are one 32-bit float: a tie, broken by doc id descending (b first)
     ours = evaluate({"q": {"a": 1}}, {"q": {"b": 1.0, "a": 1.00000001}}, ["mrr"], ties=ties)  # type: ignore[arg-type]
     assert ours["mrr"] == expected
+
+
+@pytest.mark.parametrize("ties", ["float32", "double"])
+def test_ties_change_only_how_scores_compare_not_iprec_rounding(ties: str) -> None:
+    # R = 4 relevant documents, ranking r1, n, n, r2: precision 1 at r1, 2/4 at r2.
+    # At recall 0.3 trec_eval 9 asks for c = trunc(0.3 * 4 + 0.9) = 2 relevant documents
+    # -> 0.5; trec_eval 10.0's lround(1.2) = 1 would give 1.0. Both ties keep 9's rule.
+    qrels = {"q": {"r1": 1, "r2": 1, "r3": 1, "r4": 1}}
+    run = {"q": {"r1": 4.0, "n1": 3.0, "n2": 2.0, "r2": 1.0}}
+    ours = evaluate(qrels, run, ["iprec_at_recall@0.3"], ties=ties)  # type: ignore[arg-type]
+    assert ours["iprec_at_recall@0.3"] == pytest.approx(0.5, abs=TOLERANCE)
 
 
 def test_float32_ties_match_pytrec_eval() -> None:
@@ -376,6 +490,7 @@ def test_empty_ranking_iprec_is_zero_not_nan() -> None:
         ("gains", {"2": 3}),
         ("gains", {2: math.nan}),
         ("gains", {2: math.inf}),  # would make ndcg NaN, and a baseline's JSON invalid
+        ("gains", {-1: 2}),  # a negative grade is unjudged: its gain could never apply
         ("relevance_level", math.inf),
     ],
 )
