@@ -10,7 +10,9 @@ system, ``<eval>[<system>].json``, for a dataset of several systems). It holds
 * ``signature``: the metric settings that produced the numbers. It never covers the
   system's outputs (answers, contexts, tokens, latency, telemetry): those are exactly what
   changes between the baseline and a candidate, so a changed log is compared, and only
-  changed settings refuse the comparison.
+  changed settings refuse the comparison: a setting every metric shares refuses the
+  whole file, a metric's own version (``<metric>.version``) that metric's numbers only
+  (``check_signature``).
 
 Files are written with sorted keys and a stable layout, through a temporary file and an
 atomic rename, by the controller only. Schema 1 files (aggregates only, with a signature
@@ -25,7 +27,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -245,6 +247,46 @@ def signature_differences(stored: Mapping[str, Any], current: Mapping[str, Any])
         if before != after:
             differences.append(f"{key}: stored {_short(before)}, now {_short(after)}")
     return differences
+
+
+VERSION_KEY = ".version"  # ``<metric>.version``: the version of a metric of the user's
+
+
+def metric_of(key: str) -> str | None:
+    """The metric a signature key is of (``words`` for ``words.version``, the version a
+    metric declared in user code was given), ``None`` for a setting that every metric
+    shares (``tau_sim``, the embedding model, the system, the judge)."""
+    metric, dot, rest = key.partition(".")
+    return metric if dot and f".{rest}" == VERSION_KEY else None
+
+
+@dataclass(frozen=True)
+class SignatureCheck:
+    """How a stored signature differs from this run's, as lines of
+    ``signature_differences``: ``settings``, the settings every metric shares (none of the
+    file's numbers is comparable), and ``metrics``, per metric, what differs of that metric
+    alone (only its numbers are not comparable; a metric newly given a version reads
+    ``words.version: stored default, now "1"``)."""
+
+    settings: tuple[str, ...] = ()
+    metrics: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def check_signature(stored: Mapping[str, Any], current: Mapping[str, Any]) -> SignatureCheck:
+    """``stored`` against ``current``, split by what each difference makes incomparable."""
+    settings: list[str] = []
+    metrics: dict[str, tuple[str, ...]] = {}
+    for key in sorted(set(stored) | set(current)):
+        lines = signature_differences(
+            {key: stored[key]} if key in stored else {},
+            {key: current[key]} if key in current else {},
+        )
+        metric = metric_of(key)
+        if metric is None:
+            settings += lines
+        elif lines:
+            metrics[metric] = (*metrics.get(metric, ()), *lines)
+    return SignatureCheck(tuple(settings), metrics)
 
 
 _DEFAULT = object()

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV
 
-from conftest import jsonl
+from conftest import jsonl, terminal_section
 
 FACTS = [
     ("The Eiffel Tower is in Paris.", "Paris"),
@@ -188,10 +188,18 @@ def test_changed_metric_settings_refuse_the_comparison(project: pytest.Pytester)
         [
             "overlap.mean >= baseline: cannot be checked",
             "the baseline __baselines__/test_eval.json was made with other metric settings, "
-            "so it is not compared:",
+            "so it is not compared; the settings that differ:",
             "  tau_sim: stored 0.65, now 0.7",
         ]
     )
+    # The terminal's summary of the stored baselines says what its list is, and lists it.
+    section = terminal_section(result, "ragmetrics")
+    start = section.index("Stored baselines (rows paired by id):")
+    assert section[start + 1 : start + 3] == [
+        "  test_eval.py: not compared: the baseline __baselines__/test_eval.json was made "
+        "with other metric settings, so it is not compared; the settings that differ:",
+        "    tau_sim: stored 0.65, now 0.7",
+    ]
 
 
 def test_changed_retrieval_options_refuse_the_comparison(project: pytest.Pytester) -> None:
@@ -214,7 +222,7 @@ def test_a_changed_bleu_tokenizer_refuses_the_comparison(project: pytest.Pyteste
     result.stdout.fnmatch_lines(
         [
             "the baseline __baselines__/test_eval.json was made with other metric settings, "
-            "so it is not compared:",
+            "so it is not compared; the settings that differ:",
             '  bleu: stored default, now {"tokenize": "intl"}',
         ]
     )

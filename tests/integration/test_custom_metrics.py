@@ -20,7 +20,7 @@ import pytest
 
 from pytest_ragmetrics.metrics.catalog import custom_metrics
 
-from conftest import ROWS, Project, jsonl
+from conftest import ROWS, Project, jsonl, terminal_section
 
 METRICS = '''
 from pytest_ragmetrics import metric
@@ -161,6 +161,65 @@ def test_a_baseline_of_another_version_of_the_metric_is_refused(custom: Project)
     result = custom.run()
     result.assert_outcomes(passed=4, failed=1)
     result.stdout.fnmatch_lines(['*words.version: stored "1", now "2-words"*'])
+
+
+BASELINE_GATES = """
+[gates]
+"words.mean" = "<= baseline"
+"cites.rate" = ">= baseline"
+"f1.mean" = ">= baseline"
+"""
+
+
+def test_a_version_bump_invalidates_only_that_metrics_gates(custom: Project) -> None:
+    """A rewritten metric's numbers are not compared with the old ones, but every other
+    metric of the baseline still is: the version is one metric's, not the whole file's."""
+    custom.write("thresholds.toml", BASELINE_GATES)
+    versioned = METRICS.replace("range=(0, 50))", "range=(0, 50), version=VERSION)")
+    custom.write("conftest.py", versioned.replace("VERSION", "1"))
+    custom.run("--ragmetrics-update-baseline").assert_outcomes(passed=4 + 3)
+    custom.write("conftest.py", versioned.replace("VERSION", "2"))
+    result, report = custom.run_json()
+    result.assert_outcomes(passed=4 + 2, failed=1)
+    gates = {gate["name"]: gate for gate in _eval(report)["gates"]}
+    assert gates["cites.rate"]["status"] == "passed"
+    assert gates["f1.mean"]["status"] == "passed"
+    assert gates["words.mean"]["status"] == "failed"
+    result.stdout.fnmatch_lines(
+        [
+            "*words.mean <= baseline: cannot be checked*",
+            "*made with another version of words, so words is not compared*",
+            '*words.version: stored "1", now "2"*',
+        ]
+    )
+    baseline = _eval(report)["baseline"]
+    assert baseline["status"] == "paired"
+    assert baseline["not_compared"] == {"words": ['words.version: stored "1", now "2"']}
+    section = terminal_section(result, "ragmetrics")
+    start = section.index("Stored baselines (rows paired by id):")
+    assert section[start + 1 : start + 4] == [
+        "  test_eval.py: gates of words not compared, the baseline holds another version:",
+        '    words.version: stored "1", now "2"',
+        "    every stored row paired, none changed state",
+    ]
+
+
+def test_a_newly_versioned_metric_leaves_the_other_gates_compared(custom: Project) -> None:
+    """A metric declared (or given a version) after the baseline was stored has no
+    version there: only its own gates are refused."""
+    custom.write("thresholds.toml", BASELINE_GATES)
+    custom.run("--ragmetrics-update-baseline").assert_outcomes(passed=4 + 3)
+    versioned = METRICS.replace("range=(0, 50))", "range=(0, 50), version=1)")
+    custom.write("conftest.py", versioned)
+    result = custom.run()
+    result.assert_outcomes(passed=4 + 2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*words.mean <= baseline: cannot be checked*",
+            '*words.version: stored default, now "1"*',
+        ]
+    )
+    assert "cites.rate >= baseline: cannot be checked" not in result.stdout.str()
 
 
 @pytest.mark.parametrize(

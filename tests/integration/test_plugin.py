@@ -162,7 +162,8 @@ def test_baseline_update_and_comparison(project: Project) -> None:
     mismatch.assert_outcomes(passed=N_ROWS, failed=2)
     mismatch.stdout.fnmatch_lines(
         [
-            "*was made with other metric settings, so it is not compared:",
+            "*was made with other metric settings, so it is not compared; "
+            "the settings that differ:",
             "  tau_sim: stored 0.65, now 0.7",
             "restore the settings; or, if the new settings are meant to stay, store this run's "
             "values as the baseline (this accepts them as the reference): *",

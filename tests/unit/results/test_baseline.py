@@ -16,9 +16,12 @@ from pytest_ragmetrics.gates.evaluate import evaluate_gate
 from pytest_ragmetrics.gates.stored import pair_rows, regressed_rows
 from pytest_ragmetrics.results.baseline import (
     BaselineError,
+    SignatureCheck,
     StoredRow,
     baseline_path,
+    check_signature,
     input_digest,
+    metric_of,
     read_baseline,
     render_baseline,
     signature_differences,
@@ -160,6 +163,27 @@ def test_signature_differences_name_each_key() -> None:
     assert signature_differences(changed, current) == [
         "rouge_use_stemmer: stored true, now default"
     ]
+
+
+def test_a_metric_version_is_that_metrics_alone() -> None:
+    """A version key belongs to its metric: only that metric's numbers are incomparable,
+    while a shared setting makes the whole file so."""
+    stored = {"tau_sim": 0.65, "words.version": "1", "cites.version": "1"}
+    bumped = {"tau_sim": 0.65, "words.version": "2", "cites.version": "1", "new.version": "1"}
+    check = check_signature(stored, bumped)
+    assert check.settings == ()
+    assert check.metrics == {
+        "words": ('words.version: stored "1", now "2"',),
+        "new": ('new.version: stored default, now "1"',),
+    }
+    both = check_signature(stored, {**bumped, "tau_sim": 0.7})
+    assert both.settings == ("tau_sim: stored 0.65, now 0.7",)
+    assert set(both.metrics) == {"words", "new"}
+    assert check_signature(stored, stored) == SignatureCheck()
+    # Only ``<metric>.version`` is a metric's; a dotted key of another kind is not.
+    assert metric_of("words.version") == "words"
+    assert metric_of("tau_sim") is None
+    assert metric_of("words.other") is None
 
 
 def test_a_rows_input_digest_ignores_what_the_system_answered() -> None:
