@@ -26,6 +26,7 @@ import hashlib
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +124,16 @@ class _Invalid(Exception):
 _NOT_A_NUMBER = "is not a number a baseline may hold"
 
 
+def _settings_read_once(value: Any, where: str) -> None:
+    """The signature's settings, nested objects included, each key held once."""
+    if isinstance(value, dict):
+        for key, item in _object(value, where).items():
+            _settings_read_once(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _settings_read_once(item, f"{where}[{index}]")
+
+
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _Invalid(f"{where}: expected a number, got {json.dumps(value)[:40]}")
@@ -135,9 +146,31 @@ def _number(value: Any, where: str) -> float:
     return number
 
 
+class _Pairs(dict[str, Any]):
+    """A JSON object as read, with the keys it held more than once (``json`` keeps the
+    last of them silently) and how many times."""
+
+    repeated: dict[str, int]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
+    read = _Pairs(pairs)
+    counts = Counter(key for key, _ in pairs)
+    read.repeated = {key: count for key, count in counts.items() if count > 1}
+    return read
+
+
 def _object(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _Invalid(f"{where}: expected an object")
+    repeated = getattr(value, "repeated", None)
+    if repeated:
+        what = "row ids" if where == "rows" else "keys"
+        listed = ", ".join(f"{key!r} ({count} times)" for key, count in sorted(repeated.items()))
+        raise _Invalid(
+            f"{where}: {what} stored more than once: {listed}; which of them is the "
+            "reference cannot be told"
+        )
     return value
 
 
@@ -168,6 +201,7 @@ def _parse(path: Path, document: Any) -> Baseline:
     if version not in (1, SCHEMA_VERSION):
         raise _Invalid(f"schema_version {version!r} is not 1 or {SCHEMA_VERSION}")
     signature = _object(document.get("signature"), "signature")
+    _settings_read_once(signature, "signature")
     n = document.get("n")
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise _Invalid("n: expected a count of rows")
@@ -189,7 +223,9 @@ def read_baseline(path: Path) -> Baseline | None:
     except OSError as error:
         raise BaselineError(f"{path}: cannot read: {error.strerror}") from None
     try:
-        document = loads_finite(content.decode("utf-8"), refusal=_NOT_A_NUMBER)
+        document = loads_finite(
+            content.decode("utf-8"), refusal=_NOT_A_NUMBER, object_pairs_hook=_pairs
+        )
         return _parse(path, document)
     except UnicodeDecodeError as error:
         problem = f"not UTF-8 text ({error})"

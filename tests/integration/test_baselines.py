@@ -301,6 +301,31 @@ def test_a_broken_baseline_fails_its_gates_and_nothing_else(project: pytest.Pyte
     assert project.runpytest().ret == 1
 
 
+def test_a_baseline_with_a_row_twice_is_refused_until_rewritten(
+    project: pytest.Pytester,
+) -> None:
+    """A merge that leaves a row id twice is not read as "the later entry wins": the
+    file's gates fail naming the id and the file, with the command that rewrites it."""
+    path = project.path / "__baselines__" / "test_eval.json"
+    lines = path.read_text().splitlines(keepends=True)
+    q1 = next(i for i, line in enumerate(lines) if line.startswith('    "q1": '))
+    lines.insert(q1 + 1, lines[q1])
+    path.write_text("".join(lines))
+    result = project.runpytest()
+    result.assert_outcomes(passed=8, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*__baselines__/test_eval.json: not a pytest-ragmetrics baseline: rows: row ids "
+            "stored more than once: 'q1' (2 times)*",
+            "*this accepts them as the reference): "
+            "pytest test_eval.py --ragmetrics-update-baseline",
+        ]
+    )
+    assert project.runpytest("--ragmetrics-update-baseline").ret == 0
+    assert path.read_text().count('"q1": ') == 1
+    project.runpytest().assert_outcomes(passed=10)
+
+
 def test_an_update_writes_an_ordinary_file_and_cleans_up_after_a_killed_one(
     project: pytest.Pytester,
 ) -> None:
