@@ -46,6 +46,7 @@ from pytest_ragmetrics.metrics.catalog import close_fixtures
 from pytest_ragmetrics.plugin.fixtures import (
     DETERMINISM,
     FIXTURES,
+    late_metric,
     missing_fields,
     plugin_metrics,
 )
@@ -495,6 +496,16 @@ def _refuse_misspelled_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
         pytest.fail(f"{where}: {meant}", pytrace=False)
 
 
+def _refuse_late_metrics(metafunc: pytest.Metafunc, where: str) -> None:
+    """A metric declared after this run read thresholds.toml is refused (``late_metric``):
+    one collection error for the test function that takes it, not one per row."""
+    refused = [
+        why for name in _metric_names(metafunc) if (why := late_metric(metafunc.config, name))
+    ]
+    if refused:
+        pytest.fail(f"{where}: " + "; ".join(refused), pytrace=False)
+
+
 def _refuse_misspelled_marker(metafunc: pytest.Metafunc, takes: str) -> None:
     """A test that takes ``row`` or ``rows`` with no ragmetrics marker but one a slip
     from it (``ragmetric``) is a typo: fail its collection naming the marker meant,
@@ -525,6 +536,7 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> bool:
         return False
     where = metafunc.definition.nodeid
     _refuse_misspelled_fixtures(metafunc, where)
+    _refuse_late_metrics(metafunc, where)
     if takes_row and takes_rows:
         pytest.fail(
             f"{where}: a test takes either `row` (once per row) or `rows` (once over all "

@@ -352,7 +352,7 @@ def test_a_metric_declared_after_thresholds_were_read_is_refused(custom: Project
     )
     custom.write("thresholds.toml", "")
     used = custom.run()
-    used.assert_outcomes(errors=4)
+    used.assert_outcomes(errors=1)  # the test function's collection, not each of its rows
     used.stdout.fnmatch_lines(
         [
             "*evals/conftest.py:5: metric 'words' was declared after pytest read "
@@ -361,6 +361,19 @@ def test_a_metric_declared_after_thresholds_were_read_is_refused(custom: Project
     )
     custom.write("thresholds.toml", GATES)
     custom.run("evals").assert_outcomes(passed=4 + 3)  # the folder named: read first
+
+
+def test_a_metric_declared_in_a_test_module_is_refused_once(custom: Project) -> None:
+    """A test module is imported while pytest collects it, long after thresholds.toml
+    was read: its test fails to collect once, not once for each of its rows."""
+    custom.write("conftest.py", "")
+    custom.write("thresholds.toml", "")
+    custom.write("test_eval.py", METRICS + EVAL)
+    result = custom.run()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*test_eval.py:5: metric 'words' was declared after pytest read thresholds.toml*"]
+    )
 
 
 def test_pytest_fixtures_shows_the_docstring(custom: Project) -> None:
