@@ -49,6 +49,7 @@ from pytest_ragmetrics.plugin.fixtures import (
     late_metric,
     missing_fields,
     plugin_metrics,
+    ragmetrics_system,
 )
 from pytest_ragmetrics.plugin.options import DEFAULT_BATCH_SIZE, MODES
 from pytest_ragmetrics.plugin.state import BatchParam, RowParam, RowsParam, RunState
@@ -496,6 +497,26 @@ def _refuse_misspelled_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
         pytest.fail(f"{where}: {meant}", pytrace=False)
 
 
+def _refuse_unseen_systems(metafunc: pytest.Metafunc, where: str) -> None:
+    """A live eval whose test cannot see a ``ragmetrics_system`` of the project's (none,
+    or one in another test module or a conftest.py the test is not under) fails to
+    collect once, rather than every row of every system erroring alike."""
+    definition = metafunc.definition
+    # pytest's own fixture lookup for the test's node (no public accessor).
+    manager = definition.session._fixturemanager
+    found = manager.getfixturedefs("ragmetrics_system", definition) or ()
+    if found and getattr(found[-1].func, "__module__", None) != ragmetrics_system.__module__:
+        return
+    module = definition.path.name
+    pytest.fail(
+        f"{where}: this eval names live systems (ragmetrics marker systems=...), but {module} "
+        "sees no `ragmetrics_system` fixture of the project's: define a `ragmetrics_system` "
+        "fixture that returns them as pytest_ragmetrics.LiveSystem, in the eval file or in "
+        "a conftest.py of its folder or of one above it (docs/live.md)",
+        pytrace=False,
+    )
+
+
 def _refuse_late_metrics(metafunc: pytest.Metafunc, where: str) -> None:
     """A metric declared after this run read thresholds.toml is refused (``late_metric``):
     one collection error for the test function that takes it, not one per row."""
@@ -544,6 +565,8 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> bool:
             pytrace=False,
         )
     spec = marker_spec(marker, where)
+    if spec.systems is not None:
+        _refuse_unseen_systems(metafunc, where)
     options = state.options
     bulk = takes_row and (state.engine == "ray" or (options.mode or spec.mode) == "bulk")
     if takes_row and state.engine == "ray" and options.mode == "row":
