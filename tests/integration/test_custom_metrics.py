@@ -363,6 +363,20 @@ def test_a_metric_declared_after_thresholds_were_read_is_refused(custom: Project
     custom.run("evals").assert_outcomes(passed=4 + 3)  # the folder named: read first
 
 
+def test_a_misspelled_custom_metric_in_thresholds_says_which_it_meant(
+    custom: Project,
+) -> None:
+    custom.write("thresholds.toml", '[gates]\n"wrods.mean" = "<= 3.5"\n')
+    result = custom.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*thresholds.toml: [[]gates[]] 'wrods.mean': unknown metric 'wrods' "
+            "(did you mean words?)*"
+        ]
+    )
+
+
 def test_a_metric_declared_in_a_test_module_is_refused_once(custom: Project) -> None:
     """A test module is imported while pytest collects it, long after thresholds.toml
     was read: its test fails to collect once, not once for each of its rows."""
