@@ -165,6 +165,9 @@ def _against_stored(
     baseline = state.baseline
     if baseline is None:
         return None, state.missing
+    refused = state.metric_problem(gate.metric)
+    if refused:
+        return None, refused
     pairing, notes = state.pairing, [state.note] if state.note else []
     kind, _ = interval_kind(gate.metric, gate.stat)
     if pairing is not None and baseline.rows is not None and kind is not None:

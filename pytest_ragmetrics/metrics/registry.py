@@ -8,6 +8,7 @@ themselves are declared by the metric families and collected in
 
 from __future__ import annotations
 
+import difflib
 from typing import Literal
 
 from pytest_ragmetrics.metrics.base import MetricInfo
@@ -53,11 +54,29 @@ def metric_info(metric: str) -> MetricInfo:
         return info
     known = ", ".join(sorted(_usage(name, info) for name, info in METRICS.items()))
     raise UnknownAggregate(
-        f"unknown metric {metric!r}; known metrics: {known}. A metric of your own is "
+        f"unknown metric {metric!r}{_did_you_mean(_close_metric(metric))}; known metrics: "
+        f"{known}. A metric of your own is "
         "declared with pytest_ragmetrics.metric in the project's root conftest.py or one of "
         "a folder given on the command line, which pytest imports before it reads "
         "thresholds.toml (docs/custom-metrics.md)"
     )
+
+
+def _did_you_mean(close: str | None) -> str:
+    return f" (did you mean {close}?)" if close else ""
+
+
+def _close_metric(metric: str) -> str | None:
+    """The known metric ``metric`` most likely misspells, with its cutoff or level kept
+    (``ndgc@10`` -> ``ndcg@10``), ``None`` when none is close."""
+    base, at, k = metric.partition("@")
+    close = difflib.get_close_matches(base, sorted(METRICS), n=1)
+    if not close:
+        return None
+    info = METRICS[close[0]]
+    if at and (info.levels or info.cutoff != "none"):
+        return f"{close[0]}@{k}"
+    return _usage(close[0], info)
 
 
 def _usage(name: str, info: MetricInfo) -> str:
@@ -77,13 +96,19 @@ def split_aggregate(name: str) -> tuple[str, str]:
         return "judge", name
     metric, dot, stat = name.rpartition(".")
     if not dot or not metric:
-        raise UnknownAggregate(f"{name!r} is not of the form metric.stat (e.g. 'f1.mean')")
+        alone = difflib.get_close_matches(name, sorted({*TRUST_KEYS, *JUDGE_QUALITY}), n=1)
+        raise UnknownAggregate(
+            f"{name!r} is not of the form metric.stat (e.g. 'f1.mean')"
+            + _did_you_mean(alone[0] if alone else None)
+        )
     info = metric_info(metric)
     if stat in info.misleading:
         raise UnknownAggregate(f"{metric}.{stat} is not a gate: {info.misleading[stat]}")
     if stat not in info.stats:
+        close = difflib.get_close_matches(stat, info.stats, n=1)
         raise UnknownAggregate(
-            f"unknown statistic {stat!r} for {metric}; use one of {', '.join(info.stats)}"
+            f"unknown statistic {stat!r} for {metric}"
+            f"{_did_you_mean(close[0] if close else None)}; use one of {', '.join(info.stats)}"
         )
     return metric, stat
 

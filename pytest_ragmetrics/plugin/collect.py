@@ -17,6 +17,8 @@ when the row's test sets up (``pytest_ragmetrics.live.system``).
 
 from __future__ import annotations
 
+import difflib
+import os
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -44,8 +46,10 @@ from pytest_ragmetrics.metrics.catalog import close_fixtures
 from pytest_ragmetrics.plugin.fixtures import (
     DETERMINISM,
     FIXTURES,
+    late_metric,
     missing_fields,
     plugin_metrics,
+    ragmetrics_system,
 )
 from pytest_ragmetrics.plugin.options import DEFAULT_BATCH_SIZE, MODES
 from pytest_ragmetrics.plugin.state import BatchParam, RowParam, RowsParam, RunState
@@ -343,28 +347,64 @@ def _pairing(
 _Found = TypeVar("_Found", Dataset, DatasetReader)
 
 
-def _load(state: RunState, where: str, path: Location, fmt: str | None) -> Dataset:
-    return _read(where, lambda: _dataset(state, path, fmt))
+def _load(
+    state: RunState, where: str, path: Location, fmt: str | None, written: tuple[str, Path]
+) -> Dataset:
+    return _read(where, lambda: _dataset(state, path, fmt), path, written)
 
 
-def _scan(state: RunState, where: str, path: Location, fmt: str | None) -> DatasetReader:
-    return _read(where, lambda: _reader(state, path, fmt))
+def _scan(
+    state: RunState, where: str, path: Location, fmt: str | None, written: tuple[str, Path]
+) -> DatasetReader:
+    return _read(where, lambda: _reader(state, path, fmt), path, written)
 
 
-def _read(where: str, read: Callable[[], _Found]) -> _Found:
+def _read(
+    where: str, read: Callable[[], _Found], path: Location, written: tuple[str, Path]
+) -> _Found:
     """What ``read`` gives; a dataset that cannot be read, or has no rows, fails the
-    collection of the test at ``where``."""
+    collection of the test at ``where``. ``written``: the marker argument that named
+    ``path`` and the folder it is relative to, for a guess when no such file exists."""
     problem: str | None = None
     try:
         found = read()
     except DatasetError as error:
-        problem = str(error)
+        problem = str(error) + _near_miss(path, *written)
     if problem is not None:  # failed outside the except block: no chained traceback
         pytest.fail(f"{where}: {problem}", pytrace=False)
     table = found if isinstance(found, Dataset) else found.index
     if not len(table):
         pytest.fail(f"{where}: {table.display} has no rows", pytrace=False)
     return found
+
+
+def _near_miss(path: Location, argument: str, folder: Path) -> str:
+    """`` (did you mean dataset="data/rows.jsonl"?)`` when ``path`` does not exist but a
+    file one slip from it does (its name's, its folder's or its extension's); ``""``
+    otherwise. The guess is written as the marker's argument is: from ``folder``."""
+    if isinstance(path, SqlDataset) or path.exists():
+        return ""
+    parent = path.parent
+    if not parent.is_dir():
+        folders = _closest(parent.name, parent.parent, directories=True)
+        if folders is None:
+            return ""
+        parent = parent.parent / folders
+    found = _closest(path.name, parent, directories=False)
+    if found is None:
+        return ""
+    guess = Path(os.path.relpath(parent / found, folder)).as_posix()
+    return f' (did you mean {argument}="{guess}"?)'
+
+
+def _closest(name: str, folder: Path, *, directories: bool) -> str | None:
+    """The entry of ``folder`` (a folder, or a file) whose name is closest to ``name``."""
+    try:
+        names = [entry.name for entry in folder.iterdir() if entry.is_dir() == directories]
+    except OSError:
+        return None
+    close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def _infos(
@@ -467,15 +507,67 @@ def _refuse_misspelled_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
         pytest.fail(f"{where}: {meant}", pytrace=False)
 
 
+def _refuse_unseen_systems(metafunc: pytest.Metafunc, where: str) -> None:
+    """A live eval whose test cannot see a ``ragmetrics_system`` of the project's (none,
+    or one in another test module or a conftest.py the test is not under) fails to
+    collect once, rather than every row of every system erroring alike."""
+    definition = metafunc.definition
+    # pytest's own fixture lookup for the test's node (no public accessor).
+    manager = definition.session._fixturemanager
+    found = manager.getfixturedefs("ragmetrics_system", definition) or ()
+    if found and getattr(found[-1].func, "__module__", None) != ragmetrics_system.__module__:
+        return
+    module = definition.path.name
+    pytest.fail(
+        f"{where}: this eval names live systems (ragmetrics marker systems=...), but {module} "
+        "sees no `ragmetrics_system` fixture of the project's: define a `ragmetrics_system` "
+        "fixture that returns them as pytest_ragmetrics.LiveSystem, in the eval file or in "
+        "a conftest.py of its folder or of one above it (docs/live.md)",
+        pytrace=False,
+    )
+
+
+def _refuse_late_metrics(metafunc: pytest.Metafunc, where: str) -> None:
+    """A metric declared after this run read thresholds.toml is refused (``late_metric``):
+    one collection error for the test function that takes it, not one per row."""
+    refused = [
+        why for name in _metric_names(metafunc) if (why := late_metric(metafunc.config, name))
+    ]
+    if refused:
+        pytest.fail(f"{where}: " + "; ".join(refused), pytrace=False)
+
+
+def _refuse_misspelled_marker(metafunc: pytest.Metafunc, takes: str) -> None:
+    """A test that takes ``row`` or ``rows`` with no ragmetrics marker but one a slip
+    from it (``ragmetric``) is a typo: fail its collection naming the marker meant,
+    rather than each run saying it has no dataset."""
+    if takes in _parametrized_names(metafunc):
+        return  # the test gives itself its rows
+    names = {mark.name for mark in metafunc.definition.iter_markers()}
+    typos = sorted(
+        name for name in names if difflib.get_close_matches(name.lower(), [MARKER], cutoff=0.8)
+    )
+    if typos:
+        marked = " and ".join(f"`{name}`" for name in typos)
+        pytest.fail(
+            f"{metafunc.definition.nodeid} takes `{takes}` and is marked {marked}, which is "
+            f"no marker of pytest-ragmetrics: did you mean `{MARKER}`?",
+            pytrace=False,
+        )
+
+
 def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> bool:
     """Parametrize ``row`` over the marker's dataset, or give ``rows`` all of it; leave
     other tests alone. Whether the test was given rows."""
     marker = metafunc.definition.get_closest_marker(MARKER)
     takes_row, takes_rows = "row" in metafunc.fixturenames, "rows" in metafunc.fixturenames
+    if marker is None and (takes_row or takes_rows):
+        _refuse_misspelled_marker(metafunc, "row" if takes_row else "rows")
     if marker is None or not (takes_row or takes_rows):
         return False
     where = metafunc.definition.nodeid
     _refuse_misspelled_fixtures(metafunc, where)
+    _refuse_late_metrics(metafunc, where)
     if takes_row and takes_rows:
         pytest.fail(
             f"{where}: a test takes either `row` (once per row) or `rows` (once over all "
@@ -483,6 +575,8 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> bool:
             pytrace=False,
         )
     spec = marker_spec(marker, where)
+    if spec.systems is not None:
+        _refuse_unseen_systems(metafunc, where)
     options = state.options
     bulk = takes_row and (state.engine == "ray" or (options.mode or spec.mode) == "bulk")
     if takes_row and state.engine == "ray" and options.mode == "row":
@@ -496,12 +590,16 @@ def parametrize_rows(metafunc: pytest.Metafunc, state: RunState) -> bool:
     module_path = metafunc.definition.path
     dataset_path = _location(spec, module_path, state.project_root)
     # A bulk eval reads its rows a batch at a time: collection keeps only their index.
-    reader = _scan(state, where, dataset_path, spec.format) if bulk else None
-    dataset: RowTable = reader.index if reader else _load(state, where, dataset_path, spec.format)
+    written = ("dataset", module_path.parent)
+    reader = _scan(state, where, dataset_path, spec.format, written) if bulk else None
+    dataset: RowTable = (
+        reader.index if reader else _load(state, where, dataset_path, spec.format, written)
+    )
     rerun = None
     if spec.rerun is not None:
+        rerun_path = resolved(module_path.parent / spec.rerun)
         rerun = _load(
-            state, f"{where}: rerun", resolved(module_path.parent / spec.rerun), spec.format
+            state, f"{where}: rerun", rerun_path, spec.format, ("rerun", module_path.parent)
         )
     module = display_path(module_path, state.project_root)
     name = spec.name or module

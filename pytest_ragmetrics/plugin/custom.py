@@ -60,7 +60,8 @@ def metric(
     ``{"micro_f1": function(sums) -> number}``, each row returning
     ``RowValue(value, evidence, stats={...})``. The docstring is its definition: the first
     line is the reports' description. ``version``: change it when the metric computes
-    something else: a baseline stored under another version is refused, not compared.
+    something else: its gates against a baseline stored under another version fail, not
+    compared (the baseline's other metrics still are).
 
     Returns the metric's pytest fixture: ``name(row) -> Score``, recorded like ``f1``.
     A malformed declaration or a name already taken raises ``DeclarationError`` naming

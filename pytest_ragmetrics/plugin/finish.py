@@ -23,9 +23,9 @@ from pytest_ragmetrics.results.baseline import (
     BaselineError,
     StoredRow,
     baseline_path,
+    check_signature,
     read_baseline,
     render_baseline,
-    signature_differences,
 )
 from pytest_ragmetrics.results.compare import compare_systems, references, row_state
 from pytest_ragmetrics.results.pairing import BaselineState, accepting
@@ -124,13 +124,15 @@ def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
             "rows with it: run again"
         )
         return BaselineState(shown, baseline, problem, command)
-    differences = signature_differences(
-        baseline.settings_signature(), current_signature(summary, state)
-    )
-    if differences:
+    check = check_signature(baseline.settings_signature(), current_signature(summary, state))
+    if check.settings:
+        differences = [
+            *check.settings,
+            *(line for lines in check.metrics.values() for line in lines),
+        ]
         problem = (
             f"the baseline {shown} was made with other metric settings, so it is not "
-            "compared:\n  "
+            "compared; the settings that differ:\n  "
             + "\n  ".join(differences)
             + "\nrestore the settings; or, if the new settings are meant to stay, "
             + accepting(command)
@@ -143,7 +145,7 @@ def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
             f"the baseline {shown} is of schema {baseline.schema_version}: it holds "
             "aggregates only, so rows are not paired by id; to pair them, " + accepting(command)
         )
-    return BaselineState(shown, baseline, update_command=command, pairing=pairing, note=note)
+    return BaselineState(shown, baseline, None, command, pairing, note, not_compared=check.metrics)
 
 
 def stored_rows(summary: EvalSummary) -> dict[str, StoredRow]:

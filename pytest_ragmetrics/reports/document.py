@@ -107,13 +107,19 @@ def _row_document(summary: EvalSummary, row: RowResult) -> dict[str, Any]:
 def _baseline_document(stored: BaselineState) -> dict[str, Any]:
     """The stored baseline's entry; for one whose rows pair with this run's, also each
     stored row's values (``row_values``: id -> metric -> value), so a report can draw the
-    baseline's distribution beside this run's."""
+    baseline's distribution beside this run's; not those of a metric the baseline holds
+    another version of (``not_compared``)."""
     document = stored.as_dict()
     baseline = stored.baseline
     paired = stored.pairing is not None and not stored.problem
     if paired and baseline is not None and baseline.rows is not None:
         document["row_values"] = {
-            row_id: dict(row.values) for row_id, row in sorted(baseline.rows.items())
+            row_id: {
+                metric: value
+                for metric, value in row.values.items()
+                if metric not in stored.not_compared
+            }
+            for row_id, row in sorted(baseline.rows.items())
         }
     return document
 

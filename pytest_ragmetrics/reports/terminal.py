@@ -25,7 +25,12 @@ from pytest_ragmetrics.reports.evidence import (
     comparison_table,
     regressed_despite_passing,
 )
-from pytest_ragmetrics.results.pairing import UNPAIRED, describe_pairing
+from pytest_ragmetrics.results.pairing import (
+    UNPAIRED,
+    describe_pairing,
+    not_compared_title,
+    problem_listing,
+)
 from pytest_ragmetrics.results.transformations import KINDS
 
 
@@ -211,8 +216,14 @@ def stored_baseline_lines(evals: Sequence[Entry]) -> list[str]:
             continue
         head = f"  {entry['label']}:"
         if status == "not compared":
-            lines.append(f"{head} not compared: {stored['problem'].splitlines()[0]}")
+            first, listed = problem_listing(stored["problem"])
+            lines.append(f"{head} not compared: {first}")
+            lines += [f"    {line}" for line in listed]
             continue
+        versions = stored.get("not_compared") or {}
+        if versions:
+            lines.append(f"{head} {not_compared_title(list(versions))}:")
+            lines += [f"    {line}" for differences in versions.values() for line in differences]
         if status == "not paired":
             lines.append(f"{head} rows not paired: {stored.get('note')}")
             continue
@@ -220,7 +231,10 @@ def stored_baseline_lines(evals: Sequence[Entry]) -> list[str]:
         moved = found is not None and (found["idk_to_supported"] or found["regressions"])
         exact = not (stored["added"] or stored["removed"] or stored["changed"])
         if exact and not moved:
-            quiet += 1
+            if versions:  # this eval has its own lines already
+                lines.append("    every stored row paired, none changed state")
+            else:
+                quiet += 1
             continue
         lines.append(f"{head} {pairing_line(stored)}")
         for title, key in UNPAIRED:

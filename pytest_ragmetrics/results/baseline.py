@@ -10,7 +10,9 @@ system, ``<eval>[<system>].json``, for a dataset of several systems). It holds
 * ``signature``: the metric settings that produced the numbers. It never covers the
   system's outputs (answers, contexts, tokens, latency, telemetry): those are exactly what
   changes between the baseline and a candidate, so a changed log is compared, and only
-  changed settings refuse the comparison.
+  changed settings refuse the comparison: a setting every metric shares refuses the
+  whole file, a metric's own version (``<metric>.version``) that metric's numbers only
+  (``check_signature``).
 
 Files are written with sorted keys and a stable layout, through a temporary file and an
 atomic rename, by the controller only. Schema 1 files (aggregates only, with a signature
@@ -24,8 +26,9 @@ import hashlib
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +124,16 @@ class _Invalid(Exception):
 _NOT_A_NUMBER = "is not a number a baseline may hold"
 
 
+def _settings_read_once(value: Any, where: str) -> None:
+    """The signature's settings, nested objects included, each key held once."""
+    if isinstance(value, dict):
+        for key, item in _object(value, where).items():
+            _settings_read_once(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _settings_read_once(item, f"{where}[{index}]")
+
+
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _Invalid(f"{where}: expected a number, got {json.dumps(value)[:40]}")
@@ -133,9 +146,31 @@ def _number(value: Any, where: str) -> float:
     return number
 
 
+class _Pairs(dict[str, Any]):
+    """A JSON object as read, with the keys it held more than once (``json`` keeps the
+    last of them silently) and how many times."""
+
+    repeated: dict[str, int]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
+    read = _Pairs(pairs)
+    counts = Counter(key for key, _ in pairs)
+    read.repeated = {key: count for key, count in counts.items() if count > 1}
+    return read
+
+
 def _object(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _Invalid(f"{where}: expected an object")
+    repeated = getattr(value, "repeated", None)
+    if repeated:
+        what = "row ids" if where == "rows" else "keys"
+        listed = ", ".join(f"{key!r} ({count} times)" for key, count in sorted(repeated.items()))
+        raise _Invalid(
+            f"{where}: {what} stored more than once: {listed}; which of them is the "
+            "reference cannot be told"
+        )
     return value
 
 
@@ -166,6 +201,7 @@ def _parse(path: Path, document: Any) -> Baseline:
     if version not in (1, SCHEMA_VERSION):
         raise _Invalid(f"schema_version {version!r} is not 1 or {SCHEMA_VERSION}")
     signature = _object(document.get("signature"), "signature")
+    _settings_read_once(signature, "signature")
     n = document.get("n")
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise _Invalid("n: expected a count of rows")
@@ -187,7 +223,9 @@ def read_baseline(path: Path) -> Baseline | None:
     except OSError as error:
         raise BaselineError(f"{path}: cannot read: {error.strerror}") from None
     try:
-        document = loads_finite(content.decode("utf-8"), refusal=_NOT_A_NUMBER)
+        document = loads_finite(
+            content.decode("utf-8"), refusal=_NOT_A_NUMBER, object_pairs_hook=_pairs
+        )
         return _parse(path, document)
     except UnicodeDecodeError as error:
         problem = f"not UTF-8 text ({error})"
@@ -245,6 +283,46 @@ def signature_differences(stored: Mapping[str, Any], current: Mapping[str, Any])
         if before != after:
             differences.append(f"{key}: stored {_short(before)}, now {_short(after)}")
     return differences
+
+
+VERSION_KEY = ".version"  # ``<metric>.version``: the version of a metric of the user's
+
+
+def metric_of(key: str) -> str | None:
+    """The metric a signature key is of (``words`` for ``words.version``, the version a
+    metric declared in user code was given), ``None`` for a setting that every metric
+    shares (``tau_sim``, the embedding model, the system, the judge)."""
+    metric, dot, rest = key.partition(".")
+    return metric if dot and f".{rest}" == VERSION_KEY else None
+
+
+@dataclass(frozen=True)
+class SignatureCheck:
+    """How a stored signature differs from this run's, as lines of
+    ``signature_differences``: ``settings``, the settings every metric shares (none of the
+    file's numbers is comparable), and ``metrics``, per metric, what differs of that metric
+    alone (only its numbers are not comparable; a metric newly given a version reads
+    ``words.version: stored default, now "1"``)."""
+
+    settings: tuple[str, ...] = ()
+    metrics: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def check_signature(stored: Mapping[str, Any], current: Mapping[str, Any]) -> SignatureCheck:
+    """``stored`` against ``current``, split by what each difference makes incomparable."""
+    settings: list[str] = []
+    metrics: dict[str, tuple[str, ...]] = {}
+    for key in sorted(set(stored) | set(current)):
+        lines = signature_differences(
+            {key: stored[key]} if key in stored else {},
+            {key: current[key]} if key in current else {},
+        )
+        metric = metric_of(key)
+        if metric is None:
+            settings += lines
+        elif lines:
+            metrics[metric] = (*metrics.get(metric, ()), *lines)
+    return SignatureCheck(tuple(settings), metrics)
 
 
 _DEFAULT = object()

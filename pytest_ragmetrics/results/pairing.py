@@ -24,7 +24,7 @@ transformations (``idk_to_supported``, ``regressions``) from the stored rows' st
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_ragmetrics.results.baseline import Baseline
@@ -139,6 +139,9 @@ class BaselineState:
     update_command: str = "pytest --ragmetrics-update-baseline"
     pairing: Pairing | None = None
     note: str | None = None
+    # metric -> what differs of it alone (its version): its gates are not compared, the
+    # file's other metrics are (``results.baseline.check_signature``)
+    not_compared: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The ``baseline`` entry of an eval in the JSON report."""
@@ -151,7 +154,25 @@ class BaselineState:
             document.update(status="not paired", note=self.note)
         else:
             document.update(status="paired", **self.pairing.as_dict())
+        if self.not_compared and not self.problem:
+            document["not_compared"] = {
+                name: list(lines) for name, lines in self.not_compared.items()
+            }
         return document
+
+    def metric_problem(self, metric: str) -> str | None:
+        """Why the stored numbers of ``metric`` are not compared while the file's others
+        are (another version of it), ``None`` when they are."""
+        differences = self.not_compared.get(metric)
+        if not differences:
+            return None
+        return (
+            f"the baseline {self.path} was made with another version of {metric}, so "
+            f"{metric} is not compared (its other metrics are); what differs:\n  "
+            + "\n  ".join(differences)
+            + f"\nrestore the earlier version of {metric}; or, if the new version is meant "
+            "to stay, " + accepting(self.update_command)
+        )
 
     @property
     def missing(self) -> str:
@@ -164,6 +185,24 @@ def accepting(command: str) -> str:
     return (
         f"store this run's values as the baseline (this accepts them as the reference): {command}"
     )
+
+
+def problem_listing(problem: str) -> tuple[str, list[str]]:
+    """A baseline's ``problem`` as its first line and the lines it lists (indented by two
+    spaces: the settings that differ), without the advice that follows them."""
+    first, *rest = problem.splitlines()
+    return first, [line.strip() for line in rest if line.startswith("  ")]
+
+
+def problem_headline(problem: str) -> str:
+    """A baseline's ``problem`` on one line: ``problem_listing``'s lines joined by ``; ``."""
+    first, listed = problem_listing(problem)
+    return f"{first} {'; '.join(listed)}" if listed else first
+
+
+def not_compared_title(metrics: Sequence[str]) -> str:
+    """What the reports say of metrics a baseline holds another version of."""
+    return f"gates of {', '.join(metrics)} not compared, the baseline holds another version"
 
 
 def listing(ids: Sequence[str], total: int | None = None) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV
 
-from conftest import jsonl
+from conftest import jsonl, terminal_section
 
 FACTS = [
     ("The Eiffel Tower is in Paris.", "Paris"),
@@ -188,10 +188,18 @@ def test_changed_metric_settings_refuse_the_comparison(project: pytest.Pytester)
         [
             "overlap.mean >= baseline: cannot be checked",
             "the baseline __baselines__/test_eval.json was made with other metric settings, "
-            "so it is not compared:",
+            "so it is not compared; the settings that differ:",
             "  tau_sim: stored 0.65, now 0.7",
         ]
     )
+    # The terminal's summary of the stored baselines says what its list is, and lists it.
+    section = terminal_section(result, "ragmetrics")
+    start = section.index("Stored baselines (rows paired by id):")
+    assert section[start + 1 : start + 3] == [
+        "  test_eval.py: not compared: the baseline __baselines__/test_eval.json was made "
+        "with other metric settings, so it is not compared; the settings that differ:",
+        "    tau_sim: stored 0.65, now 0.7",
+    ]
 
 
 def test_changed_retrieval_options_refuse_the_comparison(project: pytest.Pytester) -> None:
@@ -214,7 +222,7 @@ def test_a_changed_bleu_tokenizer_refuses_the_comparison(project: pytest.Pyteste
     result.stdout.fnmatch_lines(
         [
             "the baseline __baselines__/test_eval.json was made with other metric settings, "
-            "so it is not compared:",
+            "so it is not compared; the settings that differ:",
             '  bleu: stored default, now {"tokenize": "intl"}',
         ]
     )
@@ -291,6 +299,31 @@ def test_a_broken_baseline_fails_its_gates_and_nothing_else(project: pytest.Pyte
     result.stdout.fnmatch_lines(['*metrics.tokens.mean: expected a number, got "100"*'])
     path.write_bytes(b"\xff" + path.read_bytes())
     assert project.runpytest().ret == 1
+
+
+def test_a_baseline_with_a_row_twice_is_refused_until_rewritten(
+    project: pytest.Pytester,
+) -> None:
+    """A merge that leaves a row id twice is not read as "the later entry wins": the
+    file's gates fail naming the id and the file, with the command that rewrites it."""
+    path = project.path / "__baselines__" / "test_eval.json"
+    lines = path.read_text().splitlines(keepends=True)
+    q1 = next(i for i, line in enumerate(lines) if line.startswith('    "q1": '))
+    lines.insert(q1 + 1, lines[q1])
+    path.write_text("".join(lines))
+    result = project.runpytest()
+    result.assert_outcomes(passed=8, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*__baselines__/test_eval.json: not a pytest-ragmetrics baseline: rows: row ids "
+            "stored more than once: 'q1' (2 times)*",
+            "*this accepts them as the reference): "
+            "pytest test_eval.py --ragmetrics-update-baseline",
+        ]
+    )
+    assert project.runpytest("--ragmetrics-update-baseline").ret == 0
+    assert path.read_text().count('"q1": ') == 1
+    project.runpytest().assert_outcomes(passed=10)
 
 
 def test_an_update_writes_an_ordinary_file_and_cleans_up_after_a_killed_one(

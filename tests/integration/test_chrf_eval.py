@@ -111,7 +111,8 @@ def test_a_baseline_stored_with_other_chrf_settings_is_not_compared(project: Pro
     result.stdout.fnmatch_lines(
         [
             "chrf.corpus >= baseline: cannot be checked",
-            "*was made with other metric settings, so it is not compared:",
+            "*was made with other metric settings, so it is not compared; "
+            "the settings that differ:",
             '  chrf: stored default, now {"beta": 3, "lowercase": true}',
         ]
     )

@@ -20,7 +20,7 @@ import pytest
 
 from pytest_ragmetrics.metrics.catalog import custom_metrics
 
-from conftest import ROWS, Project, jsonl
+from conftest import ROWS, Project, jsonl, terminal_section
 
 METRICS = '''
 from pytest_ragmetrics import metric
@@ -163,6 +163,65 @@ def test_a_baseline_of_another_version_of_the_metric_is_refused(custom: Project)
     result.stdout.fnmatch_lines(['*words.version: stored "1", now "2-words"*'])
 
 
+BASELINE_GATES = """
+[gates]
+"words.mean" = "<= baseline"
+"cites.rate" = ">= baseline"
+"f1.mean" = ">= baseline"
+"""
+
+
+def test_a_version_bump_invalidates_only_that_metrics_gates(custom: Project) -> None:
+    """A rewritten metric's numbers are not compared with the old ones, but every other
+    metric of the baseline still is: the version is one metric's, not the whole file's."""
+    custom.write("thresholds.toml", BASELINE_GATES)
+    versioned = METRICS.replace("range=(0, 50))", "range=(0, 50), version=VERSION)")
+    custom.write("conftest.py", versioned.replace("VERSION", "1"))
+    custom.run("--ragmetrics-update-baseline").assert_outcomes(passed=4 + 3)
+    custom.write("conftest.py", versioned.replace("VERSION", "2"))
+    result, report = custom.run_json()
+    result.assert_outcomes(passed=4 + 2, failed=1)
+    gates = {gate["name"]: gate for gate in _eval(report)["gates"]}
+    assert gates["cites.rate"]["status"] == "passed"
+    assert gates["f1.mean"]["status"] == "passed"
+    assert gates["words.mean"]["status"] == "failed"
+    result.stdout.fnmatch_lines(
+        [
+            "*words.mean <= baseline: cannot be checked*",
+            "*made with another version of words, so words is not compared*",
+            '*words.version: stored "1", now "2"*',
+        ]
+    )
+    baseline = _eval(report)["baseline"]
+    assert baseline["status"] == "paired"
+    assert baseline["not_compared"] == {"words": ['words.version: stored "1", now "2"']}
+    section = terminal_section(result, "ragmetrics")
+    start = section.index("Stored baselines (rows paired by id):")
+    assert section[start + 1 : start + 4] == [
+        "  test_eval.py: gates of words not compared, the baseline holds another version:",
+        '    words.version: stored "1", now "2"',
+        "    every stored row paired, none changed state",
+    ]
+
+
+def test_a_newly_versioned_metric_leaves_the_other_gates_compared(custom: Project) -> None:
+    """A metric declared (or given a version) after the baseline was stored has no
+    version there: only its own gates are refused."""
+    custom.write("thresholds.toml", BASELINE_GATES)
+    custom.run("--ragmetrics-update-baseline").assert_outcomes(passed=4 + 3)
+    versioned = METRICS.replace("range=(0, 50))", "range=(0, 50), version=1)")
+    custom.write("conftest.py", versioned)
+    result = custom.run()
+    result.assert_outcomes(passed=4 + 2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*words.mean <= baseline: cannot be checked*",
+            '*words.version: stored default, now "1"*',
+        ]
+    )
+    assert "cites.rate >= baseline: cannot be checked" not in result.stdout.str()
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
@@ -293,7 +352,7 @@ def test_a_metric_declared_after_thresholds_were_read_is_refused(custom: Project
     )
     custom.write("thresholds.toml", "")
     used = custom.run()
-    used.assert_outcomes(errors=4)
+    used.assert_outcomes(errors=1)  # the test function's collection, not each of its rows
     used.stdout.fnmatch_lines(
         [
             "*evals/conftest.py:5: metric 'words' was declared after pytest read "
@@ -302,6 +361,33 @@ def test_a_metric_declared_after_thresholds_were_read_is_refused(custom: Project
     )
     custom.write("thresholds.toml", GATES)
     custom.run("evals").assert_outcomes(passed=4 + 3)  # the folder named: read first
+
+
+def test_a_misspelled_custom_metric_in_thresholds_says_which_it_meant(
+    custom: Project,
+) -> None:
+    custom.write("thresholds.toml", '[gates]\n"wrods.mean" = "<= 3.5"\n')
+    result = custom.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*thresholds.toml: [[]gates[]] 'wrods.mean': unknown metric 'wrods' "
+            "(did you mean words?)*"
+        ]
+    )
+
+
+def test_a_metric_declared_in_a_test_module_is_refused_once(custom: Project) -> None:
+    """A test module is imported while pytest collects it, long after thresholds.toml
+    was read: its test fails to collect once, not once for each of its rows."""
+    custom.write("conftest.py", "")
+    custom.write("thresholds.toml", "")
+    custom.write("test_eval.py", METRICS + EVAL)
+    result = custom.run()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*test_eval.py:5: metric 'words' was declared after pytest read thresholds.toml*"]
+    )
 
 
 def test_pytest_fixtures_shows_the_docstring(custom: Project) -> None:

@@ -327,6 +327,26 @@ def test_usage_mistakes_are_named(
     project.run().stdout.fnmatch_lines([message])
 
 
+def test_a_system_fixture_the_eval_cannot_see_is_reported_once_per_test(
+    pytester: pytest.Pytester,
+) -> None:
+    """``ragmetrics_system`` defined in another test module is out of the eval's reach:
+    the eval file fails to collect once, not every row of every system of each of its
+    test functions (12 errors) with the same message."""
+    project = _project(pytester, IN_PROCESS, "")
+    project.write("test_other.py", SYSTEMS + "\n\ndef test_other():\n    pass\n")
+    result = project.run()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_live.py::test_correct: this eval names live systems (ragmetrics marker "
+            "systems=...), but test_live.py sees no `ragmetrics_system` fixture of the "
+            "project's: define a `ragmetrics_system` fixture that returns them*"
+        ]
+    )
+    assert _calls(project) == []
+
+
 def test_a_dataset_that_names_systems_is_not_a_question_set(pytester: pytest.Pytester) -> None:
     project = _project(pytester, IN_PROCESS)
     project.write("data/questions.jsonl", jsonl([{**q, "system": "x"} for q in QUESTIONS]))

@@ -162,7 +162,8 @@ def test_baseline_update_and_comparison(project: Project) -> None:
     mismatch.assert_outcomes(passed=N_ROWS, failed=2)
     mismatch.stdout.fnmatch_lines(
         [
-            "*was made with other metric settings, so it is not compared:",
+            "*was made with other metric settings, so it is not compared; "
+            "the settings that differ:",
             "  tau_sim: stored 0.65, now 0.7",
             "restore the settings; or, if the new settings are meant to stay, store this run's "
             "values as the baseline (this accepts them as the reference): *",
@@ -342,6 +343,60 @@ def test_collection_problems_are_clear(project: Project, marker: str, message: s
     result.stdout.fnmatch_lines([f"*test_eval.py::test_it: {message}*"])
     assert "Traceback" not in result.stdout.str()
     assert "During handling" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("marker", "takes"), [("ragmetric", "row"), ("ragmetircs", "row"), ("RagMetrics", "rows")]
+)
+def test_a_misspelled_marker_says_which_it_meant(project: Project, marker: str, takes: str) -> None:
+    """A marker one slip from ``ragmetrics`` is a typo: the test fails to collect naming
+    the marker meant, not with "has no dataset" as though none were there."""
+    project.write("evals/data/rows.jsonl", jsonl(ROWS))
+    project.write(
+        "evals/test_typo.py",
+        "import pytest\n\n"
+        f'pytestmark = pytest.mark.{marker}(dataset="data/rows.jsonl")\n\n'
+        f"def test_it({takes}):\n    pass\n",
+    )
+    result = project.run("evals")
+    assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)
+    result.stdout.fnmatch_lines(
+        [
+            f"*evals/test_typo.py::test_it takes `{takes}` and is marked `{marker}`, which "
+            "is no marker of pytest-ragmetrics: did you mean `ragmetrics`?*"
+        ]
+    )
+    assert "has no dataset" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [
+        ("data/row.jsonl", "data/rows.jsonl"),  # the file's name
+        ("dat/rows.jsonl", "data/rows.jsonl"),  # its folder's
+        ("data/rows.json", "data/rows.jsonl"),  # its extension
+        ("data/nope.jsonl", None),  # nothing close: no guess
+    ],
+)
+def test_a_dataset_path_one_slip_from_a_file_says_which(
+    project: Project, given: str, meant: str | None
+) -> None:
+    project.write(
+        "test_eval.py",
+        f'import pytest\n\n@pytest.mark.ragmetrics(dataset="{given}")\n'
+        "def test_it(row):\n    pass\n",
+    )
+    result = project.run()
+    assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)
+    if meant is None:
+        result.stdout.fnmatch_lines(
+            [f"*test_eval.py::test_it: {given}: cannot read the dataset: No such file*"]
+        )
+        assert "did you mean" not in result.stdout.str()
+    else:  # after why it cannot be read (for .json: its format)
+        result.stdout.fnmatch_lines(
+            [f'*test_eval.py::test_it: {given}: * (did you mean dataset="{meant}"?)']
+        )
 
 
 def test_row_without_a_dataset_is_a_usage_error(project: Project) -> None:

@@ -351,15 +351,15 @@ def test_a_metric_declared_too_late_is_refused_on_ray_as_locally(
     local_ray: None, project: Project
 ) -> None:
     """Declared in a conftest.py below the command-line path, after thresholds.toml was
-    read: every row is refused with the local engine's message."""
+    read: the test function fails to collect, once, with the local engine's message."""
     project.write("evals/conftest.py", CUSTOM_METRICS)
     project.write("evals/test_eval.py", CUSTOM_EVAL)
     project.write("evals/data/rows.jsonl", jsonl(ROWS))
     (project.path / "test_eval.py").unlink()
     project.write("thresholds.toml", "")
     local, local_report, on_ray, ray_report = _on_both_engines(project, "")
-    local.assert_outcomes(failed=1)
-    on_ray.assert_outcomes(failed=1)
+    local.assert_outcomes(errors=1)
+    on_ray.assert_outcomes(errors=1)
     assert _evals(ray_report) == _evals(local_report)
     on_ray.stdout.fnmatch_lines(
         ["*evals/conftest.py:5: metric 'words' was declared after pytest read thresholds.toml*"]

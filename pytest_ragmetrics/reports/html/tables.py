@@ -26,6 +26,7 @@ from pytest_ragmetrics.reports.html.markup import (
 )
 from pytest_ragmetrics.reports.html.numbers import aggregate, formatted, plain
 from pytest_ragmetrics.reports.html.plots import system_name
+from pytest_ragmetrics.results.pairing import not_compared_title, problem_headline
 
 GATE_ORDER = {"failed": 0, "skipped": 1, "passed": 2}
 
@@ -272,8 +273,13 @@ def stored_baselines(entries: Sequence[Entry], anchors: Sequence[Mapping[str, st
         if status in (None, "none stored"):
             continue
         head = f"<b>{escape(system_name(entry))}</b> ({escape(stored.get('path'))})"
+        versions = stored.get("not_compared") or {}
+        if versions:
+            differences = "; ".join(line for lines in versions.values() for line in lines)
+            title = not_compared_title(list(versions))
+            items.append(f"<li>{head}: {escape(title)}: {escape(differences)}</li>")
         if status != "paired":
-            why = str(stored.get("problem") or stored.get("note") or status).splitlines()[0]
+            why = problem_headline(str(stored.get("problem") or stored.get("note") or status))
             items.append(f"<li>{head}: {escape(status)}: {escape(why)}</li>")
             continue
         coverage = formatted(stored.get("coverage"), "baseline", "coverage")

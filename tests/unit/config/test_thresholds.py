@@ -173,6 +173,34 @@ def test_mistakes_name_the_file_and_key(tmp_path: Path, text: str, fragment: str
     assert fragment in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("overlp.mean", "unknown metric 'overlp' (did you mean overlap?); known metrics:"),
+        ("faithfulnes.p50", "unknown metric 'faithfulnes' (did you mean faithfulness?)"),
+        # the cutoff is kept: the metric's name is what is misspelled
+        ("ndgc@10.mean", "unknown metric 'ndgc@10' (did you mean ndcg@10?)"),
+        ("hitrate@5.rate", "unknown metric 'hitrate@5' (did you mean hit_rate@5?)"),
+        ("f1.maen", "unknown statistic 'maen' for f1 (did you mean mean?); use one of"),
+        ("trust_scor", "(did you mean trust_score?)"),
+    ],
+)
+def test_a_misspelled_gate_name_says_what_it_is_close_to(
+    tmp_path: Path, name: str, fragment: str
+) -> None:
+    with pytest.raises(ThresholdsError) as caught:
+        load(tmp_path, f'[gates]\n"{name}" = ">= 0.5"')
+    assert f"[gates] '{name}': " in str(caught.value)
+    assert fragment in str(caught.value)
+
+
+def test_a_name_close_to_nothing_suggests_nothing(tmp_path: Path) -> None:
+    with pytest.raises(ThresholdsError) as caught:
+        load(tmp_path, '[gates]\n"zzzzqqq.mean" = ">= 0.5"')
+    assert "unknown metric 'zzzzqqq'; known metrics:" in str(caught.value)
+    assert "did you mean" not in str(caught.value)
+
+
 def test_a_citation_pattern_is_a_setting_of_the_signature(tmp_path: Path) -> None:
     plain = load(tmp_path, "[settings]\n").settings
     assert "citation_pattern" not in plain.signature()  # baselines stored before stay valid

@@ -170,6 +170,14 @@ def test_a_paired_baseline_carries_its_stored_row_values() -> None:
     refused = replace(paired, problem="signature differs")
     document = report_document([replace(summary, stored=refused)], [], Settings(), "9.9")
     assert "row_values" not in document["evals"][0]["baseline"]  # not comparable: not shown
+    # Stored under another version of f1: f1's stored values are not drawn beside this
+    # run's, overlap's still are.
+    versioned = replace(paired, not_compared={"f1": ('f1.version: stored "1", now "2"',)})
+    document = report_document([replace(summary, stored=versioned)], [], Settings(), "9.9")
+    assert document["evals"][0]["baseline"]["row_values"] == {
+        "r0": {"overlap": 0.0},
+        "r1": {"overlap": 0.5},
+    }
     schema_1 = report_document([summary], [], Settings(), "9.9")  # rows=None: none to show
     assert "row_values" not in schema_1["evals"][0]["baseline"]
 

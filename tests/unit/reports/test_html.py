@@ -683,6 +683,32 @@ def test_transformation_ids_link_to_their_drill_down(page: str) -> None:
     assert "regressions (0) none" in transformations
 
 
+def test_a_stored_baseline_not_compared_says_what_differs() -> None:
+    """The stored baseline's line lists what it is not compared on, not only the heading
+    of that list."""
+    document = study_document()
+    stored = document["evals"][0]["baseline"]
+    stored["not_compared"] = {"words": ['words.version: stored "1", now "2"']}
+    listed = section(render_html(document), 0).split("<h3>Stored baseline</h3>")[1]
+    assert (
+        "gates of words not compared, the baseline holds another version: "
+        "words.version: stored &quot;1&quot;, now &quot;2&quot;</li>"
+    ) in listed
+    document["evals"][0]["baseline"] = {
+        "path": stored["path"],
+        "status": "not compared",
+        "problem": "the baseline x.json was made with other metric settings, so it is not "
+        "compared; the settings that differ:\n  tau_sim: stored 0.65, now 0.7\n"
+        "  rouge_use_stemmer: stored default, now true\nrestore the settings; or ...",
+    }
+    listed = section(render_html(document), 0).split("<h3>Stored baseline</h3>")[1]
+    assert (
+        "not compared: the baseline x.json was made with other metric settings, so it is not "
+        "compared; the settings that differ: tau_sim: stored 0.65, now 0.7; "
+        "rouge_use_stemmer: stored default, now true</li>"
+    ) in listed
+
+
 def test_transformations_note_when_not_computed() -> None:
     document = study_document()
     note = "the baseline rows carry no <answerable>"

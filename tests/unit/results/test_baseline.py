@@ -16,9 +16,12 @@ from pytest_ragmetrics.gates.evaluate import evaluate_gate
 from pytest_ragmetrics.gates.stored import pair_rows, regressed_rows
 from pytest_ragmetrics.results.baseline import (
     BaselineError,
+    SignatureCheck,
     StoredRow,
     baseline_path,
+    check_signature,
     input_digest,
+    metric_of,
     read_baseline,
     render_baseline,
     signature_differences,
@@ -129,6 +132,40 @@ def test_a_broken_file_is_an_error_naming_the_key(
     assert str(path) in str(error.value)
 
 
+def test_duplicate_row_ids_are_refused_naming_them(tmp_path: Path) -> None:
+    """JSON keeps the last of two equal keys: a hand-merged file with a row twice would
+    compare against whichever came last. The file is refused, naming each id."""
+    path = tmp_path / "merged.json"
+    row = '{"inputs": "d", "values": {"f1": %s}}'
+    path.write_text(
+        '{"schema_version": 2, "signature": {}, "n": 3, "metrics": {}, "rows": {'
+        f'"q1": {row % 0.5}, "q2": {row % 1}, "q1": {row % 0}, "q3": {row % 1}, '
+        f'"q3": {row % 1}, "q3": {row % 0}}}}}'
+    )
+    with pytest.raises(BaselineError) as error:
+        read_baseline(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}: not a pytest-ragmetrics baseline: ")
+    assert "rows: row ids stored more than once: 'q1' (2 times), 'q3' (3 times)" in message
+    assert "'q2'" not in message
+
+
+def test_a_key_stored_twice_elsewhere_is_refused_too(tmp_path: Path) -> None:
+    path = tmp_path / "twice.json"
+    path.write_text(
+        '{"schema_version": 2, "signature": {}, "n": 1, "rows": {},'
+        ' "metrics": {"f1": {"mean": 0.5, "mean": 0.9}}}'
+    )
+    with pytest.raises(BaselineError, match=r"metrics\.f1: keys stored more than once: 'mean'"):
+        read_baseline(path)
+    path.write_text(
+        '{"schema_version": 2, "n": 1, "rows": {}, "metrics": {},'
+        ' "signature": {"retrieval": {"relevance_level": 1, "relevance_level": 2}}}'
+    )
+    with pytest.raises(BaselineError, match=r"signature\.retrieval: keys stored more than once"):
+        read_baseline(path)
+
+
 def test_no_file_is_no_baseline(tmp_path: Path) -> None:
     assert read_baseline(tmp_path / "none.json") is None
 
@@ -160,6 +197,27 @@ def test_signature_differences_name_each_key() -> None:
     assert signature_differences(changed, current) == [
         "rouge_use_stemmer: stored true, now default"
     ]
+
+
+def test_a_metric_version_is_that_metrics_alone() -> None:
+    """A version key belongs to its metric: only that metric's numbers are incomparable,
+    while a shared setting makes the whole file so."""
+    stored = {"tau_sim": 0.65, "words.version": "1", "cites.version": "1"}
+    bumped = {"tau_sim": 0.65, "words.version": "2", "cites.version": "1", "new.version": "1"}
+    check = check_signature(stored, bumped)
+    assert check.settings == ()
+    assert check.metrics == {
+        "words": ('words.version: stored "1", now "2"',),
+        "new": ('new.version: stored default, now "1"',),
+    }
+    both = check_signature(stored, {**bumped, "tau_sim": 0.7})
+    assert both.settings == ("tau_sim: stored 0.65, now 0.7",)
+    assert set(both.metrics) == {"words", "new"}
+    assert check_signature(stored, stored) == SignatureCheck()
+    # Only ``<metric>.version`` is a metric's; a dotted key of another kind is not.
+    assert metric_of("words.version") == "words"
+    assert metric_of("tau_sim") is None
+    assert metric_of("words.other") is None
 
 
 def test_a_rows_input_digest_ignores_what_the_system_answered() -> None:
