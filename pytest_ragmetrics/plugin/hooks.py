@@ -213,5 +213,5 @@ class ControllerHooks:
     @pytest.hookimpl(trylast=True)  # after the module-level hook stored local statistics
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Append the run to --ragmetrics-history; write the --ragmetrics-json, -html and
-        -md reports (and GitHub's summary)."""
-        self.session.write_reports(session.exitstatus)
+        -md reports (and GitHub's summary); fail the run for a file not written."""
+        self.session.write_reports(session)
