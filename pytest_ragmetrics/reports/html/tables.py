@@ -258,7 +258,7 @@ def transformations(entries: Sequence[Entry], anchors: Sequence[Mapping[str, str
             idk = links(changes.get("idk_to_supported") or (), ids)
             items.append(
                 f"<li>{head} ({compared} ids compared): IDK → supported {idk} · "
-                f"regressions {links(changes.get('regressions') or (), ids)}</li>"
+                f"supported → unsupported {links(changes.get('regressions') or (), ids)}</li>"
             )
     return ["<h3>Transformations</h3>", f"<ul>{''.join(items)}</ul>"] if items else []
 
@@ -289,6 +289,7 @@ def stored_baselines(entries: Sequence[Entry], anchors: Sequence[Mapping[str, st
         changes = stored.get("transformations")
         if isinstance(changes, Mapping):
             parts.append(f"IDK → supported {links(changes.get('idk_to_supported') or (), ids)}")
-            parts.append(f"regressions {links(changes.get('regressions') or (), ids)}")
+            lost = links(changes.get("regressions") or (), ids)
+            parts.append(f"supported → unsupported {lost}")
         items.append(f"<li>{head}: {' · '.join(parts)}</li>")
     return ["<h3>Stored baseline</h3>", f"<ul>{''.join(items)}</ul>"] if items else []
