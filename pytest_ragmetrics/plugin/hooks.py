@@ -204,10 +204,12 @@ class ControllerHooks:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the main table, the appendix and the gate summary."""
+        from pytest_ragmetrics.printable import printable_lines
+
         lines = self.session.terminal_lines()
         if lines:
             terminalreporter.section("ragmetrics")
-        for line in lines:
+        for line in printable_lines(lines):  # ids, answers and messages from the data
             terminalreporter.write_line(line)
 
     @pytest.hookimpl(trylast=True)  # after the module-level hook stored local statistics

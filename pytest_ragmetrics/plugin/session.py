@@ -57,6 +57,7 @@ from pytest_ragmetrics.plugin.state import (
     embedding_store,
     eval_of,
 )
+from pytest_ragmetrics.printable import printable_line
 from pytest_ragmetrics.results.summary import EvalInfo, Gathered, carried_payloads
 
 # What runs rows, finishes a run and reports it is imported when it is needed: importing
@@ -510,7 +511,7 @@ class RunSession:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         for unwritten in self.unwritten:
             if reporter is None:
-                sys.stderr.write(f"ERROR: {unwritten.message}\n")
+                sys.stderr.write(f"ERROR: {printable_line(unwritten.message)}\n")
                 continue
             reporter.stats.setdefault("error", []).append(unwritten_report(unwritten))
 
@@ -521,8 +522,9 @@ def unwritten_report(unwritten: Unwritten) -> pytest.TestReport:
     nodeid = f"ragmetrics::{unwritten.what}"
     location = ("ragmetrics", None, f"writing {unwritten.what}")
     now = time.time()
+    message = printable_line(unwritten.message)
     return pytest.TestReport(
-        nodeid, location, {}, "failed", unwritten.message, "teardown", (), 0.0, now, now, []
+        nodeid, location, {}, "failed", message, "teardown", (), 0.0, now, now, []
     )
 
 

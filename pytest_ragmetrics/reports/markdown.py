@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_ragmetrics.gates.evidence import evidence_text
+from pytest_ragmetrics.printable import printable_text
 from pytest_ragmetrics.reports.columns import (
     MAIN_COLUMNS,
     NOT_COMPUTED,
@@ -244,4 +245,4 @@ def markdown_summary(document: Mapping[str, Any]) -> str:
     history = history_line(document)
     if history is not None:
         lines += [cell(history), ""]
-    return "\n".join(lines)
+    return printable_text("\n".join(lines))  # GitHub's job summary: no controls, no "::"
