@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pytest_ragmetrics.printable import printable_line
+
 BAR = 24  # characters of the in-place bar
 TTY_STEPS = 10  # whole lines on a terminal: one per tenth of the work
 LOG_STEPS = 4  # off a terminal: one per quarter
@@ -49,7 +51,7 @@ class LineProgress:
         return TTY_STEPS if self.tty else LOG_STEPS
 
     def start(self, line: str) -> None:
-        self.write(f"{self.prefix}: {line}\n")
+        self.write(f"{self.prefix}: {printable_line(line)}\n")
 
     def advance(self, done: int, total: int, line: str) -> None:
         """``done`` of ``total`` units are done; ``line`` says so in words.
@@ -63,16 +65,17 @@ class LineProgress:
         done = max(0, min(done, total))
         if self.tty and self.in_place:
             filled = BAR * done // total
-            self.write(f"\r{self.prefix}: [{'#' * filled}{'.' * (BAR - filled)}] {line}")
+            bar = f"[{'#' * filled}{'.' * (BAR - filled)}]"
+            self.write(f"\r{self.prefix}: {bar} {printable_line(line)}")
             self._open = True
             return
         step = self.steps * done // total
         if step > self._step:
             self._step = step
-            self.write(f"{self.prefix}: {line}\n")
+            self.write(f"{self.prefix}: {printable_line(line)}\n")
 
     def finish(self, line: str) -> None:
         """The last line, with the totals; it ends an in-place line first."""
         end = "\n" if self._open else ""
         self._open = False
-        self.write(f"{end}{self.prefix}: {line}\n")
+        self.write(f"{end}{self.prefix}: {printable_line(line)}\n")

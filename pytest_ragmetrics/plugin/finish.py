@@ -19,6 +19,7 @@ from pytest_ragmetrics.live.outputs import write_outputs
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, custom_metrics
 from pytest_ragmetrics.metrics.judge import judge_signature
 from pytest_ragmetrics.plugin.state import RunState
+from pytest_ragmetrics.reports.write import Unwritten, os_cause
 from pytest_ragmetrics.results.baseline import (
     BaselineError,
     StoredRow,
@@ -36,11 +37,13 @@ from pytest_ragmetrics.text.citations import describe_citations
 @dataclass(frozen=True)
 class Finished:
     """What the end of a run found: each eval's summary (with its stored baseline and
-    warnings), every gate's result, and the notes for the terminal."""
+    warnings), every gate's result, the notes for the terminal, and the files asked for
+    that could not be written (baselines, saved outputs), which fail the run."""
 
     summaries: tuple[EvalSummary, ...]
     gate_results: tuple[GateResult, ...]
     notes: tuple[str, ...]
+    unwritten: tuple[Unwritten, ...] = ()
 
 
 def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
@@ -162,13 +165,15 @@ def stored_rows(summary: EvalSummary) -> dict[str, StoredRow]:
     }
 
 
-def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None) -> str:
+def _update_baseline(
+    summary: EvalSummary, state: RunState, partial: str | None
+) -> tuple[str, Unwritten | None]:
     """Store the eval's values as its baseline, unless the run cannot vouch for them;
-    the note that says which."""
+    the note that says which, and the baseline that could not be written, if any."""
     path = _path(summary, state)
     refuse = partial or (f"{summary.errors} row(s) errored" if summary.errors else None)
     if refuse and not state.options.force_gates:
-        return f"baseline of {summary.info.label} NOT updated: {refuse}"
+        return f"baseline of {summary.info.label} NOT updated: {refuse}", None
     # Per-row metrics with no value have nothing to store; dataset-level ones have no count.
     metrics = {name: stats for name, stats in summary.metrics.items() if stats.get("count", 1)}
     text = render_baseline(
@@ -179,9 +184,13 @@ def _update_baseline(summary: EvalSummary, state: RunState, partial: str | None)
         stored_rows(summary),
         summary.info.dataset,
     )
-    write_atomic(path, text)
     shown = display_path(path, state.project_root)
-    return f"baseline of {summary.info.label} written to {shown}"
+    try:
+        write_atomic(path, text)
+    except OSError as error:
+        note = f"baseline of {summary.info.label} NOT written to {shown}: {os_cause(error)}"
+        return note, Unwritten("--ragmetrics-update-baseline", note)
+    return f"baseline of {summary.info.label} written to {shown}", None
 
 
 def citation_warning(summary: EvalSummary, settings: Settings) -> str | None:
@@ -206,8 +215,11 @@ def finish_run(state: RunState, summaries: Sequence[EvalSummary], stopped: str |
     early, if it did."""
     compared = compare_systems(summaries)
     notes = live_notes(compared)
+    unwritten: list[Unwritten] = []
     if state.options.save_outputs is not None:
-        notes.append(save_outputs(state.options.save_outputs, compared, state))
+        note, failed = save_outputs(state.options.save_outputs, compared, state)
+        notes.append(note)
+        unwritten += [failed] if failed else []
     partials = {s.info.label: partial_reason(s, state, stopped) for s in compared}
     reference_of = references(compared)
     results: list[GateResult] = []
@@ -216,7 +228,9 @@ def finish_run(state: RunState, summaries: Sequence[EvalSummary], stopped: str |
         info = summary.info
         partial = partials[info.label]
         if state.options.update_baseline:
-            notes.append(_update_baseline(summary, state, partial))
+            note, failed = _update_baseline(summary, state, partial)
+            notes.append(note)
+            unwritten += [failed] if failed else []
         skip = None if state.options.force_gates else partial
         reference = _reference(info, reference_of.get(info.name), partials, state)
         gates = state.thresholds.gates_for(info.name, info.system)
@@ -234,7 +248,7 @@ def finish_run(state: RunState, summaries: Sequence[EvalSummary], stopped: str |
             "run is read on an interval (a rule with '@ 95%'; docs/statistics.md)"
         )
     release_draws()
-    return Finished(tuple(summaries), tuple(results), tuple(notes))
+    return Finished(tuple(summaries), tuple(results), tuple(notes), tuple(unwritten))
 
 
 def live_notes(summaries: Sequence[EvalSummary]) -> list[str]:
@@ -254,18 +268,26 @@ def live_notes(summaries: Sequence[EvalSummary]) -> list[str]:
     return notes
 
 
-def save_outputs(path: Path, summaries: Sequence[EvalSummary], state: RunState) -> str:
-    """Write the live rows' outputs as one dataset; the note that says what was written."""
+def save_outputs(
+    path: Path, summaries: Sequence[EvalSummary], state: RunState
+) -> tuple[str, Unwritten | None]:
+    """Write the live rows' outputs as one dataset; the note that says what was written,
+    and the file if it could not be written."""
     shown = display_path(path, state.project_root)
     live = [s for s in summaries if any(row.output for row in s.rows)]
     evals = sorted({s.info.name for s in live})
     if len(evals) > 1:
-        return (
-            f"--ragmetrics-save-outputs: not written; {len(evals)} live evals ran "
+        note = (
+            f"--ragmetrics-save-outputs {shown}: not written: {len(evals)} live evals ran "
             f"({', '.join(evals)}) and one file holds one dataset: run them one at a time"
         )
+        return note, Unwritten("--ragmetrics-save-outputs", note)
     rows = [row.output for s in live for row in s.rows if row.output is not None]
-    written = write_outputs(path, rows)
+    try:
+        written = write_outputs(path, rows)
+    except OSError as error:
+        failed = Unwritten.report("--ragmetrics-save-outputs", shown, error)
+        return failed.message, failed
     missing = [f"{s.info.label}: {row.id}" for s in live for row in s.rows if row.output is None]
     note = f"--ragmetrics-save-outputs: {written} output(s) written to {shown}"
     if missing:
@@ -273,7 +295,7 @@ def save_outputs(path: Path, summaries: Sequence[EvalSummary], state: RunState) 
     partial = [s.info.label for s in live if s.n < s.info.dataset_rows]
     if partial:
         note += f"; partial run, not every question was answered ({', '.join(partial)})"
-    return note
+    return note, None
 
 
 def _reference(

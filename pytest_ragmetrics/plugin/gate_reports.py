@@ -14,6 +14,7 @@ from typing import Any, Literal
 import pytest
 
 from pytest_ragmetrics.gates.evaluate import GateResult
+from pytest_ragmetrics.printable import printable_text
 from pytest_ragmetrics.results.summary import EvalInfo
 
 When = Literal["setup", "call", "teardown"]
@@ -48,9 +49,10 @@ def _reports(result: GateResult, info: EvalInfo) -> list[pytest.TestReport]:
         )
 
     if result.status == "skipped":
-        why = (location[0], None, f"gate skipped: {result.message}")
+        why = (location[0], None, printable_text(f"gate skipped: {result.message}"))
         return [report("setup", "skipped", why), report("teardown", "passed")]
-    longrepr = None if result.status == "passed" else result.message
+    # the message quotes row ids and values from the data
+    longrepr = None if result.status == "passed" else printable_text(result.message)
     return [
         report("setup", "passed"),
         report("call", result.status, longrepr),

@@ -228,14 +228,16 @@ class ControllerHooks:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the main table, the appendix and the gate summary."""
+        from pytest_ragmetrics.printable import printable_lines
+
         lines = self.session.terminal_lines()
         if lines:
             terminalreporter.section("ragmetrics")
-        for line in lines:
+        for line in printable_lines(lines):  # ids, answers and messages from the data
             terminalreporter.write_line(line)
 
     @pytest.hookimpl(trylast=True)  # after the module-level hook stored local statistics
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Append the run to --ragmetrics-history; write the --ragmetrics-json, -html and
-        -md reports (and GitHub's summary)."""
-        self.session.write_reports(session.exitstatus)
+        -md reports (and GitHub's summary); fail the run for a file not written."""
+        self.session.write_reports(session)

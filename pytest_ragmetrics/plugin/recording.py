@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -37,6 +38,7 @@ from pytest_ragmetrics.plugin.state import (
     rows_param,
     run_state,
 )
+from pytest_ragmetrics.printable import printable_line, printable_lines, printable_text
 from pytest_ragmetrics.results.baseline import baseline_path, input_digest
 from pytest_ragmetrics.results.summary import BatchPayload, DatasetPayload, EvalInfo, RowPayload
 from pytest_ragmetrics.text.citations import holds_citation
@@ -258,6 +260,9 @@ def attach_payload(
     """Attach what a row or dataset-level test recorded to its final report; a row whose
     live-system or judge call failed is marked an error and, unless tracebacks were asked
     for, reported with its one line."""
+    evaluated = row_param(item) or rows_param(item) or batch_param(item)
+    if report.failed and evaluated is not None:
+        printable_failure(report)
     if not is_final(call, report):
         return
     outcome = Outcome.of_report(call, report)
@@ -273,7 +278,7 @@ def attach_payload(
         if failure is not None:
             setattr(report, ERRORED_ATTR, True)  # an attribute: it travels from xdist workers
             if not wants_traceback(item.config):
-                report.longrepr = failure
+                report.longrepr = printable_text(failure)
     rows = rows_param(item)
     if rows is not None:
         carry(item, report, dataset_payload(item, rows, call, report))
@@ -286,6 +291,39 @@ def attach_payload(
         else:  # the item did not set up (or -x stopped it): no row started
             payloads = [row_payload(item, row, None, outcome) for row in _unstarted(batch)]
         carry(item, report, BatchPayload(function_id(item), tuple(payloads)))
+
+
+def printable_failure(report: pytest.TestReport) -> None:
+    """Make the failure of an eval's test safe to print (``pytest_ragmetrics.printable``):
+    its message and traceback quote the row's answer, id or question, which may hold
+    control characters or a line that GitHub Actions would run as a workflow command."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, str):
+        report.longrepr = printable_text(longrepr)
+        return
+    if isinstance(longrepr, tuple):  # a skip: (path, line, reason)
+        path, line, reason = longrepr
+        report.longrepr = (path, line, printable_line(reason))
+        return
+    chain: Any = getattr(longrepr, "chain", None)
+    tracebacks = [(tb, crash) for tb, crash, _ in chain] if chain else []
+    traceback: Any = getattr(longrepr, "reprtraceback", None)
+    if not tracebacks and traceback is not None:
+        tracebacks = [(traceback, getattr(longrepr, "reprcrash", None))]
+    for traceback, crash in tracebacks:
+        if crash is not None:
+            crash.message = printable_text(crash.message)
+        for entry in traceback.reprentries:
+            entry.lines = printable_lines(entry.lines)
+            args = getattr(entry, "reprfuncargs", None)
+            if args is not None:
+                args.args = [(name, printable_text(value)) for name, value in args.args]
+            local = getattr(entry, "reprlocals", None)
+            if local is not None:
+                local.lines = printable_lines(local.lines)
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None:
+        crash.message = printable_text(crash.message)
 
 
 def carry(

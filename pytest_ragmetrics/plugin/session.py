@@ -10,6 +10,8 @@ as tests, and renders the reports from one document.
 from __future__ import annotations
 
 import shutil
+import sys
+import time
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -56,6 +58,7 @@ from pytest_ragmetrics.plugin.state import (
     embedding_store,
     eval_of,
 )
+from pytest_ragmetrics.printable import printable_line
 from pytest_ragmetrics.results.summary import EvalInfo, Gathered, carried_payloads
 
 # What runs rows, finishes a run and reports it is imported when it is needed: importing
@@ -65,6 +68,7 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.plugin.finish import Finished
     from pytest_ragmetrics.plugin.progress import Display, RowsProgress
     from pytest_ragmetrics.reports.document import ReportDocument
+    from pytest_ragmetrics.reports.write import Unwritten
     from pytest_ragmetrics.results.history import History, RunRecord
 
 # What an xdist worker hands back to the controller (``workeroutput``).
@@ -111,6 +115,8 @@ class RunSession:
         self.history: History | None = None
         self.history_records: tuple[RunRecord, ...] = ()
         self.history_note: str | None = None  # why this run was not appended
+        # Files the user asked for that could not be written: each fails the run.
+        self.unwritten: list[Unwritten] = []
 
     @classmethod
     def configure(cls, config: pytest.Config) -> RunSession:
@@ -378,6 +384,7 @@ class RunSession:
         except CorpusError as error:  # a metric of the user's: no number to gate or report
             raise pytest.UsageError(str(error)) from None
         self.notes += finished.notes
+        self.unwritten += finished.unwritten
         results = finished.gate_results
         infos = {summary.info.label: summary.info for summary in finished.summaries}
         session.testscollected += len(results) - self.expected_gates
@@ -480,7 +487,10 @@ class RunSession:
             try:
                 append_record(history.path, record)
             except HistoryError as error:
+                from pytest_ragmetrics.reports.write import Unwritten
+
                 self.history_note = str(error)
+                self.unwritten.append(Unwritten("--ragmetrics-history", f"run history: {error}"))
                 return
             self.history_records = (*self.history_records, record)
 
@@ -495,14 +505,49 @@ class RunSession:
         notes = [*self.notes, *embedding_notes(self.prepare_stats)]
         return terminal_lines(self.document, shown, notes)
 
-    def write_reports(self, exitstatus: int) -> None:
+    def write_reports(self, session: pytest.Session) -> None:
         """Record the run in its history, then write the --ragmetrics-json, -html and -md
-        reports (and GitHub's summary)."""
+        reports (and GitHub's summary); a file asked for and not written is an error of
+        the run, and a run that would have passed fails."""
         from pytest_ragmetrics.reports.write import write_reports
 
-        self.record_history(exitstatus)
+        self.record_history(session.exitstatus)
         options = self.state.options
-        write_reports(self.document, options.json_path, options.html_path, options.md_path)
+        root = self.state.project_root
+        self.unwritten += write_reports(
+            self.document,
+            options.json_path,
+            options.html_path,
+            options.md_path,
+            lambda path: display_path(path, root),
+        )
+        if self.unwritten:
+            self._fail_for_unwritten(session)
+
+    def _fail_for_unwritten(self, session: pytest.Session) -> None:
+        """Each file not written as an error in pytest's summary (the ERRORS section, the
+        short summary, the count in the last line), or on stderr without a terminal; the
+        exit status of a run that would have passed is 1, any other is kept."""
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        for unwritten in self.unwritten:
+            if reporter is None:
+                sys.stderr.write(f"ERROR: {printable_line(unwritten.message)}\n")
+                continue
+            reporter.stats.setdefault("error", []).append(unwritten_report(unwritten))
+
+
+def unwritten_report(unwritten: Unwritten) -> pytest.TestReport:
+    """A file that was not written as the report of an error (``ragmetrics::<option>``),
+    so pytest lists and counts it like any other."""
+    nodeid = f"ragmetrics::{unwritten.what}"
+    location = ("ragmetrics", None, f"writing {unwritten.what}")
+    now = time.time()
+    message = printable_line(unwritten.message)
+    return pytest.TestReport(
+        nodeid, location, {}, "failed", message, "teardown", (), 0.0, now, now, []
+    )
 
 
 def embedding_notes(stats: dict[str, PrepareStats]) -> Sequence[str]:

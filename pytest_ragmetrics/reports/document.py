@@ -26,6 +26,7 @@ from pytest_ragmetrics.results.summary import EvalSummary, RowResult
 
 JSON_SCHEMA_VERSION = 1
 GATE_STATUSES = ("passed", "failed", "skipped")
+ROW_STATUSES = ("passed", "failed", "error")
 # The most recent runs of the history a report holds: enough for a trend, while the
 # report stays the same size however long the history grows.
 HISTORY_WINDOW = 50
@@ -143,6 +144,9 @@ def _eval_document(
         "dataset_rows": info.dataset_rows,
         "n": summary.rows_used,
         "errors": summary.errors,
+        "row_statuses": {
+            status: sum(row.status == status for row in summary.rows) for status in ROW_STATUSES
+        },
         "metrics": summary.metrics,
         "breakdowns": summary.breakdowns,
         "signatures": summary.signatures,
@@ -252,3 +256,35 @@ def gate_summary(evals: Iterable[Mapping[str, Any]]) -> str:
     return (
         f"Gates: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
     )
+
+
+def row_counts(evals: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """How many rows passed, failed (a test's assertion on the row failed) and errored
+    (``error``: the row could not be evaluated), over ``evals``."""
+    counts = dict.fromkeys(ROW_STATUSES, 0)
+    for entry in evals:
+        for status, count in (entry.get("row_statuses") or {}).items():
+            counts[status] = counts.get(status, 0) + int(count)
+    return counts
+
+
+def run_verdict(evals: Sequence[Mapping[str, Any]]) -> tuple[str, bool]:
+    """The headline of a run (or of some of its evals) and whether it is a clean one:
+    the rows that failed, the errors (errored rows and dataset-level tests) and the gates
+    that failed, each counted when there is one; else ``all gates hold``, or ``no gates
+    configured``. A run with a failed or errored row never reads as clean."""
+    rows = row_counts(evals)
+    errors = sum(int(entry.get("errors") or 0) for entry in evals)
+    failed_gates = sum(gate.get("status") == "failed" for gate in gates(evals))
+    problems = [
+        f"{count} {what}"
+        for count, what in (
+            (rows["failed"], "row(s) failed"),
+            (errors, "error(s)"),
+            (failed_gates, "gate(s) failed"),
+        )
+        if count
+    ]
+    if problems:
+        return ", ".join(problems), False
+    return ("all gates hold" if gates(evals) else "no gates configured"), True

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_ragmetrics.gates.evidence import evidence_text
+from pytest_ragmetrics.printable import printable_text
 from pytest_ragmetrics.reports.columns import (
     MAIN_COLUMNS,
     NOT_COMPUTED,
@@ -19,7 +20,13 @@ from pytest_ragmetrics.reports.columns import (
     interval,
     interval_levels,
 )
-from pytest_ragmetrics.reports.document import entries, gate_nodeid, gate_summary, gates
+from pytest_ragmetrics.reports.document import (
+    entries,
+    gate_nodeid,
+    gate_summary,
+    gates,
+    run_verdict,
+)
 from pytest_ragmetrics.reports.evidence import advice_lines
 from pytest_ragmetrics.reports.terminal import (
     history_line,
@@ -207,8 +214,7 @@ def _collapsed(block: Sequence[str]) -> list[str]:
 def markdown_summary(document: Mapping[str, Any]) -> str:
     """The whole Markdown summary of a run."""
     evals, settings = entries(document), document["settings"]
-    failed = sum(gate["status"] == "failed" for gate in gates(evals))
-    verdict = f"{failed} gate(s) failed" if failed else "all gates hold"
+    verdict, _ = run_verdict(evals)
     lines = [
         f"## pytest-ragmetrics: {verdict}",
         "",
@@ -239,4 +245,4 @@ def markdown_summary(document: Mapping[str, Any]) -> str:
     history = history_line(document)
     if history is not None:
         lines += [cell(history), ""]
-    return "\n".join(lines)
+    return printable_text("\n".join(lines))  # GitHub's job summary: no controls, no "::"

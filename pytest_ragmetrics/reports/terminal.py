@@ -19,7 +19,13 @@ from pytest_ragmetrics.reports.columns import (
     amount,
     count,
 )
-from pytest_ragmetrics.reports.document import entries, gate_nodeid, gate_summary, gates
+from pytest_ragmetrics.reports.document import (
+    entries,
+    gate_nodeid,
+    gate_summary,
+    gates,
+    row_counts,
+)
 from pytest_ragmetrics.reports.evidence import (
     advice_lines,
     comparison_table,
@@ -274,10 +280,18 @@ def trust_lines(document: Mapping[str, Any]) -> list[str]:
     return [f"Trust-Score (0-100; judge: {judge}):", *table, *warnings]
 
 
+def row_summary(evals: Sequence[Entry]) -> str:
+    """``Rows: 40 passed, 2 failed, 1 errored``: a failed row is one a test's assertion
+    failed on, an errored one could not be evaluated."""
+    counts = row_counts(evals)
+    return f"Rows: {counts['passed']} passed, {counts['failed']} failed, {counts['error']} errored"
+
+
 def _gate_lines(evals: Sequence[Entry]) -> list[str]:
+    rows = [row_summary(evals)] if any(row_counts(evals).values()) else []
     if not gates(evals):
-        return ["Gates: none configured for these evals"]
-    lines = [gate_summary(evals)]
+        return [*rows, "Gates: none configured for these evals"]
+    lines = [*rows, gate_summary(evals)]
     for entry in evals:
         for gate in entry.get("gates") or ():
             if gate["status"] != "passed":

@@ -1,13 +1,19 @@
 """Writing the report files (controller, at the end of the run): the JSON document, the
 HTML page and the Markdown summary, each replaced atomically; the Markdown summary is also
 appended to GitHub's step summary when ``$GITHUB_STEP_SUMMARY`` names one.
+
+A report that cannot be written (its path a directory, a read-only or full disk) is
+returned as ``Unwritten``, naming the option, the path and the cause, and the others are
+written all the same; the run session fails the run for it (``plugin.session``).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,34 +36,87 @@ def json_text(document: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+@dataclass(frozen=True)
+class Unwritten:
+    """A file the user asked for that could not be written: what asked for it (the option,
+    or the environment variable) and the message saying where and why."""
+
+    what: str
+    message: str
+
+    @classmethod
+    def report(cls, option: str, path: str, error: OSError) -> Unwritten:
+        """``<option> <path>: not written: <cause>``."""
+        return cls(option, f"{option} {path}: not written: {os_cause(error)}")
+
+
+# What to do about the commonest reasons a report cannot be written.
+_ADVICE = {
+    errno.EISDIR: "name a file",
+    errno.ENOSPC: "free some space, or name a path on another disk",
+    errno.EDQUOT: "free some space, or name a path on another disk",
+    errno.EACCES: "make its folder writable, or name another path",
+    errno.EPERM: "make its folder writable, or name another path",
+    errno.EROFS: "name a path on a writable file system",
+    errno.ENOTDIR: "a folder on its path is a file: name another path",
+}
+
+
+def os_cause(error: OSError) -> str:
+    """Why writing failed, in the system's words (``is a directory``, ``no space left on
+    device``), with what to do about it when that is clear."""
+    words = (error.strerror or str(error)).lower()
+    advice = _ADVICE.get(error.errno or 0)
+    return f"{words}; {advice}" if advice else words
+
+
 def write_reports(
     document: Mapping[str, Any],
     json_path: Path | None,
     html_path: Path | None,
     md_path: Path | None,
-) -> None:
-    """Write each report asked for. JSON and HTML are written for any run; the Markdown
-    summary only when some eval ran (an empty summary would only add noise to a CI page).
+    shown: Callable[[Path], str] = str,
+) -> list[Unwritten]:
+    """Write each report asked for, and return those that could not be written, each
+    with its cause (``shown`` gives a path as the user reads it). JSON and HTML are
+    written for any run; the Markdown summary only when some eval ran (an empty summary
+    would only add noise to a CI page). A report that cannot be written does not keep
+    the others from being written.
 
     Each renderer is imported here, when the run ends and its report is asked for: the
     plugin's options name this module's ``GITHUB_SUMMARY_ENV``, and importing the plugin
     should not import them."""
     from pytest_ragmetrics.reports.document import entries
 
+    unwritten: list[Unwritten] = []
+
+    def attempt(option: str, path: str, write: Callable[[], None]) -> None:
+        try:
+            write()
+        except OSError as error:
+            unwritten.append(Unwritten.report(option, path, error))
+
     if json_path is not None:
-        write_atomic(json_path, json_chunks(document))
+        chunks = json_chunks(document)
+        attempt("--ragmetrics-json", shown(json_path), lambda: write_atomic(json_path, chunks))
     if html_path is not None:
         from pytest_ragmetrics.reports.html import render_html
 
-        write_atomic(html_path, render_html(document))
+        page = render_html(document)
+        attempt("--ragmetrics-html", shown(html_path), lambda: write_atomic(html_path, page))
     github = os.environ.get(GITHUB_SUMMARY_ENV)
     if not entries(document) or (md_path is None and not github):
-        return
+        return unwritten
     from pytest_ragmetrics.reports.markdown import markdown_summary
 
     markdown = markdown_summary(document)
     if md_path is not None:
-        write_atomic(md_path, markdown)
+        attempt("--ragmetrics-md", shown(md_path), lambda: write_atomic(md_path, markdown))
     if github:  # GitHub Actions collects what every step appends to this file
-        with open(github, "a", encoding="utf-8", errors="backslashreplace") as summary:
-            summary.write(markdown)
+        attempt(f"${GITHUB_SUMMARY_ENV}", github, lambda: _append(github, markdown))
+    return unwritten
+
+
+def _append(path: str, text: str) -> None:
+    with open(path, "a", encoding="utf-8", errors="backslashreplace") as stream:
+        stream.write(text)

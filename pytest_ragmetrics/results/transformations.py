@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # The lists as the reports title them, with the attribute (and report document key) of each.
-KINDS = (("IDK → supported", "idk_to_supported"), ("regressed", "regressions"))
+KINDS = (("IDK → supported", "idk_to_supported"), ("supported → unsupported", "regressions"))
 
 
 @dataclass(frozen=True)

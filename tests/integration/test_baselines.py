@@ -434,3 +434,49 @@ def test_the_bundled_grounding_eval_catches_a_changed_log(pytester: pytest.Pytes
     assert gates["numbers_cited.pooled"]["status"] == "failed"
     assert {change["id"] for change in gates["numbers_cited.pooled"]["regressed"]} <= dropped
     assert entry["baseline"]["removed_ids"] == [row["id"] for row in rows[-3:]]
+
+
+WITH_ABSTAIN = EVAL.replace("tokens):", "tokens, abstain):").replace(
+    "tokens(row)", "tokens(row); abstain(row)"
+)
+
+
+def test_a_passing_gate_names_its_regressed_rows_and_grounding_counts_say_what_they_count(
+    shared_cache: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(shared_cache))
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_eval=WITH_ABSTAIN)
+    (pytester.path / "rows.jsonl").write_text(jsonl([_row(i) for i in range(8)]))
+    (pytester.path / "thresholds.toml").write_text('[gates]\n"tokens.mean" = "<= 1.2x baseline"\n')
+    assert pytester.runpytest("--ragmetrics-update-baseline").ret == 0
+    # q1's tokens rise by half: the mean, 106.25, stays within 1.2 x 100, but q1 on its own
+    # breaks the rule; q9 is new, so the stored baseline's pairing is listed in full.
+    rows = [_row(i, tokens=150 if i == 1 else 100) for i in range(8)] + [_row(7) | {"id": "q9"}]
+    (pytester.path / "rows.jsonl").write_text(jsonl(rows))
+    result, entry = _report(pytester)
+    assert result.ret == 0
+    (gate,) = entry["gates"]
+    assert (gate["status"], gate["regressed"]) == (
+        "passed",
+        [{"id": "q1", "before": 100.0, "after": 150.0}],
+    )
+    # no answer lost its grounding, and the line says that is what it counts
+    result.stdout.fnmatch_lines(
+        [
+            "Stored baselines (rows paired by id):",
+            "  test_eval.py: 8 of 8 stored rows paired (coverage 1.000): 1 added",
+            "    added (not in the baseline) (1): q9",
+            "    IDK → supported (0): none",
+            "    supported → unsupported (0): none",
+            "*",
+            "Passing gates with rows that break the rule on their own:",
+            "  test_eval.py::gate::tokens.mean (1): q1 100 → 150",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*regressed (0)*")
+    markdown = (pytester.path / "r.md").read_text()
+    assert "regressed (0)" not in markdown
+    assert "passes, but 1 paired row(s) break the rule on their own: q1 |" in markdown
+    html = (pytester.path / "r.html").read_text()
+    assert "passes, but 1 paired row(s) break the rule on their own</span>: " in html

@@ -187,8 +187,16 @@ def test_a_history_that_cannot_be_appended_to_is_said_so(project: Project) -> No
     lock.unlink()
     lock.mkdir()  # the lock cannot be taken: nothing is appended, and the run says why
     result = project.run("--ragmetrics-history=hist")
-    assert result.ret == 0
+    # every test passed, but the history asked for was not kept: the run fails
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         ["run history: this run NOT appended to hist/history.jsonl: *cannot append*(1 run(s)*"]
     )
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at teardown of writing --ragmetrics-history*",
+            "run history: */hist/history.jsonl: cannot append to the run history: *",
+        ]
+    )
+    result.assert_outcomes(passed=8, errors=1)
     assert len(_lines(project.path / HISTORY)) == 1

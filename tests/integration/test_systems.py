@@ -253,7 +253,7 @@ def test_terminal_shows_systems_transformations_and_stop_reasons(study: Project)
             "Transformations (by row id):",
             "  test_eval.py[[]cand[]] vs base: 3 ids compared",
             "    IDK → supported (1): q1",
-            "    regressed (1): q2",
+            "    supported → unsupported (1): q2",
         ]
     )
 
@@ -450,7 +450,8 @@ def test_the_html_and_markdown_reports_of_a_study(study: Project) -> None:
     summary = (study.path / "out" / "s.md").read_text(encoding="utf-8").splitlines()
     start = summary.index("### Transformations (by row id)")
     assert summary[start + 2] == (
-        "- **test\\_eval.py\\[cand\\]** vs base: IDK → supported (1): q1; regressed (1): q2"
+        "- **test\\_eval.py\\[cand\\]** vs base: IDK → supported (1): q1; "
+        "supported → unsupported (1): q2"
     )
     page = (study.path / "out" / "report.html").read_text(encoding="utf-8")
     assert result.ret == 1  # two gates fail; the report is written all the same

@@ -34,6 +34,7 @@ LAYERS = {
     "files": 1,
     "progress": 1,
     "collector": 1,
+    "printable": 1,  # text from the data made safe for a terminal or a CI log
 }
 
 

@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_ragmetrics.reports.columns import NOT_COMPUTED, Entry
-from pytest_ragmetrics.reports.document import gates
 from pytest_ragmetrics.reports.html.forest import forest
 from pytest_ragmetrics.reports.html.markup import escape, table
 from pytest_ragmetrics.reports.html.plots import bars, distributions, pareto
@@ -78,7 +77,7 @@ def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
         for error in (entry.get("dataset_level") or {}).get("errors") or ()
     ]
     parts = [
-        f'<section id="eval-{index}"><h2>{escape(name)} {verdict(gates(entries))}</h2>',
+        f'<section id="eval-{index}"><h2>{escape(name)} {verdict(entries)}</h2>',
         f'<p class="muted">dataset {escape(first.get("dataset"))} · '
         f"{escape(first.get('dataset_rows'))} rows · sha256 "
         f"{escape(str(first.get('dataset_sha256'))[:12])}</p>",
@@ -127,7 +126,7 @@ def _header(document: Mapping[str, Any], groups: Mapping[str, Sequence[Entry]]) 
     if judge := (document.get("trust_judge") or {}).get("description"):
         line.append(f"Trust-Score judge: {escape(judge)}")
     nav = "".join(
-        f'<li><a href="#eval-{i}">{escape(name)}</a> {verdict(gates(entries))}</li>'
+        f'<li><a href="#eval-{i}">{escape(name)}</a> {verdict(entries)}</li>'
         for i, (name, entries) in enumerate(groups.items())
     )
     if isinstance(document.get("history"), Mapping):
@@ -135,7 +134,7 @@ def _header(document: Mapping[str, Any], groups: Mapping[str, Sequence[Entry]]) 
     all_entries = [entry for entries in groups.values() for entry in entries]
     return "\n".join(
         [
-            f"<h1>pytest-ragmetrics: {verdict(gates(all_entries))}</h1>",
+            f"<h1>pytest-ragmetrics: {verdict(all_entries)}</h1>",
             f'<p class="muted">{" · ".join(line)}</p>',
             f"<details><summary>Settings</summary>{table(['Setting', 'Value'], values, '')}",
             f"</details><nav><ul>{nav}</ul></nav>",

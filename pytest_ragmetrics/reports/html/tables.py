@@ -18,6 +18,7 @@ from pytest_ragmetrics.reports.columns import (
     interval_levels,
     stat,
 )
+from pytest_ragmetrics.reports.document import run_verdict
 from pytest_ragmetrics.reports.html.markup import (
     Html,
     escape,
@@ -31,14 +32,13 @@ from pytest_ragmetrics.results.pairing import not_compared_title, problem_headli
 GATE_ORDER = {"failed": 0, "skipped": 1, "passed": 2}
 
 
-def verdict(gates: Sequence[Mapping[str, Any]]) -> Html:
-    """The headline badge: how many gates failed, all hold, or none configured."""
-    failed = sum(gate.get("status") == "failed" for gate in gates)
-    if failed:
-        return Html(f'<span class="verdict failed">{failed} gate(s) failed</span>')
-    if gates:
-        return Html('<span class="verdict passed">all gates hold</span>')
-    return Html('<span class="verdict skipped">no gates configured</span>')
+def verdict(entries: Sequence[Entry]) -> Html:
+    """The headline badge of ``entries``: how many rows failed or errored and how many
+    gates failed (red), else all gates hold (green) or none configured."""
+    text, clean = run_verdict(entries)
+    configured = any(entry.get("gates") for entry in entries)
+    kind = "failed" if not clean else "passed" if configured else "skipped"
+    return Html(f'<span class="verdict {kind}">{escape(text)}</span>')
 
 
 def systems_table(entries: Sequence[Entry]) -> Html:
@@ -259,7 +259,7 @@ def transformations(entries: Sequence[Entry], anchors: Sequence[Mapping[str, str
             idk = links(changes.get("idk_to_supported") or (), ids)
             items.append(
                 f"<li>{head} ({compared} ids compared): IDK → supported {idk} · "
-                f"regressions {links(changes.get('regressions') or (), ids)}</li>"
+                f"supported → unsupported {links(changes.get('regressions') or (), ids)}</li>"
             )
     return ["<h3>Transformations</h3>", f"<ul>{''.join(items)}</ul>"] if items else []
 
@@ -295,6 +295,7 @@ def stored_baselines(entries: Sequence[Entry], anchors: Sequence[Mapping[str, st
         changes = stored.get("transformations")
         if isinstance(changes, Mapping):
             parts.append(f"IDK → supported {links(changes.get('idk_to_supported') or (), ids)}")
-            parts.append(f"regressions {links(changes.get('regressions') or (), ids)}")
+            lost = links(changes.get("regressions") or (), ids)
+            parts.append(f"supported → unsupported {lost}")
         items.append(f"<li>{head}: {' · '.join(parts)}</li>")
     return ["<h3>Stored baseline</h3>", f"<ul>{''.join(items)}</ul>"] if items else []

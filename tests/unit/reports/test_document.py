@@ -117,7 +117,7 @@ def test_the_stored_baseline_is_rendered_from_the_document() -> None:
         "    removed (stored, not in this run) (1): r0",
         "    added (not in the baseline) (1): r3",
         "    IDK → supported (1): r2",
-        "    regressed (1): r1",
+        "    supported → unsupported (1): r1",
     ]
 
 

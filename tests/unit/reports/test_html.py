@@ -680,7 +680,7 @@ def test_transformation_ids_link_to_their_drill_down(page: str) -> None:
     assert f'id="{config_a_anchor}"' in next(r for r in rows if r.startswith("config_a"))
     assert f'id="{config_b_anchor}"' in next(r for r in rows if r.startswith("config_b"))
     assert "<b>config_a</b> vs baseline (4 ids compared): IDK → supported (1) " in transformations
-    assert "regressions (0) none" in transformations
+    assert "supported → unsupported (0) none" in transformations
 
 
 def test_a_stored_baseline_not_compared_says_what_differs() -> None:

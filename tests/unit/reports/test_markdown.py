@@ -170,3 +170,16 @@ def test_when_every_gate_passes_only_the_collapsed_table_remains() -> None:
         "",
         "<details><summary>Passed gates (1)</summary>",
     ]
+
+
+def test_the_headline_counts_failed_and_errored_rows_when_every_gate_holds() -> None:
+    payloads = [
+        RowPayload(INFO, "r1", 0, {"f1": 1.0}, {}, None),
+        RowPayload(INFO, "r2", 1, {"f1": 0.5}, {}, None, failed=True),
+        RowPayload(INFO, "r3", 2, {}, {}, "ValueError: no answer"),
+    ]
+    results = [GateResult("evals/test_a.py", "f1.mean", ">= 0.5", "passed", "ok", 0.75, 0.5)]
+    text = markdown_summary(
+        report_document(summarize(payloads, Settings()), results, Settings(), "9.9")
+    )
+    assert text.splitlines()[0] == "## pytest-ragmetrics: 1 row(s) failed, 1 error(s)"

@@ -46,6 +46,7 @@ def test_terminal_lines_golden() -> None:
         "",
         "— = not computed by this eval",
         "",
+        "Rows: 2 passed, 0 failed, 0 errored",
         "Gates: 1 passed, 1 failed, 0 skipped",
         "  FAILED  evals/test_a.py::gate::tokens.mean: too many",
         "",
