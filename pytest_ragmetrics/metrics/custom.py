@@ -5,11 +5,12 @@ the baselines and the reports treat it like ``f1``.
 The function takes the test's ``Row`` and returns a number, ``(number, evidence)``, or a
 ``RowValue``: a metric with corpus statistics (``corpus=``) returns the row's sufficient
 statistics in one, summed over the rows and reduced by the declared functions, as BLEU's
-corpus score is. Its value is checked on every row: a value that is not a real number, is NaN or
-infinite, or lies outside the declared range (0 or 1 for a binary metric) makes the row
-error naming the metric, as does an exception the function raises; a value is never
-recorded silently wrong. Nothing here imports pytest: the decorator that turns a
-declaration into a fixture is ``pytest_ragmetrics.plugin.custom``.
+corpus score is. Its value is checked on every row: a value that is not a real number, is
+NaN or infinite, is too large for a float (an integer of 400 digits), or lies outside the
+declared range (0 or 1 for a binary metric) makes the row error naming the metric, as
+does an exception the function raises; a value is never recorded silently wrong. Nothing
+here imports pytest: the decorator that turns a declaration into a fixture is
+``pytest_ragmetrics.plugin.custom``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -114,9 +116,11 @@ class CustomMetric:
             except Exception as error:
                 why = f"raised {type(error).__name__}: {error} (at {_raised_at(error)})"
                 raise self._corpus_error(stat, sums, why) from error
-            if not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
-                raise self._corpus_error(stat, sums, f"returned {value!r}, not a finite number")
-            reduced[stat] = float(value)
+            number = _number(value)
+            if number is None:
+                why = _unusable(value, "not a finite number")
+                raise self._corpus_error(stat, sums, f"returned {_described(value)}, {why}")
+            reduced[stat] = number
         return reduced
 
     def _corpus_error(self, stat: str, sums: Mapping[str, float], why: str) -> CorpusError:
@@ -157,9 +161,12 @@ class CustomMetric:
         for part, total in stats.items():
             if not isinstance(part, str) or not isinstance(total, numbers.Real):
                 raise self._bad(stats, f"stats[{part!r}] = {total!r} is not a number by name")
-            if not math.isfinite(float(total)):
+            number, too_large = _number(total), _too_large(total)
+            if too_large:
+                raise self._bad(stats, f"stats[{part!r}] is {_described(total)}: {too_large}")
+            if number is None:
                 raise self._bad(stats, f"stats[{part!r}] is not finite")
-            checked[part] = float(total)
+            checked[part] = number
         return checked
 
     def _checked(self, returned: object, evidence: str | None = None) -> tuple[float, str]:
@@ -173,9 +180,9 @@ class CustomMetric:
             value, evidence = returned
         if not isinstance(value, numbers.Real):
             raise self._bad(value, "not a real number")
-        number = float(value)
-        if not math.isfinite(number):
-            raise self._bad(value, "not finite")
+        number = _number(value)
+        if number is None:
+            raise self._bad(value, _unusable(value, "not finite"))
         if self.binary and number not in (0.0, 1.0):
             raise self._bad(value, "a binary metric returns 0 or 1")
         if self.bounds is not None and not self.bounds[0] <= number <= self.bounds[1]:
@@ -185,7 +192,7 @@ class CustomMetric:
 
     def _bad(self, value: object, why: str) -> CustomMetricError:
         return CustomMetricError(
-            f"{self.name} ({self.origin}) returned {value!r}: {why}; "
+            f"{self.name} ({self.origin}) returned {_described(value)}: {why}; "
             "return a finite number within the declared range, (number, evidence) or a "
             "RowValue"
         )
@@ -227,13 +234,59 @@ class CustomDatasetMetric:
         stats: dict[str, float] = {}
         for stat in self.stats:
             value = returned[stat]
-            if not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
-                raise self._bad(f"returned {stat} = {value!r}: not a finite number")
-            stats[stat] = float(value)
+            number = _number(value)
+            if number is None:
+                why = _unusable(value, "not a finite number")
+                raise self._bad(f"returned {stat} = {_described(value)}: {why}")
+            stats[stat] = number
         return stats
 
     def _bad(self, what: str) -> CustomMetricError:
         return CustomMetricError(f"{self.name} ({self.origin}) {what}")
+
+
+def _number(value: object) -> float | None:
+    """``value`` as a finite float; ``None`` when it is no real number, NaN, infinite, or
+    too large for a float (``_unusable`` says which)."""
+    if not isinstance(value, numbers.Real):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _unusable(value: object, otherwise: str) -> str:
+    """Why ``_number`` gave ``value`` no float: too large for one, or ``otherwise`` (no
+    real number, NaN or infinite)."""
+    return _too_large(value) or otherwise
+
+
+def _too_large(value: object) -> str | None:
+    """Why ``value`` has no float when it is a real number too large for one (an integer
+    of 400 digits, say); ``None`` for anything else."""
+    if not isinstance(value, numbers.Real):
+        return None
+    try:
+        float(value)
+    except OverflowError:
+        return f"too large for a float (the largest is about {sys.float_info.max:.2g})"
+    return None
+
+
+def _described(value: object) -> str:
+    """``repr(value)`` for an error message, but for a number too large for a float: an
+    integer's digits are counted, not printed (Python prints at most 4300 of them)."""
+    if _too_large(value):
+        if isinstance(value, numbers.Integral):
+            digits = int(int(value).bit_length() * math.log10(2)) + 1
+            return f"an integer of about {digits} digits"
+        return f"a {type(value).__name__} beyond {sys.float_info.max:.2g}"
+    try:
+        return repr(value)
+    except ValueError:  # it holds an integer of more than 4300 digits
+        return f"a {type(value).__name__} holding a number too large to print"
 
 
 def _call(

@@ -172,6 +172,10 @@ def test_a_baseline_of_another_version_of_the_metric_is_refused(custom: Project)
         ("return 51", "words (conftest.py:*) returned 51: outside its range [[]0, 50[]]*"),
         ('return "five"', "words (conftest.py:*) returned 'five': not a real number*"),
         ("return 1, 2", "words (conftest.py:*) returned (1, 2): a tuple must be (value, *"),
+        (
+            "return 10**400",
+            "words (conftest.py:*) returned an integer of about 401 digits: too large for a float*",
+        ),
     ],
 )
 def test_a_bad_value_on_one_row_makes_that_row_error(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -63,6 +64,30 @@ def test_a_value_that_is_no_usable_number_is_an_error_of_the_row(returns: Any, w
         _declared(returns).measure(ROW, CONTEXT)
     assert why in str(e.value)
     assert isinstance(e.value, RowError)  # reported like a built-in metric's bad input
+
+
+# 10**400 has 401 decimal digits; the largest float is about 1.8e308, so neither it nor
+# 10**5000 (beyond Python's 4300 digits of int-to-str) converts to one.
+@pytest.mark.parametrize(
+    ("returns", "bounds", "shown"),
+    [
+        (10**400, None, "an integer of about 401 digits"),
+        (10**400, (0, 10), "an integer of about 401 digits"),
+        (-(10**400), None, "an integer of about 401 digits"),
+        ((10**400, "huge"), None, "an integer of about 401 digits"),
+        (RowValue(10**400), None, "an integer of about 401 digits"),
+        (10**5000, None, "an integer of about 5001 digits"),
+        (Fraction(10**400, 3), None, "a Fraction"),
+    ],
+    ids=["int", "int-in-range", "negative", "pair", "RowValue", "int-5001-digits", "Fraction"],
+)
+def test_a_number_too_large_for_a_float_is_an_error_naming_the_metric(
+    returns: Any, bounds: tuple[float, float] | None, shown: str
+) -> None:
+    with pytest.raises(CustomMetricError, match=r"^share \(.*test_custom.py:\d+\) returned") as e:
+        _declared(returns, bounds=bounds).measure(ROW, CONTEXT)
+    assert f"returned {shown}" in str(e.value)
+    assert "too large for a float" in str(e.value)
 
 
 def test_a_binary_metric_takes_only_0_and_1() -> None:
@@ -208,6 +233,12 @@ def test_a_dataset_level_metric_with_other_statistics_errors(returns: Any, why: 
     assert why in str(e.value)
 
 
+def test_a_dataset_level_statistic_too_large_for_a_float_errors_naming_it() -> None:
+    with pytest.raises(CustomMetricError, match=r"^answer_set \(.*test_custom.py:\d+\) ") as e:
+        _dataset({"share": 0.5, "count": 10**400}).measure([ROW])
+    assert "returned count = an integer of about 401 digits: too large for a float" in str(e.value)
+
+
 @pytest.mark.parametrize("stats", [(), "share", ("share", "p-95")])
 def test_a_dataset_level_metric_names_its_statistics(stats: Any) -> None:
     def answer_set(rows: Any) -> Any:
@@ -273,6 +304,24 @@ def test_statistics_from_a_metric_without_corpus_statistics_are_refused() -> Non
     with pytest.raises(CustomMetricError, match="summed only for a metric declared with corpus="):
         _declared(RowValue(1.0, stats={"words": 5})).measure(ROW, CONTEXT)
     assert _declared(RowValue(1.0, "one")).measure(ROW, CONTEXT).evidence == "one"
+
+
+def test_row_statistics_too_large_for_a_float_error_the_row_naming_them() -> None:
+    returns = RowValue(0.2, stats={"words": 10**400})
+    with pytest.raises(CustomMetricError, match=r"^marker_words \(\S*test_custom.py:\d+\)") as e:
+        _pooled(returns).measure(ROW, CONTEXT)
+    assert "stats['words'] is an integer of about 401 digits: too large for a float" in str(e.value)
+
+
+def test_a_corpus_function_returning_a_number_too_large_for_a_float_is_refused() -> None:
+    def marker_words(row: Row) -> float:
+        """Doc."""
+        return 0.0
+
+    metric = declare(marker_words, None, (), None, False, {"huge": lambda sums: 10**400})
+    with pytest.raises(CorpusError, match=r"^marker_words.huge \(") as e:
+        metric.reduce({"words": 1.0}, Settings())
+    assert "returned an integer of about 401 digits, too large for a float" in str(e.value)
 
 
 @pytest.mark.parametrize(
