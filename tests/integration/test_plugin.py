@@ -436,6 +436,29 @@ def test_a_gate_on_a_metric_the_eval_never_records_fails(project: Project) -> No
     result.stdout.fnmatch_lines(["*no row of test_eval.py recorded f1*"])
 
 
+# test_cost takes `tokens` but calls it on no row: nothing of tokens is recorded.
+UNCALLED = TWO_TESTS.replace("    tokens(row)", "    pass")
+
+
+@pytest.mark.parametrize("stat", ["sum", "count"])
+def test_a_sum_or_count_gate_on_a_metric_no_row_recorded_cannot_be_checked(
+    project: Project, stat: str
+) -> None:
+    """A sum or count of no value is no 0: the gate could never fail, so it fails."""
+    project.write("test_eval.py", UNCALLED)
+    project.write("thresholds.toml", f'[gates]\n"tokens.{stat}" = "<= 1000"\n')
+    result, report = project.run_json()
+    result.assert_outcomes(passed=2 * N_ROWS, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"tokens.{stat} <= 1000: cannot be checked: no row of test_eval.py recorded tokens",
+            f"FAILED test_eval.py::gate::tokens.{stat} - tokens.{stat} <= 1000: cannot*",
+        ]
+    )
+    (gate,) = report["evals"][0]["gates"]
+    assert (gate["status"], gate["value"]) == ("failed", None)
+
+
 def test_each_row_carries_its_status_from_every_test_that_ran_it(project: Project) -> None:
     project.write(
         "test_eval.py",
