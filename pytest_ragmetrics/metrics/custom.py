@@ -8,7 +8,9 @@ statistics in one, summed over the rows and reduced by the declared functions, a
 corpus score is. Its value is checked on every row: a value that is not a real number, is
 NaN or infinite, is too large for a float (an integer of 400 digits), or lies outside the
 declared range (0 or 1 for a binary metric) makes the row error naming the metric, as
-does an exception the function raises; a value is never recorded silently wrong. Nothing
+does an exception the function raises; a value is never recorded silently wrong. The
+function is given the row read-only (``data.readonly``): a change it tries is such an
+exception, and never reaches the row's other metrics. Nothing
 here imports pytest: the decorator that turns a declaration into a fixture is
 ``pytest_ragmetrics.plugin.custom``.
 """
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragmetrics.data.dataset import Row, RowError
+from pytest_ragmetrics.data.readonly import read_only
 from pytest_ragmetrics.metrics.base import (
     RATE,
     STATS,
@@ -133,8 +136,10 @@ class CustomMetric:
 
     def measure(self, row: Row, ctx: MetricContext) -> Measured:
         """Call the function on ``row`` and check what it returned."""
-        # a row built by hand (a bulk batch) is checked too
-        returned = _call(self.name, self.origin, self.requires, [row], self.function, row)
+        # a row built by hand (a bulk batch) is checked too; the function is given the row
+        # read-only, so what it does to it cannot change the row's other metrics
+        view = _read_only(row, ctx)
+        returned = _call(self.name, self.origin, self.requires, [row], self.function, view)
         if isinstance(returned, RowValue):
             value, evidence = self._checked(returned.value, returned.evidence)
             stats = self._stats(returned.stats)
@@ -287,6 +292,20 @@ def _described(value: object) -> str:
         return repr(value)
     except ValueError:  # it holds an integer of more than 4300 digits
         return f"a {type(value).__name__} holding a number too large to print"
+
+
+# Where a row's read-only view is kept for the other metrics of the row (``ctx.memo``).
+READ_ONLY_MEMO = "read-only row"
+
+
+def _read_only(row: Row, ctx: MetricContext) -> Row:
+    """``row`` read-only (``data.readonly``), built once for the row's custom metrics."""
+    kept = ctx.memo.get(READ_ONLY_MEMO)
+    if kept is not None and kept[0] is row:
+        return kept[1]  # type: ignore[no-any-return]
+    view = read_only(row)
+    ctx.memo[READ_ONLY_MEMO] = (row, view)
+    return view
 
 
 def _call(
