@@ -466,11 +466,15 @@ UNCALLED_WARNING = (
 )
 
 
-def test_a_metric_fixture_that_no_row_called_is_warned_about(project: Project) -> None:
+@pytest.mark.parametrize("mode", [[], ["--ragmetrics-mode=bulk", "--ragmetrics-batch-size=3"]])
+def test_a_metric_fixture_that_no_row_called_is_warned_about(
+    project: Project, mode: list[str]
+) -> None:
+    """In row mode, and in bulk mode, where an item runs a batch of rows: rows count."""
     project.write("test_eval.py", UNCALLED)
     project.write("thresholds.toml", "")
-    result, report = project.run_json()
-    result.assert_outcomes(passed=2 * N_ROWS)
+    result, report = project.run_json(*mode)
+    result.assert_outcomes(passed=2 * 2 if mode else 2 * N_ROWS)  # 2 batches of 3 rows
     result.stdout.fnmatch_lines(["Warnings:", f"  {UNCALLED_WARNING}"])
     (evaluation,) = report["evals"]
     assert evaluation["warnings"] == [UNCALLED_WARNING]
