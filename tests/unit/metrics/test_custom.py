@@ -372,3 +372,48 @@ def test_a_malformed_corpus_declaration_is_refused(corpus: Any, binary: bool, me
     with pytest.raises(DeclarationError, match=r"test_custom.py:\d+: ok: ") as e:
         declare(function, "ok", (), None, binary, corpus)
     assert message in str(e.value)
+
+
+def _appending(rows_or_row: Any) -> Any:
+    """Appends to the gold answers of the row(s) it is given."""
+    for row in rows_or_row if isinstance(rows_or_row, list) else [rows_or_row]:
+        row.gold.append("x")
+    return {"share": 1.0, "count": 1} if isinstance(rows_or_row, list) else 1.0
+
+
+def test_a_metric_changing_its_row_errors_naming_it_and_the_row_is_unchanged() -> None:
+    row = Row("r1", "rows.jsonl", 3, 0, {"answer": "Paris.", "gold": ["Paris"]})
+    metric = declare(_appending, "appends", (), None, False)
+    with pytest.raises(CustomMetricError) as raised:
+        metric.measure(row, MetricContext(Settings(), embed=lambda texts: []))
+    assert str(raised.value).startswith(
+        "appends (" + metric.origin + ") raised ReadOnlyRowError: row['gold'].append() would "
+        "change the row"
+    )
+    assert row.data == {"answer": "Paris.", "gold": ["Paris"]}
+
+
+def test_the_metrics_of_a_row_share_its_read_only_view() -> None:
+    """Built once per row: a second metric of the row is given the same view."""
+    seen: list[Row] = []
+
+    def first(row: Row) -> float:
+        """Keeps the row it was given."""
+        seen.append(row)
+        return 1.0
+
+    row = Row("r1", "rows.jsonl", 3, 0, {"gold": ["Paris"]})
+    ctx = MetricContext(Settings(), embed=lambda texts: [])  # one row's, its memo fresh
+    declare(first, "one", (), None, False).measure(row, ctx)
+    declare(first, "two", (), None, False).measure(row, ctx)
+    assert seen[0] is seen[1]
+    assert seen[0] is not row
+    assert seen[0].data == row.data
+
+
+def test_a_dataset_level_metric_changing_its_rows_errors_and_the_rows_are_unchanged() -> None:
+    row = Row("r1", "rows.jsonl", 3, 0, {"answer": "Paris.", "gold": ["Paris"]})
+    metric = declare_dataset(_appending, "appends", (), ("share", "count"))
+    with pytest.raises(CustomMetricError, match=r"raised ReadOnlyRowError: row\['gold'\]\.append"):
+        metric.measure([row])
+    assert row.data == {"answer": "Paris.", "gold": ["Paris"]}
