@@ -114,10 +114,10 @@ def _rows_line(summary: EvalSummary, metric: str) -> str:
 
 
 def _stat(metrics: Mapping[str, Mapping[str, float]], gate: Gate) -> float | None:
-    """``metric.stat`` in ``metrics``; a ``count`` or ``sum`` that nothing recorded is 0
-    (no rows with a value, nothing summed)."""
-    value = metrics.get(gate.metric, {}).get(gate.stat)
-    return 0.0 if value is None and gate.stat in ("count", "sum") else value
+    """``metric.stat`` in ``metrics``; ``None`` when nothing recorded the metric, for a
+    ``count`` or ``sum`` too: read as 0, a gate on a metric no row computes could never
+    fail, so it cannot be checked."""
+    return metrics.get(gate.metric, {}).get(gate.stat)
 
 
 def aggregate_value(summary: EvalSummary, gate: Gate) -> float | None:

@@ -5,11 +5,14 @@ the baselines and the reports treat it like ``f1``.
 The function takes the test's ``Row`` and returns a number, ``(number, evidence)``, or a
 ``RowValue``: a metric with corpus statistics (``corpus=``) returns the row's sufficient
 statistics in one, summed over the rows and reduced by the declared functions, as BLEU's
-corpus score is. Its value is checked on every row: a value that is not a real number, is NaN or
-infinite, or lies outside the declared range (0 or 1 for a binary metric) makes the row
-error naming the metric, as does an exception the function raises; a value is never
-recorded silently wrong. Nothing here imports pytest: the decorator that turns a
-declaration into a fixture is ``pytest_ragmetrics.plugin.custom``.
+corpus score is. Its value is checked on every row: a value that is not a real number, is
+NaN or infinite, is too large for a float (an integer of 400 digits), or lies outside the
+declared range (0 or 1 for a binary metric) makes the row error naming the metric, as
+does an exception the function raises; a value is never recorded silently wrong. The
+function is given the row read-only (``data.readonly``): a change it tries is such an
+exception, and never reaches the row's other metrics. Nothing
+here imports pytest: the decorator that turns a declaration into a fixture is
+``pytest_ragmetrics.plugin.custom``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragmetrics.data.dataset import Row, RowError
+from pytest_ragmetrics.data.readonly import read_only
 from pytest_ragmetrics.metrics.base import (
     RATE,
     STATS,
@@ -114,9 +119,11 @@ class CustomMetric:
             except Exception as error:
                 why = f"raised {type(error).__name__}: {error} (at {_raised_at(error)})"
                 raise self._corpus_error(stat, sums, why) from error
-            if not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
-                raise self._corpus_error(stat, sums, f"returned {value!r}, not a finite number")
-            reduced[stat] = float(value)
+            number = _number(value)
+            if number is None:
+                why = _unusable(value, "not a finite number")
+                raise self._corpus_error(stat, sums, f"returned {_described(value)}, {why}")
+            reduced[stat] = number
         return reduced
 
     def _corpus_error(self, stat: str, sums: Mapping[str, float], why: str) -> CorpusError:
@@ -129,8 +136,10 @@ class CustomMetric:
 
     def measure(self, row: Row, ctx: MetricContext) -> Measured:
         """Call the function on ``row`` and check what it returned."""
-        # a row built by hand (a bulk batch) is checked too
-        returned = _call(self.name, self.origin, self.requires, [row], self.function, row)
+        # a row built by hand (a bulk batch) is checked too; the function is given the row
+        # read-only, so what it does to it cannot change the row's other metrics
+        view = _read_only(row, ctx)
+        returned = _call(self.name, self.origin, self.requires, [row], self.function, view)
         if isinstance(returned, RowValue):
             value, evidence = self._checked(returned.value, returned.evidence)
             stats = self._stats(returned.stats)
@@ -157,9 +166,12 @@ class CustomMetric:
         for part, total in stats.items():
             if not isinstance(part, str) or not isinstance(total, numbers.Real):
                 raise self._bad(stats, f"stats[{part!r}] = {total!r} is not a number by name")
-            if not math.isfinite(float(total)):
+            number, too_large = _number(total), _too_large(total)
+            if too_large:
+                raise self._bad(stats, f"stats[{part!r}] is {_described(total)}: {too_large}")
+            if number is None:
                 raise self._bad(stats, f"stats[{part!r}] is not finite")
-            checked[part] = float(total)
+            checked[part] = number
         return checked
 
     def _checked(self, returned: object, evidence: str | None = None) -> tuple[float, str]:
@@ -173,9 +185,9 @@ class CustomMetric:
             value, evidence = returned
         if not isinstance(value, numbers.Real):
             raise self._bad(value, "not a real number")
-        number = float(value)
-        if not math.isfinite(number):
-            raise self._bad(value, "not finite")
+        number = _number(value)
+        if number is None:
+            raise self._bad(value, _unusable(value, "not finite"))
         if self.binary and number not in (0.0, 1.0):
             raise self._bad(value, "a binary metric returns 0 or 1")
         if self.bounds is not None and not self.bounds[0] <= number <= self.bounds[1]:
@@ -185,7 +197,7 @@ class CustomMetric:
 
     def _bad(self, value: object, why: str) -> CustomMetricError:
         return CustomMetricError(
-            f"{self.name} ({self.origin}) returned {value!r}: {why}; "
+            f"{self.name} ({self.origin}) returned {_described(value)}: {why}; "
             "return a finite number within the declared range, (number, evidence) or a "
             "RowValue"
         )
@@ -210,7 +222,9 @@ class CustomDatasetMetric:
     def measure(self, rows: Sequence[Row]) -> DatasetMeasured:
         """Call the function on every row at once and check the statistics it returned:
         exactly the declared ones, each a finite number."""
-        returned = _call(self.name, self.origin, self.requires, rows, self.function, rows)
+        # read-only, so what the function does to them cannot reach the row tests' metrics
+        views = [read_only(row) for row in rows]
+        returned = _call(self.name, self.origin, self.requires, rows, self.function, views)
         stats = self._checked(returned)
         return DatasetMeasured(dict(stats), stats, {})
 
@@ -227,13 +241,73 @@ class CustomDatasetMetric:
         stats: dict[str, float] = {}
         for stat in self.stats:
             value = returned[stat]
-            if not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
-                raise self._bad(f"returned {stat} = {value!r}: not a finite number")
-            stats[stat] = float(value)
+            number = _number(value)
+            if number is None:
+                why = _unusable(value, "not a finite number")
+                raise self._bad(f"returned {stat} = {_described(value)}: {why}")
+            stats[stat] = number
         return stats
 
     def _bad(self, what: str) -> CustomMetricError:
         return CustomMetricError(f"{self.name} ({self.origin}) {what}")
+
+
+def _number(value: object) -> float | None:
+    """``value`` as a finite float; ``None`` when it is no real number, NaN, infinite, or
+    too large for a float (``_unusable`` says which)."""
+    if not isinstance(value, numbers.Real):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _unusable(value: object, otherwise: str) -> str:
+    """Why ``_number`` gave ``value`` no float: too large for one, or ``otherwise`` (no
+    real number, NaN or infinite)."""
+    return _too_large(value) or otherwise
+
+
+def _too_large(value: object) -> str | None:
+    """Why ``value`` has no float when it is a real number too large for one (an integer
+    of 400 digits, say); ``None`` for anything else."""
+    if not isinstance(value, numbers.Real):
+        return None
+    try:
+        float(value)
+    except OverflowError:
+        return f"too large for a float (the largest is about {sys.float_info.max:.2g})"
+    return None
+
+
+def _described(value: object) -> str:
+    """``repr(value)`` for an error message, but for a number too large for a float: an
+    integer's digits are counted, not printed (Python prints at most 4300 of them)."""
+    if _too_large(value):
+        if isinstance(value, numbers.Integral):
+            digits = int(int(value).bit_length() * math.log10(2)) + 1
+            return f"an integer of about {digits} digits"
+        return f"a {type(value).__name__} beyond {sys.float_info.max:.2g}"
+    try:
+        return repr(value)
+    except ValueError:  # it holds an integer of more than 4300 digits
+        return f"a {type(value).__name__} holding a number too large to print"
+
+
+# Where a row's read-only view is kept for the other metrics of the row (``ctx.memo``).
+READ_ONLY_MEMO = "read-only row"
+
+
+def _read_only(row: Row, ctx: MetricContext) -> Row:
+    """``row`` read-only (``data.readonly``), built once for the row's custom metrics."""
+    kept = ctx.memo.get(READ_ONLY_MEMO)
+    if kept is not None and kept[0] is row:
+        return kept[1]  # type: ignore[no-any-return]
+    view = read_only(row)
+    ctx.memo[READ_ONLY_MEMO] = (row, view)
+    return view
 
 
 def _call(

@@ -209,6 +209,18 @@ def citation_warning(summary: EvalSummary, settings: Settings) -> str | None:
     )
 
 
+def uncalled_warnings(summary: EvalSummary) -> list[str]:
+    """One warning per metric fixture a test takes but called on none of the rows it ran:
+    nothing of it was recorded, most often a forgotten call, and a gate on it cannot be
+    checked."""
+    return [
+        f"{test} takes the metric fixture `{fixture}` but called it on none of the "
+        f"{rows} row{'s' if rows != 1 else ''} it ran: nothing of it was recorded; call "
+        f"{fixture}(row) in the test, or take the argument out"
+        for test, fixture, rows in summary.uncalled
+    ]
+
+
 def finish_run(state: RunState, summaries: Sequence[EvalSummary], stopped: str | None) -> Finished:
     """Compare the systems of the aggregated evals (``results.summary.summarize``), update
     baselines if asked, and evaluate every gate; ``stopped`` says why the run stopped
@@ -238,7 +250,7 @@ def finish_run(state: RunState, summaries: Sequence[EvalSummary], stopped: str |
         settings = state.thresholds.settings
         results += evaluate_gates(summary, gates, stored, skip, reference, settings=settings)
         warning = citation_warning(summary, state.thresholds.settings)
-        warnings = (warning,) if warning else ()
+        warnings = (*uncalled_warnings(summary), *((warning,) if warning else ()))
         summaries.append(replace(summary, stored=stored, warnings=warnings))
     correction = state.thresholds.settings.stats.correction
     results = correct(results, correction)

@@ -119,6 +119,7 @@ class MetricFixture:
                 f"(row {recorder.row.id!r}); for other data use pytest_ragmetrics.metrics"
             )
         spec = self.spec
+        recorder.called.add(spec.fixture)
         if options:
             self._check_options(options)
         try:

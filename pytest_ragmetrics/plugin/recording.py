@@ -23,6 +23,7 @@ import pytest
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import DatasetError, RowError
 from pytest_ragmetrics.live.system import LiveSystemError
+from pytest_ragmetrics.plugin.fixtures import own_metrics
 from pytest_ragmetrics.plugin.state import (
     BATCH_PAYLOADS_KEY,
     DATASET_RECORDER_KEY,
@@ -139,13 +140,15 @@ class PayloadContext:
 
     ``digests``: whether each row's inputs are digested (``results.baseline.input_digest``),
     which only pairing rows with a stored baseline needs: the eval has one, or the run
-    writes one (``eval_digests``)."""
+    writes one (``eval_digests``); ``metrics``, the metric fixtures the test function
+    takes as its own arguments (each row says which of them it never called)."""
 
     test: str
     eval_tests: tuple[str, ...]
     save_outputs: bool
     settings: Settings
     digests: bool = True
+    metrics: tuple[str, ...] = ()
 
     @classmethod
     def of_item(cls, item: pytest.Item, param: RowParam) -> PayloadContext:
@@ -170,7 +173,15 @@ class PayloadContext:
             state.options.save_outputs is not None,
             state.thresholds.settings,
             eval_digests(param.info, state),
+            tuple(own_metrics(item, _argnames(item))),
         )
+
+
+def _argnames(item: pytest.Item) -> tuple[str, ...]:
+    """The arguments of the test function itself, as pytest resolved them (not those of
+    the fixtures it takes)."""
+    info = getattr(item, "_fixtureinfo", None)  # pytest's own, no public accessor
+    return tuple(info.argnames) if info is not None else ()
 
 
 def eval_digests(info: EvalInfo, state: RunState) -> bool:
@@ -222,7 +233,18 @@ def payload_for(
         citations=citation_census(recorder, context.settings),
         failed=outcome.failed and error is None,  # an error is not the test's verdict
         session=_session(param.row.data.get("session_id")),
+        uncalled=_uncalled(context, recorder, outcome),
     )
+
+
+def _uncalled(
+    context: PayloadContext, recorder: RowRecorder | None, outcome: Outcome
+) -> tuple[str, ...] | None:
+    """The metric fixtures the test takes and did not call on the row; ``None`` when its
+    body did not run on the row (a bad row, a skip), which says nothing of its calls."""
+    if recorder is None or outcome.when != "call" or outcome.skipped:
+        return None
+    return tuple(name for name in context.metrics if name not in recorder.called)
 
 
 def _session(value: object) -> str | None:

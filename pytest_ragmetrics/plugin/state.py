@@ -253,6 +253,9 @@ class RowRecorder:
     # A live row's second output (determinism) and its line for --ragmetrics-save-outputs.
     rerun: Row | None = None
     saved: dict[str, Any] | None = None
+    # The metric fixtures the test called on the row: one it takes and never calls on any
+    # row is warned about (``plugin.recording.payload_for``, ``plugin.finish``).
+    called: set[str] = field(default_factory=set)
 
     def record(
         self,

@@ -112,7 +112,7 @@ class PayloadError(ValueError):
 _ROW_KEYS = frozenset(
     {"row", "inputs", "fields", "index", "values", "breakdowns", "error", "test"}
     | {"eval_tests", "skipped", "evidence", "details", "output", "citations", "failed"}
-    | {"session"}
+    | {"session", "uncalled"}
 )
 _DATASET_KEYS = frozenset(
     {"kind", "test", "eval_tests", "rows", "values", "details", "error", "skipped"}
@@ -160,8 +160,10 @@ class RowPayload:
     test recorded a metric that reads citations, the markers its answer holds and its
     contexts; ``failed``, whether the test's own verdict on the row failed (an ``assert``
     or ``pytest.fail`` in its body, not an error); ``session``, the row's ``session_id``
-    (rows of one session are resampled together when runs are compared). xdist serialises
-    report attributes, so it travels as ``to_dict()``: plain, small, JSON-able.
+    (rows of one session are resampled together when runs are compared); ``uncalled``,
+    the metric fixtures the test takes but did not call on the row (``None`` when its
+    body did not run on the row). xdist serialises report attributes, so it travels as
+    ``to_dict()``: plain, small, JSON-able.
     """
 
     info: EvalInfo
@@ -181,6 +183,7 @@ class RowPayload:
     citations: Mapping[str, int] | None = None
     failed: bool = False
     session: str | None = None
+    uncalled: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "eval_tests", tuple(sorted(self.eval_tests)))
@@ -208,6 +211,7 @@ class RowPayload:
             "citations": dict(self.citations) if self.citations is not None else None,
             "failed": self.failed,
             "session": self.session,
+            "uncalled": list(self.uncalled) if self.uncalled is not None else None,
         }
 
     @classmethod
@@ -233,6 +237,7 @@ class RowPayload:
                 "citations": (dict, type(None)),
                 "failed": bool,
                 "session": (str, type(None)),
+                "uncalled": (list, type(None)),
             },
         )
         return cls(
@@ -253,6 +258,7 @@ class RowPayload:
             dict(payload["citations"]) if payload["citations"] is not None else None,
             payload["failed"],
             payload["session"],
+            tuple(payload["uncalled"]) if payload["uncalled"] is not None else None,
         )
 
 
@@ -495,6 +501,9 @@ class EvalSummary:
     warnings: tuple[str, ...] = ()
     # How its numbers were computed, sacrebleu's way ("bleu" -> "nrefs:1|case:mixed|...").
     signatures: dict[str, str] = field(default_factory=dict)
+    # (test, metric fixture, rows it ran): a fixture the test takes but called on none of
+    # the rows its body ran on, so nothing of it was recorded.
+    uncalled: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def n(self) -> int:
@@ -644,6 +653,7 @@ def _summarize_eval(
     tests: set[str],
     dataset_payloads: list[DatasetPayload],
     settings: MetricSettings,
+    uses: Mapping[str, FixtureUse] | None = None,
 ) -> EvalSummary:
     rows = sorted((row for row in all_rows if row.ran), key=lambda row: row.index)
     for row in rows:
@@ -671,7 +681,30 @@ def _summarize_eval(
         details,
         errors,
         signatures=signed,
+        uncalled=tuple(
+            (test, fixture, use.rows)
+            for test, use in sorted((uses or {}).items())
+            for fixture in use.never_called()
+        ),
     )
+
+
+@dataclass
+class FixtureUse:
+    """How a test function used the metric fixtures it takes, over the rows its body ran
+    on: how many rows, and on how many of them each fixture went uncalled."""
+
+    rows: int = 0
+    uncalled: dict[str, int] = field(default_factory=dict)
+
+    def add(self, uncalled: Sequence[str]) -> None:
+        self.rows += 1
+        for fixture in uncalled:
+            self.uncalled[fixture] = self.uncalled.get(fixture, 0) + 1
+
+    def never_called(self) -> list[str]:
+        """The fixtures called on none of the rows, sorted."""
+        return sorted(name for name, rows in self.uncalled.items() if rows == self.rows)
 
 
 @dataclass
@@ -693,6 +726,8 @@ class Gathered:
     rows: dict[str, dict[str, RowResult]] = field(default_factory=dict)
     tests: dict[str, set[str]] = field(default_factory=dict)
     datasets: dict[str, list[DatasetPayload]] = field(default_factory=dict)
+    # By eval and test function: which of its metric fixtures went uncalled on its rows.
+    uses: dict[str, dict[str, FixtureUse]] = field(default_factory=dict)
 
     def add(self, payload: Payload) -> None:
         """Merge one row or dataset payload into what was gathered."""
@@ -706,6 +741,12 @@ class Gathered:
         if row is None:
             row = by_id[payload.row] = RowResult(payload.row, payload.index)
         row.merge(payload, self.shown)
+        if payload.uncalled is not None:
+            uses = self.uses.setdefault(info.label, {})
+            use = uses.get(payload.test)
+            if use is None:
+                use = uses[payload.test] = FixtureUse()
+            use.add(payload.uncalled)
 
     def summaries(self, settings: MetricSettings) -> list[EvalSummary]:
         """One ``EvalSummary`` per eval and system, sorted by eval name and then by the
@@ -718,6 +759,7 @@ class Gathered:
                 self.tests[info.label],
                 self.datasets.get(info.label, []),
                 settings,
+                self.uses.get(info.label),
             )
             for info in order
         ]

@@ -14,6 +14,7 @@ rate 0.75. The same metrics on the Ray engine: ``test_ray_engine.py``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -231,6 +232,10 @@ def test_a_newly_versioned_metric_leaves_the_other_gates_compared(custom: Projec
         ("return 51", "words (conftest.py:*) returned 51: outside its range [[]0, 50[]]*"),
         ('return "five"', "words (conftest.py:*) returned 'five': not a real number*"),
         ("return 1, 2", "words (conftest.py:*) returned (1, 2): a tuple must be (value, *"),
+        (
+            "return 10**400",
+            "words (conftest.py:*) returned an integer of about 401 digits: too large for a float*",
+        ),
     ],
 )
 def test_a_bad_value_on_one_row_makes_that_row_error(
@@ -672,3 +677,63 @@ def test_a_dataset_level_metric_needs_its_fields_on_every_row(project: Project) 
     result.stdout.fnmatch_lines(
         ["*data/rows.jsonl:1: field 'verdict': required by answer_set but missing*"]
     )
+
+
+GROWS_GOLD = '''
+from pytest_ragmetrics import metric
+
+
+@metric(requires=("gold", "answer"))
+def grow_gold(row):
+    """Adds the answer to the gold answers, which would make every answer exact."""
+    if isinstance(row.gold, list):
+        row.gold.append(row.answer)
+    return 1.0
+'''
+
+# grow_gold's failure is caught, so em runs on the row it tried to change; f1, in
+# another test, may share the row object (one process) or not (-n 2).
+GROWN_EVAL = """
+import contextlib
+
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl")
+
+
+def test_grows(row, grow_gold, em):
+    with contextlib.suppress(Exception):
+        grow_gold(row)
+    em(row)
+
+
+def test_quality(row, f1):
+    f1(row)
+"""
+
+
+@pytest.mark.parametrize("mode", ["no-xdist", "n2"])
+def test_a_metric_cannot_change_the_row_for_the_other_metrics(
+    make_project: Callable[[str], Project], mode: str
+) -> None:
+    """The gold lists of r1, r3 and r4 refuse the append (r2's gold is a string): those
+    rows error naming the metric and the change, and em and f1 keep their hand-counted
+    means (module docstring of test_plugin.py's rows: em 0.25, f1 0.5)."""
+    project = make_project(mode)
+    project.write("conftest.py", GROWS_GOLD)
+    project.write("test_eval.py", GROWN_EVAL)
+    project.write("thresholds.toml", "")
+    result, report = project.run_json()
+    result.assert_outcomes(passed=8)  # the test caught grow_gold's error; its rows still error
+    evaluation = _eval(report)
+    assert evaluation["metrics"]["em"]["mean"] == 0.25
+    assert evaluation["metrics"]["f1"]["mean"] == 0.5
+    assert evaluation["metrics"]["grow_gold"]["count"] == 1  # r2 only
+    errors = {row["id"]: row["errors"] for row in evaluation["rows"] if row["errors"]}
+    assert list(errors) == ["r1", "r3", "r4"]
+    (error,) = errors["r1"]
+    assert error.startswith("data/rows.jsonl:1: grow_gold (conftest.py:")
+    assert (
+        ") raised ReadOnlyRowError: row['gold'].append() would change the row, which a metric "
+        "may only read"
+    ) in error

@@ -491,6 +491,69 @@ def test_a_gate_on_a_metric_the_eval_never_records_fails(project: Project) -> No
     result.stdout.fnmatch_lines(["*no row of test_eval.py recorded f1*"])
 
 
+# test_cost takes `tokens` but calls it on no row: nothing of tokens is recorded.
+UNCALLED = TWO_TESTS.replace("    tokens(row)", "    pass")
+
+
+@pytest.mark.parametrize("stat", ["sum", "count"])
+def test_a_sum_or_count_gate_on_a_metric_no_row_recorded_cannot_be_checked(
+    project: Project, stat: str
+) -> None:
+    """A sum or count of no value is no 0: the gate could never fail, so it fails."""
+    project.write("test_eval.py", UNCALLED)
+    project.write("thresholds.toml", f'[gates]\n"tokens.{stat}" = "<= 1000"\n')
+    result, report = project.run_json()
+    result.assert_outcomes(passed=2 * N_ROWS, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"tokens.{stat} <= 1000: cannot be checked: no row of test_eval.py recorded tokens",
+            f"FAILED test_eval.py::gate::tokens.{stat} - tokens.{stat} <= 1000: cannot*",
+        ]
+    )
+    (gate,) = report["evals"][0]["gates"]
+    assert (gate["status"], gate["value"]) == ("failed", None)
+
+
+UNCALLED_WARNING = (
+    "test_eval.py::test_cost takes the metric fixture `tokens` but called it on none of the "
+    "4 rows it ran: nothing of it was recorded; call tokens(row) in the test, or take the "
+    "argument out"
+)
+
+
+@pytest.mark.parametrize("mode", [[], ["--ragmetrics-mode=bulk", "--ragmetrics-batch-size=3"]])
+def test_a_metric_fixture_that_no_row_called_is_warned_about(
+    project: Project, mode: list[str]
+) -> None:
+    """In row mode, and in bulk mode, where an item runs a batch of rows: rows count."""
+    project.write("test_eval.py", UNCALLED)
+    project.write("thresholds.toml", "")
+    result, report = project.run_json(*mode)
+    result.assert_outcomes(passed=2 * 2 if mode else 2 * N_ROWS)  # 2 batches of 3 rows
+    result.stdout.fnmatch_lines(["Warnings:", f"  {UNCALLED_WARNING}"])
+    (evaluation,) = report["evals"]
+    assert evaluation["warnings"] == [UNCALLED_WARNING]
+
+
+def test_a_metric_fixture_called_on_some_rows_is_not_warned_about(
+    make_project: Callable[[str], Project],
+) -> None:
+    """Called on r4 only: under -n 2 the worker without r4 never calls it, and only the
+    controller, seeing every row, can tell that some row did."""
+    project = make_project("n2")
+    project.write(
+        "test_eval.py",
+        TWO_TESTS.replace("    tokens(row)", '    if row.id == "r4":\n        tokens(row)'),
+    )
+    project.write("thresholds.toml", "")
+    result, report = project.run_json()
+    result.assert_outcomes(passed=2 * N_ROWS)
+    result.stdout.no_fnmatch_line("Warnings:")
+    (evaluation,) = report["evals"]
+    assert evaluation["warnings"] == []
+    assert evaluation["metrics"]["tokens"]["count"] == 1
+
+
 def test_each_row_carries_its_status_from_every_test_that_ran_it(project: Project) -> None:
     project.write(
         "test_eval.py",

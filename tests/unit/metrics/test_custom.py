@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -63,6 +64,30 @@ def test_a_value_that_is_no_usable_number_is_an_error_of_the_row(returns: Any, w
         _declared(returns).measure(ROW, CONTEXT)
     assert why in str(e.value)
     assert isinstance(e.value, RowError)  # reported like a built-in metric's bad input
+
+
+# 10**400 has 401 decimal digits; the largest float is about 1.8e308, so neither it nor
+# 10**5000 (beyond Python's 4300 digits of int-to-str) converts to one.
+@pytest.mark.parametrize(
+    ("returns", "bounds", "shown"),
+    [
+        (10**400, None, "an integer of about 401 digits"),
+        (10**400, (0, 10), "an integer of about 401 digits"),
+        (-(10**400), None, "an integer of about 401 digits"),
+        ((10**400, "huge"), None, "an integer of about 401 digits"),
+        (RowValue(10**400), None, "an integer of about 401 digits"),
+        (10**5000, None, "an integer of about 5001 digits"),
+        (Fraction(10**400, 3), None, "a Fraction"),
+    ],
+    ids=["int", "int-in-range", "negative", "pair", "RowValue", "int-5001-digits", "Fraction"],
+)
+def test_a_number_too_large_for_a_float_is_an_error_naming_the_metric(
+    returns: Any, bounds: tuple[float, float] | None, shown: str
+) -> None:
+    with pytest.raises(CustomMetricError, match=r"^share \(.*test_custom.py:\d+\) returned") as e:
+        _declared(returns, bounds=bounds).measure(ROW, CONTEXT)
+    assert f"returned {shown}" in str(e.value)
+    assert "too large for a float" in str(e.value)
 
 
 def test_a_binary_metric_takes_only_0_and_1() -> None:
@@ -208,6 +233,12 @@ def test_a_dataset_level_metric_with_other_statistics_errors(returns: Any, why: 
     assert why in str(e.value)
 
 
+def test_a_dataset_level_statistic_too_large_for_a_float_errors_naming_it() -> None:
+    with pytest.raises(CustomMetricError, match=r"^answer_set \(.*test_custom.py:\d+\) ") as e:
+        _dataset({"share": 0.5, "count": 10**400}).measure([ROW])
+    assert "returned count = an integer of about 401 digits: too large for a float" in str(e.value)
+
+
 @pytest.mark.parametrize("stats", [(), "share", ("share", "p-95")])
 def test_a_dataset_level_metric_names_its_statistics(stats: Any) -> None:
     def answer_set(rows: Any) -> Any:
@@ -275,6 +306,24 @@ def test_statistics_from_a_metric_without_corpus_statistics_are_refused() -> Non
     assert _declared(RowValue(1.0, "one")).measure(ROW, CONTEXT).evidence == "one"
 
 
+def test_row_statistics_too_large_for_a_float_error_the_row_naming_them() -> None:
+    returns = RowValue(0.2, stats={"words": 10**400})
+    with pytest.raises(CustomMetricError, match=r"^marker_words \(\S*test_custom.py:\d+\)") as e:
+        _pooled(returns).measure(ROW, CONTEXT)
+    assert "stats['words'] is an integer of about 401 digits: too large for a float" in str(e.value)
+
+
+def test_a_corpus_function_returning_a_number_too_large_for_a_float_is_refused() -> None:
+    def marker_words(row: Row) -> float:
+        """Doc."""
+        return 0.0
+
+    metric = declare(marker_words, None, (), None, False, {"huge": lambda sums: 10**400})
+    with pytest.raises(CorpusError, match=r"^marker_words.huge \(") as e:
+        metric.reduce({"words": 1.0}, Settings())
+    assert "returned an integer of about 401 digits, too large for a float" in str(e.value)
+
+
 @pytest.mark.parametrize(
     ("sums", "why"),
     [
@@ -323,3 +372,48 @@ def test_a_malformed_corpus_declaration_is_refused(corpus: Any, binary: bool, me
     with pytest.raises(DeclarationError, match=r"test_custom.py:\d+: ok: ") as e:
         declare(function, "ok", (), None, binary, corpus)
     assert message in str(e.value)
+
+
+def _appending(rows_or_row: Any) -> Any:
+    """Appends to the gold answers of the row(s) it is given."""
+    for row in rows_or_row if isinstance(rows_or_row, list) else [rows_or_row]:
+        row.gold.append("x")
+    return {"share": 1.0, "count": 1} if isinstance(rows_or_row, list) else 1.0
+
+
+def test_a_metric_changing_its_row_errors_naming_it_and_the_row_is_unchanged() -> None:
+    row = Row("r1", "rows.jsonl", 3, 0, {"answer": "Paris.", "gold": ["Paris"]})
+    metric = declare(_appending, "appends", (), None, False)
+    with pytest.raises(CustomMetricError) as raised:
+        metric.measure(row, MetricContext(Settings(), embed=lambda texts: []))
+    assert str(raised.value).startswith(
+        "appends (" + metric.origin + ") raised ReadOnlyRowError: row['gold'].append() would "
+        "change the row"
+    )
+    assert row.data == {"answer": "Paris.", "gold": ["Paris"]}
+
+
+def test_the_metrics_of_a_row_share_its_read_only_view() -> None:
+    """Built once per row: a second metric of the row is given the same view."""
+    seen: list[Row] = []
+
+    def first(row: Row) -> float:
+        """Keeps the row it was given."""
+        seen.append(row)
+        return 1.0
+
+    row = Row("r1", "rows.jsonl", 3, 0, {"gold": ["Paris"]})
+    ctx = MetricContext(Settings(), embed=lambda texts: [])  # one row's, its memo fresh
+    declare(first, "one", (), None, False).measure(row, ctx)
+    declare(first, "two", (), None, False).measure(row, ctx)
+    assert seen[0] is seen[1]
+    assert seen[0] is not row
+    assert seen[0].data == row.data
+
+
+def test_a_dataset_level_metric_changing_its_rows_errors_and_the_rows_are_unchanged() -> None:
+    row = Row("r1", "rows.jsonl", 3, 0, {"answer": "Paris.", "gold": ["Paris"]})
+    metric = declare_dataset(_appending, "appends", (), ("share", "count"))
+    with pytest.raises(CustomMetricError, match=r"raised ReadOnlyRowError: row\['gold'\]\.append"):
+        metric.measure([row])
+    assert row.data == {"answer": "Paris.", "gold": ["Paris"]}

@@ -49,6 +49,7 @@ ROW = RowPayload(
     inputs="d" * 64,
     citations={"cites": 1, "contexts": 2},
     failed=True,
+    uncalled=("em",),
 )
 DATASET = DatasetPayload(
     INFO,
@@ -125,6 +126,25 @@ def test_summarize_takes_typed_payloads() -> None:
         "evals/test_x.py::test_space": 4,
         "evals/test_x.py::test_z": 0,
     }
+
+
+def _ran(row: str, test: str, uncalled: tuple[str, ...] | None) -> RowPayload:
+    return RowPayload(INFO, row, int(row[1:]), {}, {}, None, test=test, uncalled=uncalled)
+
+
+def test_a_metric_fixture_no_row_of_its_test_called_is_listed() -> None:
+    """Rows arrive from any worker: a fixture is listed when every row whose body ran left
+    it uncalled, counted over those rows (a bad row's, None, says nothing)."""
+    t1, t2 = "evals/test_x.py::test_a", "evals/test_x.py::test_b"
+    payloads = [
+        _ran("r0", t1, ("em", "f1")),
+        _ran("r1", t1, ("em",)),  # f1 called here, on another worker say
+        _ran("r2", t1, None),
+        _ran("r0", t2, ("tokens",)),
+        _ran("r1", t2, ()),  # every fixture called
+    ]
+    (summary,) = summarize(payloads, Settings())
+    assert summary.uncalled == ((t1, "em", 2),)
 
 
 def test_a_batch_travels_as_its_rows_and_expands_into_them() -> None:
