@@ -213,7 +213,9 @@ class MetricSpec:
     strings (sacrebleu's) of the numbers it records, from the run's settings and its summed
     corpus statistics, shown beside them in every report so numbers computed differently are
     never compared; ``doc``: what ``pytest --fixtures`` shows (definition, range, what it
-    needs).
+    needs); ``version``: bumped when what the fixture computes changes under the same
+    settings, so a stored baseline's numbers of its records are not compared (its other
+    metrics are), as a user's ``metric(version=...)``; ``None`` is the first definition.
     """
 
     fixture: str
@@ -225,6 +227,7 @@ class MetricSpec:
     options: tuple[str, ...] = ()
     corpus: CorpusReduction | None = None
     signatures: Signatures | None = None
+    version: int | None = None
 
     @property
     def primary(self) -> str:

@@ -731,6 +731,8 @@ def _rouge(name: str, doc: str) -> MetricSpec:
         ("answer", "gold"),
         measure_rouge(name),
         options=("measure",),
+        # 2: scripts written without spaces (Han, kana, Thai, ...) count per character
+        version=2,
     )
 
 

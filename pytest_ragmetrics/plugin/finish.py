@@ -16,7 +16,7 @@ from pytest_ragmetrics.gates.evaluate import GateResult, Reference, correct, eva
 from pytest_ragmetrics.gates.stored import pair_rows
 from pytest_ragmetrics.inference import release_draws
 from pytest_ragmetrics.live.outputs import write_outputs
-from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, custom_metrics
+from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, SPECS, custom_metrics
 from pytest_ragmetrics.metrics.judge import judge_signature
 from pytest_ragmetrics.plugin.state import RunState
 from pytest_ragmetrics.reports.write import Unwritten, os_cause
@@ -58,6 +58,10 @@ def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
     judge = state.thresholds.judge
     if judge is not None and "judge" in summary.metrics:  # scores of another judge differ
         signature["judge"] = judge_signature(judge)
+    for spec in SPECS:  # a built-in metric redefined: only its own numbers are refused
+        for record in spec.records if spec.version is not None else ():
+            if record.name in summary.metrics:
+                signature[f"{record.name}.version"] = str(spec.version)
     for name, declared in custom_metrics().items():  # a metric of the user's, rewritten
         if declared.version is not None and name in summary.metrics:
             signature[f"{name}.version"] = declared.version

@@ -4,6 +4,7 @@ test saying which measures exist."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -75,3 +76,45 @@ def test_an_unknown_measure_fails_the_test_naming_the_measures(project: Project)
     result.stdout.fnmatch_lines(
         ["*rougeL(row, measure='f1'): unknown measure; use one of 'fmeasure', 'precision'*"]
     )
+
+
+def test_a_baseline_stored_before_per_character_rouge_compares_everything_else(
+    project: Project,
+) -> None:
+    """ROUGE's version 2 counts unspaced scripts per character: a baseline stored before it
+    (no ``<metric>.version`` in its signature) no longer compares the ROUGE numbers, each
+    record of the fixture included, while the other metrics of the file are compared."""
+    with_f1 = EVAL.replace(
+        "def test_rouge(row, rougeL, rouge1):", "def test_rouge(row, rougeL, rouge1, f1):"
+    )
+    with_f1 = with_f1.replace(
+        '    rouge1(row, measure="recall")', '    rouge1(row, measure="recall")\n    f1(row)'
+    )
+    gates = (
+        '[gates]\n"rougeL_precision.mean" = ">= baseline"\n"rouge1_recall.mean" = ">= baseline"\n'
+        '"f1.mean" = ">= baseline"\n'
+    )
+    _project(project, with_f1, gates).run("--ragmetrics-update-baseline").assert_outcomes(
+        passed=2 + 3
+    )
+    stored_path = project.path / "__baselines__" / "test_eval.json"
+    stored = json.loads(stored_path.read_text())
+    versions = {key: value for key, value in stored["signature"].items() if ".version" in key}
+    assert versions == {
+        "rougeL.version": "2",
+        "rougeL_precision.version": "2",
+        "rougeL_recall.version": "2",
+        "rouge1_recall.version": "2",
+    }
+    for key in versions:  # as a file written before the bump holds it
+        del stored["signature"][key]
+    stored_path.write_text(json.dumps(stored))
+    result, report = project.run_json()
+    result.assert_outcomes(passed=2 + 1, failed=2)
+    status = {gate["name"]: gate["status"] for gate in report["evals"][0]["gates"]}
+    assert status == {
+        "rougeL_precision.mean": "failed",
+        "rouge1_recall.mean": "failed",
+        "f1.mean": "passed",
+    }
+    result.stdout.fnmatch_lines(['*rouge1_recall.version: stored default, now "2"*'])
