@@ -24,6 +24,7 @@ from pytest_ragmetrics.gates.pairs import Pairs, corpus_parts, reducer
 from pytest_ragmetrics.inference.power import rows_to_detect
 from pytest_ragmetrics.inference.records import Evidence, NotComparable, Statistic
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
+from pytest_ragmetrics.metrics.ranges import value_range
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, interval_kind, metric_info
 from pytest_ragmetrics.results.summary import RowResult
 
@@ -464,7 +465,7 @@ def statistic_evidence(
             bound=bound,
         )
     having = [row for row in rows if metric in row.values]
-    return single_evidence(
+    found = single_evidence(
         np.array([row.values[metric] for row in having], dtype=float),
         statistic=_STATISTICS[stat],
         settings=stats,
@@ -473,6 +474,11 @@ def statistic_evidence(
         confidence=confidence,
         bound=bound,
     )
+    support = value_range(metric)
+    if support is None:
+        return found
+    scale = float(len(having)) if stat == "sum" else 1.0
+    return found.held_to(support[0] * scale, support[1] * scale)
 
 
 def value_stats(

@@ -5,7 +5,7 @@ compares nothing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 Scale = Literal["difference", "ratio", "value"]
@@ -68,6 +68,20 @@ class Evidence:
     bootstrap_p: float | None = None
     p_bound: float | None = None
     p_floor: float | None = None
+
+    def held_to(self, low: float, high: float) -> Evidence:
+        """The evidence with its interval cut to [``low``, ``high``], what the statistic
+        can be at all (a mean of values in [0, 1] is in [0, 1]): a t or normal interval
+        over few rows can reach past it, and an interval claiming a share above 1 is wrong
+        however it was drawn. The method says when the interval was cut."""
+        if low <= self.low and self.high <= high:
+            return self
+        return replace(
+            self,
+            low=max(self.low, low),
+            high=min(self.high, high),
+            method=f"{self.method}; cut to what it can be, [{low:g}, {high:g}]",
+        )
 
     @property
     def clustered(self) -> bool:

@@ -257,3 +257,37 @@ def test_a_rule_too_few_pairs_can_decide_is_blind_and_names_the_rows_that_can(
     enough = _every_pair_moved(units + 1, -1.0, confidence)  # one more, all down: shown
     assert blind(rule, enough) is None
     assert not holds(rule, enough)
+
+
+def test_a_mean_s_interval_stays_within_what_the_metric_can_be() -> None:
+    """Eight rows of overlap 1 and one of 0: the t interval (8 degrees of freedom) reaches
+    0.889 + 2.306 x 0.111 = 1.145, a share above 1. The report's interval is cut at 1 and
+    says so; its lower end stays as drawn (at least as wide as scipy's t interval, which
+    the mean's interval is widened to). A metric with no stated range is left as drawn."""
+    from scipy import stats
+
+    from pytest_ragmetrics.config.thresholds import Settings
+    from pytest_ragmetrics.gates.evidence import statistic_evidence
+    from pytest_ragmetrics.results.summary import RowResult
+
+    values = [1.0] * 8 + [0.0]
+    t_low, t_high = stats.ttest_1samp(values, 0.0).confidence_interval(0.95)
+    assert t_high > 1.1  # what the uncut interval claims
+    for metric, cut in (("overlap", True), ("my_score", False)):
+        rows = [RowResult(f"r{i}", i, {metric: value}) for i, value in enumerate(values)]
+        found = statistic_evidence(metric, "mean", rows, Settings())
+        assert found.estimate == pytest.approx(8 / 9)
+        assert found.low <= t_low + 1e-12
+        if cut:
+            assert found.high == 1.0
+            assert "cut to what it can be, [0, 1]" in found.method
+        else:
+            assert found.high >= t_high - 1e-12
+            assert "cut to" not in found.method
+    total = statistic_evidence(
+        "overlap",
+        "sum",
+        [RowResult(f"r{i}", i, {"overlap": v}) for i, v in enumerate(values)],
+        Settings(),
+    )
+    assert total.high == 9.0  # a sum of nine values in [0, 1]
