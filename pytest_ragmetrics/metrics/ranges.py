@@ -25,6 +25,8 @@ RANGES: Mapping[str, Range] = {
     # §1: 0/1 decisions and shares of sentences or tokens.
     "em": UNIT,
     "f1": UNIT,
+    # squad_version = "2.0": each row records its split's em and f1 too
+    **{f"{name}_{split}": UNIT for name in ("em", "f1") for split in ("has_ans", "no_ans")},
     "abstain": UNIT,
     "idk_citation": UNIT,
     "overlap": UNIT,

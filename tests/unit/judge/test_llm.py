@@ -77,7 +77,7 @@ def judge_for(
     run_id: str = "run",
     **settings: Any,
 ) -> LlmJudge:
-    options: dict[str, Any] = {"timeout": 0.2, "retries": 2, "backoff": 0.5, **settings}
+    options: dict[str, Any] = {"timeout": 5.0, "retries": 2, "backoff": 0.5, **settings}
     config = JudgeConfig(base_url=url, model="judge-model", **options)
     return LlmJudge(
         config,
