@@ -29,11 +29,12 @@ local engine never imports it.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import logging
 import os
 import pickle
+import socket
 import sys
+import urllib.parse
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -114,16 +115,56 @@ def _ray() -> Any:
 
 
 def check_usable(options: Options) -> None:
-    """Usage errors, before anything runs: Ray missing, or a run whose private cache
-    folder the workers of a remote cluster could not read."""
-    if options.no_cache and os.environ.get(RAY_ADDRESS_ENV):
+    """Usage errors, before anything runs: Ray that cannot be imported (missing, or
+    installed in part), a run whose private cache folder the workers of a remote cluster
+    could not read, or a cluster ``RAY_ADDRESS`` names that does not answer (the run
+    joins it here; ``session`` then uses it, and leaves it running)."""
+    address = os.environ.get(RAY_ADDRESS_ENV)
+    if options.no_cache and address:
         raise pytest.UsageError(
             f"--ragmetrics-no-cache with {RAY_ADDRESS_ENV} set: the run's private cache is a "
             "folder on this machine, which the cluster's workers cannot read; give "
             "--ragmetrics-cache-dir a folder on a file system every node mounts instead"
         )
-    if importlib.util.find_spec("ray") is None:
-        raise pytest.UsageError(NEEDS_RAY)
+    ray = _ray()
+    if address and not ray.is_initialized():
+        check_reachable(address, options.ray_timeout)
+        try:  # joined now, so that a cluster that does not answer stops the run at once
+            _start(ray, address)
+        except RayEngineError as error:
+            raise pytest.UsageError(str(error)) from None
+
+
+def check_reachable(address: str, timeout: int) -> None:
+    """Whether the cluster at ``address`` (``host:port`` or ``ray://host:port``) accepts a
+    connection within ``timeout`` seconds: Ray itself would try for minutes. ``auto``
+    and ``local`` are Ray's to resolve (it fails at once when no cluster is recorded)."""
+    where = _host_port(address)
+    if where is None:
+        return
+    try:
+        with socket.create_connection(where, timeout=timeout):
+            pass
+    except OSError as error:
+        why = "no answer" if isinstance(error, TimeoutError) else error.strerror or str(error)
+        raise pytest.UsageError(
+            f"the Ray engine cannot reach {RAY_ADDRESS_ENV}={address} within {timeout} s "
+            f"({why}): start the cluster or correct the address, unset {RAY_ADDRESS_ENV} "
+            "to use a local Ray, or wait longer with --ragmetrics-ray-timeout"
+        ) from None
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """The host and port of a cluster address; ``None`` for ``auto``, ``local`` or an
+    address without a port."""
+    parts = urllib.parse.urlsplit(address if "://" in address else f"//{address}")
+    try:
+        port = parts.port
+    except ValueError:  # not a port number: Ray names the problem
+        return None
+    if parts.hostname is None or port is None:
+        return None
+    return parts.hostname, port
 
 
 def session(config: pytest.Config) -> Any:

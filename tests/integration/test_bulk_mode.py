@@ -10,9 +10,10 @@ from the rows.
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -412,18 +413,49 @@ def test_the_ray_engine_refuses_a_private_cache_a_remote_cluster_cannot_read(
     )
 
 
+# Runs pytest with Ray made unimportable, as where it is not installed: `none` hides it
+# behind a None entry of sys.modules, `finder` behind an import hook refusing it.
+WITHOUT_RAY = """
+import sys
+
+
+class NoRay:
+    def find_spec(self, name, path=None, target=None):
+        if name == "ray" or name.startswith("ray."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+if sys.argv.pop(1) == "none":
+    sys.modules["ray"] = None
+else:
+    sys.meta_path.insert(0, NoRay())
+import pytest
+
+sys.exit(pytest.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("hidden", ["none", "finder"])
+@pytest.mark.parametrize("asked", [["--ragmetrics-engine", "ray"], ["--ragmetrics-mode=bulk"]])
 def test_the_ray_engine_without_ray_is_a_usage_error_saying_what_to_install(
-    project: Project, monkeypatch: pytest.MonkeyPatch
+    project: Project, hidden: str, asked: list[str]
 ) -> None:
-    find_spec = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else find_spec(name, *a)
+    """By the option or by [settings] engine: the run stops before any row runs."""
+    if asked == ["--ragmetrics-mode=bulk"]:
+        project.write("thresholds.toml", '[settings]\nengine = "ray"\n')
+    project.write("without_ray.py", WITHOUT_RAY)
+    done = subprocess.run(
+        [sys.executable, "without_ray.py", hidden, "-p", "no:cacheprovider", *asked],
+        cwd=project.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
-    result = project.run("--ragmetrics-engine", "ray")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        ["*the Ray engine needs Ray: pip install 'pytest-ragmetrics[[]ray[]]'*"]
-    )
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert "the Ray engine needs Ray: pip install 'pytest-ragmetrics[ray]'" in done.stderr
 
 
 # Eight rows, each ending its test another way: e1 SystemExit, e2 pytest.xfail, e3

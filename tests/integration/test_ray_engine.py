@@ -388,3 +388,40 @@ def test_a_declared_metric_that_cannot_travel_errors_every_row_naming_it(
     )
     (evaluation,) = report["evals"]
     assert evaluation["errors"] == 4
+
+
+@pytest.mark.parametrize(
+    ("address", "waits"),
+    [("127.0.0.1:1", "1"), ("10.255.255.1:6379", "2"), ("ray://127.0.0.1:1", "1")],
+)
+def test_a_cluster_that_cannot_be_reached_stops_the_run_naming_its_address(
+    pytester: pytest.Pytester, address: str, waits: str
+) -> None:
+    """Nothing listens on port 1; 10.255.255.1 is a private address no route answers (or,
+    behind a proxy that accepts every connection, no Ray). The run stops before any row
+    runs with a usage error naming the address, under a subprocess timeout: a run that
+    hung would fail this test, never the suite."""
+    Project(pytester)
+    done = subprocess.run(
+        [*PYTEST, "--ragmetrics-engine=ray", f"--ragmetrics-ray-timeout={waits}"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "RAY_ADDRESS": address},
+    )
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    unreached = f"the Ray engine cannot reach RAY_ADDRESS={address} within {waits} s ("
+    if "127.0.0.1" in address:  # refused: no doubt about it
+        assert unreached in done.stderr
+    else:
+        assert unreached in done.stderr or f"Ray engine: RAY_ADDRESS={address}: " in done.stderr
+    assert "rows-1-4" not in done.stdout
+
+
+def test_the_ray_timeout_takes_a_whole_number_of_seconds(project: Project) -> None:
+    result = project.run("--ragmetrics-engine=ray", "--ragmetrics-ray-timeout=0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ragmetrics-ray-timeout takes a whole number >= 1, got '0'*"])
