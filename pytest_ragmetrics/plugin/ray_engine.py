@@ -21,8 +21,9 @@ a worker imports no conftest.py, so each task lends them to its catalog for its 
 must be importable there. Rows answered by live systems stay in the pytest process; the
 LLM judge is not called from workers (such a row errors, saying so).
 
-A row whose task failed for good (its worker died on every attempt) is never dropped: it
-is that row's error, and the item fails. Ray is imported only here, on first use; the
+The rows of a task that failed for good (its worker died on every attempt) are run again,
+one row a task, so that only the row at fault is lost; a row that is lost is never
+dropped: it is that row's error, and the item fails. Ray is imported only here, on first use; the
 local engine never imports it.
 """
 
@@ -303,10 +304,12 @@ class WorkerJob:
 
 
 def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> list[RowRun]:
-    """Each row of ``params`` run on Ray, in order. A row that did not come back (its task
-    failed on every retry, or Ray could not be reached, or the test's arguments or its
-    metrics of the user's cannot travel) is that row's error, naming why; the other rows
-    count."""
+    """Each row of ``params`` run on Ray, in order. The rows of a task that failed on every
+    attempt (a row that kills its worker, or makes the task fail) are run again one row a
+    task, so that only the row at fault is lost. A row that did not come back (its own
+    task failed on every attempt, or Ray could not be reached, or the test's arguments or
+    its metrics of the user's cannot travel) is that row's error, naming why; the other
+    rows count."""
     try:
         ray = session(config)
     except RayEngineError as error:
@@ -317,26 +320,40 @@ def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> 
     if unsendable is not None:
         return [_lost(job, param, unsendable) for param in params]
     work = WorkerJob(job, *_vectors_at(config, job), declared, refused)
-    items = [{"i": i, "param": pickle.dumps(param)} for i, param in enumerate(params)]
-    # One block a task (batch_size None: the block is the batch), of at most ROWS_PER_TASK
-    # rows: a task that fails for good loses no more.
-    blocks = -(-len(items) // ROWS_PER_TASK)
+    everything = list(enumerate(params))
+    # One block a task, of at most ROWS_PER_TASK rows: a task that fails for good loses no
+    # more, and its rows are then run one a task.
+    back, why = _score(ray, work, everything, -(-len(everything) // ROWS_PER_TASK))
+    missing = [(i, param) for i, param in everything if i not in back]
+    if missing:
+        alone, why = _score(ray, work, missing, len(missing))
+        back.update(alone)
+    return [
+        RowRun(param, *back[i]) if i in back else _lost(job, param, why)
+        for i, param in enumerate(params)
+    ]
+
+
+def _score(
+    ray: Any, work: WorkerJob, indexed: Sequence[tuple[int, RowParam]], blocks: int
+) -> tuple[dict[int, tuple[RowPayload, str | None]], str]:
+    """The rows of ``indexed`` scored by ``score_rows`` in ``blocks`` tasks: what came
+    back (payload and message by index), and why the others did not."""
+    items = [{"i": i, "param": pickle.dumps(param)} for i, param in indexed]
     with _without_retry_deprecations():
         scored = ray.data.from_items(items, override_num_blocks=blocks).map_batches(
             score_rows, batch_size=None, fn_kwargs={"work": work}, max_retries=TASK_RETRIES
         )
     back: dict[int, tuple[RowPayload, str | None]] = {}
-    why = "the Ray engine lost this row: its task failed on every attempt (Ray's error is above)"
+    task = "run alone, its task" if blocks == len(indexed) else "its task"
+    why = f"the Ray engine lost this row: {task} failed on every attempt (Ray's error is above)"
     try:
         for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
             for i, blob in zip(batch["i"], batch["run"], strict=True):
                 back[int(i)] = pickle.loads(blob)
     except Exception as error:  # Ray stopped the whole run: each row not back errors
         why = f"the Ray engine lost this row: {type(error).__name__}: {_first_line(error)}"
-    return [
-        RowRun(param, *back[i]) if i in back else _lost(job, param, why)
-        for i, param in enumerate(params)
-    ]
+    return back, why
 
 
 def _vectors_at(config: pytest.Config, job: RowJob) -> tuple[Path, str | None]:
