@@ -461,9 +461,31 @@ def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[
     """A scoring task: each row of the batch run as ``plugin.rows.run_row`` runs it, its
     payload and message pickled back."""
     params: list[RowParam] = [pickle.loads(blob) for blob in batch["param"]]
-    with lent(work.declared):  # the user's metrics, in this worker's catalog for the batch
+    # the user's metrics, in this worker's catalog for the batch
+    with lent(work.declared), _runxfail(work.job.runxfail):
         runs = _run_here(work, params)
     return {"i": list(batch["i"]), "run": [pickle.dumps((r.payload, r.message)) for r in runs]}
+
+
+@contextlib.contextmanager
+def _runxfail(runxfail: bool) -> Iterator[None]:
+    """With --runxfail, ``pytest.xfail()`` does nothing on the worker for the batch, as
+    pytest makes it do in the pytest process (its exception raised by a test still
+    fails the row)."""
+    if not runxfail:
+        yield
+        return
+    xfail = pytest.xfail
+
+    def nop(*args: object, **kwargs: object) -> None:
+        pass
+
+    nop.Exception = xfail.Exception  # type: ignore[attr-defined]
+    pytest.xfail = nop  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        pytest.xfail = xfail
 
 
 def _run_here(work: WorkerJob, params: Sequence[RowParam]) -> list[RowRun]:

@@ -24,8 +24,6 @@ from pytest_ragmetrics.results.summary import RowPayload
 # What a row's test may raise that stops the whole run, as it stops a row test's run:
 # anything else it raises (SystemExit and GeneratorExit included) ends that row only.
 STOPS_THE_RUN = (KeyboardInterrupt, pytest.exit.Exception)
-# What skips a test in pytest (its runner's rule): ``pytest.skip`` and unittest's SkipTest.
-SKIPS = (pytest.skip.Exception, unittest.SkipTest)
 
 
 @dataclass(frozen=True)
@@ -92,7 +90,11 @@ def ended(when: str, raised: BaseException, runxfail: bool) -> Outcome:
     """How a row's test that raised ``raised`` in phase ``when`` ended, by pytest's rules
     for a test item: a skip, or ``pytest.xfail`` (unless ``--runxfail``), skips it (an
     xfail is reported as skipped); anything else fails it (``plugin.recording`` then
-    tells the test's verdict from an error)."""
+    tells the test's verdict from an error). A skip is ``pytest.skip`` or unittest's
+    ``SkipTest``, as pytest's runner has it."""
+    # pytest's outcome classes are looked up when a row ends, never kept: Skipped claims
+    # the module ``builtins``, so a copy of it pickled along to a Ray worker would be a
+    # class of its own that the test's pytest.skip never raises.
     xfailed = not runxfail and isinstance(raised, pytest.xfail.Exception)
-    skipped = xfailed or isinstance(raised, SKIPS)
+    skipped = xfailed or isinstance(raised, (pytest.skip.Exception, unittest.SkipTest))
     return Outcome(when, pytest.ExceptionInfo.from_exception(raised), not skipped, skipped)

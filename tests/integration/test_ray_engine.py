@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from test_bulk_mode import ENDINGS, ENDINGS_ROWS
 
 from conftest import ROWS, Project, jsonl
 from test_custom_metrics import CORPUS_METRIC, DATASET_EVAL, DATASET_METRIC, WITH_MARKERS
@@ -425,3 +426,23 @@ def test_the_ray_timeout_takes_a_whole_number_of_seconds(project: Project) -> No
     result = project.run("--ragmetrics-engine=ray", "--ragmetrics-ray-timeout=0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--ragmetrics-ray-timeout takes a whole number >= 1, got '0'*"])
+
+
+@pytest.mark.parametrize("runxfail", [[], ["--runxfail"]])
+def test_every_way_a_row_can_end_ends_it_alone_on_ray_as_in_row_mode(
+    local_ray: None, project: Project, runxfail: list[str]
+) -> None:
+    """test_bulk_mode.py's eight endings (SystemExit, pytest.xfail, pytest.skip,
+    GeneratorExit, a BaseException of the test's own, SkipTest, a pass, a failed assert):
+    on Ray's workers each row ends as its own item does in row mode; with --runxfail,
+    ``pytest.xfail()`` does nothing there either."""
+    project.write("data/rows.jsonl", jsonl(ENDINGS_ROWS))
+    project.write("test_eval.py", ENDINGS)
+    project.write("thresholds.toml", "")
+    _, row_report = project.run_json("--ragmetrics-mode=row", *runxfail)
+    on_ray, ray_report = project.run_json("--ragmetrics-engine=ray", *runxfail)
+    on_ray.stdout.fnmatch_lines(["*rows-1-8: 1 of 8 rows failed, 3 errored*"])
+    assert _evals(ray_report) == _evals(row_report)
+    (evaluation,) = ray_report["evals"]
+    e2 = [row["status"] for row in evaluation["rows"] if row["id"] == "e2"]
+    assert e2 == (["passed"] if runxfail else [])  # xfailed: a skipped row, not listed
