@@ -94,6 +94,15 @@ class LostRow(Exception):
 
 
 @dataclass(frozen=True)
+class StopRun:
+    """A row on a worker called ``pytest.exit``: the pytest process stops the run with it,
+    as in row mode."""
+
+    reason: str
+    returncode: int | None
+
+
+@dataclass(frozen=True)
 class RaySession:
     """The Ray the run uses: ``started`` when this run started it (and stops it)."""
 
@@ -347,12 +356,21 @@ def _score(
     back: dict[int, tuple[RowPayload, str | None]] = {}
     task = "run alone, its task" if blocks == len(indexed) else "its task"
     why = f"the Ray engine lost this row: {task} failed on every attempt (Ray's error is above)"
+    stop: StopRun | None = None
     try:
         for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
             for i, blob in zip(batch["i"], batch["run"], strict=True):
-                back[int(i)] = pickle.loads(blob)
+                came = pickle.loads(blob)
+                if isinstance(came, StopRun):
+                    stop = came
+                    break
+                back[int(i)] = came
+            if stop is not None:
+                break
     except Exception as error:  # Ray stopped the whole run: each row not back errors
         why = f"the Ray engine lost this row: {type(error).__name__}: {_first_line(error)}"
+    if stop is not None:
+        pytest.exit(stop.reason, stop.returncode)
     return back, why
 
 
@@ -459,11 +477,15 @@ def _without_retry_deprecations() -> Iterator[None]:
 
 def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[Any]]:
     """A scoring task: each row of the batch run as ``plugin.rows.run_row`` runs it, its
-    payload and message pickled back."""
+    payload and message pickled back; a row that calls ``pytest.exit`` sends back a
+    ``StopRun`` instead of the batch."""
     params: list[RowParam] = [pickle.loads(blob) for blob in batch["param"]]
-    # the user's metrics, in this worker's catalog for the batch
-    with lent(work.declared), _runxfail(work.job.runxfail):
-        runs = _run_here(work, params)
+    try:  # the user's metrics, in this worker's catalog for the batch
+        with lent(work.declared), _runxfail(work.job.runxfail):
+            runs = _run_here(work, params)
+    except pytest.exit.Exception as stopped:  # a row stops the run, as in row mode
+        stop = StopRun(stopped.msg, stopped.returncode)
+        return {"i": list(batch["i"][:1]), "run": [pickle.dumps(stop)]}
     return {"i": list(batch["i"]), "run": [pickle.dumps((r.payload, r.message)) for r in runs]}
 
 

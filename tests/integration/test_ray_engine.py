@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_bulk_mode import ENDINGS, ENDINGS_ROWS
+from test_bulk_mode import ENDINGS, ENDINGS_ROWS, EXITING
 
 from conftest import ROWS, Project, jsonl
 from test_custom_metrics import CORPUS_METRIC, DATASET_EVAL, DATASET_METRIC, WITH_MARKERS
@@ -446,3 +446,13 @@ def test_every_way_a_row_can_end_ends_it_alone_on_ray_as_in_row_mode(
     (evaluation,) = ray_report["evals"]
     e2 = [row["status"] for row in evaluation["rows"] if row["id"] == "e2"]
     assert e2 == (["passed"] if runxfail else [])  # xfailed: a skipped row, not listed
+
+
+def test_pytest_exit_in_a_row_on_ray_stops_the_run_as_in_row_mode(
+    local_ray: None, project: Project
+) -> None:
+    project.write("test_eval.py", EXITING)
+    project.write("thresholds.toml", "")
+    result = project.run("--ragmetrics-engine=ray")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*Exit: stop here*"])
