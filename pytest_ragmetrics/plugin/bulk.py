@@ -66,6 +66,7 @@ def run_batch(item: pytest.Item) -> bool | None:
         {name: item.funcargs[name] for name in argnames if name != "row"},
         tuple(own_metrics(item, argnames)),
         PayloadContext.of_item(item, params[0]),
+        runxfail=bool(item.config.option.runxfail),
     )
     # Live rows are answered by the systems of this process: they stay on the local engine.
     if run_state(item.config).engine == "ray" and not batch.live:

@@ -46,6 +46,9 @@ MODES = ("row", "bulk")
 # Rows per item of a bulk eval: large enough that pytest's per-item cost (about 1 ms and
 # 18 KB on the controller) vanishes, small enough that a failing batch reruns quickly.
 DEFAULT_BATCH_SIZE = 5000
+# Seconds the Ray engine waits for the cluster RAY_ADDRESS names to answer before the run
+# stops, naming the address: a cluster that is down must not hang the run.
+DEFAULT_RAY_TIMEOUT = 30
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Options:
     batch_size: int | None = None
     # --ragmetrics-engine: overrides [settings] engine
     engine: str | None = None
+    ray_timeout: int = DEFAULT_RAY_TIMEOUT  # --ragmetrics-ray-timeout, in seconds
     # The picture of each dataset-level eval's embedding space (HTML and JSON reports):
     # at most this many points, sampled with this seed, by PCA and, if asked, UMAP.
     projection_limit: int = DEFAULT_LIMIT
@@ -124,6 +128,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="where bulk evals' rows are scored: local (this pytest process) or ray (Ray "
         "Data on the cluster RAY_ADDRESS names, else a local Ray started for the run; "
         "every eval then runs in bulk mode) (default: [settings] engine, else local)",
+    )
+    group.addoption(
+        "--ragmetrics-ray-timeout",
+        metavar="SECONDS",
+        default=None,
+        help="how long the Ray engine waits for the cluster RAY_ADDRESS names to accept a "
+        "connection before the run stops with a usage error naming the address "
+        f"(default: {DEFAULT_RAY_TIMEOUT})",
     )
     group.addoption(
         "--ragmetrics-json",
@@ -388,6 +400,13 @@ def parse_options(config: pytest.Config) -> Options:
         0,
         MAX_SEED,
     )
+    ray_timeout = whole_number(
+        "--ragmetrics-ray-timeout",
+        config.getoption("ragmetrics_ray_timeout"),
+        DEFAULT_RAY_TIMEOUT,
+        1,
+        None,
+    )
     return Options(
         cache_dir=cache_dir(config, project.root),
         project=project,
@@ -405,6 +424,7 @@ def parse_options(config: pytest.Config) -> Options:
         mode=mode,
         batch_size=batch_size,
         engine=engine,
+        ray_timeout=ray_timeout,
         projection_limit=projection_limit,
         projection_seed=projection_seed,
         projection_umap=umap_wanted(config),

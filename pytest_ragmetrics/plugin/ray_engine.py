@@ -21,19 +21,21 @@ a worker imports no conftest.py, so each task lends them to its catalog for its 
 must be importable there. Rows answered by live systems stay in the pytest process; the
 LLM judge is not called from workers (such a row errors, saying so).
 
-A row whose task failed for good (its worker died on every attempt) is never dropped: it
-is that row's error, and the item fails. Ray is imported only here, on first use; the
+The rows of a task that failed for good (its worker died on every attempt) are run again,
+one row a task, so that only the row at fault is lost; a row that is lost is never
+dropped: it is that row's error, and the item fails. Ray is imported only here, on first use; the
 local engine never imports it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import logging
 import os
 import pickle
+import socket
 import sys
+import urllib.parse
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -92,6 +94,15 @@ class LostRow(Exception):
 
 
 @dataclass(frozen=True)
+class StopRun:
+    """A row on a worker called ``pytest.exit``: the pytest process stops the run with it,
+    as in row mode."""
+
+    reason: str
+    returncode: int | None
+
+
+@dataclass(frozen=True)
 class RaySession:
     """The Ray the run uses: ``started`` when this run started it (and stops it)."""
 
@@ -114,16 +125,56 @@ def _ray() -> Any:
 
 
 def check_usable(options: Options) -> None:
-    """Usage errors, before anything runs: Ray missing, or a run whose private cache
-    folder the workers of a remote cluster could not read."""
-    if options.no_cache and os.environ.get(RAY_ADDRESS_ENV):
+    """Usage errors, before anything runs: Ray that cannot be imported (missing, or
+    installed in part), a run whose private cache folder the workers of a remote cluster
+    could not read, or a cluster ``RAY_ADDRESS`` names that does not answer (the run
+    joins it here; ``session`` then uses it, and leaves it running)."""
+    address = os.environ.get(RAY_ADDRESS_ENV)
+    if options.no_cache and address:
         raise pytest.UsageError(
             f"--ragmetrics-no-cache with {RAY_ADDRESS_ENV} set: the run's private cache is a "
             "folder on this machine, which the cluster's workers cannot read; give "
             "--ragmetrics-cache-dir a folder on a file system every node mounts instead"
         )
-    if importlib.util.find_spec("ray") is None:
-        raise pytest.UsageError(NEEDS_RAY)
+    ray = _ray()
+    if address and not ray.is_initialized():
+        check_reachable(address, options.ray_timeout)
+        try:  # joined now, so that a cluster that does not answer stops the run at once
+            _start(ray, address)
+        except RayEngineError as error:
+            raise pytest.UsageError(str(error)) from None
+
+
+def check_reachable(address: str, timeout: int) -> None:
+    """Whether the cluster at ``address`` (``host:port`` or ``ray://host:port``) accepts a
+    connection within ``timeout`` seconds: Ray itself would try for minutes. ``auto``
+    and ``local`` are Ray's to resolve (it fails at once when no cluster is recorded)."""
+    where = _host_port(address)
+    if where is None:
+        return
+    try:
+        with socket.create_connection(where, timeout=timeout):
+            pass
+    except OSError as error:
+        why = "no answer" if isinstance(error, TimeoutError) else error.strerror or str(error)
+        raise pytest.UsageError(
+            f"the Ray engine cannot reach {RAY_ADDRESS_ENV}={address} within {timeout} s "
+            f"({why}): start the cluster or correct the address, unset {RAY_ADDRESS_ENV} "
+            "to use a local Ray, or wait longer with --ragmetrics-ray-timeout"
+        ) from None
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """The host and port of a cluster address; ``None`` for ``auto``, ``local`` or an
+    address without a port."""
+    parts = urllib.parse.urlsplit(address if "://" in address else f"//{address}")
+    try:
+        port = parts.port
+    except ValueError:  # not a port number: Ray names the problem
+        return None
+    if parts.hostname is None or port is None:
+        return None
+    return parts.hostname, port
 
 
 def session(config: pytest.Config) -> Any:
@@ -262,10 +313,12 @@ class WorkerJob:
 
 
 def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> list[RowRun]:
-    """Each row of ``params`` run on Ray, in order. A row that did not come back (its task
-    failed on every retry, or Ray could not be reached, or the test's arguments or its
-    metrics of the user's cannot travel) is that row's error, naming why; the other rows
-    count."""
+    """Each row of ``params`` run on Ray, in order. The rows of a task that failed on every
+    attempt (a row that kills its worker, or makes the task fail) are run again one row a
+    task, so that only the row at fault is lost. A row that did not come back (its own
+    task failed on every attempt, or Ray could not be reached, or the test's arguments or
+    its metrics of the user's cannot travel) is that row's error, naming why; the other
+    rows count."""
     try:
         ray = session(config)
     except RayEngineError as error:
@@ -276,26 +329,49 @@ def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> 
     if unsendable is not None:
         return [_lost(job, param, unsendable) for param in params]
     work = WorkerJob(job, *_vectors_at(config, job), declared, refused)
-    items = [{"i": i, "param": pickle.dumps(param)} for i, param in enumerate(params)]
-    # One block a task (batch_size None: the block is the batch), of at most ROWS_PER_TASK
-    # rows: a task that fails for good loses no more.
-    blocks = -(-len(items) // ROWS_PER_TASK)
+    everything = list(enumerate(params))
+    # One block a task, of at most ROWS_PER_TASK rows: a task that fails for good loses no
+    # more, and its rows are then run one a task.
+    back, why = _score(ray, work, everything, -(-len(everything) // ROWS_PER_TASK))
+    missing = [(i, param) for i, param in everything if i not in back]
+    if missing:
+        alone, why = _score(ray, work, missing, len(missing))
+        back.update(alone)
+    return [
+        RowRun(param, *back[i]) if i in back else _lost(job, param, why)
+        for i, param in enumerate(params)
+    ]
+
+
+def _score(
+    ray: Any, work: WorkerJob, indexed: Sequence[tuple[int, RowParam]], blocks: int
+) -> tuple[dict[int, tuple[RowPayload, str | None]], str]:
+    """The rows of ``indexed`` scored by ``score_rows`` in ``blocks`` tasks: what came
+    back (payload and message by index), and why the others did not."""
+    items = [{"i": i, "param": pickle.dumps(param)} for i, param in indexed]
     with _without_retry_deprecations():
         scored = ray.data.from_items(items, override_num_blocks=blocks).map_batches(
             score_rows, batch_size=None, fn_kwargs={"work": work}, max_retries=TASK_RETRIES
         )
     back: dict[int, tuple[RowPayload, str | None]] = {}
-    why = "the Ray engine lost this row: its task failed on every attempt (Ray's error is above)"
+    task = "run alone, its task" if blocks == len(indexed) else "its task"
+    why = f"the Ray engine lost this row: {task} failed on every attempt (Ray's error is above)"
+    stop: StopRun | None = None
     try:
         for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
             for i, blob in zip(batch["i"], batch["run"], strict=True):
-                back[int(i)] = pickle.loads(blob)
+                came = pickle.loads(blob)
+                if isinstance(came, StopRun):
+                    stop = came
+                    break
+                back[int(i)] = came
+            if stop is not None:
+                break
     except Exception as error:  # Ray stopped the whole run: each row not back errors
         why = f"the Ray engine lost this row: {type(error).__name__}: {_first_line(error)}"
-    return [
-        RowRun(param, *back[i]) if i in back else _lost(job, param, why)
-        for i, param in enumerate(params)
-    ]
+    if stop is not None:
+        pytest.exit(stop.reason, stop.returncode)
+    return back, why
 
 
 def _vectors_at(config: pytest.Config, job: RowJob) -> tuple[Path, str | None]:
@@ -401,11 +477,37 @@ def _without_retry_deprecations() -> Iterator[None]:
 
 def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[Any]]:
     """A scoring task: each row of the batch run as ``plugin.rows.run_row`` runs it, its
-    payload and message pickled back."""
+    payload and message pickled back; a row that calls ``pytest.exit`` sends back a
+    ``StopRun`` instead of the batch."""
     params: list[RowParam] = [pickle.loads(blob) for blob in batch["param"]]
-    with lent(work.declared):  # the user's metrics, in this worker's catalog for the batch
-        runs = _run_here(work, params)
+    try:  # the user's metrics, in this worker's catalog for the batch
+        with lent(work.declared), _runxfail(work.job.runxfail):
+            runs = _run_here(work, params)
+    except pytest.exit.Exception as stopped:  # a row stops the run, as in row mode
+        stop = StopRun(stopped.msg, stopped.returncode)
+        return {"i": list(batch["i"][:1]), "run": [pickle.dumps(stop)]}
     return {"i": list(batch["i"]), "run": [pickle.dumps((r.payload, r.message)) for r in runs]}
+
+
+@contextlib.contextmanager
+def _runxfail(runxfail: bool) -> Iterator[None]:
+    """With --runxfail, ``pytest.xfail()`` does nothing on the worker for the batch, as
+    pytest makes it do in the pytest process (its exception raised by a test still
+    fails the row)."""
+    if not runxfail:
+        yield
+        return
+    xfail = pytest.xfail
+
+    def nop(*args: object, **kwargs: object) -> None:
+        pass
+
+    nop.Exception = xfail.Exception  # type: ignore[attr-defined]
+    pytest.xfail = nop  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        pytest.xfail = xfail
 
 
 def _run_here(work: WorkerJob, params: Sequence[RowParam]) -> list[RowRun]:

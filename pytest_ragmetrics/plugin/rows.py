@@ -8,6 +8,7 @@ caller, since only the pytest process can answer a live row or call the LLM judg
 
 from __future__ import annotations
 
+import unittest
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,10 +21,9 @@ from pytest_ragmetrics.plugin.recording import Outcome, PayloadContext, payload_
 from pytest_ragmetrics.plugin.state import RowParam, RowRecorder
 from pytest_ragmetrics.results.summary import RowPayload
 
-# What a row's test may raise and still leave the batch running: its verdict
-# (``assert``, ``pytest.fail``), a skip, and any error. KeyboardInterrupt and
-# ``pytest.exit`` stop the run as they would in row mode.
-ROW_OUTCOMES = (Exception, pytest.fail.Exception, pytest.skip.Exception)
+# What a row's test may raise that stops the whole run, as it stops a row test's run:
+# anything else it raises (SystemExit and GeneratorExit included) ends that row only.
+STOPS_THE_RUN = (KeyboardInterrupt, pytest.exit.Exception)
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ class RowJob:
     shared: dict[str, Any]
     metrics: tuple[str, ...]
     payload: PayloadContext
+    runxfail: bool = False  # --runxfail: pytest.xfail fails its row, as pytest.fail does
 
 
 # How a row starts (its ``row`` argument), and its metric fixtures ``names``.
@@ -75,10 +76,25 @@ def run_row(job: RowJob, param: RowParam, start: StartRow, bind: BindMetric) -> 
         when = "call"
         fixtures = zip(job.metrics, bind(job.metrics, recorder, param), strict=True)
         job.test(**{**job.shared, "row": row, **dict(fixtures)})
-    except ROW_OUTCOMES as raised:
-        skipped = isinstance(raised, pytest.skip.Exception)
-        outcome = Outcome(when, pytest.ExceptionInfo.from_exception(raised), not skipped, skipped)
-        message = None if skipped else str(raised) or type(raised).__name__
+    except STOPS_THE_RUN:
+        raise
+    except BaseException as raised:  # the row's end, whatever it is, as in row mode
+        outcome = ended(when, raised, job.runxfail)
+        message = None if outcome.skipped else str(raised) or type(raised).__name__
     else:
         outcome, message = Outcome("call", None, failed=False, skipped=False), None
     return RowRun(param, payload_for(job.payload, param, recorder, outcome), message)
+
+
+def ended(when: str, raised: BaseException, runxfail: bool) -> Outcome:
+    """How a row's test that raised ``raised`` in phase ``when`` ended, by pytest's rules
+    for a test item: a skip, or ``pytest.xfail`` (unless ``--runxfail``), skips it (an
+    xfail is reported as skipped); anything else fails it (``plugin.recording`` then
+    tells the test's verdict from an error). A skip is ``pytest.skip`` or unittest's
+    ``SkipTest``, as pytest's runner has it."""
+    # pytest's outcome classes are looked up when a row ends, never kept: Skipped claims
+    # the module ``builtins``, so a copy of it pickled along to a Ray worker would be a
+    # class of its own that the test's pytest.skip never raises.
+    xfailed = not runxfail and isinstance(raised, pytest.xfail.Exception)
+    skipped = xfailed or isinstance(raised, (pytest.skip.Exception, unittest.SkipTest))
+    return Outcome(when, pytest.ExceptionInfo.from_exception(raised), not skipped, skipped)

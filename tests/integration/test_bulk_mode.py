@@ -10,9 +10,10 @@ from the rows.
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -412,15 +413,156 @@ def test_the_ray_engine_refuses_a_private_cache_a_remote_cluster_cannot_read(
     )
 
 
+# Runs pytest with Ray made unimportable, as where it is not installed: `none` hides it
+# behind a None entry of sys.modules, `finder` behind an import hook refusing it.
+WITHOUT_RAY = """
+import sys
+
+
+class NoRay:
+    def find_spec(self, name, path=None, target=None):
+        if name == "ray" or name.startswith("ray."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+if sys.argv.pop(1) == "none":
+    sys.modules["ray"] = None
+else:
+    sys.meta_path.insert(0, NoRay())
+import pytest
+
+sys.exit(pytest.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("hidden", ["none", "finder"])
+@pytest.mark.parametrize("asked", [["--ragmetrics-engine", "ray"], ["--ragmetrics-mode=bulk"]])
 def test_the_ray_engine_without_ray_is_a_usage_error_saying_what_to_install(
-    project: Project, monkeypatch: pytest.MonkeyPatch
+    project: Project, hidden: str, asked: list[str]
 ) -> None:
-    find_spec = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else find_spec(name, *a)
+    """By the option or by [settings] engine: the run stops before any row runs."""
+    if asked == ["--ragmetrics-mode=bulk"]:
+        project.write("thresholds.toml", '[settings]\nengine = "ray"\n')
+    project.write("without_ray.py", WITHOUT_RAY)
+    done = subprocess.run(
+        [sys.executable, "without_ray.py", hidden, "-p", "no:cacheprovider", *asked],
+        cwd=project.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
-    result = project.run("--ragmetrics-engine", "ray")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        ["*the Ray engine needs Ray: pip install 'pytest-ragmetrics[[]ray[]]'*"]
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert "the Ray engine needs Ray: pip install 'pytest-ragmetrics[ray]'" in done.stderr
+
+
+# Eight rows, each ending its test another way: e1 SystemExit, e2 pytest.xfail, e3
+# pytest.skip, e4 GeneratorExit, e5 a BaseException of the test's own, e6 unittest's
+# SkipTest, e7 passes (f1 1), e8 fails its assert (f1 0). tokens is recorded first: 100 x i.
+ENDINGS_ROWS = [
+    {"id": f"e{i}", "answer": "Paris" if i != 8 else "Rome", "gold": "Paris", "tokens": 100 * i}
+    for i in range(1, 9)
+]
+
+ENDINGS = """
+import unittest
+
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", batch_size=8)
+
+
+class Stop(BaseException):
+    pass
+
+
+def test_answers(row, f1, tokens):
+    tokens(row)
+    if row.id == "e1":
+        raise SystemExit(3)
+    if row.id == "e2":
+        pytest.xfail("not yet")
+    if row.id == "e3":
+        pytest.skip("later")
+    if row.id == "e4":
+        raise GeneratorExit("closed")
+    if row.id == "e5":
+        raise Stop("its own")
+    if row.id == "e6":
+        raise unittest.SkipTest("unittest's skip")
+    assert f1(row) > 0.5
+"""
+
+
+def test_every_way_a_row_can_end_ends_it_alone_as_in_row_mode(project: Project) -> None:
+    """pytest's rules for a test's end (pytest.xfail and unittest's SkipTest skip it,
+    every other exception but KeyboardInterrupt and pytest.exit fails it), applied per
+    row: the batch goes on past each, and every row reports as its own item would."""
+    project.write("data/rows.jsonl", jsonl(ENDINGS_ROWS))
+    project.write("test_eval.py", ENDINGS)
+    project.write("thresholds.toml", "")
+    row_result, row_report, bulk_result, bulk_report = _both(project)
+    row_result.assert_outcomes(passed=1, failed=4, skipped=2, xfailed=1)
+    bulk_result.assert_outcomes(failed=1)
+    bulk_result.stdout.fnmatch_lines(
+        [
+            "*rows-1-8: 1 of 8 rows failed, 3 errored*",
+            "  data/rows.jsonl:1: call raised SystemExit: 3",
+            "  data/rows.jsonl:4: call raised GeneratorExit: closed",
+            "  data/rows.jsonl:5: call raised Stop: its own",
+            "  data/rows.jsonl:8 (row 'e8'): assert f1=0 *> 0.5",
+        ]
     )
+    assert bulk_report["evals"] == row_report["evals"]
+    (evaluation,) = bulk_report["evals"]
+    statuses = [(row["id"], row["status"]) for row in evaluation["rows"]]
+    assert statuses == [
+        ("e1", "error"),
+        ("e4", "error"),
+        ("e5", "error"),
+        ("e7", "passed"),
+        ("e8", "failed"),
+    ]
+    assert evaluation["errors"] == 3
+    assert evaluation["metrics"]["tokens"]["mean"] == (100 + 400 + 500 + 700 + 800) / 5
+
+
+def test_with_runxfail_a_row_raising_xfail_fails_as_in_row_mode(project: Project) -> None:
+    """--runxfail makes ``pytest.xfail()`` do nothing, in either mode; the exception it
+    raises, raised by the test itself, then fails its test as ``pytest.fail`` does."""
+    project.write("data/rows.jsonl", jsonl(ENDINGS_ROWS))
+    raising = ENDINGS.replace('pytest.xfail("not yet")', 'raise pytest.xfail.Exception("not yet")')
+    assert raising != ENDINGS
+    project.write("test_eval.py", raising)
+    project.write("thresholds.toml", "")
+    row_result, row_report, bulk_result, bulk_report = _both(project, "--runxfail")
+    row_result.assert_outcomes(passed=1, failed=5, skipped=2)
+    bulk_result.stdout.fnmatch_lines(["*rows-1-8: 2 of 8 rows failed, 3 errored*"])
+    assert bulk_report["evals"] == row_report["evals"]
+    (evaluation,) = bulk_report["evals"]
+    e2 = next(row for row in evaluation["rows"] if row["id"] == "e2")
+    assert e2["status"] == "failed"
+
+
+EXITING = """
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", batch_size=4)
+
+
+def test_answers(row, f1):
+    if row.id == "r2":
+        pytest.exit("stop here")
+    f1(row)
+"""
+
+
+def test_pytest_exit_in_a_row_stops_the_run_as_in_row_mode(project: Project) -> None:
+    project.write("test_eval.py", EXITING)
+    project.write("thresholds.toml", "")
+    for mode in ("row", "bulk"):
+        result = project.run(f"--ragmetrics-mode={mode}")
+        assert result.ret == pytest.ExitCode.INTERRUPTED, mode
+        result.stdout.fnmatch_lines(["*Exit: stop here*"])

@@ -22,8 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from pytest_ragmetrics.plugin.ray_engine import ROWS_PER_TASK
+from test_bulk_mode import ENDINGS, ENDINGS_ROWS, EXITING
 
 from conftest import ROWS, Project, jsonl
 from test_custom_metrics import CORPUS_METRIC, DATASET_EVAL, DATASET_METRIC, WITH_MARKERS
@@ -157,15 +156,15 @@ def test_answers(row, f1):
 """
 
 
-def test_a_worker_that_dies_errors_only_its_tasks_rows(pytester: pytest.Pytester) -> None:
+def test_a_worker_that_dies_errors_only_its_row(pytester: pytest.Pytester) -> None:
     """Row q0513 kills its worker each time Ray retries it. Of the one item's 1,000 rows,
-    those of its task (at most 256, ``ROWS_PER_TASK``) come back as errors naming the
-    loss; every other row counts; the run exits 1, in time."""
+    the others of its task (up to 256, ``ROWS_PER_TASK``) are run again one a task and
+    count; only q0513 errors, naming the loss; the run exits 1, in time."""
     project = Project(pytester)
     rows = [{**MANY[i % 40], "id": f"q{i:04d}"} for i in range(1000)]
     project.write("data/rows.jsonl", jsonl(rows))
     project.write("test_eval.py", DYING)
-    project.write("thresholds.toml", '[gates]\n"f1.count" = ">= 700"\n')
+    project.write("thresholds.toml", '[gates]\n"f1.count" = ">= 999"\n')
     done = subprocess.run(
         [*PYTEST, "--ragmetrics-engine=ray", "--ragmetrics-json=report.json"],
         cwd=pytester.path,
@@ -179,14 +178,16 @@ def test_a_worker_that_dies_errors_only_its_tasks_rows(pytester: pytest.Pytester
     (evaluation,) = report["evals"]
     statuses = {row["id"]: row["status"] for row in evaluation["rows"]}
     assert len(statuses) == 1000  # no row dropped
-    assert statuses["q0513"] == "error"
-    lost = [row for row in evaluation["rows"] if row["status"] == "error"]
-    assert 1 <= len(lost) <= ROWS_PER_TASK
-    assert all("the Ray engine lost this row" in " ".join(row["errors"]) for row in lost)
-    assert evaluation["errors"] == len(lost)
-    assert evaluation["metrics"]["f1"]["count"] == 1000 - len(lost)
-    assert f"rows-1-1000: 0 of 1000 rows failed, {len(lost)} errored" in done.stdout
-    assert "Gates: 1 passed" in done.stdout  # the rows that came back count
+    assert [row for row, status in statuses.items() if status == "error"] == ["q0513"]
+    (lost,) = [row for row in evaluation["rows"] if row["id"] == "q0513"]
+    assert lost["errors"] == [
+        "data/rows.jsonl:514: call raised LostRow: the Ray engine lost this row: run alone, "
+        "its task failed on every attempt (Ray's error is above)"
+    ]
+    assert evaluation["errors"] == 1
+    assert evaluation["metrics"]["f1"]["count"] == 999
+    assert "rows-1-1000: 0 of 1000 rows failed, 1 errored" in done.stdout
+    assert "Gates: 1 passed" in done.stdout  # every row that could be scored counts
 
 
 UNSENDABLE = """
@@ -388,3 +389,70 @@ def test_a_declared_metric_that_cannot_travel_errors_every_row_naming_it(
     )
     (evaluation,) = report["evals"]
     assert evaluation["errors"] == 4
+
+
+@pytest.mark.parametrize(
+    ("address", "waits"),
+    [("127.0.0.1:1", "1"), ("10.255.255.1:6379", "2"), ("ray://127.0.0.1:1", "1")],
+)
+def test_a_cluster_that_cannot_be_reached_stops_the_run_naming_its_address(
+    pytester: pytest.Pytester, address: str, waits: str
+) -> None:
+    """Nothing listens on port 1; 10.255.255.1 is a private address no route answers (or,
+    behind a proxy that accepts every connection, no Ray). The run stops before any row
+    runs with a usage error naming the address, under a subprocess timeout: a run that
+    hung would fail this test, never the suite."""
+    Project(pytester)
+    done = subprocess.run(
+        [*PYTEST, "--ragmetrics-engine=ray", f"--ragmetrics-ray-timeout={waits}"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "RAY_ADDRESS": address},
+    )
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    unreached = f"the Ray engine cannot reach RAY_ADDRESS={address} within {waits} s ("
+    if "127.0.0.1" in address:  # refused: no doubt about it
+        assert unreached in done.stderr
+    else:
+        assert unreached in done.stderr or f"Ray engine: RAY_ADDRESS={address}: " in done.stderr
+    assert "rows-1-4" not in done.stdout
+
+
+def test_the_ray_timeout_takes_a_whole_number_of_seconds(project: Project) -> None:
+    result = project.run("--ragmetrics-engine=ray", "--ragmetrics-ray-timeout=0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ragmetrics-ray-timeout takes a whole number >= 1, got '0'*"])
+
+
+@pytest.mark.parametrize("runxfail", [[], ["--runxfail"]])
+def test_every_way_a_row_can_end_ends_it_alone_on_ray_as_in_row_mode(
+    local_ray: None, project: Project, runxfail: list[str]
+) -> None:
+    """test_bulk_mode.py's eight endings (SystemExit, pytest.xfail, pytest.skip,
+    GeneratorExit, a BaseException of the test's own, SkipTest, a pass, a failed assert):
+    on Ray's workers each row ends as its own item does in row mode; with --runxfail,
+    ``pytest.xfail()`` does nothing there either."""
+    project.write("data/rows.jsonl", jsonl(ENDINGS_ROWS))
+    project.write("test_eval.py", ENDINGS)
+    project.write("thresholds.toml", "")
+    _, row_report = project.run_json("--ragmetrics-mode=row", *runxfail)
+    on_ray, ray_report = project.run_json("--ragmetrics-engine=ray", *runxfail)
+    on_ray.stdout.fnmatch_lines(["*rows-1-8: 1 of 8 rows failed, 3 errored*"])
+    assert _evals(ray_report) == _evals(row_report)
+    (evaluation,) = ray_report["evals"]
+    e2 = [row["status"] for row in evaluation["rows"] if row["id"] == "e2"]
+    assert e2 == (["passed"] if runxfail else [])  # xfailed: a skipped row, not listed
+
+
+def test_pytest_exit_in_a_row_on_ray_stops_the_run_as_in_row_mode(
+    local_ray: None, project: Project
+) -> None:
+    project.write("test_eval.py", EXITING)
+    project.write("thresholds.toml", "")
+    result = project.run("--ragmetrics-engine=ray")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*Exit: stop here*"])
