@@ -64,6 +64,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
     as cleanups of the config, which pytest runs however the run ends: also for a config
     that was parsed and never configured (a failed start, ``pytester.parseconfig``), where
     no ``pytest_unconfigure`` follows."""
+    from pytest_ragmetrics.plugin.options import widen_conftest_reach
+
+    widen_conftest_reach(early_config)
     begin_run(early_config)
     # Cleanups run last-in first-out: the collector gets its frozen objects back last,
     # after pytest's own final collection (``plugin.heap``).

@@ -257,6 +257,39 @@ def workerinput(config: pytest.Config) -> dict[str, Any] | None:
     return getattr(config, "workerinput", None)
 
 
+def widen_conftest_reach(early_config: pytest.Config) -> None:
+    """Let the run import the project root's conftest.py (and those between it and the
+    test paths) when pytest's rootdir lies below the root: run from ``evals/`` with no ini
+    file, pytest would stop looking for conftest files at ``evals/``, and the metrics the
+    root conftest.py declares would be unknown to the gates that name them. The root is
+    the folder of the thresholds file found above the test paths (``locate_project``);
+    a ``--confcutdir`` given on the command line is left as given. A project that cannot
+    be located is left alone here: ``locate`` refuses it with its reason when the run is
+    configured."""
+    namespace = early_config.known_args_namespace
+    given = namespace.confcutdir
+    if given is None or any(
+        arg == "--confcutdir" or arg.startswith("--confcutdir=")
+        for arg in early_config.invocation_params.args
+    ):
+        return
+    try:
+        project = locate_project(
+            invocation_dir=early_config.invocation_params.dir,
+            args=[str(arg) for arg in namespace.file_or_dir or ()],
+            option=getattr(namespace, "ragmetrics_thresholds", None),
+            ini_value=str(early_config.getini(INI_KEY) or ""),
+            inipath=early_config.inipath,
+            rootpath=early_config.rootpath,
+        )
+    except ProjectError:
+        return  # refused with its reason by ``locate`` when the run is configured
+    cut = (early_config.invocation_params.dir / given).resolve()
+    root = project.root.resolve()
+    if root in cut.parents:
+        namespace.confcutdir = str(root)
+
+
 def locate(config: pytest.Config) -> Project:
     """The thresholds file in force and the project root (``config.project``)."""
     try:

@@ -215,3 +215,34 @@ def test_a_broken_thresholds_file_is_a_usage_error_not_a_crash(
     result = pytester.runpytest("evals")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_a_run_from_a_subfolder_imports_the_root_conftest_and_its_metrics(
+    pytester: pytest.Pytester, monkeypatch: Any
+) -> None:
+    """With no ini file, pytest run inside ``evals/`` stops looking for conftest files
+    there; the metric the project's root conftest.py declares must still be known to the
+    gate that names it, as it is from the root."""
+    root = pytester.path
+    _project(root, '[gates."evals/test_eval.py"]\n"words.mean" = ">= 2"\n')
+    (root / "conftest.py").write_text(
+        "from pytest_ragmetrics import metric\n\n\n"
+        '@metric(requires=("answer",))\n'
+        "def words(row):\n"
+        '    """Words in the answer."""\n'
+        '    return len(row["answer"].split())\n'
+    )
+    (root / "evals" / "test_eval.py").write_text(
+        EVAL.replace(
+            "def test_answers(row, em, f1, tokens, latency):",
+            "def test_answers(row, em, f1, tokens, latency, words):",
+        ).replace("latency(row)", "latency(row); words(row)")
+    )
+    from_root = pytester.runpytest("evals")
+    monkeypatch.chdir(root / "evals")
+    for result in (from_root, pytester.runpytest("."), pytester.runpytest()):
+        assert result.ret == 0, result.stdout.str()
+        result.assert_outcomes(passed=len(ROWS) + 1)
+    given = pytester.runpytest(".", f"--confcutdir={root / 'evals'}")  # as the user said
+    assert given.ret == pytest.ExitCode.USAGE_ERROR
+    given.stderr.fnmatch_lines(["*unknown metric 'words'*"])
