@@ -216,6 +216,22 @@ class JsonEntryCache(Generic[_Value]):
 # -- paths --------------------------------------------------------------------------------
 
 
+THRESHOLDS_NAME = "thresholds.toml"  # the file whose folder is the project root
+
+
+def nearest_thresholds(start: Path, boundary: Path | None = None) -> Path | None:
+    """The thresholds file at or above ``start``, looking no higher than the project: the
+    walk stops at ``boundary`` (the ini file's folder), a repository root (``.git``,
+    ``.hg``) or the file system's root."""
+    for folder in (start, *start.parents):
+        candidate = folder / THRESHOLDS_NAME
+        if candidate.is_file():
+            return candidate
+        if folder == boundary or any((folder / vcs).exists() for vcs in (".git", ".hg")):
+            return None
+    return None
+
+
 def display_path(path: Path, rootpath: Path) -> str:
     """``path`` relative to the rootdir in POSIX form, or absolute when outside it."""
     try:

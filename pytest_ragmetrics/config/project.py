@@ -26,7 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-THRESHOLDS_NAME = "thresholds.toml"
+from pytest_ragmetrics.files import THRESHOLDS_NAME, nearest_thresholds
+
 INI_KEY = "ragmetrics_thresholds"
 OPTION = "--ragmetrics-thresholds"
 # The run history's file in --ragmetrics-history's directory (``results.history``).
@@ -68,19 +69,6 @@ def _start_dirs(invocation_dir: Path, args: Iterable[str]) -> list[Path]:
     return starts or [invocation_dir.resolve()]
 
 
-def _nearest(start: Path, boundary: Path | None) -> Path | None:
-    """The thresholds file at or above ``start``, looking no higher than the project: the
-    walk stops at ``boundary`` (the ini file's folder), a repository root (``.git``,
-    ``.hg``) or the file system's root."""
-    for folder in (start, *start.parents):
-        candidate = folder / THRESHOLDS_NAME
-        if candidate.is_file():
-            return candidate
-        if folder == boundary or any((folder / vcs).exists() for vcs in (".git", ".hg")):
-            return None
-    return None
-
-
 def search_thresholds(
     invocation_dir: Path, args: Iterable[str], boundary: Path | None = None
 ) -> Path | None:
@@ -88,7 +76,7 @@ def search_thresholds(
     ``ProjectError`` when they lie under different ones."""
     found: dict[Path, Path] = {}
     for start in _start_dirs(invocation_dir, args):
-        nearest = _nearest(start, boundary)
+        nearest = nearest_thresholds(start, boundary)
         if nearest is not None:
             found.setdefault(nearest, start)
     if len(found) > 1:

@@ -18,8 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_ragmetrics.config.project import INI_KEY, OPTION, THRESHOLDS_NAME
+from pytest_ragmetrics.config.project import INI_KEY, OPTION
 from pytest_ragmetrics.config.thresholds import Thresholds
+from pytest_ragmetrics.files import THRESHOLDS_NAME
 from pytest_ragmetrics.results.baseline import BASELINE_DIR
 from pytest_ragmetrics.results.summary import EvalInfo
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.data.readonly import read_only
+from pytest_ragmetrics.files import nearest_thresholds
 from pytest_ragmetrics.metrics.base import (
     RATE,
     STATS,
@@ -344,17 +345,20 @@ def _raised_at(error: BaseException) -> str:
 
 
 def _shown(path: Path) -> str:
-    """``path`` relative to the working directory when it lies below it."""
+    """``path`` relative to its project's root (the folder of the thresholds file above
+    it), so the reports name it the same from whatever folder pytest was run; without
+    one, relative to the working directory when it lies below it."""
     path = path.resolve()
-    try:
-        return path.relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    found = nearest_thresholds(path.parent)
+    for base in (found.parent if found is not None else None, Path.cwd().resolve()):
+        if base is not None and path.is_relative_to(base):
+            return path.relative_to(base).as_posix()
+    return str(path)
 
 
 def origin_of(function: Callable[..., Any]) -> str:
     """``path:line`` of the function's definition (its first decorator's line), the path
-    relative to the working directory when it lies below it."""
+    as ``_shown`` gives it."""
     code = getattr(function, "__code__", None)
     source = inspect.getsourcefile(function) if code is not None else None
     if source is None or code is None:

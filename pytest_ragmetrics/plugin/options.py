@@ -21,13 +21,12 @@ import pytest
 from pytest_ragmetrics.config.project import (
     HISTORY_FILE,
     INI_KEY,
-    THRESHOLDS_NAME,
     Project,
     ProjectError,
     locate_project,
 )
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
-from pytest_ragmetrics.files import resolve_setting
+from pytest_ragmetrics.files import THRESHOLDS_NAME, resolve_setting
 from pytest_ragmetrics.metrics.space.points import (
     DEFAULT_LIMIT,
     MAX_SEED,

@@ -246,3 +246,28 @@ def test_a_run_from_a_subfolder_imports_the_root_conftest_and_its_metrics(
     given = pytester.runpytest(".", f"--confcutdir={root / 'evals'}")  # as the user said
     assert given.ret == pytest.ExitCode.USAGE_ERROR
     given.stderr.fnmatch_lines(["*unknown metric 'words'*"])
+
+
+def test_a_metric_s_place_is_named_the_same_from_any_folder(
+    pytester: pytest.Pytester, monkeypatch: Any
+) -> None:
+    """Where a metric was declared is shown relative to the project root, so a run from
+    ``evals/`` reports the same text as one from the root."""
+    root = pytester.path
+    _project(root, "")
+    (root / "conftest.py").write_text(
+        "from pytest_ragmetrics import metric\n\n\n"
+        "@metric()\n"
+        "def broken(row):\n"
+        '    """Always fails."""\n'
+        "    return 1 / 0\n"
+    )
+    (root / "evals" / "test_eval.py").write_text(
+        EVAL.replace("latency):", "latency, broken):").replace("latency(row)", "broken(row)")
+    )
+    from_root = pytester.runpytest("evals")
+    monkeypatch.chdir(root / "evals")
+    from_evals = pytester.runpytest(".")
+    for result in (from_root, from_evals):
+        result.assert_outcomes(passed=0, errors=len(ROWS))
+        result.stdout.fnmatch_lines(["*broken (conftest.py:4) raised ZeroDivisionError*"])
