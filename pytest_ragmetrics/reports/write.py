@@ -59,6 +59,8 @@ _ADVICE = {
     errno.EPERM: "make its folder writable, or name another path",
     errno.EROFS: "name a path on a writable file system",
     errno.ENOTDIR: "a folder on its path is a file: name another path",
+    errno.ENOENT: "a folder on its path does not exist: create it, or name another path",
+    errno.EINVAL: "the file system refuses to write it there: name a regular file elsewhere",
 }
 
 

@@ -45,6 +45,7 @@ def test_failed_rows_are_in_every_headline(
     page = (project.path / "r.html").read_text(encoding="utf-8")
     headline = page.split("</h1>")[0].split("<h1>")[1]
     assert '<span class="verdict failed">1 row(s) failed</span>' in headline
+    assert "<title>pytest-ragmetrics: 1 row(s) failed</title>" in page  # the browser tab
     assert "all gates hold" not in page
     document = json.loads((project.path / "r.json").read_text(encoding="utf-8"))
     assert document["evals"][0]["row_statuses"] == {"passed": 3, "failed": 1, "error": 0}
@@ -58,3 +59,4 @@ def test_a_clean_run_still_reads_all_gates_hold(project: Project) -> None:
     assert text.startswith("## pytest-ragmetrics: all gates hold\n")
     page = (project.path / "r.html").read_text(encoding="utf-8")
     assert '<span class="verdict passed">all gates hold</span>' in page.split("</h1>")[0]
+    assert "<title>pytest-ragmetrics: all gates hold</title>" in page

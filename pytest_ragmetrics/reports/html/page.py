@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_ragmetrics.reports.columns import NOT_COMPUTED, Entry
+from pytest_ragmetrics.reports.document import run_verdict
 from pytest_ragmetrics.reports.html.forest import forest
 from pytest_ragmetrics.reports.html.markup import escape, table
 from pytest_ragmetrics.reports.html.plots import bars, distributions, pareto
@@ -111,6 +112,10 @@ def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
     return "\n".join(part for part in parts if part)
 
 
+def _all_entries(groups: Mapping[str, Sequence[Entry]]) -> list[Entry]:
+    return [entry for entries in groups.values() for entry in entries]
+
+
 def _header(document: Mapping[str, Any], groups: Mapping[str, Sequence[Entry]]) -> str:
     """Verdict of the whole run, version and settings, and a link to each eval."""
     settings = document.get("settings") or {}
@@ -131,10 +136,9 @@ def _header(document: Mapping[str, Any], groups: Mapping[str, Sequence[Entry]]) 
     )
     if isinstance(document.get("history"), Mapping):
         nav += '<li><a href="#trends">Trends</a> over the recorded runs</li>'
-    all_entries = [entry for entries in groups.values() for entry in entries]
     return "\n".join(
         [
-            f"<h1>pytest-ragmetrics: {verdict(all_entries)}</h1>",
+            f"<h1>pytest-ragmetrics: {verdict(_all_entries(groups))}</h1>",
             f'<p class="muted">{" · ".join(line)}</p>',
             f"<details><summary>Settings</summary>{table(['Setting', 'Value'], values, '')}",
             f"</details><nav><ul>{nav}</ul></nav>",
@@ -155,7 +159,7 @@ def render_html(document: Mapping[str, Any]) -> str:
             '<meta http-equiv="Content-Security-Policy" '
             f'content="{content_security_policy(SCRIPT)}">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            "<title>pytest-ragmetrics report</title>",
+            f"<title>pytest-ragmetrics: {escape(run_verdict(_all_entries(groups))[0])}</title>",
             f"<style>{STYLE}{projection_style()}</style></head><body>",
             _header(document, groups),
             *(_eval_section(i, name, entries) for i, (name, entries) in enumerate(groups.items())),
