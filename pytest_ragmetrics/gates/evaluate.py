@@ -303,10 +303,17 @@ def evaluate_gate(
         return _pairing_gate(summary, gate, state)
     value = aggregate_value(summary, gate)
     if value is None:
+        errored = sum(row.status == "error" for row in summary.rows)
+        errors = (
+            f"\n{errored} of {len(summary.rows)} row(s) errored (their errors are listed "
+            "above): fix them, and the rows that reach the metric record it"
+            if errored
+            else ""
+        )
         message = (
             f"{name} {rule}: cannot be checked: no row of {label} recorded "
-            f"{gate.metric}\nif this eval does not compute {gate.metric}, switch the gate "
-            f'off in its table: [gates."{label}"] "{name}" = false'
+            f"{gate.metric}{errors}\nif this eval does not compute {gate.metric}, switch the "
+            f'gate off in its table: [gates."{label}"] "{name}" = false'
         )
         return GateResult(label, name, rule, "failed", message, gate=gate)
     if not gate.rule.uses_baseline:

@@ -241,8 +241,9 @@ def _uncalled(
     context: PayloadContext, recorder: RowRecorder | None, outcome: Outcome
 ) -> tuple[str, ...] | None:
     """The metric fixtures the test takes and did not call on the row; ``None`` when its
-    body did not run on the row (a bad row, a skip), which says nothing of its calls."""
-    if recorder is None or outcome.when != "call" or outcome.skipped:
+    body did not run to its end on the row (a bad row, a skip, a failure or an error
+    before the call), which says nothing of its calls."""
+    if recorder is None or outcome.when != "call" or outcome.skipped or outcome.failed:
         return None
     return tuple(name for name in context.metrics if name not in recorder.called)
 

@@ -491,6 +491,27 @@ def test_a_gate_on_a_metric_the_eval_never_records_fails(project: Project) -> No
     result.stdout.fnmatch_lines(["*no row of test_eval.py recorded f1*"])
 
 
+def test_a_gate_whose_rows_all_errored_points_at_the_errors(project: Project) -> None:
+    """No row recorded f1 because every row errored before reaching it: the message says
+    so, before it mentions switching the gate off."""
+    project.write("thresholds.toml", '[gates]\n"f1.mean" = ">= 0.5"\n')
+    project.write(
+        "test_eval.py", TWO_TESTS.replace("    f1(row)", "    undefined_name\n    f1(row)")
+    )
+    result = project.run()
+    result.assert_outcomes(passed=N_ROWS, failed=N_ROWS + 1)
+    result.stdout.fnmatch_lines(
+        [
+            "f1.mean >= 0.5: cannot be checked: no row of test_eval.py recorded f1",
+            f"{N_ROWS} of {N_ROWS} row(s) errored (their errors are listed above): fix them, *",
+            "if this eval does not compute f1, switch the gate off*",
+        ]
+    )
+    result.stdout.fnmatch_lines([f"Rows: 0 passed, 0 failed, {N_ROWS} errored"])
+    # rows that stopped before the call say nothing of whether the test calls f1
+    assert "takes the metric fixture `f1`" not in result.stdout.str()
+
+
 # test_cost takes `tokens` but calls it on no row: nothing of tokens is recorded.
 UNCALLED = TWO_TESTS.replace("    tokens(row)", "    pass")
 
