@@ -197,6 +197,18 @@ def _update_baseline(
     return f"baseline of {summary.info.label} written to {shown}", None
 
 
+def accepted_failures(before: Sequence[GateResult], after: Sequence[GateResult]) -> list[str]:
+    """The gates that failed against the baseline an update replaced and pass against the
+    one it wrote: what the update accepts, each with its first line (its change), so an
+    update never hides a regression it makes the new reference."""
+    passing = {result.name for result in after if result.status == "passed"}
+    return [
+        result.message.splitlines()[0]
+        for result in before
+        if result.status == "failed" and result.name in passing
+    ]
+
+
 def citation_warning(summary: EvalSummary, settings: Settings) -> str | None:
     """A warning when the eval read citations, its rows carry contexts, and no answer holds
     a marker the plugin recognises: answers citing in another format score as uncited."""
@@ -243,16 +255,27 @@ def finish_run(state: RunState, summaries: Sequence[EvalSummary], stopped: str |
     for summary in compared:
         info = summary.info
         partial = partials[info.label]
-        if state.options.update_baseline:
-            note, failed = _update_baseline(summary, state, partial)
-            notes.append(note)
-            unwritten += [failed] if failed else []
         skip = None if state.options.force_gates else partial
         reference = _reference(info, reference_of.get(info.name), partials, state)
         gates = state.thresholds.gates_for(info.name, info.system)
-        stored = _load_state(summary, state)
         settings = state.thresholds.settings
-        results += evaluate_gates(summary, gates, stored, skip, reference, settings=settings)
+        before: list[GateResult] = []
+        if state.options.update_baseline:
+            earlier = _load_state(summary, state)  # what the update replaces
+            if earlier.pairing is not None and not earlier.problem:
+                before = evaluate_gates(summary, gates, earlier, skip, reference, settings=settings)
+            note, failed = _update_baseline(summary, state, partial)
+            notes.append(note)
+            unwritten += [failed] if failed else []
+        stored = _load_state(summary, state)
+        evaluated = evaluate_gates(summary, gates, stored, skip, reference, settings=settings)
+        if accepted := accepted_failures(before, evaluated):
+            notes.append(
+                f"the baseline of {info.label} replaced by this run failed "
+                f"{len(accepted)} gate(s) against the earlier one, which it now accepts: "
+                + "; ".join(accepted)
+            )
+        results += evaluated
         warning = citation_warning(summary, state.thresholds.settings)
         warnings = (*uncalled_warnings(summary), *((warning,) if warning else ()))
         summaries.append(replace(summary, stored=stored, warnings=warnings))

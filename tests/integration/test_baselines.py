@@ -135,6 +135,25 @@ def test_a_changed_log_is_compared_and_names_the_rows_that_regressed(
     assert '<span class="regressed">regressed (3)</span>: <a href="#row-0-0-0">q0</a>' in html
 
 
+def test_an_update_says_which_failing_gates_it_accepts(project: pytest.Pytester) -> None:
+    """Updating compares the new values with the baseline it replaces first: tokens rose
+    from 100 to 150 a row, beyond 1.2x; the update is written, its gates then pass against
+    it, and the run says what it accepted. An update that changes nothing says nothing."""
+    rows = [_row(i, tokens=150) for i in range(8)]
+    (project.path / "rows.jsonl").write_text(jsonl(rows))
+    result = project.runpytest("--ragmetrics-update-baseline")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [
+            "*the baseline of test_eval.py replaced by this run failed 1 gate(s) against the "
+            "earlier one, which it now accepts: tokens.mean <= 1.2x baseline FAILS*",
+        ]
+    )
+    again = project.runpytest("--ragmetrics-update-baseline")
+    assert again.ret == 0
+    assert "which it now accepts" not in again.stdout.str()
+
+
 def test_removed_rows_are_listed_and_the_rest_is_compared(project: pytest.Pytester) -> None:
     (project.path / "rows.jsonl").write_text(jsonl([_row(i) for i in range(5)]))
     result, entry = _report(project)
