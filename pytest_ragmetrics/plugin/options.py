@@ -190,8 +190,8 @@ def add_options(parser: pytest.Parser) -> None:
         "--ragmetrics-force-gates",
         action="store_true",
         default=False,
-        help="check gates and allow baseline updates on partial runs or with errored rows "
-        "(default: off)",
+        help="check gates on partial runs, and allow baseline updates on partial runs or "
+        "with errored rows (default: off)",
     )
     group.addoption(
         "--ragmetrics-cache-dir",
