@@ -14,6 +14,7 @@ regression goes through. These mistakes are usage errors (exit code 4), not note
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,9 +105,11 @@ def check_configuration(
         elif (root / base).is_file():
             unselected.append(name)
         elif "/" in base or base.endswith(".py"):
+            meant = _close_eval(base, root, systems)
             findings.errors.append(
-                f"{table} names no eval: there is no {root / base}; an eval's name is its "
-                f"module's path relative to the project root {root} (or the marker's name=)"
+                f"{table} names no eval: there is no {root / base}{meant}; "
+                f"an eval's name is its module's path relative to the project root {root} (or "
+                "the marker's name=)"
             )
         elif narrowed:
             findings.notes.append(f"{table}: no eval of that name was selected in this run")
@@ -119,3 +122,16 @@ def check_configuration(
             + ", ".join(unselected)
         )
     return findings
+
+
+def _close_eval(base: str, root: Path, ran: Iterable[str]) -> str:
+    """`` (did you mean "<eval>"?)`` for a table name one slip from an eval that ran or a
+    module beside the one it names, else nothing."""
+    folder = (root / base).parent
+    beside = (
+        [path.relative_to(root).as_posix() for path in folder.glob("*.py")]
+        if folder.is_dir() and folder.is_relative_to(root)
+        else []
+    )
+    close = difflib.get_close_matches(base, sorted({*ran, *beside}), n=1)
+    return f' (did you mean "{close[0]}"?)' if close else ""

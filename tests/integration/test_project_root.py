@@ -157,7 +157,10 @@ def test_comparing_systems_without_a_thresholds_file_is_a_usage_error(
 @pytest.mark.parametrize(
     ("table", "message"),
     [
-        ("evals/test_evl.py", "*names no eval: there is no */evals/test_evl.py*"),
+        (
+            "evals/test_evl.py",
+            '*names no eval: there is no */evals/test_evl.py (did you mean "evals/test_eval.py"?)*',
+        ),
         ("evals/test_eval.py[nope]", "*names system 'nope', but evals/test_eval.py runs as one*"),
         ("my-eval", '*[[]gates."my-eval"[]] names no eval that ran*'),
     ],
