@@ -236,7 +236,7 @@ def stored_baseline_lines(evals: Sequence[Entry]) -> list[str]:
         found = stored.get("transformations")
         moved = found is not None and (found["idk_to_supported"] or found["regressions"])
         exact = not (stored["added"] or stored["removed"] or stored["changed"])
-        if exact and not moved:
+        if exact and not moved and found is not None:  # unknown states are said below
             if versions:  # this eval has its own lines already
                 lines.append("    every stored row paired, none changed state")
             else:
@@ -253,7 +253,8 @@ def stored_baseline_lines(evals: Sequence[Entry]) -> list[str]:
         else:
             lines.append(f"    no transformations: {stored.get('transformations_note')}")
     if quiet:
-        lines.append(f"  {quiet} other eval(s): every stored row paired, none changed state")
+        other = "other " if lines else ""
+        lines.append(f"  {quiet} {other}eval(s): every stored row paired, none changed state")
     return ["Stored baselines (rows paired by id):", *lines] if lines else []
 
 

@@ -198,10 +198,12 @@ def test_a_version_bump_invalidates_only_that_metrics_gates(custom: Project) -> 
     assert baseline["not_compared"] == {"words": ['words.version: stored "1", now "2"']}
     section = terminal_section(result, "ragmetrics")
     start = section.index("Stored baselines (rows paired by id):")
-    assert section[start + 1 : start + 4] == [
+    assert section[start + 1 : start + 5] == [
         "  test_eval.py: gates of words not compared, the baseline holds another version:",
         '    words.version: stored "1", now "2"',
-        "    every stored row paired, none changed state",
+        "  test_eval.py: 4 of 4 stored rows paired",  # states unknown: not "none changed"
+        "    no transformations: transformations need abstain, f1, overlap recorded; "
+        "missing: abstain, overlap",
     ]
 
 

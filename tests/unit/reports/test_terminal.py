@@ -52,3 +52,44 @@ def test_terminal_lines_golden() -> None:
         "",
         "a note",
     ]
+
+
+def _stored(label: str, transformations: object, note: str | None = None) -> dict[str, object]:
+    """A report entry whose every stored row paired (3 of 3)."""
+    baseline = {
+        "status": "paired",
+        "shared": 3,
+        "stored_rows": 3,
+        "added": 0,
+        "removed": 0,
+        "changed": 0,
+        "added_ids": [],
+        "removed_ids": [],
+        "changed_ids": [],
+        "transformations": transformations,
+    }
+    if note is not None:
+        baseline["transformations_note"] = note
+    return {"label": label, "baseline": baseline}
+
+
+def test_a_baseline_whose_states_were_not_computed_never_reads_none_changed() -> None:
+    """Without abstain, f1 and overlap recorded, nothing says whether a row's grounding
+    state changed: the section says why, instead of 'none changed state'; the one eval
+    whose states are known and unchanged is not called an 'other' eval."""
+    from pytest_ragmetrics.reports.terminal import stored_baseline_lines
+
+    unknown = _stored("a.py", None, "transformations need abstain, f1, overlap recorded")
+    unchanged = _stored("b.py", {"idk_to_supported": [], "regressions": []})
+    assert stored_baseline_lines([unknown]) == [
+        "Stored baselines (rows paired by id):",
+        "  a.py: 3 of 3 stored rows paired",
+        "    no transformations: transformations need abstain, f1, overlap recorded",
+    ]
+    assert stored_baseline_lines([unchanged]) == [
+        "Stored baselines (rows paired by id):",
+        "  1 eval(s): every stored row paired, none changed state",
+    ]
+    assert stored_baseline_lines([unknown, unchanged])[-1] == (
+        "  1 other eval(s): every stored row paired, none changed state"
+    )
