@@ -18,6 +18,8 @@ from collections.abc import Iterable
 _CONTROLS = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 _CONTROLS_AND_NEWLINE = re.compile("[\x00-\x1f\x7f-\x9f]")
 _COMMAND = re.compile(r"^(\s*):(?=:)")
+# What a page shows as layout (tab, newline) is kept; every other control is escaped.
+_CONTROLS_BUT_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -39,3 +41,10 @@ def printable_text(text: str) -> str:
 def printable_lines(lines: Iterable[str]) -> list[str]:
     """Each of ``lines`` made safe; a line that holds newlines stays several lines."""
     return [printable_text(line) for line in lines]
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with every control character but tab and newline written as its escape,
+    for a report page: a browser shows nothing for ESC or BEL, so the text a reader sees
+    would differ from the data's without a trace."""
+    return _CONTROLS_BUT_LAYOUT.sub(_escape, text)

@@ -60,7 +60,7 @@ def test_hostile_data_is_escaped_in_every_output(
     project.write("data/rows.jsonl", _rows("Bonn \x1b[31m\x07\n::error::owned\n"))
     step_summary = tmp_path / "step_summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
-    result = project.run("-rA", "--ragmetrics-md", "r.md")
+    result = project.run("-rA", "--ragmetrics-md", "r.md", "--ragmetrics-html", "r.html")
     result.assert_outcomes(passed=3 + 3, failed=2 + 1)
     output = "\n".join(result.outlines + result.errlines)
     assert _raw(output) == []
@@ -77,6 +77,10 @@ def test_hostile_data_is_escaped_in_every_output(
         text = summary.read_text(encoding="utf-8")
         assert _raw(text) == []
         assert "\\x1b" in text  # the id, escaped
+    page = (project.path / "r.html").read_text(encoding="utf-8")
+    assert "\x1b" not in page  # a browser would show nothing
+    assert "\x07" not in page
+    assert "r2\\x1b[31m\\x07" in page  # the id as the terminal shows it
 
 
 def test_a_live_system_error_quoting_hostile_text_is_escaped(pytester: pytest.Pytester) -> None:

@@ -30,3 +30,10 @@ def test_text_keeps_its_lines_and_defuses_each() -> None:
 def test_plain_text_is_left_as_it_is() -> None:
     text = "f1.mean >= 0.9 FAILS · q1 1 → 0 — café"
     assert printable_text(text) == text
+
+
+def test_a_page_keeps_tabs_and_newlines_and_shows_every_other_control() -> None:
+    from pytest_ragmetrics.printable import visible_controls
+
+    text = "a\tb\nc\x1b[31m\x07\x00\x7f\x85::x"
+    assert visible_controls(text) == "a\tb\nc\\x1b[31m\\x07\\x00\\x7f\\x85::x"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
+from pytest_ragmetrics.printable import visible_controls
 from pytest_ragmetrics.reports.columns import NOT_COMPUTED
 
 
@@ -18,8 +19,9 @@ class Html(str):
 
 
 def escape(text: object) -> Html:
-    """``text`` as HTML text, quotes included (it may go into an attribute)."""
-    return Html(html.escape(str(text), quote=True))
+    """``text`` as HTML text, quotes included (it may go into an attribute), control
+    characters as their escapes (``printable.visible_controls``)."""
+    return Html(html.escape(visible_controls(str(text)), quote=True))
 
 
 def cell(content: str) -> str:
