@@ -93,6 +93,9 @@ class LostRow(Exception):
     """A row the Ray engine sent out and never got back."""
 
 
+STOP = "stop"  # the key of what a worker sends back when a row called pytest.exit
+
+
 @dataclass(frozen=True)
 class StopRun:
     """A row on a worker called ``pytest.exit``: the pytest process stops the run with it,
@@ -361,8 +364,8 @@ def _score(
         for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
             for i, blob in zip(batch["i"], batch["run"], strict=True):
                 came = pickle.loads(blob)
-                if isinstance(came, StopRun):
-                    stop = came
+                if isinstance(came, dict):  # a row called pytest.exit (``score_rows``)
+                    stop = StopRun(*came[STOP])
                     break
                 back[int(i)] = came
             if stop is not None:
@@ -477,14 +480,16 @@ def _without_retry_deprecations() -> Iterator[None]:
 
 def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[Any]]:
     """A scoring task: each row of the batch run as ``plugin.rows.run_row`` runs it, its
-    payload and message pickled back; a row that calls ``pytest.exit`` sends back a
-    ``StopRun`` instead of the batch."""
+    payload and message pickled back; a row that calls ``pytest.exit`` sends back
+    ``{STOP: (reason, returncode)}`` instead of the batch."""
     params: list[RowParam] = [pickle.loads(blob) for blob in batch["param"]]
     try:  # the user's metrics, in this worker's catalog for the batch
         with lent(work.declared), _runxfail(work.job.runxfail):
             runs = _run_here(work, params)
     except pytest.exit.Exception as stopped:  # a row stops the run, as in row mode
-        stop = StopRun(stopped.msg, stopped.returncode)
+        # Plain values, not a StopRun: a reused worker may hold this module imported
+        # anew, whose class pickle refuses as "not the same object".
+        stop = {STOP: (stopped.msg, stopped.returncode)}
         return {"i": list(batch["i"][:1]), "run": [pickle.dumps(stop)]}
     return {"i": list(batch["i"]), "run": [pickle.dumps((r.payload, r.message)) for r in runs]}
 
