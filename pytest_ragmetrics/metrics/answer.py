@@ -224,9 +224,14 @@ def token_f1(
 def has_answer(
     golds: str | Iterable[str], *, version: SquadVersion = "1.1", ascii_punctuation: bool = False
 ) -> bool:
-    """Whether a question with ``golds`` has an answer: some gold normalises to something
-    (SQuAD v2.0's HasAns; its NoAns questions have the one gold "")."""
-    return any(gold for _, gold in _scored_golds(golds, version, ascii_punctuation))
+    """Whether a question with ``golds`` has an answer: some gold is not empty, as the
+    SQuAD v2.0 script splits HasAns from NoAns (``bool(qa["answers"])``, on the raw
+    answers: a gold such as "The", which normalises to nothing, is still an answer, scored
+    against ""). ``version`` and ``ascii_punctuation`` are checked as the scores check
+    them; they do not change the split."""
+    _check_version(version)
+    del ascii_punctuation  # the split reads the raw golds
+    return any(gold for gold in _gold_list(golds))
 
 
 @dataclass(frozen=True)

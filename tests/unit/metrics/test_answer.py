@@ -285,6 +285,14 @@ def test_squad_scores_report_has_answer_and_no_answer_splits() -> None:
     assert (scores.no_ans_exact, scores.no_ans_f1) == pytest.approx((1 / 2, 1 / 2))
 
 
+def test_a_gold_that_normalises_to_nothing_is_still_an_answer() -> None:
+    # The v2.0 script splits on bool(qa["answers"]): the gold "The" is an answer (HasAns),
+    # scored against "" since it normalises to nothing; the empty prediction matches it.
+    scores = squad_scores(["", "Paris"], ["The", ""], version="2.0")
+    assert (scores.has_ans_total, scores.no_ans_total) == (1, 1)
+    assert (scores.has_ans_exact, scores.no_ans_exact) == (1.0, 0.0)
+
+
 def test_squad_scores_without_no_answer_questions_has_no_split_value() -> None:
     scores = squad_scores(["Paris"], ["Paris"])
     assert scores.no_ans_total == 0
