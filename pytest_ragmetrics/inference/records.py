@@ -74,8 +74,8 @@ class Evidence:
         can be at all (a mean of values in [0, 1] is in [0, 1]): a t or normal interval
         over few rows can reach past it, and an interval claiming a share above 1 is wrong
         however it was drawn. The method says when the interval was cut."""
-        if low <= self.low and self.high <= high:
-            return self
+        if (low <= self.low and self.high <= high) or not low <= self.estimate <= high:
+            return self  # inside already, or the range is not this statistic's: left as drawn
         return replace(
             self,
             low=max(self.low, low),

@@ -52,7 +52,8 @@ RANGES: Mapping[str, Range] = {
     "mrr": UNIT,
     "recall": UNIT,
     "precision": UNIT,
-    "ndcg": UNIT,
+    # at most 1; below 0 only with a negative gain in `gains` (trec_eval's rule)
+    "ndcg": (-math.inf, 1.0),
     "ndcg_exp": UNIT,
     "map": UNIT,
     "gm_map": UNIT,  # the row's average precision; the eval's gmean floors it

@@ -291,3 +291,13 @@ def test_a_mean_s_interval_stays_within_what_the_metric_can_be() -> None:
         Settings(),
     )
     assert total.high == 9.0  # a sum of nine values in [0, 1]
+
+
+def test_an_interval_is_not_cut_to_a_range_its_estimate_lies_outside() -> None:
+    """A range that does not hold the estimate is not the statistic's (nDCG with a
+    negative gain is below 0): cutting would invert the interval, so it is left as drawn."""
+    drawn = evidence(-0.4, -0.05, estimate=-0.2, scale="value")
+    assert drawn.held_to(0.0, 1.0) is drawn
+    assert drawn.held_to(-1.0, 0.0) is drawn  # inside already
+    cut = evidence(0.5, 1.2, estimate=0.9, scale="value").held_to(0.0, 1.0)
+    assert (cut.low, cut.high) == (0.5, 1.0)

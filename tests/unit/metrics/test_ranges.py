@@ -35,6 +35,6 @@ def test_the_ranges_of_the_definitions() -> None:
 
 
 def test_a_cutoff_reads_the_metric_s_own_range() -> None:
-    assert value_range("ndcg@10") == value_range("ndcg") == (0.0, 1.0)
+    assert value_range("ndcg@10") == value_range("ndcg") == (-math.inf, 1.0)  # negative gains
     assert value_range("iprec_at_recall@0.5") == (0.0, 1.0)
     assert value_range("my_own_metric") is None
