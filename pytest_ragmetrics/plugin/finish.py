@@ -262,7 +262,7 @@ def finish_run(state: RunState, summaries: Sequence[EvalSummary], stopped: str |
         before: list[GateResult] = []
         if state.options.update_baseline:
             earlier = _load_state(summary, state)  # what the update replaces
-            if earlier.pairing is not None and not earlier.problem:
+            if earlier.baseline is not None and not earlier.problem:
                 before = evaluate_gates(summary, gates, earlier, skip, reference, settings=settings)
             note, failed = _update_baseline(summary, state, partial)
             notes.append(note)

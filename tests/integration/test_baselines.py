@@ -271,6 +271,20 @@ def test_a_schema_1_baseline_is_still_compared_with_a_note(project: pytest.Pytes
     )
 
 
+def test_an_update_over_a_schema_1_baseline_says_what_it_accepts(
+    project: pytest.Pytester,
+) -> None:
+    """A schema 1 file has no rows to pair, but its aggregates are compared: an update
+    over it names the gate that failed against it too."""
+    path = project.path / "__baselines__" / "test_eval.json"
+    document = json.loads(path.read_text())
+    old = {"eval": "test_eval.py", "schema_version": 1, "n": 8, "metrics": document["metrics"]}
+    path.write_text(json.dumps({**old, "signature": document["signature"]}))
+    (project.path / "rows.jsonl").write_text(jsonl([_row(i, tokens=150) for i in range(8)]))
+    result = project.runpytest("--ragmetrics-update-baseline")
+    result.stdout.fnmatch_lines(["*which it now accepts: tokens.mean <= 1.2x baseline FAILS*"])
+
+
 APPEARING = """
 import shutil
 from pathlib import Path
