@@ -21,13 +21,12 @@ import re
 from typing import Any
 
 import pytest
-from test_cache import make_read_only
 
 from pytest_ragmetrics.metrics import grounding
 from pytest_ragmetrics.plugin import session as session_module
 from pytest_ragmetrics.text import sentences
 
-from conftest import IN_PROCESS, Project, jsonl
+from conftest import IN_PROCESS, Project, block_directory, jsonl
 
 EIFFEL = "The Eiffel Tower is a wrought-iron lattice tower in Paris, France."
 NILE = "The Nile is the longest river in Africa, flowing north into the Mediterranean Sea."
@@ -242,11 +241,7 @@ def test_a_cache_directory_that_cannot_be_written_stops_the_run_naming_it(
     names the directory and the way out, never an internal error; nothing is moved aside
     or overwritten."""
     target = grounded.path / "cache"
-    if blocked == "a file":
-        target.write_text("not a directory", encoding="utf-8")
-    else:
-        target.mkdir()
-        make_read_only(target, monkeypatch)
+    block_directory(target, blocked, monkeypatch)
     result = grounded.run("--ragmetrics-cache-dir", "cache")
     output = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in output

@@ -29,14 +29,13 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-from test_cache import make_read_only
 
 from pytest_ragmetrics import LiveSystem
 from pytest_ragmetrics.live.cache import OutputCache
 from pytest_ragmetrics.live.system import LiveSystemError, LiveSystemUnreachable, unreachable
 
 from chat_server import unused_port
-from conftest import IN_PROCESS, Project, jsonl, terminal_section
+from conftest import IN_PROCESS, Project, block_directory, jsonl, terminal_section
 
 QUESTIONS = [
     {"id": "q1", "question": "What is 2 + 2?", "gold": "4"},
@@ -391,11 +390,7 @@ def test_a_cache_directory_that_cannot_be_written_stops_a_live_run_naming_it(
     row."""
     project = _project(pytester, IN_PROCESS)
     target = project.path / "cache"
-    if blocked == "a file":
-        target.write_text("not a directory", encoding="utf-8")
-    else:
-        target.mkdir()
-        make_read_only(target, monkeypatch)
+    block_directory(target, blocked, monkeypatch)
     result = project.run("--ragmetrics-cache-dir", "cache")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     why = "is a file, not a directory" if blocked == "a file" else "cannot write in it"
