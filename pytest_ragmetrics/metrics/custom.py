@@ -17,6 +17,7 @@ here imports pytest: the decorator that turns a declaration into a fixture is
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import numbers
@@ -167,10 +168,11 @@ class CustomMetric:
         for part, total in stats.items():
             if not isinstance(part, str) or not isinstance(total, numbers.Real):
                 raise self._bad(stats, f"stats[{part!r}] = {total!r} is not a number by name")
-            number, too_large = _number(total), _too_large(total)
-            if too_large:
-                raise self._bad(stats, f"stats[{part!r}] is {_described(total)}: {too_large}")
-            if number is None:
+            number = _number(total)
+            if number is None:  # why: too large for a float, or not finite
+                too_large = _too_large(total)
+                if too_large:
+                    raise self._bad(stats, f"stats[{part!r}] is {_described(total)}: {too_large}")
                 raise self._bad(stats, f"stats[{part!r}] is not finite")
             checked[part] = number
         return checked
@@ -344,13 +346,20 @@ def _raised_at(error: BaseException) -> str:
     return f"{_shown(Path(frame.filename))}:{frame.lineno}"
 
 
+@functools.lru_cache(maxsize=64)
+def _project_folder(folder: Path) -> Path | None:
+    """The folder of the thresholds file at or above ``folder``, looked up once per folder
+    (a metric's place is shown for each row it errors)."""
+    found = nearest_thresholds(folder)
+    return found.parent if found is not None else None
+
+
 def _shown(path: Path) -> str:
     """``path`` relative to its project's root (the folder of the thresholds file above
     it), so the reports name it the same from whatever folder pytest was run; without
     one, relative to the working directory when it lies below it."""
     path = path.resolve()
-    found = nearest_thresholds(path.parent)
-    for base in (found.parent if found is not None else None, Path.cwd().resolve()):
+    for base in (_project_folder(path.parent), Path.cwd().resolve()):
         if base is not None and path.is_relative_to(base):
             return path.relative_to(base).as_posix()
     return str(path)
