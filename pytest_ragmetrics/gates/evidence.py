@@ -24,8 +24,12 @@ from pytest_ragmetrics.gates.pairs import Pairs, corpus_parts, reducer
 from pytest_ragmetrics.inference.power import rows_to_detect
 from pytest_ragmetrics.inference.records import Evidence, NotComparable, Statistic
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
-from pytest_ragmetrics.metrics.ranges import value_range
-from pytest_ragmetrics.metrics.registry import UnknownAggregate, interval_kind, metric_info
+from pytest_ragmetrics.metrics.registry import (
+    UnknownAggregate,
+    interval_kind,
+    metric_info,
+    value_range,
+)
 from pytest_ragmetrics.results.summary import RowResult
 
 if TYPE_CHECKING:

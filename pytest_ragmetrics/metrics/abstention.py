@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import (
+    UNIT,
     Measured,
     MetricContext,
     MetricInfo,
@@ -152,7 +153,11 @@ SPECS = (
         "abstain",
         "1 when the answer abstains: every sentence is IDK (an empty answer too), or "
         "telemetry.action is ABSTAIN; else 0.",
-        (MetricInfo("abstain", "the answer abstains (all sentences IDK)", binary=True),),
+        (
+            MetricInfo(
+                "abstain", "the answer abstains (all sentences IDK)", kind="binary", range=UNIT
+            ),
+        ),
         ("answer",),
         measure_abstain,
     ),
@@ -160,14 +165,25 @@ SPECS = (
         "idk_citation",
         "1 when an IDK sentence carries a citation marker (valid or not), else 0; "
         "by contract an IDK sentence cites nothing, so gate its sum at 0.",
-        (MetricInfo("idk_citation", "an IDK sentence carries a citation", binary=True),),
+        (
+            MetricInfo(
+                "idk_citation", "an IDK sentence carries a citation", kind="binary", range=UNIT
+            ),
+        ),
         ("answer",),
         measure_idk_citation,
     ),
     MetricSpec(
         "idk_on_answerable",
         "1 when the question is answerable and the answer abstains, else 0.",
-        (MetricInfo("idk_on_answerable", "answerable, yet the answer abstains", binary=True),),
+        (
+            MetricInfo(
+                "idk_on_answerable",
+                "answerable, yet the answer abstains",
+                kind="binary",
+                range=UNIT,
+            ),
+        ),
         ("answer", "answerable"),
         measure_idk_on_answerable,
     ),

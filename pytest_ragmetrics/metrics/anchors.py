@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_ragmetrics.data.dataset import Row
-from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec
+from pytest_ragmetrics.metrics.base import UNIT, Measured, MetricContext, MetricInfo, MetricSpec
 from pytest_ragmetrics.text.citations import find_citations
 from pytest_ragmetrics.text.patterns import LazyPattern
 
@@ -308,7 +308,9 @@ SPECS = (
         "found in the contexts the answer cites, 0-1.",
         (
             MetricInfo(
-                "anchor_coverage", "share of the question's anchors found in the cited contexts"
+                "anchor_coverage",
+                "share of the question's anchors found in the cited contexts",
+                range=UNIT,
             ),
         ),
         ("question", "answer", "contexts"),

@@ -30,6 +30,7 @@ from typing import Literal
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.abstention import answerable, row_abstention
 from pytest_ragmetrics.metrics.base import (
+    UNIT,
     Measured,
     MetricContext,
     MetricInfo,
@@ -367,16 +368,23 @@ SPECS = (
         "SQuAD exact match: 1 when the answer (citation markers stripped) equals any gold "
         "alias after SQuAD normalisation, else 0.",
         (
-            MetricInfo("em", "exact match with any gold after SQuAD normalisation", binary=True),
+            MetricInfo(
+                "em",
+                "exact match with any gold after SQuAD normalisation",
+                kind="binary",
+                range=UNIT,
+            ),
             MetricInfo(
                 "em_has_ans",
                 'em of the questions with an answer (squad_version = "2.0": HasAns)',
-                binary=True,
+                kind="binary",
+                range=UNIT,
             ),
             MetricInfo(
                 "em_no_ans",
                 'em of the questions without an answer (squad_version = "2.0": NoAns)',
-                binary=True,
+                kind="binary",
+                range=UNIT,
             ),
         ),
         ("answer", "gold"),
@@ -387,12 +395,16 @@ SPECS = (
         "SQuAD token F1 of the answer (citation markers stripped) against the best gold "
         "alias, 0-1.",
         (
-            MetricInfo("f1", "SQuAD token F1, max over golds"),
+            MetricInfo("f1", "SQuAD token F1, max over golds", range=UNIT),
             MetricInfo(
-                "f1_has_ans", 'f1 of the questions with an answer (squad_version = "2.0": HasAns)'
+                "f1_has_ans",
+                'f1 of the questions with an answer (squad_version = "2.0": HasAns)',
+                range=UNIT,
             ),
             MetricInfo(
-                "f1_no_ans", 'f1 of the questions without an answer (squad_version = "2.0": NoAns)'
+                "f1_no_ans",
+                'f1 of the questions without an answer (squad_version = "2.0": NoAns)',
+                range=UNIT,
             ),
         ),
         ("answer", "gold"),
@@ -406,7 +418,8 @@ SPECS = (
             MetricInfo(
                 "wrong_on_answerable",
                 "answerable, not abstained, F1 = 0 on the full answer",
-                binary=True,
+                kind="binary",
+                range=UNIT,
             ),
         ),
         ("answer", "gold", "answerable"),

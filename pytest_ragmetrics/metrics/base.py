@@ -9,6 +9,7 @@ are generated from the catalog.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,18 @@ if TYPE_CHECKING:
 STATS = ("mean", "sum", "count", "p50", "p95")
 RATE = "rate"  # = mean, offered for 0/1 metrics
 Cutoff = Literal["none", "optional", "required"]
+# What a metric's values are, which the statistics of the comparison gates read:
+# ``continuous`` (any number in its range), ``binary`` (0 or 1; a rate, read with McNemar
+# and Wilson), ``corpus`` (a per-row value besides corpus statistics reduced from the rows'
+# summed sufficient statistics, as BLEU's).
+Kind = Literal["continuous", "binary", "corpus"]
+# The closed interval every per-row value lies in; an infinite bound is a count or a
+# quantity with no ceiling (or floor), whose value must still be finite.
+Range = tuple[float, float]
+UNIT: Range = (0.0, 1.0)  # a share, a rate, a 0/1 decision, an F-measure
+PERCENT: Range = (0.0, 100.0)  # the suites that keep their native 0-100 scale
+COSINE: Range = (-1.0, 1.0)  # of L2-normalised embeddings
+COUNT: Range = (0.0, math.inf)  # tokens, documents, milliseconds
 Embed = Callable[[Sequence[str]], Vectors]
 
 
@@ -36,6 +49,9 @@ Embed = Callable[[Sequence[str]], Vectors]
 class MetricInfo:
     """A recorded metric: its name, what it means, and which statistics it has.
 
+    ``kind``: what its values are (``Kind``). ``range``: the closed interval every per-row
+    value lies in, checked on every row (``None`` only for a dataset-level metric, whose
+    statistics are not per-row values).
     ``cutoff``: whether the name takes ``@k`` (``ndcg@10``). ``corpus``: statistics computed
     from summed per-row sufficient statistics, besides the per-row ones (``bleu.corpus``).
     ``dataset``: for a dataset-level metric (one value set per eval, not per row), its only
@@ -47,12 +63,18 @@ class MetricInfo:
 
     name: str
     description: str
-    binary: bool = False
+    kind: Kind = "continuous"
+    range: Range | None = None
     cutoff: Cutoff = "none"
     corpus: tuple[str, ...] = ()
     dataset: tuple[str, ...] | None = None
     levels: tuple[str, ...] = ()
     misleading: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def binary(self) -> bool:
+        """The values are 0 or 1 (the metric has a ``rate``)."""
+        return self.kind == "binary"
 
     @property
     def stats(self) -> tuple[str, ...]:
@@ -228,6 +250,14 @@ class MetricSpec:
     corpus: CorpusReduction | None = None
     signatures: Signatures | None = None
     version: int | None = None
+
+    def __post_init__(self) -> None:
+        unbounded = [info.name for info in self.records if info.range is None]
+        if unbounded:
+            raise ValueError(
+                f"metric fixture {self.fixture!r}: {', '.join(unbounded)} declare no range; "
+                "every value a fixture records states the closed interval it lies in"
+            )
 
     @property
     def primary(self) -> str:

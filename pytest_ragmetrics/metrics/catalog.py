@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pytest_ragmetrics.metrics.abstention import SPECS as ABSTENTION
 from pytest_ragmetrics.metrics.anchors import SPECS as ANCHORS
 from pytest_ragmetrics.metrics.answer import SPECS as ANSWER
-from pytest_ragmetrics.metrics.base import MetricInfo, MetricSpec, Reduce, Signatures
+from pytest_ragmetrics.metrics.base import UNIT, MetricInfo, MetricSpec, Reduce, Signatures
 from pytest_ragmetrics.metrics.chrf import SPECS as CHRF
 from pytest_ragmetrics.metrics.classification import SPECS as CLASSIFICATION
 from pytest_ragmetrics.metrics.cost import SPECS as COST
@@ -83,11 +83,17 @@ DERIVED: tuple[MetricInfo, ...] = (
         dataset=BASELINE_PAIRING_STATS,
     ),
     *JUDGE_DERIVED,
-    MetricInfo("errors", "the row errored (bad data or a metric input missing)", binary=True),
+    MetricInfo(
+        "errors",
+        "the row errored (bad data or a metric input missing)",
+        kind="binary",
+        range=UNIT,
+    ),
     MetricInfo(
         "unjudged",
         "the row's proxy relevance label is NULL: skipped as not judgeable, never scored",
-        binary=True,
+        kind="binary",
+        range=UNIT,
     ),
 )
 # Recorded for every row of a dataset with a proxy relevance label (SqlDataset's

@@ -56,6 +56,7 @@ from typing import Final, Literal
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import (
     NREFS_PART,
+    PERCENT,
     Compute,
     CorpusReduction,
     Measured,
@@ -428,6 +429,8 @@ def _spec(metric: str, word_order: int, name: str) -> MetricSpec:
             MetricInfo(
                 metric,
                 f"sentence {name}, 0-100 (corpus: from summed statistics)",
+                kind="corpus",
+                range=PERCENT,
                 corpus=("corpus",),
             ),
         ),

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import (
+    UNIT,
     CorpusReduction,
     Measured,
     MetricContext,
@@ -137,8 +138,9 @@ SPECS = (
             MetricInfo(
                 "judge_pipeline",
                 "the show decision equals show_gold (stats: confusion counts and scores)",
-                binary=True,
+                kind="binary",
                 corpus=CONFUSION_STATS,
+                range=UNIT,
             ),
         ),
         ("show", "show_gold"),

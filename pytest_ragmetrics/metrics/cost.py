@@ -13,11 +13,19 @@ dataset is loaded (see ``pytest_ragmetrics.data.dataset``); these functions assu
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec
+from pytest_ragmetrics.metrics.base import (
+    COUNT,
+    UNIT,
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSpec,
+)
 
 UNSTAGED = "(unstaged)"
 NO_STOP_REASON = "(none)"
@@ -103,9 +111,13 @@ SPECS = (
         "LLM tokens of the query: prompt + completion over every call (prompt_tokens and "
         "completion_tokens too when the row splits them; the tokens_by_stage breakdown).",
         (
-            MetricInfo("tokens", "prompt + completion tokens over every call of the query"),
-            MetricInfo("prompt_tokens", "prompt tokens over every call of the query"),
-            MetricInfo("completion_tokens", "completion tokens over every call of the query"),
+            MetricInfo(
+                "tokens", "prompt + completion tokens over every call of the query", range=COUNT
+            ),
+            MetricInfo("prompt_tokens", "prompt tokens over every call of the query", range=COUNT),
+            MetricInfo(
+                "completion_tokens", "completion tokens over every call of the query", range=COUNT
+            ),
         ),
         ("tokens",),
         measure_tokens,
@@ -113,7 +125,7 @@ SPECS = (
     MetricSpec(
         "latency",
         "End-to-end latency of the query in milliseconds, recorded as latency_ms.",
-        (MetricInfo("latency_ms", "end-to-end latency of the query, milliseconds"),),
+        (MetricInfo("latency_ms", "end-to-end latency of the query, milliseconds", range=COUNT),),
         ("latency_ms",),
         measure_latency,
     ),
@@ -122,8 +134,14 @@ SPECS = (
         "telemetry.rounds, the retrieve-generate rounds of the query (an integer >= 1); also "
         "records multi_round (1 when rounds > 1) and the stop_reason breakdown.",
         (
-            MetricInfo("rounds", "telemetry.rounds: retrieve-generate rounds of the query"),
-            MetricInfo("multi_round", "the query took more than one round", binary=True),
+            MetricInfo(
+                "rounds",
+                "telemetry.rounds: retrieve-generate rounds of the query",
+                range=(1.0, math.inf),
+            ),
+            MetricInfo(
+                "multi_round", "the query took more than one round", kind="binary", range=UNIT
+            ),
         ),
         ("telemetry",),
         measure_rounds,

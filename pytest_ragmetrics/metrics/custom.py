@@ -34,13 +34,16 @@ from pytest_ragmetrics.files import nearest_thresholds
 from pytest_ragmetrics.metrics.base import (
     RATE,
     STATS,
+    UNIT,
     CorpusReduction,
     DatasetMeasured,
+    Kind,
     Measured,
     MetricContext,
     MetricInfo,
     MetricSettings,
     MetricSpec,
+    Range,
 )
 
 # row -> value, (value, evidence) or RowValue
@@ -97,6 +100,21 @@ class CustomMetric:
     corpus: Mapping[str, CorpusFunction] = field(default_factory=dict)
 
     @property
+    def kind(self) -> Kind:
+        """What its values are: 0/1, with corpus statistics, or any number in range."""
+        if self.binary:
+            return "binary"
+        return "corpus" if self.corpus else "continuous"
+
+    @property
+    def range(self) -> Range:
+        """The closed interval its values lie in: 0-1 for a binary metric, its bounds, or
+        every finite number."""
+        if self.binary:
+            return UNIT
+        return self.bounds if self.bounds is not None else (-math.inf, math.inf)
+
+    @property
     def breakdown(self) -> str:
         """The breakdown the rows' sufficient statistics are recorded (and summed) as."""
         return f"{self.name}_stats"
@@ -104,7 +122,9 @@ class CustomMetric:
     def spec(self) -> MetricSpec:
         """The catalog declaration: the same shape as a built-in metric's."""
         corpus = tuple(self.corpus)
-        info = MetricInfo(self.name, self.description, binary=self.binary, corpus=corpus)
+        info = MetricInfo(
+            self.name, self.description, kind=self.kind, range=self.range, corpus=corpus
+        )
         reduction = CorpusReduction(self.breakdown, self.reduce) if self.corpus else None
         return MetricSpec(
             self.name, self.doc, (info,), self.requires, self.measure, corpus=reduction

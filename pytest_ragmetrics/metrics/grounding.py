@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,9 @@ from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics.abstention import row_abstention
 from pytest_ragmetrics.metrics.base import (
+    COSINE,
+    COUNT,
+    UNIT,
     Compute,
     Embed,
     Measured,
@@ -36,6 +40,7 @@ from pytest_ragmetrics.metrics.base import (
     MetricInfo,
     MetricSettings,
     MetricSpec,
+    Range,
     golds,
 )
 from pytest_ragmetrics.text.citations import (
@@ -669,11 +674,11 @@ def _similarity_measure(metric: str) -> Compute:
     return measure
 
 
-def _similarity(name: str, doc: str, description: str) -> MetricSpec:
+def _similarity(name: str, doc: str, description: str, value_range: Range) -> MetricSpec:
     return MetricSpec(
         name,
         doc,
-        (MetricInfo(name, description),),
+        (MetricInfo(name, description, range=value_range),),
         ("answer", "gold"),
         _similarity_measure(name),
         texts_similarity,
@@ -687,8 +692,12 @@ SPECS = (
         "(cosine >= tau_sim), 0-1; 0 with no claim sentence. Also records overlap_answered "
         "on rows that do not abstain.",
         (
-            MetricInfo("overlap", "share of claim sentences supported by their one cited context"),
-            MetricInfo("overlap_answered", "overlap over the rows that do not abstain"),
+            MetricInfo(
+                "overlap",
+                "share of claim sentences supported by their one cited context",
+                range=UNIT,
+            ),
+            MetricInfo("overlap_answered", "overlap over the rows that do not abstain", range=UNIT),
         ),
         ("answer", "contexts"),
         measure_overlap,
@@ -699,7 +708,11 @@ SPECS = (
         "Embedding fallback for faithfulness, 0-1: 0.6 + 0.4 x overlap for an answer; for an "
         "abstaining one 1.0 when the question is unanswerable, 0.0 when it is answerable "
         "(or not known).",
-        (MetricInfo("faithfulness", "fallback: 0.6 + 0.4 x overlap, or the abstention rule"),),
+        (
+            MetricInfo(
+                "faithfulness", "fallback: 0.6 + 0.4 x overlap, or the abstention rule", range=UNIT
+            ),
+        ),
         ("answer", "contexts"),
         measure_faithfulness,
         texts_faithfulness,
@@ -708,17 +721,20 @@ SPECS = (
         "semantic_similarity",
         "Cosine of the answer's and the gold's embeddings (markers stripped), best gold, -1-1.",
         "cosine of answer and gold embeddings, best gold",
+        COSINE,
     ),
     _similarity(
         "dot_similarity",
         "Dot product of the answer's and the gold's embeddings, best gold (equal to the "
         "cosine for the normalised embeddings of the packaged model).",
         "dot product of answer and gold embeddings, best gold",
+        (-math.inf, math.inf),
     ),
     _similarity(
         "euclidean_distance",
         "Euclidean distance of the answer's and the gold's embeddings, nearest gold, 0-2 for "
         "normalised embeddings; lower is closer.",
         "distance of answer and gold embeddings, nearest gold",
+        COUNT,
     ),
 )

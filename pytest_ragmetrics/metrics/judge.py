@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.judge.prompts import PROMPT_NAMES, load_prompt
-from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec, golds
+from pytest_ragmetrics.metrics.base import (
+    UNIT,
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSpec,
+    Range,
+    golds,
+)
 
 # The client (HTTP, TLS, file locks) and its verdicts are imported when a row is judged:
 # the declarations below, which every pytest run imports with the plugin, need neither.
@@ -317,24 +325,29 @@ JUDGE = MetricInfo(
     "judge", "the LLM judge's calls, errors, latency and tokens", dataset=JUDGE_STATS
 )
 
-_JUDGED: dict[str, tuple[str, str]] = {  # metric -> (fixture doc, registry description)
+# metric -> (fixture doc, registry description, range)
+_JUDGED: dict[str, tuple[str, str, Range]] = {
     "faithfulness_judge": (
         "LLM judge ([judge] in thresholds.toml): the answer is supported by its contexts, 0-1.",
         "LLM judge: the answer is supported by its contexts, 0-1",
+        UNIT,
     ),
     "answer_relevance": (
         "LLM judge ([judge] in thresholds.toml): the answer addresses the question, 0-1.",
         "LLM judge: the answer addresses the question, 0-1",
+        UNIT,
     ),
     "answer_correctness": (
         "LLM judge ([judge] in thresholds.toml): correctness of the answer against the gold "
         "answer, 1-5.",
         "LLM judge: correctness against the gold answer, 1-5",
+        (1.0, 5.0),
     ),
     "e2e_score": (
         "LLM judge ([judge] in thresholds.toml): overall usefulness of the answer against the "
         "gold answer, 0-1.",
         "LLM judge: overall usefulness against the gold answer, 0-1",
+        UNIT,
     ),
 }
 
@@ -343,17 +356,24 @@ SPECS = (
         MetricSpec(
             metric,
             doc + " A verdict that cannot be had makes the row error; it is never a score.",
-            (MetricInfo(metric, description),),
+            (MetricInfo(metric, description, range=value_range),),
             needs(metric),
             judge_measure(metric),
         )
-        for metric, (doc, description) in _JUDGED.items()
+        for metric, (doc, description, value_range) in _JUDGED.items()
     ),
     MetricSpec(
         CONSISTENCY,
         "LLM judge quality: judges the row's metric (default faithfulness_judge) twice anew; "
         f"1 when the two scores differ by <= {CONSISTENCY_DELTA:g}, else 0.",
-        (MetricInfo(CONSISTENCY, "LLM judge: two fresh verdicts differ by <= 0.5", binary=True),),
+        (
+            MetricInfo(
+                CONSISTENCY,
+                "LLM judge: two fresh verdicts differ by <= 0.5",
+                kind="binary",
+                range=UNIT,
+            ),
+        ),
         ("question", "answer"),
         measure_consistency,
         options=("metric",),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from typing import Literal
 
-from pytest_ragmetrics.metrics.base import MetricInfo
+from pytest_ragmetrics.metrics.base import MetricInfo, Range
 from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, METRICS, VS_BASELINE
 from pytest_ragmetrics.metrics.judge import JUDGE_QUALITY
 from pytest_ragmetrics.metrics.trust import TRUST_KEYS
@@ -25,6 +25,7 @@ __all__ = [
     "metric_info",
     "per_row",
     "split_aggregate",
+    "value_range",
 ]
 
 
@@ -60,6 +61,14 @@ def metric_info(metric: str) -> MetricInfo:
         "a folder given on the command line, which pytest imports before it reads "
         "thresholds.toml (docs/custom-metrics.md)"
     )
+
+
+def value_range(metric: str) -> Range | None:
+    """The closed interval of the recorded metric's per-row values, as its declaration
+    states it (``ndcg@10`` reads ``ndcg``'s); ``None`` for a dataset-level metric and for
+    a name no declaration holds."""
+    info = METRICS.get(metric) or METRICS.get(metric.split("@", 1)[0])
+    return None if info is None else info.range
 
 
 def _did_you_mean(close: str | None) -> str:

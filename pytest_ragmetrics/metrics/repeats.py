@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import (
+    COSINE,
+    UNIT,
     Measured,
     MetricContext,
     MetricInfo,
@@ -104,14 +106,26 @@ SPECS = (
         "response_exact_match_rate",
         "Share of the row's repeats equal to its answer after stripping outer white space "
         "(otherwise verbatim), 0-1.",
-        (MetricInfo("response_exact_match_rate", "share of repeats equal to the answer verbatim"),),
+        (
+            MetricInfo(
+                "response_exact_match_rate",
+                "share of repeats equal to the answer verbatim",
+                range=UNIT,
+            ),
+        ),
         ("answer", "repeats"),
         measure_exact_repeats,
     ),
     MetricSpec(
         "response_semantic_consistency",
         "Mean cosine of each repeat's embedding to the answer's (markers stripped), -1-1.",
-        (MetricInfo("response_semantic_consistency", "mean cosine of the repeats to the answer"),),
+        (
+            MetricInfo(
+                "response_semantic_consistency",
+                "mean cosine of the repeats to the answer",
+                range=COSINE,
+            ),
+        ),
         ("answer", "repeats"),
         measure_semantic_repeats,
         semantic_repeat_texts,
@@ -120,7 +134,14 @@ SPECS = (
         DETERMINISM,
         "1 when the row's second run (the marker's rerun file) gave the identical answer "
         "citing the same documents in the same order, else 0.",
-        (MetricInfo(DETERMINISM, "a second run gave the same answer and citations", binary=True),),
+        (
+            MetricInfo(
+                DETERMINISM,
+                "a second run gave the same answer and citations",
+                kind="binary",
+                range=UNIT,
+            ),
+        ),
         ("answer",),
         measure_determinism,
     ),

@@ -75,7 +75,14 @@ from pytest_ragmetrics.metrics.anchors import (
     words,
 )
 from pytest_ragmetrics.metrics.answer import best_f1, exact_match
-from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec, golds
+from pytest_ragmetrics.metrics.base import (
+    UNIT,
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSpec,
+    golds,
+)
 from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
 from pytest_ragmetrics.text.patterns import LazyPattern
 
@@ -363,7 +370,11 @@ SPECS = (
         "SQuAD token F1 of the finalizer's short answer (the minimal span answering the "
         "question: a number, a date, an entity, else the whole answer) against the best "
         "gold, 0-1.",
-        (MetricInfo("f1_short", "SQuAD F1 of the finalizer's short answer, best gold"),),
+        (
+            MetricInfo(
+                "f1_short", "SQuAD F1 of the finalizer's short answer, best gold", range=UNIT
+            ),
+        ),
         ("question", "answer", "gold"),
         measure_f1_short,
     ),
@@ -371,7 +382,11 @@ SPECS = (
         "em_short",
         "1 when the finalizer's short answer equals a gold alias after SQuAD "
         "normalisation, else 0.",
-        (MetricInfo("em_short", "exact match of the finalizer's short answer", binary=True),),
+        (
+            MetricInfo(
+                "em_short", "exact match of the finalizer's short answer", kind="binary", range=UNIT
+            ),
+        ),
         ("question", "answer", "gold"),
         measure_em_short,
     ),

@@ -64,6 +64,8 @@ from typing import TYPE_CHECKING, Final
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import (
+    PERCENT,
+    UNIT,
     Compute,
     CorpusReduction,
     Measured,
@@ -724,9 +726,11 @@ def _rouge(name: str, doc: str) -> MetricSpec:
         "lowercase, letters and digits of every script (Porter stemming of ASCII tokens "
         "with rouge_use_stemmer).",
         (
-            MetricInfo(name, f"{label} F-measure, best gold"),
-            MetricInfo(f"{name}_precision", f"{label} precision, of the best gold by F"),
-            MetricInfo(f"{name}_recall", f"{label} recall, of the best gold by F"),
+            MetricInfo(name, f"{label} F-measure, best gold", range=UNIT),
+            MetricInfo(
+                f"{name}_precision", f"{label} precision, of the best gold by F", range=UNIT
+            ),
+            MetricInfo(f"{name}_recall", f"{label} recall, of the best gold by F", range=UNIT),
         ),
         ("answer", "gold"),
         measure_rouge(name),
@@ -757,7 +761,9 @@ SPECS = (
             MetricInfo(
                 "bleu",
                 "sentence BLEU, 0-100 (corpus: from summed statistics)",
+                kind="corpus",
                 corpus=("corpus",),
+                range=PERCENT,
             ),
         ),
         ("answer", "gold"),

@@ -35,7 +35,7 @@ from pytest_ragmetrics.embeddings.model import Vectors, embedder_for
 from pytest_ragmetrics.metrics.base import Embed, Measured, MetricContext, MetricSpec
 from pytest_ragmetrics.metrics.catalog import FIXTURES, close_fixtures
 from pytest_ragmetrics.metrics.custom import CustomMetricError
-from pytest_ragmetrics.metrics.ranges import value_range
+from pytest_ragmetrics.metrics.registry import value_range
 from pytest_ragmetrics.testing.strategies import as_row
 from pytest_ragmetrics.testing.strategies import rows as row_strategy
 from pytest_ragmetrics.text.citations import Citation, find_citations

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import (
+    PERCENT,
     Measured,
     MetricContext,
     MetricInfo,
@@ -79,7 +80,14 @@ SPECS = (
         "The Trust-Score suite (refusal groundedness, calibrated STR-EM, citation "
         "groundedness): records the row's statistics for the eval's trust.<number> "
         "(trust_score, 0-100, and the rest) and returns the row's calibrated STR-EM, 0-100.",
-        (MetricInfo("trust", "the Trust-Score suite over the eval's rows", dataset=TRUST_KEYS),),
+        (
+            MetricInfo(
+                "trust",
+                "the Trust-Score suite over the eval's rows",
+                range=PERCENT,
+                dataset=TRUST_KEYS,
+            ),
+        ),
         ("answer", "gold", "contexts"),
         measure_trust,
         trust_texts,
