@@ -218,14 +218,14 @@ class _Checker:
                 self.check_range(row, name, float(value))
 
     def check_range(self, row: Row, name: str, value: float) -> None:
-        bounds = value_range(name)
+        base = name.split("@")[0]
+        info = next((info for info in self.spec.records if info.name == base), None)
+        bounds = info.range if info is not None else value_range(name)
         if bounds is not None and not bounds[0] <= value <= bounds[1]:
             low, high = bounds
             detail = f"{name} = {value!r} lies outside its range [{low:g}, {high:g}]"
             raise self.failure(IN_RANGE, detail, row)
-        base = name.split("@")[0]
-        binary = any(info.binary and info.name == base for info in self.spec.records)
-        if binary and value not in (0.0, 1.0):
+        if info is not None and info.binary and value not in (0.0, 1.0):
             raise self.failure(IN_RANGE, f"{name} = {value!r}: a 0/1 metric", row)
 
     def check_deterministic(self, row: Row, first: Measured) -> None:

@@ -11,7 +11,14 @@ import pytest
 from hypothesis import Phase, settings
 
 from pytest_ragmetrics.data.dataset import Row
-from pytest_ragmetrics.metrics.base import Measured, MetricContext, MetricInfo, MetricSpec
+from pytest_ragmetrics.metrics.base import (
+    COUNT,
+    UNIT,
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSpec,
+)
 from pytest_ragmetrics.metrics.custom import declare
 from pytest_ragmetrics.testing import (
     CITATION_FORMAT,
@@ -112,7 +119,9 @@ def _builtin_like(values: dict[str, float], breakdowns: Any = None) -> MetricSpe
     def compute(row: Row, ctx: MetricContext) -> Measured:
         return Measured(values, "fixed", breakdowns or {})
 
-    records = tuple(MetricInfo(name, "a test metric") for name in values)
+    # each declared with the range its definition gives it (docs/metrics.md)
+    ranges = {"f1": UNIT, "em": UNIT, "tokens": COUNT}
+    records = tuple(MetricInfo(name, "a test metric", range=ranges[name]) for name in values)
     return MetricSpec("fixed", "A fixed value.", records, ("answer",), compute)
 
 
@@ -124,7 +133,7 @@ def test_a_built_in_value_outside_its_documented_range_is_caught() -> None:
 
 def test_a_built_in_binary_value_must_be_0_or_1() -> None:
     spec = _builtin_like({"em": 0.5})
-    spec = MetricSpec(spec.fixture, spec.doc, (MetricInfo("em", "0/1", binary=True),),
+    spec = MetricSpec(spec.fixture, spec.doc, (MetricInfo("em", "0/1", kind="binary", range=UNIT),),
                       spec.requires, spec.compute)  # fmt: skip
     assert _failure(spec).property == IN_RANGE
 
