@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragmetrics._version import __version__
 
 if TYPE_CHECKING:
-    from pytest_ragmetrics.data.dataset import Row, RowError
+    from pytest_ragmetrics.data.row import Row, RowError
     from pytest_ragmetrics.data.sql import SqlDataset
     from pytest_ragmetrics.embeddings.model import embedder_for
     from pytest_ragmetrics.live.system import LiveSystem, LiveSystemError
@@ -36,8 +36,8 @@ _PUBLIC = {
     "dataset_metric": "pytest_ragmetrics.plugin.custom",
     "RowValue": "pytest_ragmetrics.metrics.custom",
     # what a metric reads and what its fixture returns
-    "Row": "pytest_ragmetrics.data.dataset",
-    "RowError": "pytest_ragmetrics.data.dataset",
+    "Row": "pytest_ragmetrics.data.row",
+    "RowError": "pytest_ragmetrics.data.row",
     "Score": "pytest_ragmetrics.plugin.fixtures",
     "strip_citations": "pytest_ragmetrics.text.citations",
     "embedder_for": "pytest_ragmetrics.embeddings.model",
