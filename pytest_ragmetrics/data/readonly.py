@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NoReturn, SupportsIndex
 
-from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.data.row import Row
 
 
 class ReadOnlyRowError(TypeError):

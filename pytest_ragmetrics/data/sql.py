@@ -13,7 +13,7 @@ rows: the query runs wrapped as ``SELECT * FROM (<query>) ORDER BY <order_by>``,
 relied on (a database may ignore the order of a subquery).
 
 Each row becomes the plain data a JSONL line holds, so that one set of field checks
-(``data.dataset.validate_fields``) serves every format, as for Parquet:
+(``data.fields.validate_fields``) serves every format, as for Parquet:
 
 * the id column is the ``id`` field; ``columns`` renames other columns to fields, and
   every other column keeps its name;

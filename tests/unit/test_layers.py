@@ -35,6 +35,7 @@ LAYERS = {
     "progress": 1,
     "collector": 1,
     "printable": 1,  # text from the data made safe for a terminal or a CI log
+    "_version": 0,  # the version string, importing nothing
 }
 
 
