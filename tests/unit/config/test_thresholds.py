@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings, ThresholdsError, load_thresholds
-from pytest_ragmetrics.metrics.bleu_settings import BleuSettings
-from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
+from pytest_ragmetrics.metrics.bleu import BleuSettings
+from pytest_ragmetrics.metrics.chrf import ChrfSettings
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.text.citations import CitationSyntax
 from pytest_ragmetrics.text.idk import DEFAULT_IDK_PATTERNS
