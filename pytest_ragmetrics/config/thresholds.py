@@ -215,11 +215,9 @@ class Settings:
         table's defaults when the file has none (or the table was declared later)."""
         if table.name in _ATTRIBUTES:
             value = getattr(self, table.name)
-        else:
-            value = self.tables.get(table.name)
-        if isinstance(value, table.type):
-            return value
-        return table.defaults()
+            return value if isinstance(value, table.type) else table.defaults()
+        # A user's table: parsed into ``table.type`` when the file was read.
+        return self.tables[table.name] if table.name in self.tables else table.defaults()
 
     @functools.cached_property
     def idk_matcher(self) -> IdkMatcher:

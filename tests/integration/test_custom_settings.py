@@ -12,7 +12,9 @@ least 7: 2, 0, 0, 1, mean 0.75.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -146,3 +148,24 @@ def test_a_function_that_takes_no_settings_is_refused(custom: Project) -> None:
             "settings): give the function a second parameter named settings*"
         ]
     )
+
+
+@pytest.fixture
+def local_ray() -> Iterator[None]:
+    ray = pytest.importorskip("ray", reason="the Ray engine needs Ray: pip install -e '.[ray]'")
+    ray.init(address="local", num_cpus=2, include_dashboard=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs Ray")
+def test_the_table_travels_with_the_rows_to_ray(local_ray: None, custom: Project) -> None:
+    """The Ray workers import no conftest.py: the metric and its settings travel with the
+    rows, and give the local engine's values."""
+    custom.write(
+        "thresholds.toml", '[settings]\nengine = "ray"\n[settings.long_words]\nmin_length = 7\n'
+    )
+    result, report = custom.run_json()
+    result.assert_outcomes(passed=1)  # the batch
+    (entry,) = report["evals"]
+    assert [row["metrics"]["long_words"] for row in entry["rows"]] == [2, 0, 0, 1]
