@@ -190,8 +190,9 @@ class Settings:
     trust_judge: str = DEFAULT_TRUST_JUDGE
     trust_judge_tau: float = DEFAULT_ENTAILMENT_TAU
     citation_pattern: str | None = None  # a project's own citation marker (one group)
-    # The declared tables that the metric code also reads as attributes; ``table`` reads
-    # any declared table (these among them).
+    # Declared tables held as attributes too (``bleu`` above): code builds a run's
+    # settings with ``Settings(bleu=...)``, and the retrieval fixtures read ``retrieval``;
+    # ``table`` reads every declared table, these among them.
     retrieval: TrecOptions = field(default_factory=TrecOptions)  # [settings.retrieval]
     chrf: ChrfSettings = field(default_factory=ChrfSettings)  # [settings.chrf]
     # How comparisons are resampled and read ([settings.stats]); never changes a value,
