@@ -93,7 +93,7 @@ from pytest_ragmetrics.judge.config import (
     JudgeConfigError,
     judge_config,
 )
-from pytest_ragmetrics.metrics.answer import SQUAD_VERSIONS, SquadVersion
+from pytest_ragmetrics.metrics.answer import SquadVersion
 from pytest_ragmetrics.metrics.bleu import DEFAULT_BLEU, BleuSettings
 from pytest_ragmetrics.metrics.catalog import FIXTURES
 from pytest_ragmetrics.metrics.chrf import ChrfSettings
@@ -134,7 +134,8 @@ _TRUST_DEFAULTS: dict[str, Any] = {
 }
 # Bumped when a metric's definition changes, so stored baselines are refused, not compared.
 METRICS_VERSION = 1
-# The keys of [settings] itself (the declared tables' names aside).
+# The keys of [settings] itself (the declared tables' names, and the fields of the flat
+# tables, aside).
 SETTINGS_KEYS = (
     "citation_format",
     "citation_pattern",
@@ -143,9 +144,6 @@ SETTINGS_KEYS = (
     "row_errors",
     "tau_sim",
     "embedding_model",
-    "rouge_use_stemmer",
-    "squad_version",
-    "squad_ascii_punctuation",
     "engine",
     *_TRUST_DEFAULTS,
 )
@@ -214,6 +212,8 @@ class Settings:
     def table(self, table: SettingsTable[_Table]) -> _Table:
         """The run's settings of the declared ``table``: ``[settings.<name>]``, or the
         table's defaults when the file has none (or the table was declared later)."""
+        if table.flat:  # its fields are attributes
+            return table.type(**{name: getattr(self, name) for name in table.fields})
         if table.name in _ATTRIBUTES:
             value = getattr(self, table.name)
             return value if isinstance(value, table.type) else table.defaults()
@@ -242,16 +242,13 @@ class Settings:
         }
         # Settings added after the first release appear only when they are not at their
         # default, so baselines stored before they existed stay comparable.
-        if self.rouge_use_stemmer:
-            signature["rouge_use_stemmer"] = True
-        if self.squad_version != "1.1":
-            signature["squad_version"] = self.squad_version
-        if self.squad_ascii_punctuation:
-            signature["squad_ascii_punctuation"] = True
         if self.citation_pattern is not None:
             signature["citation_pattern"] = self.citation_pattern
-        for table in self.declared:  # [settings.<name>]: its signed settings, if changed
-            if changed := table.signature(self.table(table)):
+        for table in self.declared:  # a table's signed settings, if changed
+            changed = table.signature(self.table(table))
+            if table.flat:  # (rouge_use_stemmer, squad_version): under their own names
+                signature.update(changed)
+            elif changed:
                 signature[table.name] = changed
         for name, default in _TRUST_DEFAULTS.items():
             if getattr(self, name) != default:
@@ -306,7 +303,9 @@ def _string_list(path: Path, key: str, value: Any) -> tuple[str, ...]:
 def _settings(path: Path, table: Any, declared: Sequence[SettingsTable[Any]]) -> Settings:
     if not isinstance(table, dict):
         raise _error(path, "[settings]", "expected a table")
-    known = {*SETTINGS_KEYS, STATS_TABLE, *(declared_table.name for declared_table in declared)}
+    known = {*SETTINGS_KEYS, STATS_TABLE}
+    for declared_table in declared:
+        known.update(declared_table.fields if declared_table.flat else [declared_table.name])
     for key in table:
         if key not in known:
             raise _error(path, f"[settings] {key}", _unknown_setting(key, known))
@@ -343,48 +342,46 @@ def _settings(path: Path, table: Any, declared: Sequence[SettingsTable[Any]]) ->
             "[settings] embedding_model",
             f'expected "{PACKAGED_MODEL}" or the path of a sentence-transformers model directory',
         )
-    stemmer = table.get("rouge_use_stemmer", False)
-    if not isinstance(stemmer, bool):
-        raise _error(path, "[settings] rouge_use_stemmer", "expected true or false")
-    squad_version = table.get("squad_version", "1.1")
-    if squad_version not in SQUAD_VERSIONS:
-        raise _error(path, "[settings] squad_version", 'expected "1.1" or "2.0" (a string)')
-    squad_ascii_punctuation = table.get("squad_ascii_punctuation", False)
-    if not isinstance(squad_ascii_punctuation, bool):
-        raise _error(path, "[settings] squad_ascii_punctuation", "expected true or false")
     engine = table.get("engine", "local")
     if engine not in ENGINES:
         raise _error(path, "[settings] engine", f"expected one of {', '.join(ENGINES)}")
-    tables = _declared_tables(path, table, declared)
+    tables, attributes = _declared_tables(path, table, declared)
     return Settings(
         citation_format,
         patterns,
         row_errors,
         float(tau_sim),
         model,
-        rouge_use_stemmer=stemmer,
-        squad_version=squad_version,
-        squad_ascii_punctuation=squad_ascii_punctuation,
         citation_pattern=pattern,
         engine=engine,
         base_dir=path.parent,
         stats=_stats_settings(path, table.get(STATS_TABLE, {})),
-        tables={name: value for name, value in tables.items() if name not in _ATTRIBUTES},
+        tables=tables,
         declared=tuple(declared),
-        **{name: value for name, value in tables.items() if name in _ATTRIBUTES},
+        **attributes,
         **_trust_settings(path, table),
     )
 
 
 def _declared_tables(
     path: Path, settings: Mapping[str, Any], declared: Sequence[SettingsTable[Any]]
-) -> dict[str, Any]:
-    """Every declared table read from ``[settings.<name>]`` (its defaults when absent), by
-    name; a table's own ``SettingError`` is reported under its table and key."""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every declared table read from ``[settings.<name>]`` (a flat one from ``[settings]``;
+    its defaults when absent): the settings of the tables held in ``Settings.tables``, by
+    name, and the attributes of ``Settings`` the others give (a flat table's fields, or
+    the table by its name). A table's own ``SettingError`` is reported under its key."""
     tables: dict[str, Any] = {}
+    attributes: dict[str, Any] = {}
+    flat_keys = [key for table in declared if table.flat for key in table.fields]
+    taken = {*SETTINGS_KEYS, *flat_keys, STATS_TABLE, *_SIGNATURE_KEYS}
     for table in declared:
-        where = f"[settings.{table.name}]"
-        if table.name in (*SETTINGS_KEYS, STATS_TABLE, *_SIGNATURE_KEYS):
+        where = table.where
+        if table.flat:
+            given = {key: settings[key] for key in table.fields if key in settings}
+            parsed = _parsed(path, table, given)
+            attributes.update((name, getattr(parsed, name)) for name in table.fields)
+            continue
+        if table.name in taken:
             raise _error(
                 path,
                 where,
@@ -394,11 +391,17 @@ def _declared_tables(
         value = settings.get(table.name, {})
         if not isinstance(value, dict):
             raise _error(path, f"[settings] {table.name}", f"expected a table: {where}")
-        try:
-            tables[table.name] = table.parse(value)
-        except SettingError as error:
-            raise _error(path, f"{where} {error.key}".strip(), error.problem) from None
-    return tables
+        held = attributes if table.name in _ATTRIBUTES else tables
+        held[table.name] = _parsed(path, table, value)
+    return tables, attributes
+
+
+def _parsed(path: Path, table: SettingsTable[_Table], value: Mapping[str, Any]) -> _Table:
+    """``table.parse(value)``, its ``SettingError`` reported under the table and key."""
+    try:
+        return table.parse(value)
+    except SettingError as error:
+        raise _error(path, f"{table.where} {error.key}".strip(), error.problem) from None
 
 
 def _unknown_setting(key: str, known: set[str]) -> str:

@@ -72,7 +72,10 @@ class SettingsTable(Generic[T]):
     their defaults (``None``: every field); a stored baseline made with other values is
     not compared. ``build``: how the table's keys become a ``type`` (``type(**table)`` by
     default; the retrieval options read TOML's string keys of ``gains`` as numbers).
-    ``hints``: for a key that is not a setting, where it belongs instead.
+    ``hints``: for a key that is not a setting, where it belongs instead. ``flat``: the
+    fields are keys of ``[settings]`` itself, where they were before tables existed (so a
+    file written then keeps its meaning), and are signed under their own names
+    (``squad_version``, not ``squad.squad_version``); for a built-in table only.
     """
 
     name: str
@@ -80,6 +83,7 @@ class SettingsTable(Generic[T]):
     signed: tuple[str, ...] | None = None
     build: Callable[[dict[str, Any]], T] | None = None
     hints: Mapping[str, str] = field(default_factory=dict)
+    flat: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -124,6 +128,12 @@ class SettingsTable(Generic[T]):
     def fields(self) -> tuple[str, ...]:
         """The table's keys: the dataclass's fields, in their order."""
         return tuple(f.name for f in dataclasses.fields(self.type))  # type: ignore[arg-type]
+
+    @property
+    def where(self) -> str:
+        """The table as thresholds.toml's errors name it: ``[settings.<name>]``, or
+        ``[settings]`` for a flat table."""
+        return "[settings]" if self.flat else f"[settings.{self.name}]"
 
     @property
     def signed_fields(self) -> tuple[str, ...]:

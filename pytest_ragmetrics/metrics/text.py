@@ -53,6 +53,7 @@ from pytest_ragmetrics.metrics.base import (
     golds,
     reference_list,
 )
+from pytest_ragmetrics.metrics.setting import SettingsTable
 
 # rapidfuzz and NLTK are imported where a score is first computed: loading the
 # plugin (which reads this module's declarations) must not take their seconds of start-up.
@@ -61,6 +62,19 @@ _ROUGE_TYPES: Final = ("rouge1", "rouge2", "rougeL")
 _ROUGE_DETAIL_TYPES: Final = (*_ROUGE_TYPES, "rougeLsum")
 
 # --------------------------------------------------------------------------- ROUGE
+
+
+@dataclass(frozen=True)
+class RougeSettings:
+    """How the ROUGE fixtures tokenize: ``rouge_use_stemmer`` Porter-stems ASCII tokens of
+    more than 3 characters, as rouge-score's ``use_stemmer`` (off by default, as there)."""
+
+    rouge_use_stemmer: bool = False
+
+
+# The ROUGE fixtures read theirs from [settings] itself (rouge_use_stemmer = true), as they
+# always did; stemming changes their values, so it enters the signature when on.
+ROUGE_SETTINGS = SettingsTable("rouge", RougeSettings, flat=True)
 
 
 @dataclass(frozen=True)
@@ -393,6 +407,7 @@ def _rouge(name: str, doc: str) -> MetricSpec:
         options=("measure",),
         # 2: scripts written without spaces (Han, kana, Thai, ...) count per character
         version=2,
+        settings=ROUGE_SETTINGS,
     )
 
 

@@ -14,6 +14,7 @@ import pytest
 from pytest_ragmetrics.config.thresholds import (
     Settings,
     ThresholdsError,
+    declared_tables,
     load_thresholds,
     parse_thresholds,
 )
@@ -475,9 +476,9 @@ def test_a_declared_tables_mistakes_name_the_key(tmp_path: Path, text: str, mess
 
 
 def test_a_table_of_a_name_the_plugin_uses_is_refused(tmp_path: Path) -> None:
-    for name in ("tau_sim", "stats", "system"):
+    for name in ("tau_sim", "stats", "system", "squad_version"):
         with pytest.raises(ThresholdsError, match=f"\\[settings.{name}\\]: a metric declares"):
-            parse(tmp_path, "", SettingsTable(name, WindowSettings))
+            parse(tmp_path, "", *declared_tables(), SettingsTable(name, WindowSettings))
 
 
 def test_the_built_in_tables_come_from_the_catalog(tmp_path: Path) -> None:

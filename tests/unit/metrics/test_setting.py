@@ -148,6 +148,13 @@ def test_the_built_in_tables_are_declared_by_their_metrics() -> None:
     assert tables["bleu"] == "bleu"
     assert tables["chrf"] == tables["chrf_pp"] == "chrf"
     assert tables["ndcg"] == tables["map"] == "retrieval"
+    # em and f1 (rouge1, ...) read theirs from [settings] itself, as they always did
+    assert tables["em"] == tables["f1"] == "squad"
+    assert tables["rouge1"] == tables["rougeLsum"] == "rouge"
+    flat = {
+        spec.settings.name for spec in SPECS if spec.settings is not None and spec.settings.flat
+    }
+    assert flat == {"squad", "rouge"}
 
 
 # Metric names config/ may write, each with why it is not the metric there.
