@@ -65,14 +65,9 @@ from rouge_score import rouge_scorer
 from sacrebleu.metrics.chrf import CHRF
 
 from pytest_ragmetrics.metrics.answer import normalize_answer
+from pytest_ragmetrics.metrics.bleu import corpus_bleu_from_stats, sentence_bleu, sum_stats
 from pytest_ragmetrics.metrics.chrf import sentence_chrf
-from pytest_ragmetrics.metrics.text import (
-    corpus_bleu_from_stats,
-    rouge,
-    rouge_detail,
-    sentence_bleu,
-    sum_stats,
-)
+from pytest_ragmetrics.metrics.text import rouge, rouge_detail
 
 from conftest import SIDES, Side, Timer
 

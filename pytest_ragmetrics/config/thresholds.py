@@ -40,6 +40,8 @@ Shape::
     whitespace = false               # keep spaces inside character n-grams
     eps_smoothing = false            # chrF++.py's mean of per-order F instead
 
+    [settings.my_metric]             # the table a metric of the user's declares, if any
+
     [settings.stats]                 # optional: how comparisons are read (statistics.md)
     confidence = 0.95                # of the intervals reports show
     resamples = 2000                 # bootstrap resamples
@@ -64,34 +66,40 @@ Shape::
     [gates."evals/test_study.py[baseline]"]  # one system of an eval of several systems
     "idk_on_answerable.sum" = false
 
-Any mistake is a ``ThresholdsError`` naming the file and the key.
+The ``[settings.<name>]`` tables are not listed here: each is declared by the metrics
+that read it (``MetricSpec.settings``, a ``SettingsTable``: the built-in ``retrieval``,
+``bleu`` and ``chrf`` tables, and any a metric of the user's declares with
+``pytest_ragmetrics.metric(settings=...)``), and every one is read the same way from the
+catalog of metrics. Any mistake is a ``ThresholdsError`` naming the file and the key.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import functools
 import tomllib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from pytest_ragmetrics.config.rules import Rule, RuleError, parse_rule
 from pytest_ragmetrics.embeddings.model import PACKAGED_MODEL, model_label
 from pytest_ragmetrics.files import resolve_setting
 from pytest_ragmetrics.inference.settings import StatsSettingError, StatsSettings
-from pytest_ragmetrics.judge.config import JudgeConfig, JudgeConfigError, judge_config
-from pytest_ragmetrics.metrics.answer import SQUAD_VERSIONS, SquadVersion
-from pytest_ragmetrics.metrics.bleu_settings import (
-    DEFAULT_BLEU,
-    BleuSettings,
+from pytest_ragmetrics.judge.config import (
+    JUDGE_TABLE,
+    JudgeConfig,
+    JudgeConfigError,
+    judge_config,
 )
-from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
+from pytest_ragmetrics.metrics.answer import SquadVersion
+from pytest_ragmetrics.metrics.bleu import DEFAULT_BLEU, BleuSettings
+from pytest_ragmetrics.metrics.catalog import FIXTURES
+from pytest_ragmetrics.metrics.chrf import ChrfSettings
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, interval_kind, split_aggregate
-from pytest_ragmetrics.metrics.setting import SettingError
+from pytest_ragmetrics.metrics.setting import SettingError, SettingsTable
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.metrics.trust.judges import (
     DEFAULT_ENTAILMENT_TAU,
@@ -126,12 +134,36 @@ _TRUST_DEFAULTS: dict[str, Any] = {
 }
 # Bumped when a metric's definition changes, so stored baselines are refused, not compared.
 METRICS_VERSION = 1
+# The keys of [settings] itself (the declared tables' names, and the fields of the flat
+# tables, aside).
+SETTINGS_KEYS = (
+    "citation_format",
+    "citation_pattern",
+    "idk_patterns",
+    "extra_idk_patterns",
+    "row_errors",
+    "tau_sim",
+    "embedding_model",
+    "engine",
+    *_TRUST_DEFAULTS,
+)
+STATS_TABLE = "stats"  # [settings.stats]: how comparisons are read, of no metric
+# Keys of a baseline's signature besides the settings; a declared table cannot take their
+# names (its changed settings are signed under its name).
+_SIGNATURE_KEYS = ("metrics_version", "system", JUDGE_TABLE)
+
+_Table = TypeVar("_Table")
 
 
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-
-_Record = TypeVar("_Record", bound="DataclassInstance")
+def declared_tables() -> tuple[SettingsTable[Any], ...]:
+    """Every settings table the catalog's metric fixtures declare, each once (``chrf`` and
+    ``chrf_pp`` share one): the built-in ones and those of the user's metrics declared
+    before the run was configured."""
+    tables: dict[str, SettingsTable[Any]] = {}
+    for spec in FIXTURES.values():
+        if spec.settings is not None:
+            tables.setdefault(spec.settings.name, spec.settings)
+    return tuple(tables.values())
 
 
 class ThresholdsError(Exception):
@@ -156,8 +188,10 @@ class Settings:
     trust_judge: str = DEFAULT_TRUST_JUDGE
     trust_judge_tau: float = DEFAULT_ENTAILMENT_TAU
     citation_pattern: str | None = None  # a project's own citation marker (one group)
-    # trec_eval's options for the retrieval fixtures ([settings.retrieval]).
-    retrieval: TrecOptions = field(default_factory=TrecOptions)
+    # Declared tables held as attributes too (``bleu`` above): code builds a run's
+    # settings with ``Settings(bleu=...)``, and the retrieval fixtures read ``retrieval``;
+    # ``table`` reads every declared table, these among them.
+    retrieval: TrecOptions = field(default_factory=TrecOptions)  # [settings.retrieval]
     chrf: ChrfSettings = field(default_factory=ChrfSettings)  # [settings.chrf]
     # How comparisons are resampled and read ([settings.stats]); never changes a value,
     # so not in the signature.
@@ -168,6 +202,23 @@ class Settings:
     # Where a relative ``embedding_model`` directory is resolved from (thresholds.toml's
     # directory); not part of the signature, which names the model as it was written.
     base_dir: Path | None = None
+    # Every other declared table's settings (the user's metrics'), by table name.
+    tables: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    # The tables declared when the settings were read: what ``signature`` signs.
+    declared: tuple[SettingsTable[Any], ...] = field(
+        default_factory=declared_tables, compare=False, hash=False, repr=False
+    )
+
+    def table(self, table: SettingsTable[_Table]) -> _Table:
+        """The run's settings of the declared ``table``: ``[settings.<name>]``, or the
+        table's defaults when the file has none (or the table was declared later)."""
+        if table.flat:  # its fields are attributes
+            return table.type(**{name: getattr(self, name) for name in table.fields})
+        if table.name in _ATTRIBUTES:
+            value = getattr(self, table.name)
+            return value if isinstance(value, table.type) else table.defaults()
+        # A user's table: parsed into ``table.type`` when the file was read.
+        return self.tables[table.name] if table.name in self.tables else table.defaults()
 
     @functools.cached_property
     def idk_matcher(self) -> IdkMatcher:
@@ -191,21 +242,22 @@ class Settings:
         }
         # Settings added after the first release appear only when they are not at their
         # default, so baselines stored before they existed stay comparable.
-        if self.rouge_use_stemmer:
-            signature["rouge_use_stemmer"] = True
-        if self.squad_version != "1.1":
-            signature["squad_version"] = self.squad_version
-        if self.squad_ascii_punctuation:
-            signature["squad_ascii_punctuation"] = True
         if self.citation_pattern is not None:
             signature["citation_pattern"] = self.citation_pattern
-        for table in ("retrieval", "bleu", "chrf"):  # [settings.<table>]
-            if changed := getattr(self, table).changed():
-                signature[table] = changed
+        for table in self.declared:  # a table's signed settings, if changed
+            changed = table.signature(self.table(table))
+            if table.flat:  # (rouge_use_stemmer, squad_version): under their own names
+                signature.update(changed)
+            elif changed:
+                signature[table.name] = changed
         for name, default in _TRUST_DEFAULTS.items():
             if getattr(self, name) != default:
                 signature[name] = getattr(self, name)
         return signature
+
+
+# A declared table whose name is one of these is held as an attribute of ``Settings``.
+_ATTRIBUTES = frozenset(item.name for item in fields(Settings))
 
 
 @dataclass(frozen=True)
@@ -248,27 +300,12 @@ def _string_list(path: Path, key: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _settings(path: Path, table: Any) -> Settings:
+def _settings(path: Path, table: Any, declared: Sequence[SettingsTable[Any]]) -> Settings:
     if not isinstance(table, dict):
         raise _error(path, "[settings]", "expected a table")
-    known = {
-        "citation_format",
-        "citation_pattern",
-        "idk_patterns",
-        "extra_idk_patterns",
-        "row_errors",
-        "tau_sim",
-        "embedding_model",
-        "rouge_use_stemmer",
-        "squad_version",
-        "squad_ascii_punctuation",
-        "bleu",
-        "engine",
-        "retrieval",
-        "chrf",
-        "stats",
-        *_TRUST_DEFAULTS,
-    }
+    known = {*SETTINGS_KEYS, STATS_TABLE}
+    for declared_table in declared:
+        known.update(declared_table.fields if declared_table.flat else [declared_table.name])
     for key in table:
         if key not in known:
             raise _error(path, f"[settings] {key}", _unknown_setting(key, known))
@@ -305,104 +342,66 @@ def _settings(path: Path, table: Any) -> Settings:
             "[settings] embedding_model",
             f'expected "{PACKAGED_MODEL}" or the path of a sentence-transformers model directory',
         )
-    stemmer = table.get("rouge_use_stemmer", False)
-    if not isinstance(stemmer, bool):
-        raise _error(path, "[settings] rouge_use_stemmer", "expected true or false")
-    squad_version = table.get("squad_version", "1.1")
-    if squad_version not in SQUAD_VERSIONS:
-        raise _error(path, "[settings] squad_version", 'expected "1.1" or "2.0" (a string)')
-    squad_ascii_punctuation = table.get("squad_ascii_punctuation", False)
-    if not isinstance(squad_ascii_punctuation, bool):
-        raise _error(path, "[settings] squad_ascii_punctuation", "expected true or false")
     engine = table.get("engine", "local")
     if engine not in ENGINES:
         raise _error(path, "[settings] engine", f"expected one of {', '.join(ENGINES)}")
+    tables, attributes = _declared_tables(path, table, declared)
     return Settings(
         citation_format,
         patterns,
         row_errors,
         float(tau_sim),
         model,
-        rouge_use_stemmer=stemmer,
-        squad_version=squad_version,
-        squad_ascii_punctuation=squad_ascii_punctuation,
-        bleu=_bleu_settings(path, table.get("bleu", {})),
         citation_pattern=pattern,
         engine=engine,
-        retrieval=_retrieval_settings(path, table.get("retrieval", {})),
         base_dir=path.parent,
-        chrf=_chrf_settings(path, table.get("chrf", {})),
-        stats=_stats_settings(path, table.get("stats", {})),
+        stats=_stats_settings(path, table.get(STATS_TABLE, {})),
+        tables=tables,
+        declared=tuple(declared),
+        **attributes,
         **_trust_settings(path, table),
     )
 
 
-def _metric_settings(
-    path: Path,
-    name: str,
-    table: Any,
-    record: type[_Record],
-    build: Callable[[dict[str, Any]], _Record] | None = None,
-    hints: Mapping[str, str] | None = None,
-) -> _Record:
-    """``[settings.<name>]``: a table whose keys are the fields of the settings record
-    ``record`` (an unknown one is refused, with ``hints`` for a likely mistake), built by
-    ``build`` (``record(**table)`` by default); the record's own ``SettingError`` is
-    reported under its key."""
-    if not isinstance(table, dict):
-        raise _error(path, f"[settings] {name}", f"expected a table: [settings.{name}]")
-    known = [field.name for field in dataclasses.fields(record)]
-    for key in table:
-        if key not in known:
-            hint = (hints or {}).get(key, "")
+def _declared_tables(
+    path: Path, settings: Mapping[str, Any], declared: Sequence[SettingsTable[Any]]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every declared table read from ``[settings.<name>]`` (a flat one from ``[settings]``;
+    its defaults when absent): the settings of the tables held in ``Settings.tables``, by
+    name, and the attributes of ``Settings`` the others give (a flat table's fields, or
+    the table by its name). A table's own ``SettingError`` is reported under its key."""
+    tables: dict[str, Any] = {}
+    attributes: dict[str, Any] = {}
+    flat_keys = [key for table in declared if table.flat for key in table.fields]
+    taken = {*SETTINGS_KEYS, *flat_keys, STATS_TABLE, *_SIGNATURE_KEYS}
+    for table in declared:
+        where = table.where
+        if table.flat:
+            given = {key: settings[key] for key in table.fields if key in settings}
+            parsed = _parsed(path, table, given)
+            attributes.update((name, getattr(parsed, name)) for name in table.fields)
+            continue
+        if table.name in taken:
             raise _error(
                 path,
-                f"[settings.{name}] {key}",
-                f"unknown setting; known: {', '.join(known)}{'; ' + hint if hint else ''}",
+                where,
+                f"a metric declares this settings table, but {table.name!r} is a name "
+                "pytest-ragmetrics uses itself; give the metric (and so its table) another name",
             )
+        value = settings.get(table.name, {})
+        if not isinstance(value, dict):
+            raise _error(path, f"[settings] {table.name}", f"expected a table: {where}")
+        held = attributes if table.name in _ATTRIBUTES else tables
+        held[table.name] = _parsed(path, table, value)
+    return tables, attributes
+
+
+def _parsed(path: Path, table: SettingsTable[_Table], value: Mapping[str, Any]) -> _Table:
+    """``table.parse(value)``, its ``SettingError`` reported under the table and key."""
     try:
-        return build(table) if build is not None else record(**table)
+        return table.parse(value)
     except SettingError as error:
-        raise _error(path, f"[settings.{name}] {error.key}", error.problem) from None
-
-
-def _gains(path: Path, value: Any) -> dict[float, Any]:
-    """``gains = { "1" = 1, "2" = 3 }``: TOML keys are strings, so each grade is read as a
-    number here (``TrecOptions`` checks the numbers)."""
-    where = "[settings.retrieval] gains"
-    if not isinstance(value, dict):
-        raise _error(path, where, 'expected a table of grade = gain, e.g. { "1" = 1, "2" = 3 }')
-    gains: dict[float, Any] = {}
-    for grade, gain in value.items():
-        try:
-            gains[float(grade)] = gain
-        except ValueError:
-            raise _error(path, where, f"the grade {grade!r} is not a number") from None
-    return gains
-
-
-def _retrieval_settings(path: Path, table: Any) -> TrecOptions:
-    """``[settings.retrieval]``: trec_eval's options, named as ``evaluate`` names them."""
-
-    def build(options: dict[str, Any]) -> TrecOptions:
-        if "gains" in options:
-            options = {**options, "gains": _gains(path, options["gains"])}
-        return TrecOptions(**options)
-
-    return _metric_settings(path, "retrieval", table, TrecOptions, build)
-
-
-def _bleu_settings(path: Path, table: Any) -> BleuSettings:
-    """``[settings.bleu]``: sacrebleu's BLEU options under sacrebleu's names (a tokenizer
-    that cannot run here is refused now, not when the first row is scored)."""
-    return _metric_settings(path, "bleu", table, BleuSettings)
-
-
-def _chrf_settings(path: Path, table: Any) -> ChrfSettings:
-    """``[settings.chrf]``: the chrF / chrF++ settings, named as sacrebleu names them; the
-    word order is the fixture's (``chrf`` 0, ``chrf_pp`` 2), not a setting."""
-    hints = {"word_order": "the word order is the fixture's: chrf or chrf_pp"}
-    return _metric_settings(path, "chrf", table, ChrfSettings, hints=hints)
+        raise _error(path, f"{table.where} {error.key}".strip(), error.problem) from None
 
 
 def _unknown_setting(key: str, known: set[str]) -> str:
@@ -499,15 +498,21 @@ def _gate(path: Path, where: str, name: str, value: Any) -> Gate | None:
     return Gate(name, metric, stat, rule)
 
 
-def parse_thresholds(path: Path, document: Mapping[str, Any]) -> Thresholds:
-    """Build ``Thresholds`` from a parsed TOML document read from ``path``."""
+def parse_thresholds(
+    path: Path,
+    document: Mapping[str, Any],
+    tables: Sequence[SettingsTable[Any]] | None = None,
+) -> Thresholds:
+    """Build ``Thresholds`` from a parsed TOML document read from ``path``; ``tables``:
+    the settings tables the metrics declare (by default, every one in the catalog)."""
     for key in document:
-        if key not in ("settings", "gates", "judge"):
+        if key not in ("settings", "gates", JUDGE_TABLE):
             raise _error(
                 path, f"[{key}]", "unknown table; expected [settings], [judge] and [gates]"
             )
-    settings = _settings(path, document.get("settings", {}))
-    judge = _judge(path, document.get("judge"))
+    declared = declared_tables() if tables is None else tables
+    settings = _settings(path, document.get("settings", {}), declared)
+    judge = _judge(path, document.get(JUDGE_TABLE))
     if settings.trust_judge == LLM_TRUST_JUDGE and judge is None:
         raise _error(path, "[settings] trust_judge", '"llm" needs a [judge] table')
     gates_table = document.get("gates", {})

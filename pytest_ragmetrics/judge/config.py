@@ -20,6 +20,9 @@ from typing import Any
 from pytest_ragmetrics.files import resolve_setting
 from pytest_ragmetrics.judge.prompts import PROMPT_NAMES, placeholder_problem
 
+# The top-level table of thresholds.toml this module reads (also the key of the judge's
+# part of a baseline's signature).
+JUDGE_TABLE = "judge"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 # How API keys that can pass for a variable name begin (Groq, Hugging Face, GitHub, Google,

@@ -34,8 +34,18 @@ if TYPE_CHECKING:
         squad_scores,
         token_f1,
     )
-    from pytest_ragmetrics.metrics.bleu_settings import BleuSettings, BleuSettingsError
+    from pytest_ragmetrics.metrics.bleu import (
+        BleuSettings,
+        BleuSettingsError,
+        BleuStats,
+        SentenceBleu,
+        bleu_signature,
+        corpus_bleu_from_stats,
+        sentence_bleu,
+    )
+    from pytest_ragmetrics.metrics.bleu import sum_stats as sum_bleu_stats
     from pytest_ragmetrics.metrics.chrf import (
+        ChrfSettings,
         ChrfStats,
         SentenceChrf,
         chrf_signature,
@@ -43,7 +53,6 @@ if TYPE_CHECKING:
         sentence_chrf,
     )
     from pytest_ragmetrics.metrics.chrf import sum_stats as sum_chrf_stats
-    from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
     from pytest_ragmetrics.metrics.cost import TokenUsage, token_usage
     from pytest_ragmetrics.metrics.grounding import (
         Faithfulness,
@@ -73,18 +82,12 @@ if TYPE_CHECKING:
         topic_coverage,
     )
     from pytest_ragmetrics.metrics.text import (
-        BleuStats,
         RougeDetail,
         RougeScore,
         RougeScores,
-        SentenceBleu,
-        bleu_signature,
-        corpus_bleu_from_stats,
         rouge,
         rouge_detail,
-        sentence_bleu,
     )
-    from pytest_ragmetrics.metrics.text import sum_stats as sum_bleu_stats
     from pytest_ragmetrics.metrics.trust.judges import (
         EmbeddingJudge,
         MissingVerdict,
@@ -140,14 +143,18 @@ _PUBLIC: dict[str, tuple[str, str]] = {
         "rouge_detail",
         "RougeDetail",
         "RougeScore",
+    ),
+    **_names(
+        "bleu",
         "sentence_bleu",
         "SentenceBleu",
         "BleuStats",
         "corpus_bleu_from_stats",
         "bleu_signature",
+        "BleuSettings",
+        "BleuSettingsError",
     ),
-    "sum_bleu_stats": (f"{__name__}.text", "sum_stats"),
-    **_names("bleu_settings", "BleuSettings", "BleuSettingsError"),
+    "sum_bleu_stats": (f"{__name__}.bleu", "sum_stats"),
     **_names(
         "chrf",
         "sentence_chrf",
@@ -155,9 +162,9 @@ _PUBLIC: dict[str, tuple[str, str]] = {
         "ChrfStats",
         "corpus_chrf_from_stats",
         "chrf_signature",
+        "ChrfSettings",
     ),
     "sum_chrf_stats": (f"{__name__}.chrf", "sum_stats"),
-    **_names("chrf_settings", "ChrfSettings"),
     # the Trust-Score suite (docs/trust.md)
     **_names("trust.suite", "trust_score", "TrustInputError", "TrustWarning"),
     **_names("trust.judges", "TableJudge", "EmbeddingJudge", "NliJudge", "MissingVerdict"),

@@ -38,6 +38,7 @@ from pytest_ragmetrics.metrics.base import (
     claim_text,
     golds,
 )
+from pytest_ragmetrics.metrics.setting import SettingError, SettingsTable
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _ARTICLE_WORDS = frozenset(("a", "an", "the"))
@@ -68,6 +69,29 @@ _DELETE_ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 SquadVersion = Literal["1.1", "2.0"]
 SQUAD_VERSIONS: tuple[SquadVersion, ...] = ("1.1", "2.0")
+
+
+@dataclass(frozen=True)
+class SquadSettings:
+    """How ``em`` and ``f1`` read answers and golds: ``squad_version`` ``"1.1"`` (the
+    default) or ``"2.0"`` (its no-answer rule: a question without a gold is answered by an
+    empty answer, and the HasAns / NoAns splits are recorded); ``squad_ascii_punctuation``:
+    delete only ``string.punctuation``, as the v1.1 script does (default: every Unicode
+    punctuation character)."""
+
+    squad_version: SquadVersion = "1.1"
+    squad_ascii_punctuation: bool = False
+
+    def __post_init__(self) -> None:
+        if self.squad_version not in SQUAD_VERSIONS:
+            raise SettingError("SQuAD", "squad_version", 'expected "1.1" or "2.0" (a string)')
+        if not isinstance(self.squad_ascii_punctuation, bool):
+            raise SettingError("SQuAD", "squad_ascii_punctuation", "expected true or false")
+
+
+# em and f1 read theirs from [settings] itself (squad_version = "2.0"), as they always did;
+# both settings change their values, so both enter the signature when changed.
+SQUAD_SETTINGS = SettingsTable("squad", SquadSettings, flat=True)
 
 
 def normalize_answer(text: str, *, ascii_punctuation: bool = False) -> str:
@@ -389,6 +413,7 @@ SPECS = (
         ),
         ("answer", "gold"),
         measure_em,
+        settings=SQUAD_SETTINGS,
     ),
     MetricSpec(
         "f1",
@@ -409,6 +434,7 @@ SPECS = (
         ),
         ("answer", "gold"),
         measure_f1,
+        settings=SQUAD_SETTINGS,
     ),
     MetricSpec(
         "wrong_on_answerable",

@@ -14,12 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import Vectors
-from pytest_ragmetrics.metrics.bleu_settings import BleuSettings
-from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
+from pytest_ragmetrics.metrics.setting import SettingsTable
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
 from pytest_ragmetrics.text.idk import IdkMatcher
@@ -43,6 +42,7 @@ PERCENT: Range = (0.0, 100.0)  # the suites that keep their native 0-100 scale
 COSINE: Range = (-1.0, 1.0)  # of L2-normalised embeddings
 COUNT: Range = (0.0, math.inf)  # tokens, documents, milliseconds
 Embed = Callable[[Sequence[str]], Vectors]
+_Table = TypeVar("_Table")
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,12 @@ class MetricInfo:
 
 class MetricSettings(Protocol):
     """The run settings a metric computation reads (``config.thresholds.Settings`` has
-    them all; a test may pass any object that does)."""
+    them all; a test may pass any object that does). A metric's own settings table
+    (``MetricSpec.settings``) is read with ``table``: ``settings.table(BLEU_SETTINGS)``."""
+
+    def table(self, table: SettingsTable[_Table]) -> _Table:
+        """The run's ``[settings.<name>]`` of a declared table (its defaults without one)."""
+        ...
 
     @property
     def tau_sim(self) -> float: ...
@@ -100,12 +105,10 @@ class MetricSettings(Protocol):
     def squad_version(self) -> Literal["1.1", "2.0"]: ...
     @property
     def squad_ascii_punctuation(self) -> bool: ...
+    # The retrieval fixtures' table as an attribute too, until metrics.retrieval reads
+    # it with ``table(RETRIEVAL_SETTINGS)``.
     @property
     def retrieval(self) -> TrecOptions: ...
-    @property
-    def bleu(self) -> BleuSettings: ...
-    @property
-    def chrf(self) -> ChrfSettings: ...
     @property
     def trust_judge(self) -> str: ...
     @property
@@ -234,10 +237,13 @@ class MetricSpec:
     ``corpus``: the reduction of its corpus statistics; ``signatures``: the signature
     strings (sacrebleu's) of the numbers it records, from the run's settings and its summed
     corpus statistics, shown beside them in every report so numbers computed differently are
-    never compared; ``doc``: what ``pytest --fixtures`` shows (definition, range, what it
-    needs); ``version``: bumped when what the fixture computes changes under the same
-    settings, so a stored baseline's numbers of its records are not compared (its other
-    metrics are), as a user's ``metric(version=...)``; ``None`` is the first definition.
+    never compared; ``settings``: its settings table (``[settings.<name>]``, the dataclass
+    holding its defaults and checks, the fields that enter a baseline's signature), which
+    several fixtures may share (``chrf`` and ``chrf_pp``); ``doc``: what ``pytest
+    --fixtures`` shows (definition, range, what it needs); ``version``: bumped when what
+    the fixture computes changes under the same settings, so a stored baseline's numbers
+    of its records are not compared (its other metrics are), as a user's
+    ``metric(version=...)``; ``None`` is the first definition.
     """
 
     fixture: str
@@ -250,6 +256,7 @@ class MetricSpec:
     corpus: CorpusReduction | None = None
     signatures: Signatures | None = None
     version: int | None = None
+    settings: SettingsTable[Any] | None = None
 
     def __post_init__(self) -> None:
         unbounded = [info.name for info in self.records if info.range is None]

@@ -20,6 +20,7 @@ from pytest_ragmetrics.metrics.abstention import SPECS as ABSTENTION
 from pytest_ragmetrics.metrics.anchors import SPECS as ANCHORS
 from pytest_ragmetrics.metrics.answer import SPECS as ANSWER
 from pytest_ragmetrics.metrics.base import UNIT, MetricInfo, MetricSpec, Reduce, Signatures
+from pytest_ragmetrics.metrics.bleu import SPECS as BLEU
 from pytest_ragmetrics.metrics.chrf import SPECS as CHRF
 from pytest_ragmetrics.metrics.classification import SPECS as CLASSIFICATION
 from pytest_ragmetrics.metrics.cost import SPECS as COST
@@ -44,6 +45,7 @@ SPECS: tuple[MetricSpec, ...] = (
     *GROUNDING,
     *RETRIEVAL,
     *TEXT,
+    *BLEU,
     *CHRF,
     *REPEATS,
     *CLASSIFICATION,

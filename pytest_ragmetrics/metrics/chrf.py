@@ -42,6 +42,10 @@ Where sacrebleu departs from the papers (and this module follows sacrebleu):
   mean of per-order F-scores (that is ``eps_smoothing=True``).
 
 Scores are not clamped: ``(1 + b) P R / (b P + R)`` never exceeds ``max(P, R) <= 1``.
+
+The settings a run shares (:class:`ChrfSettings`, the ``[settings.chrf]`` table declared as
+``CHRF_SETTINGS``), the signature and the ``chrf`` and ``chrf_pp`` fixtures' declarations
+live here with the math.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import (
@@ -71,9 +75,12 @@ from pytest_ragmetrics.metrics.base import (
     reference_count,
     reference_list,
 )
-from pytest_ragmetrics.metrics.chrf_settings import DEFAULT_BETA, DEFAULT_CHAR_ORDER
-from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings as ChrfSettings  # public here too
-from pytest_ragmetrics.metrics.setting import whole_number
+from pytest_ragmetrics.metrics.setting import (
+    SettingError,
+    SettingsTable,
+    changed_fields,
+    whole_number,
+)
 
 CHRF_PP_WORD_ORDER: Final = 2  # chrF++ (Popović 2017)
 _EPS: Final = 1e-16  # sacrebleu's (and chrF++.py's) smoothing epsilon
@@ -82,6 +89,67 @@ _PARTS: Final = ("hyp", "ref", "match")
 _STAT_KEY: Final = re.compile(r"(char|word)_([1-9][0-9]*)_(hyp|ref|match)")
 
 Kind = Literal["char", "word"]
+
+
+# --------------------------------------------------------------------------- the settings
+
+DEFAULT_CHAR_ORDER: Final = 6
+DEFAULT_BETA: Final = 2
+
+
+def _order_error(key: str, value: object, least: int) -> SettingError:
+    return SettingError(
+        "chrF",
+        key,
+        f"expected a whole number >= {least}, got {value!r}; "
+        f"the defaults are char_order={DEFAULT_CHAR_ORDER}, beta={DEFAULT_BETA}",
+    )
+
+
+@dataclass(frozen=True)
+class ChrfSettings:
+    """The chrF settings a run shares (``[settings.chrf]`` in thresholds.toml); the word
+    order is not one of them: the ``chrf`` fixture uses 0, ``chrf_pp`` 2.
+
+    ``char_order``: the longest character n-gram (>= 1, default 6); ``beta``: recall's weight
+    relative to precision (a whole number >= 1, default 2: chrF2); ``lowercase``: compare
+    ``str.lower()`` texts; ``whitespace``: keep white space inside character n-grams;
+    ``eps_smoothing``: chrF++.py's mean of per-order F-scores instead of sacrebleu's default
+    effective-order average (see ``metrics.chrf``).
+    """
+
+    char_order: int = DEFAULT_CHAR_ORDER
+    beta: int = DEFAULT_BETA
+    lowercase: bool = False
+    whitespace: bool = False
+    eps_smoothing: bool = False
+
+    def __post_init__(self) -> None:
+        if not whole_number(self.char_order, 1):
+            raise _order_error("char_order", self.char_order, 1)
+        if not whole_number(self.beta, 1):
+            raise _order_error("beta", self.beta, 1)
+        for name in ("lowercase", "whitespace", "eps_smoothing"):
+            if not isinstance(getattr(self, name), bool):
+                raise SettingError(
+                    "chrF", name, f"expected true or false, got {getattr(self, name)!r}"
+                )
+
+    def changed(self) -> dict[str, Any]:
+        """The settings that differ from sacrebleu's defaults (empty when none does): what a
+        baseline's signature records, so baselines stored before the table existed stay
+        comparable."""
+        return changed_fields(self, ChrfSettings())
+
+
+# [settings.chrf]: shared by chrf and chrf_pp; every setting changes their values, so every
+# one enters the signature.
+CHRF_SETTINGS = SettingsTable(
+    "chrf", ChrfSettings, hints={"word_order": "the word order is the fixture's: chrf or chrf_pp"}
+)
+
+
+# --------------------------------------------------------------------------- the scores
 
 
 def _check_word_order(word_order: object) -> int:
@@ -394,7 +462,7 @@ def measure_chrf(metric: str, word_order: int) -> Compute:
     recorded as the breakdown ``<metric>_stats`` for the corpus score."""
 
     def measure(row: Row, ctx: MetricContext) -> Measured:
-        settings = ctx.settings.chrf
+        settings = ctx.settings.table(CHRF_SETTINGS)
         answer = claim_text(row, metric, ctx.settings)
         references = golds(row, metric)
         result = chrf_of(answer, references, settings, word_order)
@@ -416,7 +484,7 @@ def chrf_corpus(sums: Mapping[str, float], settings: MetricSettings) -> dict[str
     under the run's ``[settings.chrf]``; the word order is read from the statistics
     (``chrf_pp``'s have two word orders)."""
     stats = ChrfStats.from_dict(sums)
-    return {"corpus": _corpus(stats, settings.chrf, len(stats.words))}
+    return {"corpus": _corpus(stats, settings.table(CHRF_SETTINGS), len(stats.words))}
 
 
 def _spec(metric: str, word_order: int, name: str) -> MetricSpec:
@@ -438,6 +506,7 @@ def _spec(metric: str, word_order: int, name: str) -> MetricSpec:
         measure_chrf(metric, word_order),
         corpus=CorpusReduction(f"{metric}_stats", chrf_corpus),
         signatures=_signatures(metric, word_order),
+        settings=CHRF_SETTINGS,
     )
 
 
@@ -446,7 +515,7 @@ def _signatures(metric: str, word_order: int) -> Signatures:
     chrF has no effective order to differ between them)."""
 
     def sign(settings: MetricSettings, sums: Mapping[str, float]) -> dict[str, str]:
-        signature = chrf_signature(settings.chrf, word_order, nrefs(sums))
+        signature = chrf_signature(settings.table(CHRF_SETTINGS), word_order, nrefs(sums))
         return {metric: signature, f"{metric}.corpus": signature}
 
     return sign

@@ -2,16 +2,17 @@
 ``MetricSpec`` the built-in families declare, so the catalog, the fixtures, the gates,
 the baselines and the reports treat it like ``f1``.
 
-The function takes the test's ``Row`` and returns a number, ``(number, evidence)``, or a
-``RowValue``: a metric with corpus statistics (``corpus=``) returns the row's sufficient
-statistics in one, summed over the rows and reduced by the declared functions, as BLEU's
-corpus score is. Its value is checked on every row: a value that is not a real number, is
-NaN or infinite, is too large for a float (an integer of 400 digits), or lies outside the
-declared range (0 or 1 for a binary metric) makes the row error naming the metric, as
-does an exception the function raises; a value is never recorded silently wrong. The
-function is given the row read-only (``data.readonly``): a change it tries is such an
-exception, and never reaches the row's other metrics. Nothing
-here imports pytest: the decorator that turns a declaration into a fixture is
+The function takes the test's ``Row`` (and, for a metric declared with ``settings=``, the
+run's settings of its ``[settings.<name>]`` table as ``settings``) and returns a number,
+``(number, evidence)``, or a ``RowValue``: a metric with corpus statistics (``corpus=``)
+returns the row's sufficient statistics in one, summed over the rows and reduced by the
+declared functions, as BLEU's corpus score is. Its value is checked on every row: a value
+that is not a real number, is NaN or infinite, is too large for a float (an integer of 400
+digits), or lies outside the declared range (0 or 1 for a binary metric) makes the row error
+naming the metric, as does an exception the function raises; a value is never recorded
+silently wrong. The function is given the row read-only (``data.readonly``): a change it
+tries is such an exception, and never reaches the row's other metrics. Nothing here imports
+pytest: the decorator that turns a declaration into a fixture is
 ``pytest_ragmetrics.plugin.custom``.
 """
 
@@ -45,6 +46,7 @@ from pytest_ragmetrics.metrics.base import (
     MetricSpec,
     Range,
 )
+from pytest_ragmetrics.metrics.setting import SettingsTable
 
 # row -> value, (value, evidence) or RowValue
 MetricFunction = Callable[[Row], Any]
@@ -98,6 +100,8 @@ class CustomMetric:
     doc: str
     origin: str
     corpus: Mapping[str, CorpusFunction] = field(default_factory=dict)
+    # Its [settings.<name>] table: the function is called as function(row, settings).
+    settings: SettingsTable[Any] | None = None
 
     @property
     def kind(self) -> Kind:
@@ -127,7 +131,13 @@ class CustomMetric:
         )
         reduction = CorpusReduction(self.breakdown, self.reduce) if self.corpus else None
         return MetricSpec(
-            self.name, self.doc, (info,), self.requires, self.measure, corpus=reduction
+            self.name,
+            self.doc,
+            (info,),
+            self.requires,
+            self.measure,
+            corpus=reduction,
+            settings=self.settings,
         )
 
     def reduce(self, sums: Mapping[str, float], settings: MetricSettings) -> dict[str, float]:
@@ -161,7 +171,10 @@ class CustomMetric:
         # a row built by hand (a bulk batch) is checked too; the function is given the row
         # read-only, so what it does to it cannot change the row's other metrics
         view = _read_only(row, ctx)
-        returned = _call(self.name, self.origin, self.requires, [row], self.function, view)
+        function: Callable[..., Any] = self.function
+        if self.settings is not None:
+            function = functools.partial(function, settings=ctx.settings.table(self.settings))
+        returned = _call(self.name, self.origin, self.requires, [row], function, view)
         if isinstance(returned, RowValue):
             value, evidence = self._checked(returned.value, returned.evidence)
             stats = self._stats(returned.stats)
@@ -402,6 +415,8 @@ def declare(
     bounds: tuple[float, float] | None,
     binary: bool,
     corpus: Mapping[str, CorpusFunction] | None = None,
+    settings: type | None = None,
+    signed: Sequence[str] | None = None,
 ) -> CustomMetric:
     """Check a declaration and build its ``CustomMetric``; ``DeclarationError`` names
     where it was declared and what to change."""
@@ -411,15 +426,62 @@ def declare(
     _check_requires(origin, name, requires)
     checked = _bounds(origin, name, bounds, binary)
     reductions = _corpus(origin, name, corpus, binary)
+    table = _settings_table(origin, name, function, settings, signed)
     doc = _doc(origin, name, function)
     description = doc.splitlines()[0]
     shown = f"range [{checked[0]:g}, {checked[1]:g}]" if checked else "any finite number"
     text = f"{doc}\n\n{'0 or 1' if binary else shown}; declared at {origin}."
     if reductions:
         text += f" Corpus statistics: {', '.join(reductions)}."
+    if table is not None:
+        text += f" Settings: [settings.{name}] ({', '.join(table.fields)})."
     return CustomMetric(
-        name, function, tuple(requires), checked, binary, description, text, origin, reductions
+        name,
+        function,
+        tuple(requires),
+        checked,
+        binary,
+        description,
+        text,
+        origin,
+        reductions,
+        table,
     )
+
+
+def _settings_table(
+    origin: str,
+    name: str,
+    function: Callable[..., Any],
+    settings: type | None,
+    signed: Sequence[str] | None,
+) -> SettingsTable[Any] | None:
+    """The metric's ``[settings.<name>]`` table, checked: a frozen dataclass with a default
+    for every field, ``signed`` naming its fields, and a function that takes them as
+    ``settings``."""
+    if settings is None:
+        if signed is not None:
+            raise DeclarationError(
+                f"{origin}: {name}: signed names fields of its settings, and it has none: "
+                "give settings=<a frozen dataclass>, or drop signed"
+            )
+        return None
+    try:
+        table: SettingsTable[Any] = SettingsTable(
+            name, settings, None if signed is None else tuple(signed)
+        )
+    except (TypeError, ValueError) as error:
+        raise DeclarationError(f"{origin}: {name}: {error}") from None
+    try:
+        inspect.signature(function).bind(None, settings=None)
+    except TypeError:
+        raise DeclarationError(
+            f"{origin}: {name} is declared with settings=, so it is called as "
+            f"{name}(row, settings): give the function a second parameter named settings"
+        ) from None
+    except ValueError:  # a callable without a signature: it is called and may fail then
+        pass
+    return table
 
 
 def declare_dataset(

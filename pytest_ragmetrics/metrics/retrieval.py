@@ -95,7 +95,7 @@ from pytest_ragmetrics.metrics.base import (
     Range,
 )
 from pytest_ragmetrics.metrics.retrieval_query import QueryRanks, query_ranks
-from pytest_ragmetrics.metrics.trec_options import Ties, TrecOptions
+from pytest_ragmetrics.metrics.trec_options import RETRIEVAL_SETTINGS, Ties, TrecOptions
 
 if TYPE_CHECKING:  # numpy is imported by the functions that compute, not with the plugin
     import numpy as np
@@ -1158,6 +1158,7 @@ def _family(
         retrieval_measure(name),
         options=options,
         corpus=CorpusReduction(GM_MAP_LOGS, gm_map_gmean) if corpus else None,
+        settings=RETRIEVAL_SETTINGS,
     )
 
 

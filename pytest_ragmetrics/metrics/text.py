@@ -1,12 +1,11 @@
-"""Surface-overlap metrics: ROUGE with a Unicode tokenizer, BLEU with summable statistics.
+"""ROUGE with a Unicode tokenizer (BLEU, the other surface-overlap metric, is
+``metrics.bleu``; chrF is ``metrics.chrf``).
 
 ROUGE is computed here with the exact arithmetic of ``rouge_score`` (the Google
 re-implementation of ROUGE-1.5.5), and so gives the same floats, but counts faster: the
 longest common subsequence and the n-gram overlaps of ROUGE-1, -2 and -L by rapidfuzz's
 ``LCSseq`` in C, and ROUGE-Lsum's subsequences with a bit-parallel table instead of
-rouge-score's table of Python lists. BLEU is ``sacrebleu``'s; this module chooses its
-settings and keeps its sufficient statistics so a corpus score can be rebuilt from per-row
-results.
+rouge-score's table of Python lists.
 
 Tokenizer. rouge-score's default tokenizer lowercases, turns everything outside ``[a-z0-9]``
 into a separator and so drops Cyrillic, Greek, accented Latin, etc. :func:`tokenize` (in
@@ -32,66 +31,50 @@ into a separator and so drops Cyrillic, Greek, accented Latin, etc. :func:`token
 On ASCII input the tokens are exactly those of ``rouge_score.tokenize.tokenize``, with and
 without the stemmer.
 
-BLEU. Sentence BLEU is sacrebleu's ``BLEU(...).sentence_score`` and corpus BLEU its
-``corpus_score``, with every option of sacrebleu's ``BLEU`` under sacrebleu's names and
-defaults (:class:`BleuSettings`: ``tokenize``, ``smooth_method``, ``smooth_value``,
-``lowercase``, ``max_ngram_order``, ``effective_order``; by default tokenizer 13a, ``exp``
-smoothing, 4-grams, case kept, effective order on for a sentence and off for a corpus, as
-``sacrebleu.sentence_bleu`` and ``sacrebleu.corpus_bleu``). sacrebleu counts the statistics;
-the score, of a sentence or of summed statistics, is sacrebleu's public ``BLEU.compute_bleu``.
-How sacrebleu treats several references, per segment:
-reference n-gram counts are the maximum count over the references (clipping), and the reference
-length is the one closest to the hypothesis length, the shorter one on a tie. These choices are
-made inside each segment's statistics, so summing per-row statistics reproduces
-``sacrebleu.corpus_bleu`` exactly, also with a different number of references per row —
-provided the reference streams given to ``corpus_bleu`` are padded with ``None``, which sacrebleu
-drops. Padding with ``""`` instead makes the empty string a real reference of length 0 that can
-be chosen as the closest length, and streams of unequal length are silently truncated by
-sacrebleu to the shortest one; neither can be reproduced row by row.
-
-The one deliberate difference from sacrebleu: its score is ``exp`` of a mean of logarithms, so
-identical texts score ``100.00000000000004``; scores here are clamped to at most 100.0.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
 
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import (
-    PERCENT,
     UNIT,
     Compute,
-    CorpusReduction,
     Measured,
     MetricContext,
     MetricInfo,
-    MetricSettings,
     MetricSpec,
     claim_text,
     golds,
-    nrefs,
-    reference_count,
     reference_list,
 )
-from pytest_ragmetrics.metrics.bleu_settings import DEFAULT_BLEU, BleuSettings
+from pytest_ragmetrics.metrics.setting import SettingsTable
 
-if TYPE_CHECKING:
-    from sacrebleu.metrics.bleu import BLEU
-
-# rapidfuzz, NLTK and sacrebleu are imported where a score is first computed: loading the
+# rapidfuzz and NLTK are imported where a score is first computed: loading the
 # plugin (which reads this module's declarations) must not take their seconds of start-up.
 # ROUGE imports NLTK only to stem, and rouge-score never (the tests compare with it).
 _ROUGE_TYPES: Final = ("rouge1", "rouge2", "rougeL")
 _ROUGE_DETAIL_TYPES: Final = (*_ROUGE_TYPES, "rougeLsum")
-_MAX_BLEU: Final = 100.0
 
 # --------------------------------------------------------------------------- ROUGE
+
+
+@dataclass(frozen=True)
+class RougeSettings:
+    """How the ROUGE fixtures tokenize: ``rouge_use_stemmer`` Porter-stems ASCII tokens of
+    more than 3 characters, as rouge-score's ``use_stemmer`` (off by default, as there)."""
+
+    rouge_use_stemmer: bool = False
+
+
+# The ROUGE fixtures read theirs from [settings] itself (rouge_use_stemmer = true), as they
+# always did; stemming changes their values, so it enters the signature when on.
+ROUGE_SETTINGS = SettingsTable("rouge", RougeSettings, flat=True)
 
 
 @dataclass(frozen=True)
@@ -354,257 +337,7 @@ def rouge_detail(
     return RougeDetail(**_best_rouge(prediction, references, use_stemmer, _ROUGE_DETAIL_TYPES))
 
 
-# --------------------------------------------------------------------------- BLEU
-
-
-def _stat_keys(order: int) -> tuple[str, ...]:
-    orders = range(1, order + 1)
-    return (
-        "sys_len",
-        "ref_len",
-        *(f"correct_{n}" for n in orders),
-        *(f"total_{n}" for n in orders),
-    )
-
-
-def _count(mapping: Mapping[str, float], key: str) -> int:
-    value = float(mapping[key])
-    if not value.is_integer():
-        raise ValueError(f"BLEU statistic {key!r} must be a whole number, got {value}")
-    return int(value)
-
-
-def _recorded_order(mapping: Mapping[str, float]) -> int:
-    """The n-gram order statistics were recorded with: the largest n of their
-    ``correct_n``/``total_n`` keys (0 when there are none)."""
-    orders = [
-        int(suffix)
-        for key in mapping
-        for prefix in ("correct_", "total_")
-        if key.startswith(prefix) and (suffix := key[len(prefix) :]).isdigit()
-    ]
-    return max(orders, default=0)
-
-
-@dataclass(frozen=True)
-class BleuStats:
-    """Sufficient statistics of BLEU (sacrebleu's), summable over rows.
-
-    ``sys_len``: hypothesis tokens; ``ref_len``: length of the reference closest to it;
-    ``correct[n-1]``: n-grams of the hypothesis matched in the references, clipped by the
-    maximum count in any one reference; ``total[n-1]``: n-grams of the hypothesis, for n = 1
-    up to the order (``max_ngram_order``, 4 by default), which is ``len(correct)``.
-    """
-
-    sys_len: int
-    ref_len: int
-    correct: tuple[int, ...]
-    total: tuple[int, ...]
-
-    def __post_init__(self) -> None:
-        if not self.correct or len(self.correct) != len(self.total):
-            raise ValueError(
-                f"BLEU needs as many matched as total n-gram counts, at least one each: {self}"
-            )
-        if min(self.sys_len, self.ref_len, *self.correct, *self.total) < 0:
-            raise ValueError(f"BLEU statistics cannot be negative: {self}")
-        if any(c > t for c, t in zip(self.correct, self.total, strict=True)):
-            raise ValueError(f"more matched than hypothesis n-grams: {self}")
-
-    @property
-    def order(self) -> int:
-        """The largest n-gram order counted."""
-        return len(self.correct)
-
-    @classmethod
-    def zero(cls, order: int = 4) -> BleuStats:
-        """Statistics of an empty corpus: every count 0 (the neutral element of ``+``)."""
-        return cls(0, 0, (0,) * order, (0,) * order)
-
-    def __add__(self, other: BleuStats) -> BleuStats:
-        """Element-wise sum: the statistics of the two corpora together."""
-        if other.order != self.order:
-            raise ValueError(
-                f"BLEU statistics of n-gram orders {self.order} and {other.order} cannot be "
-                "added: compute every row with the same max_ngram_order"
-            )
-        return BleuStats(
-            sys_len=self.sys_len + other.sys_len,
-            ref_len=self.ref_len + other.ref_len,
-            correct=tuple(a + b for a, b in zip(self.correct, other.correct, strict=True)),
-            total=tuple(a + b for a, b in zip(self.total, other.total, strict=True)),
-        )
-
-    def as_dict(self) -> dict[str, float]:
-        """Flat mapping ``sys_len, ref_len, correct_1..correct_n, total_1..total_n``."""
-        values = (self.sys_len, self.ref_len, *self.correct, *self.total)
-        return {key: float(v) for key, v in zip(_stat_keys(self.order), values, strict=True)}
-
-    @classmethod
-    def from_dict(cls, mapping: Mapping[str, float], order: int = 4) -> BleuStats:
-        """Inverse of :meth:`as_dict` for statistics of n-gram order ``order``; keys other
-        than the statistics' are ignored.
-
-        Statistics recorded with another order raise ``ValueError`` (reducing them with this
-        order would silently drop or invent n-gram counts); a missing key raises
-        ``KeyError``, a non-whole or negative count ``ValueError``.
-        """
-        recorded = _recorded_order(mapping)
-        if recorded != order:
-            raise ValueError(
-                f"BLEU statistics were recorded with max_ngram_order {recorded}, but are "
-                f"reduced with {order}: statistics of one order cannot make a score of "
-                "another; compute the rows and the corpus score with the same max_ngram_order"
-            )
-        counts = [_count(mapping, key) for key in _stat_keys(order)]
-        return cls(counts[0], counts[1], tuple(counts[2 : 2 + order]), tuple(counts[2 + order :]))
-
-
-def sum_stats(stats: Iterable[BleuStats], order: int = 4) -> BleuStats:
-    """Sum of ``stats`` (each of n-gram order ``order``); :meth:`BleuStats.zero` when there
-    are none."""
-    return functools.reduce(BleuStats.__add__, stats, BleuStats.zero(order))
-
-
-@dataclass(frozen=True)
-class SentenceBleu:
-    """Sentence BLEU in [0, 100] and the statistics to add into a corpus score."""
-
-    score: float
-    stats: BleuStats
-
-
-@functools.lru_cache(maxsize=16)
-def _bleu_metric(tokenize: str, lowercase: bool, max_ngram_order: int) -> BLEU:
-    """A sacrebleu ``BLEU`` that extracts statistics (reused: ~3x faster than one per call).
-
-    Its smoothing is ``exp`` and its effective order on: neither changes the statistics, and
-    ``exp`` (unlike ``add-k``) never alters the counts it returns; scores are computed from
-    the counts by :func:`_bleu_score`.
-    """
-    from sacrebleu.metrics.bleu import BLEU
-
-    return BLEU(
-        tokenize=tokenize,
-        lowercase=lowercase,
-        max_ngram_order=max_ngram_order,
-        smooth_method="exp",
-        effective_order=True,
-    )
-
-
-def _bleu_score(stats: BleuStats, settings: BleuSettings) -> float:
-    """BLEU of ``stats`` with ``settings``' smoothing and effective order, clamped to 100."""
-    from sacrebleu.metrics.bleu import BLEU
-
-    if stats.order != settings.max_ngram_order:
-        raise ValueError(
-            f"BLEU statistics of n-gram order {stats.order} cannot be scored with "
-            f"max_ngram_order {settings.max_ngram_order}: use the order they were computed with"
-        )
-    score = BLEU.compute_bleu(
-        correct=list(stats.correct),  # copies: add-k smoothing adds to them in place
-        total=list(stats.total),
-        sys_len=stats.sys_len,
-        ref_len=stats.ref_len,
-        smooth_method=settings.smooth_method,
-        smooth_value=settings.smooth_value,
-        effective_order=settings.effective_order,
-        max_ngram_order=settings.max_ngram_order,
-    )
-    return min(float(score.score), _MAX_BLEU)
-
-
-def sentence_stats(
-    hypothesis: str, references: Sequence[str], settings: BleuSettings = DEFAULT_BLEU
-) -> BleuStats:
-    """The BLEU statistics of one hypothesis against its references, tokenized and cased
-    as ``settings`` say (smoothing and effective order do not change them)."""
-    metric = _bleu_metric(settings.tokenize, settings.lowercase, settings.max_ngram_order)
-    score = metric.sentence_score(hypothesis, reference_list(references))
-    return BleuStats(
-        sys_len=int(score.sys_len),
-        ref_len=int(score.ref_len),
-        correct=tuple(int(c) for c in score.counts),
-        total=tuple(int(t) for t in score.totals),
-    )
-
-
-def sentence_bleu_with(
-    hypothesis: str, references: Sequence[str], settings: BleuSettings
-) -> SentenceBleu:
-    """:func:`sentence_bleu` with its options as one :class:`BleuSettings` (whose
-    ``effective_order`` is the one used)."""
-    stats = sentence_stats(hypothesis, references, settings)
-    return SentenceBleu(score=_bleu_score(stats, settings), stats=stats)
-
-
-def sentence_bleu(
-    hypothesis: str,
-    references: Sequence[str],
-    *,
-    tokenize: str = "13a",
-    smooth_method: str = "exp",
-    smooth_value: float | None = None,
-    lowercase: bool = False,
-    max_ngram_order: int = 4,
-    effective_order: bool = True,
-) -> SentenceBleu:
-    """BLEU of one hypothesis against one or more references, as ``sacrebleu.sentence_bleu``
-    (and ``BLEU(...).sentence_score``) with the same options and defaults.
-
-    Definition: ``BP * exp(mean over n of log p_n)`` in percent, n = 1..``max_ngram_order``,
-    where ``p_n`` is the clipped n-gram precision (matched n-grams, each counted at most as
-    often as in the one reference that has it most, over the hypothesis' n-grams) and ``BP =
-    exp(1 - r / c)`` when the hypothesis length ``c`` is below the length ``r`` of the
-    reference closest to it (the shorter on a tie), else 1. A zero precision is smoothed as
-    ``smooth_method`` says (see :class:`BleuSettings`); with ``effective_order`` (on, as in
-    sacrebleu's sentence BLEU) the orders from the first one the hypothesis has no n-gram of
-    are left out, without it such an order makes the score 0. Normalisation: ``lowercase``,
-    then the ``tokenize`` tokenizer (13a by default; trailing white space stripped first). An
-    empty hypothesis or one without a matched unigram scores 0. The score is clamped to 100
-    (see the module docstring). An empty ``references`` raises ``ValueError``; a bare string,
-    ``TypeError``; a bad option, :class:`BleuSettingsError`.
-    """
-    settings = BleuSettings(
-        tokenize, smooth_method, smooth_value, lowercase, max_ngram_order, effective_order
-    )
-    return sentence_bleu_with(hypothesis, references, settings)
-
-
-def corpus_bleu_from_stats(
-    stats: BleuStats,
-    *,
-    smooth_method: str = "exp",
-    smooth_value: float | None = None,
-    max_ngram_order: int = 4,
-    effective_order: bool = False,
-) -> float:
-    """Corpus BLEU in [0, 100] from summed statistics, as ``sacrebleu.corpus_bleu`` (and
-    ``BLEU(...).corpus_score``) with the same options and defaults.
-
-    Same definition as :func:`sentence_bleu` on the corpus totals, but with effective order
-    off by default (sacrebleu's corpus default), so the corpus score of a single row is in
-    general not its sentence score. Equal to ``BLEU(...).corpus_score(hyps, streams).score``
-    when ``stats`` is the sum of the rows' :func:`sentence_bleu` statistics computed with the
-    same ``tokenize``, ``lowercase`` and ``max_ngram_order`` (which must be the order of
-    ``stats``, else ``ValueError``) and rows with fewer references are padded with ``None``
-    in ``streams``. No matched unigram (an empty corpus included) gives 0. Clamped to 100 like
-    :func:`sentence_bleu`.
-    """
-    settings = BleuSettings(
-        smooth_method=smooth_method,
-        smooth_value=smooth_value,
-        max_ngram_order=max_ngram_order,
-        effective_order=effective_order,
-    )
-    return _bleu_score(stats, settings)
-
-
 # --------------------------------------------------------------------------- the metric fixtures
-
-BLEU_STATS = "bleu_stats"
-
 
 # The fixtures' ``measure=`` option: which field of the best gold's score is recorded, and the
 # suffix of the name it is recorded under (rouge1, rouge1_precision, rouge1_recall).
@@ -654,69 +387,6 @@ def measure_rouge(metric: str) -> Compute:
     return measure
 
 
-def measure_bleu(row: Row, ctx: MetricContext) -> Measured:
-    """``bleu``: sentence BLEU with ``[settings.bleu]``, effective order always on (as
-    ``sacrebleu.sentence_bleu``; the setting is the corpus score's). The row's statistics
-    and its number of references go in ``bleu_stats``."""
-    references = golds(row, "bleu")
-    settings = replace(ctx.settings.bleu, effective_order=True)
-    result = sentence_bleu_with(claim_text(row, "bleu", ctx.settings), references, settings)
-    stats = result.stats
-    evidence = (
-        f"sentence BLEU {result.score:.2f}: {stats.sys_len} hypothesis / {stats.ref_len} "
-        f"reference tokens, matched n-grams {'/'.join(map(str, stats.correct))}"
-    )
-    recorded = {**stats.as_dict(), **reference_count(len(references))}
-    return Measured({"bleu": result.score}, evidence, {BLEU_STATS: recorded})
-
-
-def bleu_corpus(sums: Mapping[str, float], settings: MetricSettings) -> dict[str, float]:
-    """``bleu.corpus``: corpus BLEU from the rows' summed ``bleu_stats``, with the run's
-    ``[settings.bleu]`` smoothing, order and effective order."""
-    stats = BleuStats.from_dict(sums, settings.bleu.max_ngram_order)
-    return {"corpus": _bleu_score(stats, settings.bleu)}
-
-
-def bleu_signature(settings: BleuSettings, references: str) -> str:
-    """sacrebleu's signature of BLEU computed with ``settings`` (as ``BLEU.get_signature()``
-    prints it): ``nrefs:<references>|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0``.
-
-    ``case`` is ``lc`` with ``lowercase``; ``eff`` says whether ``effective_order`` was on;
-    ``tok`` is the tokenizer's own signature (``flores101`` for ``spm``, the MeCab version
-    for ``ja-mecab``); ``smooth`` carries the value in effect for ``floor`` and ``add-k``
-    (``floor[0.10]``); ``version`` is sacrebleu's. One addition: sacrebleu's signature does
-    not show ``max_ngram_order``, so when it is not 4, ``ngram:<order>`` comes before
-    ``version`` (at the default order the string is sacrebleu's exactly).
-    """
-    from sacrebleu.version import __version__
-
-    metric = _bleu_metric(settings.tokenize, settings.lowercase, settings.max_ngram_order)
-    smooth = settings.smooth_method
-    if settings.smooth is not None:
-        smooth += f"[{settings.smooth:.2f}]"
-    fields = [
-        f"nrefs:{references}",
-        f"case:{'lc' if settings.lowercase else 'mixed'}",
-        f"eff:{'yes' if settings.effective_order else 'no'}",
-        f"tok:{metric.tokenizer_signature}",
-        f"smooth:{smooth}",
-    ]
-    if settings.max_ngram_order != DEFAULT_BLEU.max_ngram_order:
-        fields.append(f"ngram:{settings.max_ngram_order}")
-    return "|".join([*fields, f"version:{__version__}"])
-
-
-def bleu_signatures(settings: MetricSettings, sums: Mapping[str, float]) -> dict[str, str]:
-    """The signatures of ``bleu`` (sentence scores: effective order on) and ``bleu.corpus``
-    (the ``effective_order`` setting); ``nrefs`` is the rows' number of golds, or ``var``."""
-    references = nrefs(sums)
-    sentence = replace(settings.bleu, effective_order=True)
-    return {
-        "bleu": bleu_signature(sentence, references),
-        "bleu.corpus": bleu_signature(settings.bleu, references),
-    }
-
-
 def _rouge(name: str, doc: str) -> MetricSpec:
     label = f"{name[:5].upper()}-{name[5:]}"
     return MetricSpec(
@@ -737,6 +407,7 @@ def _rouge(name: str, doc: str) -> MetricSpec:
         options=("measure",),
         # 2: scripts written without spaces (Han, kana, Thai, ...) count per character
         version=2,
+        settings=ROUGE_SETTINGS,
     )
 
 
@@ -752,23 +423,5 @@ SPECS = (
         "rougeLsum",
         "ROUGE-Lsum (summary-level LCS, sentences are the lines) F-measure of the answer "
         "(markers stripped), best gold, 0-1.",
-    ),
-    MetricSpec(
-        "bleu",
-        "Sentence BLEU of the answer (markers stripped) against the golds, 0-100, as "
-        "sacrebleu.sentence_bleu; bleu.corpus is corpus BLEU from the summed statistics.",
-        (
-            MetricInfo(
-                "bleu",
-                "sentence BLEU, 0-100 (corpus: from summed statistics)",
-                kind="corpus",
-                corpus=("corpus",),
-                range=PERCENT,
-            ),
-        ),
-        ("answer", "gold"),
-        measure_bleu,
-        corpus=CorpusReduction(BLEU_STATS, bleu_corpus),
-        signatures=bleu_signatures,
     ),
 )

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pytest_ragmetrics.metrics.setting import SettingError, finite
+from pytest_ragmetrics.metrics.setting import SettingError, SettingsTable, finite
 
 Ties = Literal["float32", "double"]
 TIES: tuple[Ties, ...] = ("float32", "double")
@@ -106,3 +106,27 @@ class TrecOptions:
         if self.ties != "float32":
             changed["ties"] = self.ties
         return changed
+
+
+def _from_table(table: dict[str, Any]) -> TrecOptions:
+    """``[settings.retrieval]``'s keys as options: TOML's keys are strings, so each grade
+    of ``gains = { "1" = 1, "2" = 3 }`` is read as a number here (``TrecOptions`` checks
+    the numbers)."""
+    gains = table.get("gains")
+    if gains is not None:
+        if not isinstance(gains, dict):
+            raise OptionError(
+                "gains", 'expected a table of grade = gain, e.g. { "1" = 1, "2" = 3 }'
+            )
+        numbered: dict[float, Any] = {}
+        for grade, gain in gains.items():
+            try:
+                numbered[float(grade)] = gain
+            except ValueError:
+                raise OptionError("gains", f"the grade {grade!r} is not a number") from None
+        table = {**table, "gains": numbered}
+    return TrecOptions(**table)
+
+
+# The options every retrieval fixture reads from thresholds.toml; all enter the signature.
+RETRIEVAL_SETTINGS = SettingsTable("retrieval", TrecOptions, build=_from_table)

@@ -49,6 +49,8 @@ def metric(
     binary: bool = False,
     corpus: Mapping[str, CorpusFunction] | None = None,
     version: str | int | None = None,
+    settings: type | None = None,
+    signed: Sequence[str] | None = None,
 ) -> Any:
     """Declare ``function(row) -> value | (value, evidence)`` as a metric.
 
@@ -61,7 +63,13 @@ def metric(
     ``RowValue(value, evidence, stats={...})``. The docstring is its definition: the first
     line is the reports' description. ``version``: change it when the metric computes
     something else: its gates against a baseline stored under another version fail, not
-    compared (the baseline's other metrics still are).
+    compared (the baseline's other metrics still are). ``settings``: a frozen dataclass
+    whose fields (each with a default) are the metric's settings, read from
+    ``[settings.<name>]`` of thresholds.toml (an unknown key, or a value of the wrong type
+    for its field's annotation, stops the run naming it); the function is then called as
+    ``function(row, settings)``. ``signed``: the fields that change the metric's values
+    (default: every field); when one differs from its default it enters the baseline's
+    signature, and a baseline stored with another value is not compared.
 
     Returns the metric's pytest fixture: ``name(row) -> Score``, recorded like ``f1``.
     A malformed declaration or a name already taken raises ``DeclarationError`` naming
@@ -69,7 +77,7 @@ def metric(
     """
 
     def decorate(function: MetricFunction) -> Any:
-        declared = declare(function, name, requires, range, binary, corpus)
+        declared = declare(function, name, requires, range, binary, corpus, settings, signed)
         _refuse_plugin_fixture(declared.name, declared.origin)
         spec = declared.spec()
         checked = check_version(declared.origin, declared.name, version)

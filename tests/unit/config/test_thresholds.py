@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import tomllib
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.config.thresholds import Settings, ThresholdsError, load_thresholds
-from pytest_ragmetrics.metrics.bleu_settings import BleuSettings
-from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
+from pytest_ragmetrics.config.thresholds import (
+    Settings,
+    ThresholdsError,
+    declared_tables,
+    load_thresholds,
+    parse_thresholds,
+)
+from pytest_ragmetrics.metrics.bleu import BLEU_SETTINGS, BleuSettings
+from pytest_ragmetrics.metrics.chrf import ChrfSettings
+from pytest_ragmetrics.metrics.setting import SettingError, SettingsTable
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.text.citations import CitationSyntax
 from pytest_ragmetrics.text.idk import DEFAULT_IDK_PATTERNS
@@ -413,3 +423,65 @@ def test_bad_squad_settings_name_the_key(tmp_path: Path, text: str, fragment: st
     with pytest.raises(ThresholdsError) as raised:
         load(tmp_path, f"[settings]\n{text}\n")
     assert fragment in str(raised.value)
+
+
+# ------------------------------------------------------------- a declared table of the user's
+
+
+@dataclass(frozen=True)
+class WindowSettings:
+    width: int = 3
+    unit: str = "word"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.width, int) and self.width < 1:
+            raise SettingError("window", "width", f"expected a whole number >= 1, got {self.width}")
+
+
+WINDOW = SettingsTable("window", WindowSettings, signed=("width",))
+
+
+def parse(tmp_path: Path, text: str, *tables: SettingsTable[Any]):  # type: ignore[no-untyped-def]
+    return parse_thresholds(tmp_path / "thresholds.toml", tomllib.loads(text), tables)
+
+
+def test_a_declared_table_is_read_from_its_own_table(tmp_path: Path) -> None:
+    settings = parse(tmp_path, '[settings.window]\nwidth = 5\nunit = "char"\n', WINDOW).settings
+    assert settings.table(WINDOW) == WindowSettings(5, "char")
+    assert settings.signature()["window"] == {"width": 5}  # unit is not signed
+    unsigned = parse(tmp_path, '[settings.window]\nunit = "char"\n', WINDOW).settings
+    assert "window" not in unsigned.signature()
+    assert parse(tmp_path, "", WINDOW).settings.table(WINDOW) == WindowSettings()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "[settings.window]\nwidht = 5",
+            "[settings.window] widht: unknown setting; known: width, ",
+        ),
+        ("[settings.window]\nwidht = 5", "; did you mean width?"),
+        ("[settings.window]\nwidth = 0", "[settings.window] width: expected a whole number >= 1"),
+        ("[settings.window]\nwidth = 1.5", "[settings.window] width: expected a whole number, got"),
+        ("[settings.window]\nunit = 3", "[settings.window] unit: expected a string, got 3"),
+        ("[settings]\nwindow = 3", "[settings] window: expected a table: [settings.window]"),
+        ("[settings]\nwindw = 3", "[settings] windw: unknown setting (did you mean window?)"),
+    ],
+)
+def test_a_declared_tables_mistakes_name_the_key(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ThresholdsError) as raised:
+        parse(tmp_path, text, WINDOW)
+    assert message in str(raised.value)
+
+
+def test_a_table_of_a_name_the_plugin_uses_is_refused(tmp_path: Path) -> None:
+    for name in ("tau_sim", "stats", "system", "squad_version"):
+        with pytest.raises(ThresholdsError, match=f"\\[settings.{name}\\]: a metric declares"):
+            parse(tmp_path, "", *declared_tables(), SettingsTable(name, WindowSettings))
+
+
+def test_the_built_in_tables_come_from_the_catalog(tmp_path: Path) -> None:
+    settings = load(tmp_path, "[settings.bleu]\nlowercase = true\n").settings
+    assert {table.name for table in settings.declared} >= {"bleu", "chrf", "retrieval"}
+    assert settings.table(BLEU_SETTINGS) is settings.bleu

@@ -14,13 +14,11 @@ from sacrebleu.metrics.bleu import BLEU
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.metrics.base import nrefs, reference_count
-from pytest_ragmetrics.metrics.bleu_settings import (
+from pytest_ragmetrics.metrics.bleu import (
     BLEU_SMOOTH_DEFAULTS,
     BLEU_TOKENIZERS,
     BleuSettings,
     BleuSettingsError,
-)
-from pytest_ragmetrics.metrics.text import (
     BleuStats,
     bleu_signature,
     bleu_signatures,

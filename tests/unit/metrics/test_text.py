@@ -21,20 +21,22 @@ from rouge_score import rouge_scorer, tokenizers  # type: ignore[import-untyped]
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import MetricContext
+from pytest_ragmetrics.metrics.bleu import (
+    BleuStats,
+    SentenceBleu,
+    corpus_bleu_from_stats,
+    sentence_bleu,
+    sum_stats,
+)
 from pytest_ragmetrics.metrics.repeats import response_exact_match_rate
 from pytest_ragmetrics.metrics.rouge_tokenizer import tokenize
 from pytest_ragmetrics.metrics.text import (
-    BleuStats,
     RougeDetail,
     RougeScore,
     RougeScores,
-    SentenceBleu,
-    corpus_bleu_from_stats,
     measure_rouge,
     rouge,
     rouge_detail,
-    sentence_bleu,
-    sum_stats,
 )
 
 FAST = settings(max_examples=60, deadline=None)

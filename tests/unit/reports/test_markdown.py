@@ -82,7 +82,7 @@ def test_bleu_numbers_carry_their_signatures() -> None:
     # format of sacrebleu's BLEU.get_signature()).
     import sacrebleu
 
-    from pytest_ragmetrics.metrics.text import sentence_bleu
+    from pytest_ragmetrics.metrics.bleu import sentence_bleu
 
     result = sentence_bleu("the cat sat on the mat", ["the cat sat on a mat"])
     stats = {**result.stats.as_dict(), "nrefs_1": 1.0}
