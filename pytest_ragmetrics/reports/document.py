@@ -17,8 +17,10 @@ from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
 from pytest_ragmetrics.gates.evidence import metric_intervals
 from pytest_ragmetrics.inference.records import Evidence
+from pytest_ragmetrics.metrics.catalog import BASELINE, ERRORS
 from pytest_ragmetrics.metrics.space.points import PICTURE_DETAIL
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
+from pytest_ragmetrics.reports.presentation import suites
 from pytest_ragmetrics.reports.projection import projection_entry
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState
@@ -98,7 +100,7 @@ def _row_document(summary: EvalSummary, row: RowResult) -> dict[str, Any]:
         "gold": row.fields.get("gold"),
         "answerable": row.fields.get("answerable"),
         "metrics": row.values,
-        "errors": row.errors,
+        ERRORS: row.errors,
         "evidence": row.evidence,
         "status": row.status,
         "failed_tests": sorted(row.failed),
@@ -143,7 +145,7 @@ def _eval_document(
         "dataset_sha256": info.dataset_sha256,
         "dataset_rows": info.dataset_rows,
         "n": summary.rows_used,
-        "errors": summary.errors,
+        ERRORS: summary.errors,
         "row_statuses": {
             status: sum(row.status == status for row in summary.rows) for status in ROW_STATUSES
         },
@@ -152,7 +154,7 @@ def _eval_document(
         "signatures": summary.signatures,
         "dataset_level": {
             "details": {k: v for k, v in details.items() if k != PICTURE_DETAIL},
-            "errors": list(summary.dataset_errors),
+            ERRORS: list(summary.dataset_errors),
         },
         "gates": [_gate_document(r) for r in results if r.eval == info.label],
     }
@@ -169,7 +171,7 @@ def _eval_document(
         entry["rows"] = [_row_document(summary, row) for row in summary.rows]
     entry["warnings"] = list(summary.warnings)
     if summary.stored is not None:
-        entry["baseline"] = _baseline_document(summary.stored)
+        entry[BASELINE] = _baseline_document(summary.stored)
     if info.rerun is not None:
         entry["rerun"] = info.rerun
     if info.compared:
@@ -210,7 +212,9 @@ def report_document(
             for summary in summaries
         ],
     }
-    if any("trust" in summary.metrics for summary in summaries):
+    # The judge of the dataset-level suites' citation numbers (Trust-Score), which their
+    # tables name.
+    if any(suite.name in summary.metrics for suite in suites() for summary in summaries):
         document["trust_judge"] = {
             "setting": settings.trust_judge,
             "approximate": settings.trust_judge == "embedding",
@@ -274,7 +278,7 @@ def run_verdict(evals: Sequence[Mapping[str, Any]]) -> tuple[str, bool]:
     that failed, each counted when there is one; else ``all gates hold``, or ``no gates
     configured``. A run with a failed or errored row never reads as clean."""
     rows = row_counts(evals)
-    errors = sum(int(entry.get("errors") or 0) for entry in evals)
+    errors = sum(int(entry.get(ERRORS) or 0) for entry in evals)
     failed_gates = sum(gate.get("status") == "failed" for gate in gates(evals))
     problems = [
         f"{count} {what}"
