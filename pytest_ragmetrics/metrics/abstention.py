@@ -15,11 +15,13 @@ from typing import Any
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import (
     UNIT,
+    Column,
     Measured,
     MetricContext,
     MetricInfo,
     MetricSettings,
     MetricSpec,
+    Presentation,
 )
 from pytest_ragmetrics.text.citations import CitationFormat, find_citations, may_cite
 from pytest_ragmetrics.text.idk import IdkMatcher, all_idk, idk_sentences, telemetry_abstains
@@ -155,7 +157,13 @@ SPECS = (
         "telemetry.action is ABSTAIN; else 0.",
         (
             MetricInfo(
-                "abstain", "the answer abstains (all sentences IDK)", kind="binary", range=UNIT
+                "abstain",
+                "the answer abstains (all sentences IDK)",
+                kind="binary",
+                range=UNIT,
+                presentation=Presentation(
+                    label="Abstain", columns=(Column("main", 60),), bar=6, role="abstains"
+                ),
             ),
         ),
         ("answer",),
@@ -167,7 +175,13 @@ SPECS = (
         "by contract an IDK sentence cites nothing, so gate its sum at 0.",
         (
             MetricInfo(
-                "idk_citation", "an IDK sentence carries a citation", kind="binary", range=UNIT
+                "idk_citation",
+                "an IDK sentence carries a citation",
+                kind="binary",
+                range=UNIT,
+                presentation=Presentation(
+                    columns=(Column("appendix", 30, "sum", "IDK+Cit", "count"),)
+                ),
             ),
         ),
         ("answer",),
@@ -182,6 +196,9 @@ SPECS = (
                 "answerable, yet the answer abstains",
                 kind="binary",
                 range=UNIT,
+                presentation=Presentation(
+                    columns=(Column("systems", 80, "sum", "IDK on answerable (sum)", "count"),)
+                ),
             ),
         ),
         ("answer", "answerable"),

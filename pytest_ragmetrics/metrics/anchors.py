@@ -47,7 +47,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_ragmetrics.data.dataset import Row
-from pytest_ragmetrics.metrics.base import UNIT, Measured, MetricContext, MetricInfo, MetricSpec
+from pytest_ragmetrics.metrics.base import (
+    UNIT,
+    Measured,
+    MetricContext,
+    MetricInfo,
+    MetricSpec,
+    Presentation,
+)
 from pytest_ragmetrics.text.citations import find_citations
 from pytest_ragmetrics.text.patterns import LazyPattern
 
@@ -311,6 +318,7 @@ SPECS = (
                 "anchor_coverage",
                 "share of the question's anchors found in the cited contexts",
                 range=UNIT,
+                presentation=Presentation(bar=7),
             ),
         ),
         ("question", "answer", "contexts"),

@@ -31,10 +31,13 @@ from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.abstention import answerable, row_abstention
 from pytest_ragmetrics.metrics.base import (
     UNIT,
+    Column,
     Measured,
     MetricContext,
     MetricInfo,
     MetricSpec,
+    Presentation,
+    Versus,
     claim_text,
     golds,
 )
@@ -397,6 +400,9 @@ SPECS = (
                 "exact match with any gold after SQuAD normalisation",
                 kind="binary",
                 range=UNIT,
+                presentation=Presentation(
+                    label="EM", columns=(Column("appendix", 10),), distribution=5, bar=5
+                ),
             ),
             MetricInfo(
                 "em_has_ans",
@@ -420,7 +426,19 @@ SPECS = (
         "SQuAD token F1 of the answer (citation markers stripped) against the best gold "
         "alias, 0-1.",
         (
-            MetricInfo("f1", "SQuAD token F1, max over golds", range=UNIT),
+            MetricInfo(
+                "f1",
+                "SQuAD token F1, max over golds",
+                range=UNIT,
+                presentation=Presentation(
+                    label="F1",
+                    columns=(Column("main", 30),),
+                    distribution=3,
+                    bar=3,
+                    versus=(Versus("mean", "delta", 4),),
+                    role="correct",
+                ),
+            ),
             MetricInfo(
                 "f1_has_ans",
                 'f1 of the questions with an answer (squad_version = "2.0": HasAns)',
@@ -446,6 +464,9 @@ SPECS = (
                 "answerable, not abstained, F1 = 0 on the full answer",
                 kind="binary",
                 range=UNIT,
+                presentation=Presentation(
+                    columns=(Column("systems", 70, "sum", "Wrong on answerable (sum)", "count"),)
+                ),
             ),
         ),
         ("answer", "gold", "answerable"),

@@ -45,6 +45,87 @@ Embed = Callable[[Sequence[str]], Vectors]
 _Table = TypeVar("_Table")
 
 
+# How the reports write a number: ``score`` 0.000, ``amount`` 0.0, ``hundredths`` 0.00,
+# ``count`` an integer, ``integer`` (a count per row, as tokens) 0.0 for a statistic and
+# one row's value as the integer it is, ``ms`` milliseconds (whole from 1 ms up, two
+# decimals below), ``ratio`` 1.10×, ``delta`` +0.250, ``number`` an integer when the value
+# is one, else 0.000.
+NumberFormat = Literal[
+    "score", "amount", "hundredths", "count", "integer", "ms", "ratio", "delta", "number"
+]
+# The report tables a statistic may be a column of: ``main`` (the first table of the
+# terminal and the Markdown summary, and of the HTML report's systems table), ``systems``
+# (only the HTML systems table, after the main columns of lower priority), ``appendix``
+# (the terminal's second table), ``suite`` (the table of a dataset-level suite, with its
+# own title: the Trust-Score table).
+Table = Literal["main", "systems", "appendix", "suite"]
+# What the transformations of a compared system (``results.compare``) read of a metric:
+# ``abstains`` (1 when the row abstains), ``correct`` (above 0 when the answer is right),
+# ``supported`` (records the row's ``sentences`` detail, each ``supported`` or not).
+Role = Literal["abstains", "correct", "supported"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """A statistic of the metric shown as a column of a report table: ``priority`` orders
+    the columns of a table (lower first), ``heading`` defaults to the metric's label."""
+
+    table: Table
+    priority: int
+    stat: str = "mean"
+    heading: str | None = None
+    format: NumberFormat = "score"
+
+
+@dataclass(frozen=True)
+class Versus:
+    """A compared system's ``vs_baseline`` statistic of the metric: its ``stat`` as a
+    ``ratio`` to the reference system's, or as a ``delta`` (the difference); named
+    ``<metric>_<stat>_<how>`` (``tokens_mean_ratio``); ``priority`` orders them."""
+
+    stat: str
+    how: Literal["ratio", "delta"]
+    priority: int
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """How the reports show a metric; a metric that says nothing gets the defaults: its
+    name as its label, no table column, no plot, listed under "More metrics".
+
+    ``label``: its name in headings (``F1 short``). ``format``: how one row's value and
+    its per-row statistics are written (``None``: by its kind, a 0/1 metric's sum as a
+    count, the rest as scores; a dataset-level metric's statistics as numbers).
+    ``formats``: a dataset-level metric's statistics that have a format of their own
+    (``avg_latency_ms``: ``ms``). ``columns``: its statistics shown as table columns.
+    ``distribution``: its place among the per-row distributions the HTML report draws
+    (and among the first columns of its rows table); ``None``, not drawn unless an eval
+    records none of those. ``bar``: its place among the 0-1 bars of an eval of several
+    systems. ``versus``: its ``vs_baseline`` statistics. ``pareto``: its axis of the
+    Pareto view of several systems (``quality``, higher is better; ``cost``, lower is).
+    ``role``: what the transformations read of it (``Role``). ``row_value``: shown among a
+    row's values in the HTML rows table and drawable (``errors`` is the row's status).
+    ``listed``: listed under "More metrics" when no table shows it. ``count``: for a
+    dataset-level suite, the statistic counting the rows it is over (the terminal's ``N``).
+    """
+
+    label: str | None = None
+    format: NumberFormat | None = None
+    formats: Mapping[str, NumberFormat] = field(default_factory=dict)
+    columns: tuple[Column, ...] = ()
+    distribution: int | None = None
+    bar: int | None = None
+    versus: tuple[Versus, ...] = ()
+    pareto: Literal["quality", "cost"] | None = None
+    role: Role | None = None
+    row_value: bool = True
+    listed: bool = True
+    count: str | None = None
+
+
+DEFAULT_PRESENTATION = Presentation()
+
+
 @dataclass(frozen=True)
 class MetricInfo:
     """A recorded metric: its name, what it means, and which statistics it has.
@@ -58,7 +139,7 @@ class MetricInfo:
     statistics. ``levels``: the only suffixes ``@`` may take, for a name whose suffix is
     not a cutoff k (``iprec_at_recall@0.5``). ``misleading``: statistics a gate may not
     use, each with what to use instead (``gm_map.mean`` is map's mean, not trec_eval's
-    gm_map).
+    gm_map). ``presentation``: how the reports show it (``Presentation``).
     """
 
     name: str
@@ -70,6 +151,12 @@ class MetricInfo:
     dataset: tuple[str, ...] | None = None
     levels: tuple[str, ...] = ()
     misleading: Mapping[str, str] = field(default_factory=dict)
+    presentation: Presentation = DEFAULT_PRESENTATION
+
+    @property
+    def label(self) -> str:
+        """Its name in report headings: the declared label, else the name."""
+        return self.presentation.label or self.name
 
     @property
     def binary(self) -> bool:

@@ -19,7 +19,16 @@ from dataclasses import dataclass
 from pytest_ragmetrics.metrics.abstention import SPECS as ABSTENTION
 from pytest_ragmetrics.metrics.anchors import SPECS as ANCHORS
 from pytest_ragmetrics.metrics.answer import SPECS as ANSWER
-from pytest_ragmetrics.metrics.base import UNIT, MetricInfo, MetricSpec, Reduce, Signatures
+from pytest_ragmetrics.metrics.base import (
+    UNIT,
+    Column,
+    MetricInfo,
+    MetricSpec,
+    Presentation,
+    Reduce,
+    Signatures,
+    Versus,
+)
 from pytest_ragmetrics.metrics.bleu import SPECS as BLEU
 from pytest_ragmetrics.metrics.chrf import SPECS as CHRF
 from pytest_ragmetrics.metrics.classification import SPECS as CLASSIFICATION
@@ -57,17 +66,37 @@ SPECS: tuple[MetricSpec, ...] = (
 
 # A compared system's aggregates relative to the reference system
 # (pytest_ragmetrics.results.compare, which lies above this package and so cannot be
-# imported here: its statistics are declared here and read there).
+# imported here: its statistics are declared here and read there). Each per-row metric
+# declares its own (``Presentation.versus``): ``<metric>_<stat>_<ratio|delta>``.
 VS_BASELINE = "vs_baseline"
-VS_BASELINE_STATS = (
-    "tokens_mean_ratio",
-    "tokens_p50_ratio",
-    "overlap_mean_delta",
-    "f1_mean_delta",
-    "f1_short_mean_delta",
-)
-# How this run's rows pair with the stored baseline's (pytest_ragmetrics.gates.stored).
+# How this run's rows pair with the stored baseline's (pytest_ragmetrics.gates.stored);
+# also the name of an eval's stored-baseline entry in the report document.
+BASELINE = "baseline"
 BASELINE_PAIRING_STATS = ("coverage", "shared", "added", "removed", "changed")
+# 1 for a row that errored; its sum is an eval's count of errored rows (the report
+# document's ``errors``).
+ERRORS = "errors"
+
+
+def versus_stat(metric: str, versus: Versus) -> str:
+    """The name of a ``vs_baseline`` statistic: ``tokens_mean_ratio``."""
+    return f"{metric}_{versus.stat}_{versus.how}"
+
+
+# (statistic, metric, what of the metric), in the metrics' declared order.
+VERSUS: tuple[tuple[str, str, Versus], ...] = tuple(
+    (versus_stat(info.name, versus), info.name, versus)
+    for versus, info in sorted(
+        (
+            (versus, info)
+            for spec in SPECS
+            for info in spec.records
+            for versus in info.presentation.versus
+        ),
+        key=lambda pair: pair[0].priority,
+    )
+)
+VS_BASELINE_STATS = tuple(name for name, _, _ in VERSUS)
 
 # Metrics a run derives without a metric fixture of their own.
 DERIVED: tuple[MetricInfo, ...] = (
@@ -78,18 +107,25 @@ DERIVED: tuple[MetricInfo, ...] = (
         VS_BASELINE,
         "a compared system's ratios and differences to the reference system",
         dataset=VS_BASELINE_STATS,
+        presentation=Presentation(formats={name: how.how for name, _, how in VERSUS}),
     ),
     MetricInfo(
-        "baseline",
+        BASELINE,
         "this run's rows paired by id with the stored baseline's: shared / stored rows",
         dataset=BASELINE_PAIRING_STATS,
     ),
     *JUDGE_DERIVED,
     MetricInfo(
-        "errors",
+        ERRORS,
         "the row errored (bad data or a metric input missing)",
         kind="binary",
         range=UNIT,
+        # a row's status says it: no column of its own in the rows table, not drawn
+        presentation=Presentation(
+            label="Errors",
+            columns=(Column("appendix", 40, "sum", format="count"),),
+            row_value=False,
+        ),
     ),
     MetricInfo(
         "unjudged",

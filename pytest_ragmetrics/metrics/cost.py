@@ -21,10 +21,13 @@ from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import (
     COUNT,
     UNIT,
+    Column,
     Measured,
     MetricContext,
     MetricInfo,
     MetricSpec,
+    Presentation,
+    Versus,
 )
 
 UNSTAGED = "(unstaged)"
@@ -112,11 +115,30 @@ SPECS = (
         "completion_tokens too when the row splits them; the tokens_by_stage breakdown).",
         (
             MetricInfo(
-                "tokens", "prompt + completion tokens over every call of the query", range=COUNT
+                "tokens",
+                "prompt + completion tokens over every call of the query",
+                range=COUNT,
+                presentation=Presentation(
+                    label="Tokens",
+                    format="integer",
+                    columns=(Column("main", 40, format="amount"),),
+                    distribution=6,
+                    versus=(Versus("mean", "ratio", 1), Versus("p50", "ratio", 2)),
+                    pareto="cost",
+                ),
             ),
-            MetricInfo("prompt_tokens", "prompt tokens over every call of the query", range=COUNT),
             MetricInfo(
-                "completion_tokens", "completion tokens over every call of the query", range=COUNT
+                "prompt_tokens",
+                "prompt tokens over every call of the query",
+                range=COUNT,
+                # the tokens_by_stage breakdown shows the split
+                presentation=Presentation(format="integer", listed=False),
+            ),
+            MetricInfo(
+                "completion_tokens",
+                "completion tokens over every call of the query",
+                range=COUNT,
+                presentation=Presentation(format="integer", listed=False),
             ),
         ),
         ("tokens",),
@@ -125,7 +147,21 @@ SPECS = (
     MetricSpec(
         "latency",
         "End-to-end latency of the query in milliseconds, recorded as latency_ms.",
-        (MetricInfo("latency_ms", "end-to-end latency of the query, milliseconds", range=COUNT),),
+        (
+            MetricInfo(
+                "latency_ms",
+                "end-to-end latency of the query, milliseconds",
+                range=COUNT,
+                presentation=Presentation(
+                    format="ms",
+                    columns=(
+                        Column("main", 50, "p50", "P50 ms", "ms"),
+                        Column("appendix", 20, "p95", "P95 ms", "ms"),
+                    ),
+                    distribution=7,
+                ),
+            ),
+        ),
         ("latency_ms",),
         measure_latency,
     ),
@@ -138,9 +174,18 @@ SPECS = (
                 "rounds",
                 "telemetry.rounds: retrieve-generate rounds of the query",
                 range=(1.0, math.inf),
+                presentation=Presentation(
+                    label="Rounds", columns=(Column("systems", 90, format="hundredths"),)
+                ),
             ),
             MetricInfo(
-                "multi_round", "the query took more than one round", kind="binary", range=UNIT
+                "multi_round",
+                "the query took more than one round",
+                kind="binary",
+                range=UNIT,
+                presentation=Presentation(
+                    label="Rounds > 1", columns=(Column("systems", 100, "rate"),)
+                ),
             ),
         ),
         ("telemetry",),

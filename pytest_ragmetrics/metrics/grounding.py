@@ -33,6 +33,7 @@ from pytest_ragmetrics.metrics.base import (
     COSINE,
     COUNT,
     UNIT,
+    Column,
     Compute,
     Embed,
     Measured,
@@ -40,7 +41,9 @@ from pytest_ragmetrics.metrics.base import (
     MetricInfo,
     MetricSettings,
     MetricSpec,
+    Presentation,
     Range,
+    Versus,
     golds,
 )
 from pytest_ragmetrics.text.citations import (
@@ -696,8 +699,22 @@ SPECS = (
                 "overlap",
                 "share of claim sentences supported by their one cited context",
                 range=UNIT,
+                presentation=Presentation(
+                    label="Overlap",
+                    columns=(Column("main", 20),),
+                    distribution=1,
+                    bar=1,
+                    versus=(Versus("mean", "delta", 3),),
+                    pareto="quality",
+                    role="supported",
+                ),
             ),
-            MetricInfo("overlap_answered", "overlap over the rows that do not abstain", range=UNIT),
+            MetricInfo(
+                "overlap_answered",
+                "overlap over the rows that do not abstain",
+                range=UNIT,
+                presentation=Presentation(listed=False),
+            ),
         ),
         ("answer", "contexts"),
         measure_overlap,
@@ -710,7 +727,12 @@ SPECS = (
         "(or not known).",
         (
             MetricInfo(
-                "faithfulness", "fallback: 0.6 + 0.4 x overlap, or the abstention rule", range=UNIT
+                "faithfulness",
+                "fallback: 0.6 + 0.4 x overlap, or the abstention rule",
+                range=UNIT,
+                presentation=Presentation(
+                    label="Faithfulness", columns=(Column("main", 10),), distribution=2, bar=2
+                ),
             ),
         ),
         ("answer", "contexts"),

@@ -33,6 +33,7 @@ from pytest_ragmetrics.metrics.base import (
     MetricContext,
     MetricInfo,
     MetricSpec,
+    Presentation,
     Range,
     golds,
 )
@@ -322,7 +323,17 @@ JUDGE_STATS = (
 # Judge-quality numbers that may be named alone, as docs/metrics.md#judge-quality names them.
 JUDGE_QUALITY = ("consistency_score", "error_rate", "avg_latency_ms")
 JUDGE = MetricInfo(
-    "judge", "the LLM judge's calls, errors, latency and tokens", dataset=JUDGE_STATS
+    "judge",
+    "the LLM judge's calls, errors, latency and tokens",
+    dataset=JUDGE_STATS,
+    presentation=Presentation(
+        formats={
+            "avg_latency_ms": "ms",
+            "prompt_tokens": "integer",
+            "completion_tokens": "integer",
+            "tokens": "integer",
+        }
+    ),
 )
 
 # metric -> (fixture doc, registry description, range)

@@ -17,6 +17,7 @@ from pytest_ragmetrics.metrics.base import (
     MetricInfo,
     MetricSettings,
     MetricSpec,
+    Presentation,
 )
 from pytest_ragmetrics.metrics.grounding import cosine
 from pytest_ragmetrics.text.citations import find_citations, strip_citations
@@ -140,6 +141,7 @@ SPECS = (
                 "a second run gave the same answer and citations",
                 kind="binary",
                 range=UNIT,
+                presentation=Presentation(bar=8),
             ),
         ),
         ("answer",),

@@ -77,10 +77,13 @@ from pytest_ragmetrics.metrics.anchors import (
 from pytest_ragmetrics.metrics.answer import best_f1, exact_match
 from pytest_ragmetrics.metrics.base import (
     UNIT,
+    Column,
     Measured,
     MetricContext,
     MetricInfo,
     MetricSpec,
+    Presentation,
+    Versus,
     golds,
 )
 from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
@@ -372,7 +375,16 @@ SPECS = (
         "gold, 0-1.",
         (
             MetricInfo(
-                "f1_short", "SQuAD F1 of the finalizer's short answer, best gold", range=UNIT
+                "f1_short",
+                "SQuAD F1 of the finalizer's short answer, best gold",
+                range=UNIT,
+                presentation=Presentation(
+                    label="F1 short",
+                    columns=(Column("systems", 35),),
+                    distribution=4,
+                    bar=4,
+                    versus=(Versus("mean", "delta", 5),),
+                ),
             ),
         ),
         ("question", "answer", "gold"),

@@ -1,4 +1,5 @@
-"""The columns of the report tables: heading, the aggregate shown and its format.
+"""The columns of the report tables: heading, the aggregate shown and its format, as
+each metric declares them (``Presentation.columns``, ``reports.presentation``).
 
 A column reads an eval entry of the report document (``reports.document``), so the
 terminal, Markdown and HTML tables show the same numbers the same way.
@@ -7,8 +8,11 @@ terminal, Markdown and HTML tables show the same numbers the same way.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
+
+from pytest_ragmetrics.metrics.base import MetricInfo, NumberFormat
+from pytest_ragmetrics.reports.presentation import Shown, columns, versus_columns
 
 NOT_COMPUTED = "—"
 
@@ -78,6 +82,29 @@ def interval_levels(entries: Iterable[Entry]) -> set[float]:
     }
 
 
+def hundredths(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def general(value: float) -> str:
+    """An integer when the value is one, else 3 decimals."""
+    return f"{value:.0f}" if value.is_integer() else f"{value:.3f}"
+
+
+# How a declared ``NumberFormat`` writes a statistic.
+FORMATS: dict[NumberFormat, Callable[[float], str]] = {
+    "score": score,
+    "amount": amount,
+    "hundredths": hundredths,
+    "count": count,
+    "integer": amount,
+    "ms": ms,
+    "ratio": ratio,
+    "delta": delta,
+    "number": general,
+}
+
+
 @dataclass(frozen=True)
 class Column:
     """A table column: heading, the aggregate it shows and how to format it."""
@@ -92,55 +119,32 @@ class Column:
         return NOT_COMPUTED if value is None else self.fmt(value)
 
 
-MAIN_COLUMNS = (
-    Column("Faithfulness", "faithfulness", "mean", score),
-    Column("Overlap", "overlap", "mean", score),
-    Column("F1", "f1", "mean", score),
-    Column("Tokens", "tokens", "mean", amount),
-    Column("P50 ms", "latency_ms", "p50", ms),
-    Column("Abstain", "abstain", "mean", score),
-)
-APPENDIX_COLUMNS = (
-    Column("EM", "em", "mean", score),
-    Column("P95 ms", "latency_ms", "p95", ms),
-    Column("IDK+Cit", "idk_citation", "sum", count),
-    Column("Errors", "errors", "sum", count),
-)
-TRUST_COLUMNS = (
-    Column("Answered", "trust", "answered_num", count),
-    Column("Refusal F1", "trust", "refusal_f1", amount),
-    Column("Answerable F1", "trust", "answerable_f1", amount),
-    Column("Macro F1", "trust", "macro_f1", amount),
-    Column("Calib EM F1", "trust", "calib_str_em_f1", amount),
-    Column("Citation F1", "trust", "answered_citation_f1", amount),
-    Column("Trust", "trust", "trust_score", amount),
-)
+def _columns(shown: Iterable[Shown]) -> tuple[Column, ...]:
+    return tuple(Column(s.heading, s.metric, s.stat, FORMATS[s.format]) for s in shown)
 
 
-def _with_f1_short(columns: Iterable[Column]) -> list[Column]:
-    """``columns`` with ``F1 short`` beside ``F1``, formatted alike."""
-    result = []
-    for column in columns:
-        result.append(column)
-        if column.metric == "f1":
-            result.append(replace(column, heading="F1 short", metric="f1_short"))
-    return result
+def main_columns() -> tuple[Column, ...]:
+    """The first table of the terminal and the Markdown summary (``main`` columns)."""
+    return _columns(columns("main"))
 
 
-# The HTML report's per-system table: the main columns with ``F1 short`` beside ``F1``,
-# then the answer-quality counts and the multi-round columns.
-SYSTEM_COLUMNS = (
-    *_with_f1_short(MAIN_COLUMNS),
-    Column("Wrong on answerable (sum)", "wrong_on_answerable", "sum", count),
-    Column("IDK on answerable (sum)", "idk_on_answerable", "sum", count),
-    Column("Rounds", "rounds", "mean", lambda value: f"{value:.2f}"),
-    Column("Rounds > 1", "multi_round", "rate", score),
-)
-# Beside them, for a system compared with the eval's reference system.
-VS_COLUMNS = (
-    Column("Tokens mean ×", "vs_baseline", "tokens_mean_ratio", ratio),
-    Column("Tokens p50 ×", "vs_baseline", "tokens_p50_ratio", ratio),
-    Column("Δ Overlap", "vs_baseline", "overlap_mean_delta", delta),
-    Column("Δ F1", "vs_baseline", "f1_mean_delta", delta),
-    Column("Δ F1 short", "vs_baseline", "f1_short_mean_delta", delta),
-)
+def appendix_columns() -> tuple[Column, ...]:
+    """The terminal's second table (``appendix`` columns)."""
+    return _columns(columns("appendix"))
+
+
+def suite_columns(suite: MetricInfo) -> tuple[Column, ...]:
+    """The table of a dataset-level suite (its ``suite`` columns)."""
+    return _columns(shown for shown in columns("suite") if shown.metric == suite.name)
+
+
+def system_columns() -> tuple[Column, ...]:
+    """The HTML report's per-system table: the main columns and the ``systems`` ones,
+    by priority."""
+    return _columns(columns("main", "systems"))
+
+
+def vs_columns() -> tuple[Column, ...]:
+    """Beside them, for a system compared with the eval's reference system: its
+    ``vs_baseline`` statistics."""
+    return _columns(versus_columns())

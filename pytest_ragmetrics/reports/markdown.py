@@ -1,7 +1,8 @@
 """The Markdown summary (``--ragmetrics-md``, and ``$GITHUB_STEP_SUMMARY`` in GitHub
-Actions): the main table, the Trust-Score table, the transformations of compared systems,
-and the gates. A pure function of the report document (``reports.document``); every text
-that comes from a dataset or a path is escaped for a table cell.
+Actions): the main table, the table of each dataset-level suite (the Trust-Score), the
+transformations of compared systems, and the gates. A pure function of the report
+document (``reports.document``); every text that comes from a dataset or a path is
+escaped for a table cell.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from typing import Any
 from pytest_ragmetrics.gates.evidence import evidence_text
 from pytest_ragmetrics.printable import printable_text
 from pytest_ragmetrics.reports.columns import (
-    MAIN_COLUMNS,
     NOT_COMPUTED,
-    TRUST_COLUMNS,
     Column,
     Entry,
     interval,
     interval_levels,
+    main_columns,
+    suite_columns,
 )
 from pytest_ragmetrics.reports.document import (
     entries,
@@ -28,10 +29,12 @@ from pytest_ragmetrics.reports.document import (
     run_verdict,
 )
 from pytest_ragmetrics.reports.evidence import advice_lines
+from pytest_ragmetrics.reports.presentation import suites
 from pytest_ragmetrics.reports.terminal import (
     history_line,
     kinds,
     more_metric_lines,
+    scale,
     signature_lines,
     stored_baseline_lines,
 )
@@ -148,7 +151,7 @@ def _interval_section(evals: Sequence[Entry]) -> list[str]:
     collapsed; only in a document that holds them."""
     rows = []
     for entry in evals:
-        for column in MAIN_COLUMNS:
+        for column in main_columns():
             drawn = interval(entry, column.metric, column.stat)
             if column.stat != "mean" or drawn is None:
                 continue
@@ -221,21 +224,22 @@ def markdown_summary(document: Mapping[str, Any]) -> str:
         f"pytest-ragmetrics {document['plugin_version']} · tau_sim {settings['tau_sim']:g} · "
         f"citations: {settings['citation_format']}",
         "",
-        *_metric_table(evals, MAIN_COLUMNS),
+        *_metric_table(evals, main_columns()),
     ]
     warnings = [f"> **Warning**: {cell(w)}" for e in evals for w in e.get("warnings") or ()]
     warnings += [f"> **Warning**: {cell(advice)}" for advice in advice_lines(evals)]
     if warnings:
         lines += ["", *warnings]
-    with_trust = [entry for entry in evals if "trust" in entry["metrics"]]
-    if with_trust:
-        judge = document["trust_judge"]["description"]
-        lines += [
-            "",
-            f"### Trust-Score (0–100; judge: {cell(judge)})",
-            "",
-            *_metric_table(with_trust, TRUST_COLUMNS),
-        ]
+    for suite in suites():
+        with_suite = [entry for entry in evals if suite.name in entry["metrics"]]
+        if with_suite:
+            judge = document["trust_judge"]["description"]
+            lines += [
+                "",
+                f"### {suite.label} ({scale(suite, '–')}; judge: {cell(judge)})",
+                "",
+                *_metric_table(with_suite, suite_columns(suite)),
+            ]
     lines += _interval_section(evals)
     lines += _transformation_section(evals)
     lines += _collapsed(stored_baseline_lines(evals))

@@ -14,13 +14,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_ragmetrics.metrics.space.embedding import EMBEDDING_SPACE
 from pytest_ragmetrics.metrics.space.points import ANSWER, FIELD_KINDS, QUESTION
+from pytest_ragmetrics.metrics.space.sources import SOURCES
 from pytest_ragmetrics.results.summary import RowResult
 
 
 def _topics(details: Mapping[str, Any]) -> dict[str, int]:
     """Row id -> topic id, from the ``sources`` topics' question ids."""
-    topics = (details.get("sources") or {}).get("topics") or ()
+    topics = (details.get(SOURCES.name) or {}).get("topics") or ()
     return {
         str(row_id): int(topic["topic_id"])
         for topic in topics
@@ -30,7 +32,7 @@ def _topics(details: Mapping[str, Any]) -> dict[str, int]:
 
 def _outliers(details: Mapping[str, Any]) -> tuple[str | None, set[str]]:
     """The kind of point ``embedding_space`` measured, and the ids of its outliers."""
-    space = details.get("embedding_space") or {}
+    space = details.get(EMBEDDING_SPACE.name) or {}
     kind = FIELD_KINDS.get(str(space.get("field")))
     return kind, {str(outlier["id"]) for outlier in space.get("outliers") or ()}
 

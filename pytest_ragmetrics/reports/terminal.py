@@ -8,16 +8,16 @@ from typing import Any
 
 from pytest_ragmetrics.gates.evidence import evidence_text
 from pytest_ragmetrics.metrics.base import MetricInfo
-from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
+from pytest_ragmetrics.metrics.catalog import BASELINE
 from pytest_ragmetrics.reports.columns import (
-    APPENDIX_COLUMNS,
-    MAIN_COLUMNS,
     NOT_COMPUTED,
-    TRUST_COLUMNS,
     Column,
     Entry,
     amount,
+    appendix_columns,
     count,
+    main_columns,
+    suite_columns,
 )
 from pytest_ragmetrics.reports.document import (
     entries,
@@ -31,6 +31,7 @@ from pytest_ragmetrics.reports.evidence import (
     comparison_table,
     regressed_despite_passing,
 )
+from pytest_ragmetrics.reports.presentation import info, suites, tabled, unlisted
 from pytest_ragmetrics.results.pairing import (
     UNPAIRED,
     describe_pairing,
@@ -63,13 +64,13 @@ def _table(evals: Sequence[Entry], columns: Sequence[Column], lead: Sequence[str
     return render_table([*lead, *(c.heading for c in columns)], rows)
 
 
-_TABLED = frozenset(c.metric for c in (*MAIN_COLUMNS, *APPENDIX_COLUMNS)) | {
-    "prompt_tokens",
-    "completion_tokens",
-    "overlap_answered",
-    "trust",  # its own table
-}
 _WIDTH = 96
+
+
+def _tabled() -> frozenset[str]:
+    """The metrics "More metrics" leaves out: those a table shows, and those declared
+    not to be listed."""
+    return tabled("main", "appendix", "suite") | unlisted()
 
 
 def _natural(metric: str) -> tuple[str, float, str]:
@@ -83,24 +84,19 @@ def _natural(metric: str) -> tuple[str, float, str]:
     return base, number, suffix
 
 
-def _info(metric: str) -> MetricInfo | None:
-    try:
-        return metric_info(metric)
-    except UnknownAggregate:
-        return None  # recorded by a user's own code
-
-
 def _dataset_stats(metric: str) -> tuple[str, ...] | None:
-    info = _info(metric)
-    return info.dataset if info else None
+    found = info(metric)
+    return found.dataset if found else None
 
 
 def _mean_part(metric: str, stats: Mapping[str, float]) -> list[str]:
     """``name mean`` with any corpus statistics in parentheses."""
     if "mean" not in stats:
         return []
-    info = _info(metric)
-    extra = [f"{stat} {stats[stat]:.4g}" for stat in (info.corpus if info else ()) if stat in stats]
+    found = info(metric)
+    extra = [
+        f"{stat} {stats[stat]:.4g}" for stat in (found.corpus if found else ()) if stat in stats
+    ]
     corpus = f" ({', '.join(extra)})" if extra else ""
     return [f"{metric} {stats['mean']:.4g}{corpus}"]
 
@@ -119,10 +115,10 @@ def _wrapped(parts: Sequence[str], first: str, indent: str) -> list[str]:
 def more_metric_lines(evals: Sequence[Entry]) -> list[str]:
     """Every recorded metric the tables do not show: the mean of per-row metrics (with
     corpus statistics in parentheses), then each statistic of dataset-level metrics."""
-    lines = []
+    lines, shown = [], _tabled()
     for entry in evals:
         metrics = entry["metrics"]
-        names = sorted(set(metrics) - _TABLED, key=_natural)
+        names = sorted(set(metrics) - shown, key=_natural)
         dataset_level = [name for name in names if _dataset_stats(name) is not None]
         per_row = [
             part
@@ -216,7 +212,7 @@ def stored_baseline_lines(evals: Sequence[Entry]) -> list[str]:
     ids and the transformations; evals where nothing moved share one line."""
     lines, quiet = [], 0
     for entry in evals:
-        stored = entry.get("baseline")
+        stored = entry.get(BASELINE)
         status = stored.get("status") if stored else None
         if stored is None or status == "none stored":
             continue
@@ -258,27 +254,43 @@ def stored_baseline_lines(evals: Sequence[Entry]) -> list[str]:
     return ["Stored baselines (rows paired by id):", *lines] if lines else []
 
 
+def scale(suite: MetricInfo, dash: str = "-") -> str:
+    """A suite's scale from its declared range: ``0-100``."""
+    low, high = suite.range or (0.0, 1.0)
+    return f"{low:g}{dash}{high:g}"
+
+
+def _count(stats: Mapping[str, float], name: str | None) -> list[str]:
+    return [] if name is None else [count(stats[name])]
+
+
 def trust_lines(document: Mapping[str, Any]) -> list[str]:
-    """The Trust-Score table (0-100) of the evals that ran the ``trust`` fixture."""
-    with_trust = [entry for entry in entries(document) if "trust" in entry["metrics"]]
-    if not with_trust:
-        return []
-    rows = [
-        [
-            str(entry["label"]),
-            count(entry["metrics"]["trust"]["num_samples"]),
-            *(c.cell(entry) for c in TRUST_COLUMNS),
+    """The table of each dataset-level suite (the Trust-Score, 0-100) of the evals that
+    ran it: ``N`` is the suite's own count of rows (``Presentation.count``)."""
+    lines = []
+    for suite in suites():
+        with_suite = [entry for entry in entries(document) if suite.name in entry["metrics"]]
+        if not with_suite:
+            continue
+        columns = suite_columns(suite)
+        rows = [
+            [
+                str(entry["label"]),
+                *_count(entry["metrics"][suite.name], suite.presentation.count),
+                *(c.cell(entry) for c in columns),
+            ]
+            for entry in with_suite
         ]
-        for entry in with_trust
-    ]
-    table = render_table(["Eval", "N", *(c.heading for c in TRUST_COLUMNS)], rows)
-    warnings = [
-        f"  {entry['label']}: {message}"
-        for entry in with_trust
-        for message in entry["dataset_level"]["details"].get("trust_warnings", ())
-    ]
-    judge = document["trust_judge"]["description"]
-    return [f"Trust-Score (0-100; judge: {judge}):", *table, *warnings]
+        lead = ["Eval", *(["N"] if suite.presentation.count else [])]
+        table = render_table([*lead, *(c.heading for c in columns)], rows)
+        warnings = [
+            f"  {entry['label']}: {message}"
+            for entry in with_suite
+            for message in entry["dataset_level"]["details"].get("trust_warnings", ())
+        ]
+        judge = document["trust_judge"]["description"]
+        lines += [f"{suite.label} ({scale(suite)}; judge: {judge}):", *table, *warnings]
+    return lines
 
 
 def row_summary(evals: Sequence[Entry]) -> str:
@@ -358,10 +370,10 @@ def terminal_lines(
         f"thresholds: {thresholds_path or 'none'} · citations: {_citations(settings)}"
         f" · IDK phrases: {len(settings['idk_patterns'])} · tau_sim: {settings['tau_sim']:g}",
         "",
-        *_table(evals, MAIN_COLUMNS, ("Eval", "N")),
+        *_table(evals, main_columns(), ("Eval", "N")),
         "",
         "Appendix",
-        *_table(evals, APPENDIX_COLUMNS, ("Eval",)),
+        *_table(evals, appendix_columns(), ("Eval",)),
     ]
     for block in (
         _stage_lines(evals),

@@ -4,8 +4,9 @@
 For every system other than the marker's ``compare_to``, on the controller after the rows
 were merged:
 
-* ``vs_baseline``: ratios and differences of its aggregates to the reference system's
-  (``tokens_mean_ratio``, ``tokens_p50_ratio``, ``overlap_mean_delta``, ``f1_mean_delta``,
+* ``vs_baseline``: ratios and differences of its aggregates to the reference system's,
+  those each metric declares (``Presentation.versus``: ``tokens_mean_ratio``,
+  ``tokens_p50_ratio``, ``overlap_mean_delta``, ``f1_mean_delta``,
   ``f1_short_mean_delta``), each present when both systems recorded the metric (and, for a
   ratio, the reference's value is not 0). It is an aggregate like any other, so a gate may
   use it: ``"vs_baseline.tokens_mean_ratio" = "<= 1.2"``.
@@ -13,8 +14,10 @@ were merged:
   its F1 is above 0 and at least one of its sentences is supported by what it cites.
   ``idk_to_supported``: the reference abstained, the system's row is supported.
   ``regressions``: the reference's row is supported, the system's is not (it abstained,
-  answered wrongly, or cites nothing that supports it). They need ``abstain``, ``f1`` and
-  ``overlap`` recorded for both systems; otherwise the summary says which are missing.
+  answered wrongly, or cites nothing that supports it). The metrics read are those
+  declared with each role (``Presentation.role``: ``abstains`` is ``abstain``, ``correct``
+  ``f1``, ``supported`` ``overlap``, whose rows carry the ``sentences`` detail); they need
+  all three recorded for both systems; otherwise the summary says which are missing.
 """
 
 from __future__ import annotations
@@ -22,17 +25,32 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from pytest_ragmetrics.metrics.registry import VS_BASELINE
+from pytest_ragmetrics.metrics.base import Role
+from pytest_ragmetrics.metrics.catalog import SPECS, VERSUS, VS_BASELINE
 from pytest_ragmetrics.results.summary import EvalSummary, RowResult
 from pytest_ragmetrics.results.transformations import Transformations
 
-_RATIOS = {"tokens_mean_ratio": ("tokens", "mean"), "tokens_p50_ratio": ("tokens", "p50")}
-_DELTAS = {
-    "overlap_mean_delta": ("overlap", "mean"),
-    "f1_mean_delta": ("f1", "mean"),
-    "f1_short_mean_delta": ("f1_short", "mean"),
-}
-TRANSFORMATION_METRICS = ("abstain", "f1", "overlap")
+# The row detail of the ``supported`` metric: its sentences, each supported or not.
+SENTENCES = "sentences"
+
+
+def role_metric(role: Role) -> str:
+    """The built-in metric declared with the transformations' ``role``; a ``LookupError``
+    naming the role when none or several are."""
+    found = [info.name for spec in SPECS for info in spec.records if info.presentation.role == role]
+    if len(found) != 1:
+        raise LookupError(
+            f"the transformations read one metric with the role {role!r}; the metric "
+            f"declarations give {len(found)} ({', '.join(found) or 'none'}): declare it on "
+            "one metric's Presentation(role=...)"
+        )
+    return found[0]
+
+
+ABSTAINS = role_metric("abstains")
+CORRECT = role_metric("correct")
+SUPPORTED = role_metric("supported")
+TRANSFORMATION_METRICS = (ABSTAINS, CORRECT, SUPPORTED)
 
 
 def _value(summary: EvalSummary, metric: str, stat: str) -> float | None:
@@ -42,13 +60,11 @@ def _value(summary: EvalSummary, metric: str, stat: str) -> float | None:
 def vs_baseline(system: EvalSummary, reference: EvalSummary) -> dict[str, float]:
     """The ratios and differences of ``system``'s aggregates to ``reference``'s."""
     stats: dict[str, float] = {}
-    for name, (metric, stat) in _RATIOS.items():
-        ours, theirs = _value(system, metric, stat), _value(reference, metric, stat)
-        if ours is not None and theirs:
+    for name, metric, versus in VERSUS:
+        ours, theirs = _value(system, metric, versus.stat), _value(reference, metric, versus.stat)
+        if versus.how == "ratio" and ours is not None and theirs:
             stats[name] = ours / theirs
-    for name, (metric, stat) in _DELTAS.items():
-        ours, theirs = _value(system, metric, stat), _value(reference, metric, stat)
-        if ours is not None and theirs is not None:
+        elif versus.how == "delta" and ours is not None and theirs is not None:
             stats[name] = ours - theirs
     return stats
 
@@ -56,12 +72,12 @@ def vs_baseline(system: EvalSummary, reference: EvalSummary) -> dict[str, float]
 def row_state(row: RowResult) -> str | None:
     """``"idk"``, ``"supported"`` or ``"other"``; ``None`` when a needed value is missing."""
     values = row.values
-    if any(m not in values for m in ("abstain", "f1")) or "sentences" not in row.details:
+    if any(m not in values for m in (ABSTAINS, CORRECT)) or SENTENCES not in row.details:
         return None
-    if values["abstain"]:
+    if values[ABSTAINS]:
         return "idk"
-    supported = any(s.get("supported") for s in row.details["sentences"])
-    return "supported" if values["f1"] > 0 and supported else "other"
+    supported = any(s.get("supported") for s in row.details[SENTENCES])
+    return "supported" if values[CORRECT] > 0 and supported else "other"
 
 
 def missing_metrics(metrics: Mapping[str, object]) -> list[str]:

@@ -29,6 +29,7 @@ from typing import Any
 
 from pytest_ragmetrics.config.project import HISTORY_FILE as HISTORY_FILE
 from pytest_ragmetrics.files import loads_finite
+from pytest_ragmetrics.metrics.catalog import ERRORS
 
 HISTORY_SCHEMA_VERSION = 1
 GIT_TIMEOUT = 5.0  # seconds for each git command; git that hangs must not hang the run
@@ -100,7 +101,7 @@ class EvalRecord:
             "system": self.system,
             "n": self.n,
             "dataset_rows": self.dataset_rows,
-            "errors": self.errors,
+            ERRORS: self.errors,
             "metrics": {name: dict(stats) for name, stats in self.metrics.items()},
             "gates": [gate.as_dict() for gate in self.gates],
         }
@@ -210,7 +211,7 @@ def _eval_record(entry: Mapping[str, Any]) -> EvalRecord:
         entry.get("system"),
         int(entry["n"]),
         int(entry["dataset_rows"]),
-        int(entry["errors"]),
+        int(entry[ERRORS]),
         metrics,
         gates,
     )
@@ -357,7 +358,7 @@ def _eval(value: Any, where: str) -> EvalRecord:
         _text(entry.get("system"), f"{where}.system", optional=True),
         _count(entry.get("n"), f"{where}.n"),
         _count(entry.get("dataset_rows"), f"{where}.dataset_rows"),
-        _count(entry.get("errors"), f"{where}.errors"),
+        _count(entry.get(ERRORS), f"{where}.{ERRORS}"),
         _metrics(entry.get("metrics"), f"{where}.metrics"),
         tuple(_gate(gate, f"{where}.gates[{i}]") for i, gate in enumerate(gates)),
     )

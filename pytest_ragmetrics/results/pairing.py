@@ -27,10 +27,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_ragmetrics.metrics.catalog import BASELINE
 from pytest_ragmetrics.results.baseline import Baseline
 from pytest_ragmetrics.results.transformations import Transformations
 
-BASELINE_METRIC = "baseline"  # baseline.coverage, .shared, .added, .removed, .changed
+BASELINE_METRIC = BASELINE  # baseline.coverage, .shared, .added, .removed, .changed
 SHOWN_IDS = 10  # row ids a message lists before "and N more"
 
 

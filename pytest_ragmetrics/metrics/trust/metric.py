@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import (
     PERCENT,
+    Column,
     Measured,
     MetricContext,
     MetricInfo,
     MetricSettings,
     MetricSpec,
+    Presentation,
 )
 from pytest_ragmetrics.metrics.trust import TRUST_KEYS
 
@@ -86,6 +88,19 @@ SPECS = (
                 "the Trust-Score suite over the eval's rows",
                 range=PERCENT,
                 dataset=TRUST_KEYS,
+                presentation=Presentation(
+                    label="Trust-Score",
+                    columns=(
+                        Column("suite", 10, "answered_num", "Answered", "count"),
+                        Column("suite", 20, "refusal_f1", "Refusal F1", "amount"),
+                        Column("suite", 30, "answerable_f1", "Answerable F1", "amount"),
+                        Column("suite", 40, "macro_f1", "Macro F1", "amount"),
+                        Column("suite", 50, "calib_str_em_f1", "Calib EM F1", "amount"),
+                        Column("suite", 60, "answered_citation_f1", "Citation F1", "amount"),
+                        Column("suite", 70, "trust_score", "Trust", "amount"),
+                    ),
+                    count="num_samples",
+                ),
             ),
         ),
         ("answer", "gold", "contexts"),

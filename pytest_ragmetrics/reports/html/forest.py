@@ -43,7 +43,7 @@ NO_CHANGE = "#57606a"
 DIFFERENCE_PANELS: dict[Kind, str] = {
     "score": "Change of a score (this run − baseline)",
     "count": "Change of a count (this run − baseline)",
-    "tokens": "Change in tokens (this run − baseline)",
+    "integer": "Change in tokens (this run − baseline)",
     "ms": "Change in ms (this run − baseline)",
 }
 OTHER_DIFFERENCES = "Change (this run − baseline)"

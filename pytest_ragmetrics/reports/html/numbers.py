@@ -1,19 +1,19 @@
 """Numbers in the HTML report, each to its metric's precision.
 
-A number's kind comes from what the metric catalog declares (``metric_info``: whether a
-metric is yes/no, whether it is dataset-level) and from the unit its name ends in, which
-the catalog's names follow (``latency_ms``, ``judge.avg_latency_ms``; ``tokens``,
-``prompt_tokens``, ``judge.tokens``), so no list of metrics is kept here:
+A number's kind comes from what the metric declares (``metric_info``: whether it is
+yes/no, whether it is dataset-level, and its ``Presentation.format``, or for a
+dataset-level statistic ``Presentation.formats``), so no list of metrics is kept here:
 
 * ``score``: a per-row metric's mean, percentile or value (rates, F1, overlap, nDCG, also
   BLEU's 0-100 and a 1-5 judge score), 3 decimals;
 * ``count``: a ``count`` statistic, the sum of a yes/no metric, a yes/no row value; an
   integer;
-* ``tokens``: 1 decimal for a statistic, and one row's count as the integer it is;
-  ``ms``: as in the terminal and Markdown tables (``reports.columns.ms``): whole from
-  1 ms up, two decimals below (a cached call's ``0.27`` must not read as ``0``);
-* ``ratio`` and ``delta``: a compared system's ``vs_baseline`` statistics (``*_ratio``,
-  ``*_delta``), ``1.10×`` and ``+0.250``;
+* ``integer`` (a metric declared so, as ``tokens``): 1 decimal for a statistic, and one
+  row's count as the integer it is; ``ms`` (``latency_ms``, ``judge.avg_latency_ms``): as
+  in the terminal and Markdown tables (``reports.columns.ms``): whole from 1 ms up, two
+  decimals below (a cached call's ``0.27`` must not read as ``0``);
+* ``ratio`` and ``delta``: a compared system's ``vs_baseline`` statistics, ``1.10×`` and
+  ``+0.250``;
 * ``number``: anything else (an unknown metric, a dataset-level statistic): an integer when
   the value is one, else 3 decimals.
 """
@@ -21,21 +21,13 @@ the catalog's names follow (``latency_ms``, ``judge.avg_latency_ms``; ``tokens``
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
 
-from pytest_ragmetrics.metrics.base import MetricInfo
-from pytest_ragmetrics.metrics.catalog import VS_BASELINE
-from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info, split_aggregate
+from pytest_ragmetrics.metrics.base import NumberFormat
+from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.reports.columns import NOT_COMPUTED, delta, ms, number, ratio
+from pytest_ragmetrics.reports.presentation import info
 
-Kind = Literal["score", "count", "tokens", "ms", "ratio", "delta", "number"]
-
-
-def _info(metric: str) -> MetricInfo | None:
-    try:
-        return metric_info(metric)
-    except UnknownAggregate:
-        return None  # recorded by a user's own code
+Kind = NumberFormat
 
 
 def metric_kind(metric: str, stat: str | None = None) -> Kind:
@@ -43,20 +35,20 @@ def metric_kind(metric: str, stat: str | None = None) -> Kind:
     value."""
     if stat == "count":
         return "count"
-    info = _info(metric)
-    dataset = info is not None and info.dataset is not None
-    name = stat if dataset and stat else metric  # a dataset-level statistic names its unit
-    if name.endswith("_ms"):
-        return "ms"
-    if name.endswith("tokens"):
-        return "tokens" if stat is not None else "number"  # one row's count: an integer
-    if info is None:
+    found = info(metric)
+    if found is None:
         return "number"
-    if metric == VS_BASELINE and name.endswith(("_ratio", "_delta")):
-        return "ratio" if name.endswith("_ratio") else "delta"
-    if dataset:
+    if found.dataset is not None:  # a dataset-level statistic has its own format
+        declared = found.presentation.formats.get(stat) if stat else None
+    else:
+        declared = found.presentation.format
+    if declared == "integer" and stat is None:
+        return "number"  # one row's count: an integer
+    if declared is not None:
+        return declared
+    if found.dataset is not None:
         return "number"
-    if info.binary and stat in (None, "sum"):
+    if found.binary and stat in (None, "sum"):
         return "count"
     return "number" if stat == "sum" else "score"
 
@@ -67,8 +59,10 @@ def _general(value: float) -> str:
 
 FORMATS: dict[Kind, Callable[[float], str]] = {
     "score": lambda value: f"{value:.3f}",
+    "amount": lambda value: f"{value:.1f}",
+    "hundredths": lambda value: f"{value:.2f}",
     "count": lambda value: f"{value:.0f}",
-    "tokens": lambda value: f"{value:.1f}",
+    "integer": lambda value: f"{value:.1f}",
     "ms": ms,
     "ratio": ratio,
     "delta": delta,

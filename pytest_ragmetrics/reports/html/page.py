@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_ragmetrics.metrics.catalog import ERRORS
 from pytest_ragmetrics.reports.columns import NOT_COMPUTED, Entry
 from pytest_ragmetrics.reports.document import run_verdict
 from pytest_ragmetrics.reports.html.forest import forest
@@ -73,9 +74,7 @@ def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
     first = entries[0]
     ids = [anchors(index, s, entry) for s, entry in enumerate(entries)]
     dataset_errors = [
-        error
-        for entry in entries
-        for error in (entry.get("dataset_level") or {}).get("errors") or ()
+        error for entry in entries for error in (entry.get("dataset_level") or {}).get(ERRORS) or ()
     ]
     parts = [
         f'<section id="eval-{index}"><h2>{escape(name)} {verdict(entries)}</h2>',

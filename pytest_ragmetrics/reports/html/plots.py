@@ -16,8 +16,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_ragmetrics.metrics.catalog import BASELINE
 from pytest_ragmetrics.reports.columns import Entry, interval, number, stat
 from pytest_ragmetrics.reports.html.markup import escape
+from pytest_ragmetrics.reports.presentation import (
+    bar_metrics,
+    not_row_values,
+    pareto_axes,
+)
+from pytest_ragmetrics.reports.presentation import distribution_metrics as drawn_metrics
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -25,23 +32,13 @@ if TYPE_CHECKING:
 
 Draw = Callable[["Figure"], None]
 
-# The 0-1 metrics drawn as grouped bars, when some system has them.
-BAR_METRICS = (
-    "overlap",
-    "faithfulness",
-    "f1",
-    "f1_short",
-    "em",
-    "abstain",
-    "anchor_coverage",
-    "determinism",
-)
-# The per-row metrics whose distributions are drawn, those an eval recorded; an eval
-# with none of them gets its own per-row metrics instead, by name, at most MAX_PANELS.
-DISTRIBUTION_METRICS = ("overlap", "faithfulness", "f1", "f1_short", "em", "tokens", "latency_ms")
+# The 0-1 metrics drawn as grouped bars are those declared with a ``bar`` place; the
+# per-row metrics whose distributions are drawn, those declared with a ``distribution``
+# place that an eval recorded (``reports.presentation``). An eval with none of them gets
+# its own per-row metrics instead, by name, at most MAX_PANELS; a metric declared not to
+# be a row value (``row_value=False``: the row's status says it) is never drawn.
 MAX_PANELS = 6
 PANEL_COLUMNS = 3
-NOT_DRAWN = frozenset({"errors"})  # the row's status says it
 
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _ID = re.compile(r'\bid="([^"]+)"')
@@ -119,7 +116,7 @@ def _row_values(rows: object, metric: str) -> tuple[float, ...]:
 
 
 def _stored_values(entry: Entry, metric: str) -> tuple[float, ...]:
-    stored = (entry.get("baseline") or {}).get("row_values")
+    stored = (entry.get(BASELINE) or {}).get("row_values")
     if not isinstance(stored, Mapping):
         return ()
     found = (number(values.get(metric)) for _, values in sorted(stored.items()))
@@ -142,16 +139,18 @@ def distribution_series(entries: Sequence[Entry], metric: str) -> list[Series]:
 
 
 def distribution_metrics(entries: Sequence[Entry]) -> list[str]:
-    """The metrics to draw: those of ``DISTRIBUTION_METRICS`` some row recorded, or
-    failing that the rows' own per-row metrics by name, at most ``MAX_PANELS``."""
+    """The metrics to draw: those declared with a ``distribution`` place that some row
+    recorded, or failing that the rows' own per-row metrics by name, at most
+    ``MAX_PANELS``."""
+    hidden = not_row_values()
     recorded = {
         metric
         for entry in entries
         for row in entry.get("rows") or ()
         for metric, value in (row.get("metrics") or {}).items()
-        if number(value) is not None and metric not in NOT_DRAWN
+        if number(value) is not None and metric not in hidden
     }
-    main = [metric for metric in DISTRIBUTION_METRICS if metric in recorded]
+    main = [metric for metric in drawn_metrics() if metric in recorded]
     return main or sorted(recorded)[:MAX_PANELS]
 
 
@@ -213,22 +212,23 @@ def distributions(index: int, entries: Sequence[Entry]) -> str:
 
 
 def pareto_optimal(points: Sequence[tuple[float, float]]) -> list[bool]:
-    """For each ``(overlap, tokens)`` point, whether it is Pareto-optimal: no other point
-    has at least its overlap and at most its tokens while being strictly better in one.
-    Equal points are all optimal; an empty input gives an empty list."""
+    """For each ``(quality, cost)`` point (overlap and tokens), whether it is
+    Pareto-optimal: no other point has at least its quality and at most its cost while
+    being strictly better in one. Equal points are all optimal; an empty input gives an
+    empty list."""
     return [
         not any(o >= overlap and t <= tokens and (o > overlap or t < tokens) for o, t in points)
         for overlap, tokens in points
     ]
 
 
-def _row_cloud(entry: Entry) -> tuple[list[float], list[float]]:
-    """Tokens and overlap of the rows that have both."""
+def _row_cloud(entry: Entry, quality: str, cost: str) -> tuple[list[float], list[float]]:
+    """Cost and quality of the rows that have both."""
     pairs = [
         (tokens, overlap)
         for row in entry.get("rows") or ()
-        if (tokens := number((row.get("metrics") or {}).get("tokens"))) is not None
-        and (overlap := number((row.get("metrics") or {}).get("overlap"))) is not None
+        if (tokens := number((row.get("metrics") or {}).get(cost))) is not None
+        and (overlap := number((row.get("metrics") or {}).get(quality))) is not None
     ]
     return [t for t, _ in pairs], [o for _, o in pairs]
 
@@ -237,6 +237,7 @@ def _draw_pareto(
     systems: Sequence[tuple[int, str, float, float]],
     clouds: Sequence[tuple[list[float], list[float]]],
     optimal: Sequence[bool],
+    axes_names: tuple[str, str],
 ) -> Draw:
     def draw(figure: Figure) -> None:
         axes = figure.add_subplot()
@@ -251,33 +252,42 @@ def _draw_pareto(
             axes.annotate(name, (tokens, overlap), xytext=(7, 7), textcoords="offset points")
         front = sorted((t, o) for (_, _, o, t), best in zip(systems, optimal, strict=True) if best)
         axes.plot([t for t, _ in front], [o for _, o in front], "--", color="grey", zorder=1)
-        axes.set_xlabel("tokens.mean (per row)")
-        axes.set_ylabel("overlap.mean")
+        quality, cost = axes_names
+        axes.set_xlabel(f"{cost}.mean (per row)")
+        axes.set_ylabel(f"{quality}.mean")
         axes.grid(alpha=0.3)
 
     return draw
 
 
 def pareto(index: int, entries: Sequence[Entry]) -> str:
-    """The Pareto view of an eval of several systems; nothing for one system."""
-    if len(entries) < 2:
+    """The Pareto view of an eval of several systems, the quality metric (overlap)
+    against the cost one (tokens) as declared (``Presentation.pareto``); nothing for one
+    system."""
+    axes_declared = pareto_axes()
+    if len(entries) < 2 or axes_declared is None:
         return ""
+    quality, cost = (declared.name for declared in axes_declared)
     systems = [
         (i, system_name(entry), overlap, tokens)
         for i, entry in enumerate(entries)
-        if (overlap := stat(entry, "overlap", "mean")) is not None
-        and (tokens := stat(entry, "tokens", "mean")) is not None
+        if (overlap := stat(entry, quality, "mean")) is not None
+        and (tokens := stat(entry, cost, "mean")) is not None
     ]
     if len(systems) < 2:
-        return _skipped("Pareto plot", "fewer than two systems have overlap.mean and tokens.mean")
-    clouds = [_row_cloud(entries[i]) for i, *_ in systems]
+        why = f"fewer than two systems have {quality}.mean and {cost}.mean"
+        return _skipped("Pareto plot", why)
+    clouds = [_row_cloud(entries[i], quality, cost) for i, *_ in systems]
     optimal = pareto_optimal([(overlap, tokens) for _, _, overlap, tokens in systems])
     best = ", ".join(name for (_, name, _, _), b in zip(systems, optimal, strict=True) if b)
+    high, low = (declared.label for declared in axes_declared)
     caption = (
-        "Overlap against tokens, one point per system (light dots: its rows). Ringed and "
-        f"joined: Pareto-optimal (higher overlap, fewer tokens): {escape(best)}."
+        f"{high} against {low.lower()}, one point per system (light dots: its rows). Ringed "
+        f"and joined: Pareto-optimal (higher {high.lower()}, fewer {low.lower()}): "
+        f"{escape(best)}."
     )
-    return plot_figure(f"pareto-{index}", _draw_pareto(systems, clouds, optimal), caption)
+    draw = _draw_pareto(systems, clouds, optimal, (quality, cost))
+    return plot_figure(f"pareto-{index}", draw, caption)
 
 
 def _mean(entry: Entry, metric: str) -> float | None:
@@ -372,7 +382,7 @@ def bars(index: int, entries: Sequence[Entry]) -> str:
     table has every value)."""
     if len(entries) < 2:
         return ""
-    metrics = [m for m in BAR_METRICS if any(_mean(entry, m) is not None for entry in entries)]
+    metrics = [m for m in bar_metrics() if any(_mean(entry, m) is not None for entry in entries)]
     if not metrics:
         return _skipped("Metric bars", "no 0–1 metric was computed")
     values = [[_mean(entry, m) for m in metrics] for entry in entries]

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragmetrics.metrics.space.embedding import EMBEDDING_SPACE
 from pytest_ragmetrics.metrics.space.points import CHUNK, FIELD_KINDS
+from pytest_ragmetrics.metrics.space.sources import SOURCES
 from pytest_ragmetrics.reports.columns import Entry
 from pytest_ragmetrics.reports.html.markup import Html, escape, scrolling
 from pytest_ragmetrics.reports.html.plots import Draw, plot_figure, system_name
@@ -339,7 +341,7 @@ def far_list(picture: Mapping[str, Any]) -> str:
 def outlier_list(entry: Entry, picture: Mapping[str, Any]) -> str:
     """The outliers ``embedding_space`` counted, most isolated first; nothing when the
     eval did not compute it."""
-    space = ((entry.get("dataset_level") or {}).get("details") or {}).get("embedding_space")
+    space = ((entry.get("dataset_level") or {}).get("details") or {}).get(EMBEDDING_SPACE.name)
     if not isinstance(space, Mapping) or "outliers" not in space:
         return ""
     outliers = space.get("outliers") or []
@@ -451,7 +453,7 @@ def _draw_topic_bars(topics: Sequence[Mapping[str, Any]]) -> Draw:
 def topic_coverage(index: int, system: int, entry: Entry) -> str:
     """The ``sources`` topics as a table and bars, weakly covered first; nothing when the
     eval clustered no topics."""
-    sources = ((entry.get("dataset_level") or {}).get("details") or {}).get("sources")
+    sources = ((entry.get("dataset_level") or {}).get("details") or {}).get(SOURCES.name)
     topics = (sources or {}).get("topics") if isinstance(sources, Mapping) else None
     if not topics:
         return ""

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_ragmetrics.metrics.catalog import ERRORS
 from pytest_ragmetrics.reports.columns import NOT_COMPUTED, Entry, number
 from pytest_ragmetrics.reports.html.markup import Html, escape, scrolling, table
 from pytest_ragmetrics.reports.html.numbers import as_kind, formatted
-from pytest_ragmetrics.reports.html.plots import DISTRIBUTION_METRICS, NOT_DRAWN, system_name
+from pytest_ragmetrics.reports.html.plots import system_name
+from pytest_ragmetrics.reports.presentation import distribution_metrics, not_row_values
 
 STATUSES = ("passed", "failed", "error")
 
@@ -28,14 +30,15 @@ def row_status(row: Mapping[str, Any]) -> str:
     status = row.get("status")
     if status in STATUSES:
         return str(status)
-    return "error" if row.get("errors") else "passed"
+    return "error" if row.get(ERRORS) else "passed"
 
 
 def row_metrics(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """The per-row metrics some row recorded: the main ones first (those whose
-    distributions are drawn), the others by name; ``errors`` is the status's."""
-    names = {metric for row in rows for metric in row.get("metrics") or {}} - NOT_DRAWN
-    main = [metric for metric in DISTRIBUTION_METRICS if metric in names]
+    distributions are drawn), the others by name; a metric declared not to be a row
+    value (``errors``) is the status's."""
+    names = {metric for row in rows for metric in row.get("metrics") or {}} - not_row_values()
+    main = [metric for metric in distribution_metrics() if metric in names]
     return [*main, *sorted(names - set(main))]
 
 
@@ -128,7 +131,7 @@ def _drill_down(row: Mapping[str, Any]) -> list[str]:
     )
     if evidence:
         body.append(f"<dl>{evidence}</dl>")
-    errors = row.get("errors") or ()
+    errors = row.get(ERRORS) or ()
     if errors:
         body.append(f'<ul class="error">{"".join(f"<li>{escape(e)}</li>" for e in errors)}</ul>')
     return body

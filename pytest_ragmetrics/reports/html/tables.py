@@ -8,15 +8,16 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_ragmetrics.gates.evidence import evidence_text
+from pytest_ragmetrics.metrics.catalog import BASELINE, ERRORS
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.reports.columns import (
     NOT_COMPUTED,
-    SYSTEM_COLUMNS,
-    VS_COLUMNS,
     Entry,
     interval,
     interval_levels,
     stat,
+    system_columns,
+    vs_columns,
 )
 from pytest_ragmetrics.reports.document import run_verdict
 from pytest_ragmetrics.reports.html.markup import (
@@ -45,13 +46,13 @@ def systems_table(entries: Sequence[Entry]) -> Html:
     """One line per system: rows, errors and the main aggregates, each to its metric's
     precision; a column no system has is left out."""
     compared = any(entry.get("compare_to") is not None for entry in entries)
-    columns = [*SYSTEM_COLUMNS, *(VS_COLUMNS if compared else ())]
+    columns = [*system_columns(), *(vs_columns() if compared else ())]
     rows = []
     for entry in entries:
         reference = entry.get("compare_to")
         versus = "" if reference is None else f' <span class="muted">vs {escape(reference)}</span>'
         name = Html(f"{escape(system_name(entry))}{versus}")
-        counts = [plain(entry.get("n")), plain(entry.get("errors"))]
+        counts = [plain(entry.get("n")), plain(entry.get(ERRORS))]
         cells = [formatted(stat(entry, c.metric, c.stat), c.metric, c.stat) for c in columns]
         rows.append([name, *counts, *cells])
     headings = ["System", "N", "Errors", *(c.heading for c in columns)]
@@ -268,7 +269,7 @@ def stored_baselines(entries: Sequence[Entry], anchors: Sequence[Mapping[str, st
     """Per system with a stored baseline: how its rows pair with this run's by id."""
     items = []
     for entry, ids in zip(entries, anchors, strict=True):
-        stored = entry.get("baseline") or {}
+        stored = entry.get(BASELINE) or {}
         status = stored.get("status")
         if status in (None, "none stored"):
             continue
@@ -282,7 +283,7 @@ def stored_baselines(entries: Sequence[Entry], anchors: Sequence[Mapping[str, st
             why = problem_headline(str(stored.get("problem") or stored.get("note") or status))
             items.append(f"<li>{head}: {escape(status)}: {escape(why)}</li>")
             continue
-        coverage = formatted(stored.get("coverage"), "baseline", "coverage")
+        coverage = formatted(stored.get("coverage"), BASELINE, "coverage")
         parts = [
             f"{escape(plain(stored.get('shared')))} of {escape(plain(stored.get('stored_rows')))} "
             f"stored rows paired (coverage {escape(coverage)})"

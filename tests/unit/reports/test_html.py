@@ -484,7 +484,7 @@ def test_metric_kinds_come_from_the_catalog_and_the_unit_in_the_name() -> None:
     assert metric_kind("em", "sum") == "count"
     assert metric_kind("f1", "sum") == "number"  # a sum of scores is no count
     assert metric_kind("completion_tokens") == "number"  # one row's count
-    assert metric_kind("completion_tokens", "mean") == "tokens"
+    assert metric_kind("completion_tokens", "mean") == "integer"
     assert metric_kind("latency_ms", "p95") == "ms"
     assert metric_kind("sources", "total_chunks") == "number"
     assert ms(999.5) == "1000"  # not "1e+03"
