@@ -23,18 +23,19 @@ from test_trec_measures import EDGE_DOCS, EDGE_SCORES, TREC_KEYS, TREC_MEASURES,
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.metrics import retrieval
 from pytest_ragmetrics.metrics.base import MetricContext
 from pytest_ragmetrics.metrics.retrieval import (
     FAMILIES,
     NEEDS_CUTOFF,
     RECALL_LEVELS,
     TAKES_CUTOFF,
+    fixtures,
     parse_metric,
     retrieval_measure,
     score_queries,
 )
-from pytest_ragmetrics.metrics.retrieval_query import numpy_sum, query_ranks
+from pytest_ragmetrics.metrics.retrieval.arrays import numpy_sum
+from pytest_ragmetrics.metrics.retrieval.query import query_ranks
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 
 KS = (1, 2, 3, 5, 10, 20)
@@ -264,7 +265,7 @@ def test_a_rows_fixtures_rank_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
         calls.append(args)
         return query_ranks(*args)
 
-    monkeypatch.setattr(retrieval, "query_ranks", counted)
+    monkeypatch.setattr(fixtures, "query_ranks", counted)
     ctx = MetricContext(Settings(), _no_embed)
     row = _row("r1", retrieved=RETRIEVED, relevant=RELEVANT)
     assert retrieval_measure("mrr")(row, ctx).values == {"mrr": 1 / 2}
