@@ -309,9 +309,12 @@ class OneQuery:
         return sorted(values, reverse=True)
 
     def discount(self, ranks: Docs) -> Docs:
-        deepest = max((int(rank) for rank in ranks if rank != math.inf), default=0)
-        table = _discounts(deepest + 1)
-        return [table[int(rank)] if rank != math.inf else math.inf for rank in ranks]
+        try:
+            return [_DISCOUNT_TABLE[int(rank)] if rank != math.inf else math.inf for rank in ranks]
+        except IndexError:  # a rank beyond the table: grow it
+            deepest = max(int(rank) for rank in ranks if rank != math.inf)
+            table = _discounts(deepest + 1)
+            return [table[int(rank)] if rank != math.inf else math.inf for rank in ranks]
 
     def exp2(self, values: Docs) -> Docs:
         import numpy as np

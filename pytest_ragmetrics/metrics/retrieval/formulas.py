@@ -24,7 +24,6 @@ Conventions every formula shares:
 from __future__ import annotations
 
 import math
-from functools import cached_property
 from typing import Any
 
 from pytest_ragmetrics.metrics.retrieval.arrays import ArrayOps, Docs, Marks, PerQuery
@@ -51,31 +50,45 @@ class Ranked:
     ) -> None:
         self.xp, self.grades, self.ranks = xp, grades, ranks
         self.retrieved, self.options = retrieved, options
+        # Computed once, when a formula first needs them (plain attributes: Python 3.11's
+        # cached_property takes a lock, a few microseconds a row).
+        self._relevant: Marks | None = None
+        self._total: PerQuery | None = None
+        self._relevant_ranks: Docs | None = None
+        self._precisions: Docs | None = None
 
-    @cached_property
+    @property
     def relevant(self) -> Marks:
         """Graded at the relevance level or above (padding, grade -1, never is)."""
-        return self.xp.at_least(self.grades, self.options.relevance_level)
+        if self._relevant is None:
+            self._relevant = self.xp.at_least(self.grades, self.options.relevance_level)
+        return self._relevant
 
-    @cached_property
+    @property
     def total(self) -> PerQuery:
         """R: each query's relevant documents in the qrels, retrieved or not."""
-        return self.xp.count(self.relevant)
+        if self._total is None:
+            self._total = self.xp.count(self.relevant)
+        return self._total
 
-    @cached_property
+    @property
     def relevant_ranks(self) -> Docs:
         """Each query's relevant documents' ranks in rank order, ``inf`` after them (the
         unretrieved relevant ones, then the other columns)."""
-        xp = self.xp
-        return xp.sort(xp.where(self.relevant, self.ranks, math.inf))
+        if self._relevant_ranks is None:
+            xp = self.xp
+            self._relevant_ranks = xp.sort(xp.where(self.relevant, self.ranks, math.inf))
+        return self._relevant_ranks
 
-    @cached_property
+    @property
     def precisions(self) -> Docs:
         """The precision at each of ``relevant_ranks``: how many relevant documents so
         far over the 1-based rank, 0 past the last retrieved one."""
-        xp, ranks = self.xp, self.relevant_ranks
-        found = xp.add(xp.columns(ranks), 1.0)
-        return xp.where(xp.finite(ranks), xp.divide(found, xp.add(ranks, 1.0)), 0.0)
+        if self._precisions is None:
+            xp, ranks = self.xp, self.relevant_ranks
+            found = xp.add(xp.columns(ranks), 1.0)
+            self._precisions = xp.where(xp.finite(ranks), xp.divide(found, xp.add(ranks, 1.0)), 0.0)
+        return self._precisions
 
     def value(self, metric: RetrievalMetric) -> PerQuery:
         """One measure of every query held: ``metric``'s family, cutoff and level.

@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from pytest_ragmetrics.metrics.retrieval.arrays import ONE_QUERY
@@ -32,33 +31,17 @@ from pytest_ragmetrics.metrics.trec_options import TrecOptions
 
 @dataclass(frozen=True)
 class QueryRanks:
-    """One query's judged documents graded 0 or more (negative grades are not judged), in
-    qrels order: their grades and 0-based ranks (``inf`` when not retrieved or past
-    ``options.cutoff``), and how many documents were retrieved (at most the cutoff).
-    What every measure of the query is read from, by ``value``."""
+    """One query's ranks, what every measure of the query is read from (``measure``): its
+    judged documents graded 0 or more (negative grades are not judged) in qrels order,
+    with their grades and 0-based ranks (``inf`` when not retrieved or past
+    ``options.cutoff``) and how many documents were retrieved (at most the cutoff), as
+    ``every`` (what bpref tracks, and ndcg when ``gains`` gives grade 0 a gain) and as
+    ``graded``, the documents graded above 0 (what every other measure tracks; ``every``
+    itself when no document is graded 0)."""
 
-    grades: tuple[float, ...]
-    ranks: tuple[float, ...]
-    retrieved: int
+    every: Ranked
+    graded: Ranked
     options: TrecOptions
-
-    @cached_property
-    def every(self) -> Ranked:
-        """Every judged document: what bpref tracks (and ndcg when ``gains`` gives grade 0
-        a gain)."""
-        return Ranked(
-            ONE_QUERY, list(self.grades), list(self.ranks), float(self.retrieved), self.options
-        )
-
-    @cached_property
-    def graded(self) -> Ranked:
-        """The documents graded above 0: what every other measure tracks."""
-        kept = [i for i, grade in enumerate(self.grades) if grade > 0]
-        if len(kept) == len(self.grades):
-            return self.every
-        grades = [self.grades[i] for i in kept]
-        ranks = [self.ranks[i] for i in kept]
-        return Ranked(ONE_QUERY, grades, ranks, float(self.retrieved), self.options)
 
     @property
     def total(self) -> float:
@@ -108,7 +91,7 @@ def query_ranks(
     if grades is None or not isinstance(ranking, Sequence) or isinstance(ranking, str):
         return None
     docs = [doc for doc, grade in zip(judgements, grades, strict=True) if grade >= 0]
-    kept = tuple(grade for grade in grades if grade >= 0)
+    kept = [grade for grade in grades if grade >= 0]
     ranks = _list_ranks(ranking, docs)
     if ranks is None:
         return None
@@ -116,7 +99,14 @@ def query_ranks(
     if options.cutoff is not None:  # trec_eval -M: only the first N documents exist
         ranks = [rank if rank < options.cutoff else math.inf for rank in ranks]
         retrieved = min(retrieved, options.cutoff)
-    return QueryRanks(kept, tuple(ranks), retrieved, options)
+    every = Ranked(ONE_QUERY, kept, ranks, float(retrieved), options)
+    if all(grade > 0 for grade in kept):
+        return QueryRanks(every, every, options)
+    graded = [i for i, grade in enumerate(kept) if grade > 0]
+    grades, graded_ranks = [kept[i] for i in graded], [ranks[i] for i in graded]
+    return QueryRanks(
+        every, Ranked(ONE_QUERY, grades, graded_ranks, float(retrieved), options), options
+    )
 
 
 def _list_ranks(ranking: Sequence[object], docs: Sequence[str]) -> list[float] | None:
