@@ -66,8 +66,8 @@ The package, one purpose a module:
   queries at a time;
 * ``query.py``: one row's query ranked in Python, the per-row fixtures' path to the same
   formulas (numpy's fixed cost per operation would be most of a row's time);
-* ``fixtures.py``: the per-row computations (``retrieval_measure``), their evidence and
-  ``retrieval_consistency``; ``specs.py``: the families' declarations, ``SPECS``.
+* ``fixtures.py``: the per-row computations (``retrieval_measure``), their evidence,
+  ``retrieval_consistency``, and the families' declarations, ``SPECS``.
 
 Importing the package imports no numpy: the functions that compute do.
 """
@@ -83,6 +83,8 @@ from pytest_ragmetrics.metrics.retrieval.corpus import (
 )
 from pytest_ragmetrics.metrics.retrieval.fixtures import (
     GAINS,
+    NDCG_RANGE,
+    SPECS,
     as_qrels,
     gm_map_gmean,
     measure_retrieval_consistency,
@@ -111,7 +113,6 @@ from pytest_ragmetrics.metrics.retrieval.ranking import (
     Ranking,
     Run,
 )
-from pytest_ragmetrics.metrics.retrieval.specs import NDCG_RANGE, SPECS
 from pytest_ragmetrics.metrics.trec_options import Ties, TrecOptions
 
 __all__ = [

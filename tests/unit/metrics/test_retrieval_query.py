@@ -1,10 +1,12 @@
-"""One query in pure Python (``metrics.retrieval_query``), the path of the per-row fixtures.
+"""One query in pure Python (``metrics.retrieval.query``), the path of the per-row fixtures.
 
-Its values must be the very floats ``score_queries`` gives (the reference for the bits:
-the vectorised path, itself checked against trec_eval in test_retrieval.py and
-test_trec_measures.py), and within 1e-9 of pytrec_eval's on single queries: ties,
-all-equal scores, ranked lists, cutoffs, relevance levels and gains. Its building blocks
-are checked against numpy directly: the sum and the 32-bit rounding.
+It runs the formulas of ``metrics.retrieval.formulas`` on one query's lists
+(``arrays.ONE_QUERY``), where ``score_queries`` runs them on numpy rows
+(``arrays.COLUMNS``). Its values must be the very floats ``score_queries`` gives (the
+reference for the bits: the vectorised path, itself checked against trec_eval in
+test_retrieval.py and test_trec_measures.py), and within 1e-9 of pytrec_eval's on single
+queries: ties, all-equal scores, ranked lists, cutoffs, relevance levels and gains. Its
+building blocks are checked against numpy directly: the sum and the 32-bit rounding.
 """
 
 from __future__ import annotations
