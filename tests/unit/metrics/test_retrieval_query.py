@@ -36,7 +36,7 @@ from pytest_ragmetrics.metrics.retrieval import (
     retrieval_measure,
     score_queries,
 )
-from pytest_ragmetrics.metrics.retrieval.arrays import numpy_sum
+from pytest_ragmetrics.metrics.retrieval.arrays import COLUMNS, ONE_QUERY, ArrayOps, numpy_sum
 from pytest_ragmetrics.metrics.retrieval.query import query_ranks
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 
@@ -70,6 +70,21 @@ def assert_same_floats(
 
 
 # -- the building blocks, against numpy -------------------------------------------------
+
+
+def test_both_kinds_of_arrays_offer_every_operation_the_formulas_may_use() -> None:
+    # The formulas run on either kind: an operation missing from one would fail only
+    # when a measure using it first runs on that kind.
+    operations = {
+        name
+        for name, member in vars(ArrayOps).items()
+        if callable(member) and not name.startswith("_")
+    }
+    assert len(operations) > 20
+    for arrays in (ONE_QUERY, COLUMNS):
+        missing = sorted(name for name in operations if not callable(getattr(arrays, name, None)))
+        assert missing == [], type(arrays).__name__
+
 
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
 
