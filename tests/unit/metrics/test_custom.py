@@ -200,7 +200,9 @@ def test_an_inner_run_sees_none_of_the_outer_runs_metrics(run: object) -> None:
 
 
 def test_a_built_in_name_is_refused_naming_its_module(run: object) -> None:
-    with pytest.raises(DeclarationError, match=r"metrics/retrieval.py \(the built-in `ndcg`"):
+    with pytest.raises(
+        DeclarationError, match=r"metrics/retrieval/fixtures.py \(the built-in `ndcg`"
+    ):
         _add("ndcg", "conftest.py:3")
 
 

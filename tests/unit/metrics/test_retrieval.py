@@ -30,11 +30,11 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_ragmetrics.metrics import retrieval
 from pytest_ragmetrics.metrics.retrieval import (
     Evaluation,
     Ranking,
     RetrievalMetric,
+    corpus,
     evaluate,
     parse_metric,
     score_queries,
@@ -511,7 +511,7 @@ def _mixed_collection() -> tuple[Qrels, Run, Run]:
 def test_trec_eval_parity_in_blocks_of_queries(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
     # Queries are scored _QUERY_BLOCK at a time (1,024): with small blocks the block edges
     # fall between tied, short and list-given queries of one call.
-    monkeypatch.setattr(retrieval, "_QUERY_BLOCK", block)
+    monkeypatch.setattr(corpus, "_QUERY_BLOCK", block)
     qrels, run, mixed = _mixed_collection()
     assert_trec_parity(qrels, run, run)
     assert_trec_parity(qrels, run, mixed)
@@ -529,10 +529,10 @@ def test_blocks_change_no_value(monkeypatch: pytest.MonkeyPatch, block: int) -> 
     names = [*ALL_NAMES, "bpref", "gm_map"]
     variants = (TrecOptions(), TrecOptions(cutoff=7), TrecOptions(ties="double"), TrecOptions(2))
     for options in variants:
-        monkeypatch.setattr(retrieval, "_QUERY_BLOCK", len(qids))
-        whole = retrieval.score_queries(qids, qrels, rankings, names, options)
-        monkeypatch.setattr(retrieval, "_QUERY_BLOCK", block)
-        blocked = retrieval.score_queries(qids, qrels, rankings, names, options)
+        monkeypatch.setattr(corpus, "_QUERY_BLOCK", len(qids))
+        whole = corpus.score_queries(qids, qrels, rankings, names, options)
+        monkeypatch.setattr(corpus, "_QUERY_BLOCK", block)
+        blocked = corpus.score_queries(qids, qrels, rankings, names, options)
         assert {n: v.tobytes() for n, v in blocked.items()} == {
             n: v.tobytes() for n, v in whole.items()
         }
@@ -694,13 +694,13 @@ def test_evaluate_pauses_the_collector_and_gives_it_back_as_it_found_it(
     again afterwards: running after a success and after an error, still off when the
     caller had turned it off."""
     seen: list[bool] = []
-    real = retrieval.score_queries
+    real = corpus.score_queries
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         seen.append(gc.isenabled())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(retrieval, "score_queries", spy)
+    monkeypatch.setattr(corpus, "score_queries", spy)
     qrels = {"q1": {"d1": 1}}
     assert gc.isenabled()
     assert evaluate(qrels, {"q1": ["d1"]}, ["mrr"]) == {"mrr": 1.0}

@@ -1,10 +1,12 @@
-"""One query in pure Python (``metrics.retrieval_query``), the path of the per-row fixtures.
+"""One query in pure Python (``metrics.retrieval.query``), the path of the per-row fixtures.
 
-Its values must be the very floats ``score_queries`` gives (the reference for the bits:
-the vectorised path, itself checked against trec_eval in test_retrieval.py and
-test_trec_measures.py), and within 1e-9 of pytrec_eval's on single queries: ties,
-all-equal scores, ranked lists, cutoffs, relevance levels and gains. Its building blocks
-are checked against numpy directly: the sum and the 32-bit rounding.
+It runs the formulas of ``metrics.retrieval.formulas`` on one query's lists
+(``arrays.ONE_QUERY``), where ``score_queries`` runs them on numpy rows
+(``arrays.COLUMNS``). Its values must be the very floats ``score_queries`` gives (the
+reference for the bits: the vectorised path, itself checked against trec_eval in
+test_retrieval.py and test_trec_measures.py), and within 1e-9 of pytrec_eval's on single
+queries: ties, all-equal scores, ranked lists, cutoffs, relevance levels and gains. Its
+building blocks are checked against numpy directly: the sum and the 32-bit rounding.
 """
 
 from __future__ import annotations
@@ -23,18 +25,19 @@ from test_trec_measures import EDGE_DOCS, EDGE_SCORES, TREC_KEYS, TREC_MEASURES,
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.metrics import retrieval
 from pytest_ragmetrics.metrics.base import MetricContext
 from pytest_ragmetrics.metrics.retrieval import (
     FAMILIES,
     NEEDS_CUTOFF,
     RECALL_LEVELS,
     TAKES_CUTOFF,
+    fixtures,
     parse_metric,
     retrieval_measure,
     score_queries,
 )
-from pytest_ragmetrics.metrics.retrieval_query import numpy_sum, query_ranks
+from pytest_ragmetrics.metrics.retrieval.arrays import COLUMNS, ONE_QUERY, ArrayOps, numpy_sum
+from pytest_ragmetrics.metrics.retrieval.query import query_ranks
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 
 KS = (1, 2, 3, 5, 10, 20)
@@ -67,6 +70,21 @@ def assert_same_floats(
 
 
 # -- the building blocks, against numpy -------------------------------------------------
+
+
+def test_both_kinds_of_arrays_offer_every_operation_the_formulas_may_use() -> None:
+    # The formulas run on either kind: an operation missing from one would fail only
+    # when a measure using it first runs on that kind.
+    operations = {
+        name
+        for name, member in vars(ArrayOps).items()
+        if callable(member) and not name.startswith("_")
+    }
+    assert len(operations) > 20
+    for arrays in (ONE_QUERY, COLUMNS):
+        missing = sorted(name for name in operations if not callable(getattr(arrays, name, None)))
+        assert missing == [], type(arrays).__name__
+
 
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
 
@@ -264,7 +282,7 @@ def test_a_rows_fixtures_rank_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
         calls.append(args)
         return query_ranks(*args)
 
-    monkeypatch.setattr(retrieval, "query_ranks", counted)
+    monkeypatch.setattr(fixtures, "query_ranks", counted)
     ctx = MetricContext(Settings(), _no_embed)
     row = _row("r1", retrieved=RETRIEVED, relevant=RELEVANT)
     assert retrieval_measure("mrr")(row, ctx).values == {"mrr": 1 / 2}
