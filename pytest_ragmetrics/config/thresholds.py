@@ -88,6 +88,7 @@ from pytest_ragmetrics.metrics.bleu_settings import (
     DEFAULT_BLEU,
     BleuSettings,
 )
+from pytest_ragmetrics.metrics.catalog import Catalog
 from pytest_ragmetrics.metrics.chrf_settings import ChrfSettings
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, interval_kind, split_aggregate
@@ -479,18 +480,18 @@ def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _gate(path: Path, where: str, name: str, value: Any) -> Gate | None:
+def _gate(path: Path, where: str, name: str, value: Any, catalog: Catalog | None) -> Gate | None:
     if value is False:
         return None
     if not isinstance(value, str):
         raise _error(path, where, 'expected a rule string such as ">= 0.5", or false')
     try:
-        metric, stat = split_aggregate(name)
+        metric, stat = split_aggregate(name, catalog)
         rule = parse_rule(value)
     except (UnknownAggregate, RuleError) as error:
         raise _error(path, where, str(error)) from None
     if rule.statistical:
-        kind, why = interval_kind(metric, stat)
+        kind, why = interval_kind(metric, stat, catalog)
         if kind is None:
             reading = value[value.index("@") :].strip()
             raise _error(
@@ -499,8 +500,11 @@ def _gate(path: Path, where: str, name: str, value: Any) -> Gate | None:
     return Gate(name, metric, stat, rule)
 
 
-def parse_thresholds(path: Path, document: Mapping[str, Any]) -> Thresholds:
-    """Build ``Thresholds`` from a parsed TOML document read from ``path``."""
+def parse_thresholds(
+    path: Path, document: Mapping[str, Any], catalog: Catalog | None = None
+) -> Thresholds:
+    """Build ``Thresholds`` from a parsed TOML document read from ``path``; its gates name
+    metrics of ``catalog`` (the run's; default: the catalog in force)."""
     for key in document:
         if key not in ("settings", "gates", "judge"):
             raise _error(
@@ -518,11 +522,11 @@ def parse_thresholds(path: Path, document: Mapping[str, Any]) -> Thresholds:
     for key, value in gates_table.items():
         if isinstance(value, dict):
             overrides[key] = {
-                name: _gate(path, f'[gates."{key}"] {name!r}', name, rule)
+                name: _gate(path, f'[gates."{key}"] {name!r}', name, rule, catalog)
                 for name, rule in value.items()
             }
             continue
-        gate = _gate(path, f"[gates] {key!r}", key, value)
+        gate = _gate(path, f"[gates] {key!r}", key, value, catalog)
         if gate is None:
             raise _error(
                 path, f"[gates] {key!r}", "false only switches a gate off in an eval's table"
@@ -550,8 +554,9 @@ def _bad_byte(error: UnicodeDecodeError) -> str:
     return f"byte 0x{content[start]:02x} at line {line}, column {column}; save the file as UTF-8"
 
 
-def load_thresholds(path: Path) -> Thresholds:
-    """Read thresholds.toml; ``ThresholdsError`` on any problem, naming file and key."""
+def load_thresholds(path: Path, catalog: Catalog | None = None) -> Thresholds:
+    """Read thresholds.toml, its gates naming metrics of ``catalog`` (the run's; default:
+    the catalog in force); ``ThresholdsError`` on any problem, naming file and key."""
     try:
         with path.open("rb") as handle:
             document = tomllib.load(handle)
@@ -563,4 +568,4 @@ def load_thresholds(path: Path) -> Thresholds:
         raise ThresholdsError(f"{path}: not valid TOML: {error}") from error
     except RecursionError:
         raise ThresholdsError(f"{path}: not valid TOML: nested too deeply") from None
-    return parse_thresholds(path, document)
+    return parse_thresholds(path, document, catalog)
