@@ -2,7 +2,7 @@
 
 pytest imports the plugin's entry point (``[project.entry-points.pytest11]`` in
 pyproject.toml) in every run of every project it is installed in, and every run registers
-the fixtures' modules it names (``FIXTURE_PLUGINS`` of ``plugin/hooks.py``), so both are
+the fixtures' modules it names (``FIXTURE_MODULES`` of ``plugin/hooks.py``), so both are
 timed. Each round runs, in a
 fresh interpreter with bytecode written (``PYTHONDONTWRITEBYTECODE`` removed from the
 environment, so the first round writes what the others read)::
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # The entry point, and the fixtures' modules every run registers from it (kept equal to
-# plugin/hooks.py's FIXTURE_PLUGINS: ``--root`` may time a checkout of another version).
+# plugin/hooks.py's FIXTURE_MODULES: ``--root`` may time a checkout of another version).
 ENTRY_POINTS = (
     "pytest_ragmetrics.plugin.hooks",
     "pytest_ragmetrics.plugin.fixtures",

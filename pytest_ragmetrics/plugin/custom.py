@@ -116,7 +116,7 @@ def dataset_metric(
 
 
 # Fixtures of the plugin that are no metric: a metric of the same name would replace them.
-PLUGIN_FIXTURES = {
+RESERVED_FIXTURES = {
     "row": "fixtures.py",
     "rows": "dataset_fixtures.py",
     "ragmetrics_system": "fixtures.py",
@@ -125,7 +125,7 @@ PLUGIN_FIXTURES = {
 
 
 def _refuse_plugin_fixture(name: str, origin: str) -> None:
-    module = PLUGIN_FIXTURES.get(name)
+    module = RESERVED_FIXTURES.get(name)
     if module is not None:
         raise DeclarationError(
             f"{origin}: metric {name!r} would replace pytest-ragmetrics's own `{name}` "

@@ -67,7 +67,6 @@ __all__ = [
     "define_metric_fixture",
     "embeds",
     "grounding_rows",
-    "late_metric",
     "late_metrics",
     "metric_fixtures",
     "metrics_taken",
@@ -211,12 +210,12 @@ def refuse_late(config: pytest.Config, declared: Declared) -> None:
     after this run read thresholds.toml, no process could gate it, and under xdist the
     controller, which never imports such a file, could not report it as the workers
     record it."""
-    why = late_metric(config, declared)
+    why = _late(config, declared)
     if why is not None:
         pytest.fail(why, pytrace=False)
 
 
-def late_metric(config: pytest.Config, declared: Declared) -> str | None:
+def _late(config: pytest.Config, declared: Declared) -> str | None:
     """Why the metric ``declared`` in user code is refused when the run's catalog does not
     hold it (``late_declaration``); None when it does."""
     held = run_catalog(config).declared.get(declared.name)
@@ -230,13 +229,13 @@ def late_metrics(
 ) -> list[str]:
     """Why each of ``names`` is refused whose fixture, as pytest resolved it
     (``resolved``, as in ``plugin_metrics``), is a metric declared in user code that the
-    run's catalog does not hold (``late_metric``)."""
+    run's catalog does not hold (``late_declaration``)."""
     return [
         why
         for name in names
         if (chain := resolved.get(name))
         and (declared := declaration_of(chain[-1].func)) is not None
-        and (why := late_metric(config, declared)) is not None
+        and (why := _late(config, declared)) is not None
     ]
 
 

@@ -5,7 +5,7 @@ coordinating one with it); "worker" is an xdist worker.
 
 This module is the plugin's one entry point (``ragmetrics`` in pyproject.toml's
 ``pytest11``): it registers the modules of the plugin's fixtures itself
-(``FIXTURE_PLUGINS``), so ``pytest -p no:ragmetrics`` turns off every hook, option, marker
+(``FIXTURE_MODULES``), so ``pytest -p no:ragmetrics`` turns off every hook, option, marker
 and fixture of the plugin at once.
 
 pytest imports this module in every run of every project the plugin is installed in, so it
@@ -43,7 +43,7 @@ SESSION_KEY = pytest.StashKey["RunSession"]()
 FREEZER_KEY = pytest.StashKey[Freezer]()
 # The modules of the plugin's fixtures, by the name ``pytest_configure`` registers each
 # under (``-p no:ragmetrics`` keeps this module, and so them, from loading).
-FIXTURE_PLUGINS = {
+FIXTURE_MODULES = {
     "ragmetrics-fixtures": "pytest_ragmetrics.plugin.fixtures",
     "ragmetrics-dataset-fixtures": "pytest_ragmetrics.plugin.dataset_fixtures",
 }
@@ -112,7 +112,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_ragmetrics.plugin.session import RunSession
 
     manager = config.pluginmanager
-    for name, module in FIXTURE_PLUGINS.items():
+    for name, module in FIXTURE_MODULES.items():
         plugin = importlib.import_module(module)
         if not manager.is_registered(plugin):
             manager.register(plugin, name)

@@ -14,7 +14,7 @@ from conftest import Project
 
 OFF = ("-p", "no:ragmetrics")
 # Fixtures of each of the plugin's fixture modules, and metric fixtures it generates.
-PLUGIN_FIXTURES = ("row", "rows", "f1", "ndcg", "embedding_space", "ragmetrics_system")
+SOME_FIXTURES = ("row", "rows", "f1", "ndcg", "embedding_space", "ragmetrics_system")
 
 
 def _listed(result: pytest.RunResult) -> set[str]:
@@ -23,10 +23,10 @@ def _listed(result: pytest.RunResult) -> set[str]:
 
 
 def test_no_fixture_of_the_plugin_is_listed(project: Project) -> None:
-    assert set(PLUGIN_FIXTURES) <= _listed(project.run("--fixtures"))
+    assert set(SOME_FIXTURES) <= _listed(project.run("--fixtures"))
     off = project.run(*OFF, "--fixtures")
     assert off.ret == pytest.ExitCode.OK
-    assert _listed(off).isdisjoint(PLUGIN_FIXTURES)
+    assert _listed(off).isdisjoint(SOME_FIXTURES)
     assert "pytest_ragmetrics" not in off.stdout.str()
 
 
