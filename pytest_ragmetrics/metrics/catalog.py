@@ -180,8 +180,12 @@ DECLARATION_MARK = "_ragmetrics_declared"
 
 def declaration_of(value: object) -> Declared | None:
     """The declaration a module attribute or a fixture function carries, if any. Read
-    from the object's own ``__dict__``, so that no attribute lookup of the user's runs."""
-    own = getattr(value, "__dict__", None)
+    from the object's own ``__dict__``, past any ``__getattr__`` or ``__getattribute__``
+    of its class: scanning a module's attributes runs none of their code."""
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except AttributeError:  # an object without a __dict__ carries nothing
+        return None
     found = own.get(DECLARATION_MARK) if isinstance(own, dict) else None
     return found if isinstance(found, Declared) else None
 

@@ -371,6 +371,22 @@ def test_a_metric_declared_after_thresholds_were_read_is_refused(custom: Project
     custom.run("evals").assert_outcomes(passed=4 + 3)  # the folder named: read first
 
 
+def test_one_name_declared_by_two_conftest_files_of_a_run_names_both(custom: Project) -> None:
+    """Both conftest.py files are imported before thresholds.toml is read (the folder is
+    named on the command line): the run's catalog cannot hold both."""
+    custom.write("evals/conftest.py", METRICS)
+    custom.write("evals/test_eval.py", EVAL)
+    custom.write("evals/data/rows.jsonl", jsonl(ROWS))
+    result = custom.run("evals")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*evals/conftest.py:5: metric 'words' is already declared at *conftest.py:5: "
+            "declare it once, or give one of them another name*"
+        ]
+    )
+
+
 def test_a_misspelled_custom_metric_in_thresholds_says_which_it_meant(
     custom: Project,
 ) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings
-from pytest_ragmetrics.metrics import registry
+from pytest_ragmetrics.metrics import catalog, registry
 from pytest_ragmetrics.metrics.base import MetricInfo
 from pytest_ragmetrics.metrics.catalog import (
     BUILTIN_FIXTURES,
@@ -315,3 +315,24 @@ def test_a_catalog_is_in_force_for_its_block_only() -> None:
         _failing_batch(Catalog([_declared("mine", "other.py:9")]), seen)
     assert seen == ["other.py:9"]
     assert in_force() is before
+
+
+class _Lazy:
+    """A module attribute whose attribute lookups run code, as a lazy proxy's do."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        raise KeyError(name)
+
+
+def test_declarations_are_read_from_a_namespace_without_running_its_attributes() -> None:
+    mine = _declared("mine", "conftest.py:3")
+
+    def fixture() -> None:
+        """Stands for the fixture pytest_ragmetrics.metric returns."""
+
+    setattr(fixture, catalog.DECLARATION_MARK, mine)
+    namespace = {"lazy": _Lazy(), "mine": fixture, "number": 1, "other": _declared}
+    assert catalog.declarations_in(namespace) == [mine]
+    assert catalog.declaration_of(_Lazy()) is None
