@@ -16,8 +16,6 @@ from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.metrics import catalog, registry
 from pytest_ragmetrics.metrics.base import MetricInfo
 from pytest_ragmetrics.metrics.catalog import (
-    BUILTIN_FIXTURES,
-    BUILTIN_METRICS,
     BUILTINS,
     CORPUS_STATS,
     DERIVED,
@@ -62,11 +60,11 @@ def test_every_catalog_fixture_is_registered_with_its_own_docstring(
     result = pytester.runpytest("--fixtures")
     assert result.ret == 0, result.stdout.str()
     shown = _fixture_docs(result.stdout.str())
-    for name in BUILTIN_FIXTURES:  # not the metrics this project's conftest.py declares
+    for name in FIXTURES:  # not the metrics this project's conftest.py declares
         assert name in shown, f"metric fixture {name!r} is not registered with pytest"
         # --fixtures shows the first paragraph of the docstring: the metric's definition.
         assert shown[name] == " ".join(FIXTURES[name].doc.split()), name
-    docs = [shown[name] for name in BUILTIN_FIXTURES]
+    docs = [shown[name] for name in FIXTURES]
     assert len(set(docs)) == len(docs), "two metric fixtures share a docstring"
 
 
@@ -146,7 +144,7 @@ def test_no_two_declarations_record_the_same_metric() -> None:
 
 def test_the_registry_and_the_corpus_statistics_come_from_the_catalog() -> None:
     assert registry.METRICS is METRICS
-    assert len(BUILTIN_METRICS) == sum(len(spec.records) for spec in SPECS) + len(DERIVED)
+    assert len(METRICS) == sum(len(spec.records) for spec in SPECS) + len(DERIVED)
     with_corpus = {spec.primary for spec in SPECS if spec.corpus is not None}
     assert (
         set(CORPUS_STATS)
@@ -216,7 +214,7 @@ def test_every_metric_fixture_is_documented_in_docs_metrics_md() -> None:
             pytrace=False,
         )
     headings = set(METRICS_DOC.read_text(encoding="utf-8").splitlines())
-    missing = [name for name in BUILTIN_FIXTURES if f"### `{name}`" not in headings]
+    missing = [name for name in FIXTURES if f"### `{name}`" not in headings]
     assert missing == [], f"{METRICS_DOC}: no heading ### `<name>` for {', '.join(missing)}"
 
 
