@@ -1,7 +1,9 @@
 """What importing the plugin adds to every pytest start, against ``import pytest`` itself.
 
-pytest imports the plugin's three entry points (``[project.entry-points.pytest11]`` in
-pyproject.toml) in every run of every project it is installed in. Each round runs, in a
+pytest imports the plugin's entry point (``[project.entry-points.pytest11]`` in
+pyproject.toml) in every run of every project it is installed in, and every run registers
+the fixtures' modules it names (``FIXTURE_MODULES`` of ``plugin/hooks.py``), so both are
+timed. Each round runs, in a
 fresh interpreter with bytecode written (``PYTHONDONTWRITEBYTECODE`` removed from the
 environment, so the first round writes what the others read)::
 
@@ -32,6 +34,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The entry point, and the fixtures' modules every run registers from it (kept equal to
+# plugin/hooks.py's FIXTURE_MODULES: ``--root`` may time a checkout of another version).
 ENTRY_POINTS = (
     "pytest_ragmetrics.plugin.hooks",
     "pytest_ragmetrics.plugin.fixtures",

@@ -1,11 +1,27 @@
-"""Python's cyclic garbage collector, paused for a burst of allocations that outlive it.
+"""Keeping Python's cyclic garbage collector off objects that outlive the code making them.
 
-Building many objects that all stay (a dataset's rows, the ranks of 100,000 queries)
-starts collection after collection, and each full one walks everything the process
-holds again, to find nothing: none of those objects is in a reference cycle, and
-reference counting frees the temporaries at once. ``collector_paused`` suspends the
-collector for such a block and resumes it when the block ends, also on an error; it
-leaves a collector that was already off alone.
+The cyclic collector traverses every container it tracks at each full collection, and full
+collections come more often the more a process allocates. Objects that are built in great
+numbers and then stay (a dataset's rows, the ranks of 100,000 queries, the items of a
+50,000-row run) are walked again and again, to find nothing: none of them is in a
+reference cycle, and reference counting frees the temporaries at once. Two ways out:
+
+- ``collector_paused``: the collector suspended for a burst of such allocations, resumed
+  when the block ends (also on an error); a collector that was off stays off.
+- ``Freezer``: what a pytest run holds to its end moved into the collector's permanent
+  generation (``gc.freeze``). pytest holds every collected item to the end of the run,
+  and a row test's item holds its row: going over them again and again was a third of
+  what the plugin added to a run of 50,000 row tests (docs/performance.md, "Per-row
+  cost"). So the plugin freezes what the process holds each time a dataset's rows are
+  parametrized and again when the rows are about to run: later collections pass over it,
+  and what the rows create is collected as usual. Reference counting is untouched: an
+  object no longer referenced is freed at once, frozen or not; only a reference cycle
+  among frozen objects waits for the end of the run. At the very end (the config's last
+  cleanup, after pytest's own final collection) the plugin moves them back
+  (``gc.unfreeze``), so a process that runs pytest in-process, as ``pytester`` does, gets
+  its collector back as it was. It stands aside when the collector is disabled, or when
+  something else in the process froze objects before the run: it never undoes a freeze
+  it did not make.
 """
 
 from __future__ import annotations
@@ -25,3 +41,29 @@ def collector_paused() -> Iterator[None]:
     finally:
         if running:
             gc.enable()
+
+
+class Freezer:
+    """One run's freezes: whether it freezes is decided by its first ``hold``."""
+
+    def __init__(self) -> None:
+        self._freezes: bool | None = None
+
+    def hold(self) -> None:
+        """Move what the process holds now into the collector's permanent generation,
+        unless the collector is off or the process froze objects before this run did."""
+        if self._freezes is None:
+            self._freezes = gc.isenabled() and gc.get_freeze_count() == 0
+        if self._freezes:
+            gc.freeze()
+
+    @property
+    def holds(self) -> bool:
+        """Whether this run has frozen what it holds (``hold``)."""
+        return bool(self._freezes)
+
+    def release(self) -> None:
+        """Give the collector back everything frozen, if this run froze anything."""
+        if self._freezes:
+            gc.unfreeze()
+        self._freezes = None

@@ -95,7 +95,7 @@ from pytest_ragmetrics.judge.config import (
 )
 from pytest_ragmetrics.metrics.answer import SquadVersion
 from pytest_ragmetrics.metrics.bleu import DEFAULT_BLEU, BleuSettings
-from pytest_ragmetrics.metrics.catalog import FIXTURES
+from pytest_ragmetrics.metrics.catalog import Catalog, in_force
 from pytest_ragmetrics.metrics.chrf import ChrfSettings
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, interval_kind, split_aggregate
@@ -155,12 +155,13 @@ _SIGNATURE_KEYS = ("metrics_version", "system", JUDGE_TABLE)
 _Table = TypeVar("_Table")
 
 
-def declared_tables() -> tuple[SettingsTable[Any], ...]:
+def declared_tables(catalog: Catalog | None = None) -> tuple[SettingsTable[Any], ...]:
     """Every settings table the catalog's metric fixtures declare, each once (``chrf`` and
     ``chrf_pp`` share one): the built-in ones and those of the user's metrics declared
-    before the run was configured."""
+    before the run was configured (``catalog``: the run's; default: the catalog in
+    force)."""
     tables: dict[str, SettingsTable[Any]] = {}
-    for spec in FIXTURES.values():
+    for spec in (catalog or in_force()).fixtures.values():
         if spec.settings is not None:
             tables.setdefault(spec.settings.name, spec.settings)
     return tuple(tables.values())
@@ -478,18 +479,18 @@ def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _gate(path: Path, where: str, name: str, value: Any) -> Gate | None:
+def _gate(path: Path, where: str, name: str, value: Any, catalog: Catalog | None) -> Gate | None:
     if value is False:
         return None
     if not isinstance(value, str):
         raise _error(path, where, 'expected a rule string such as ">= 0.5", or false')
     try:
-        metric, stat = split_aggregate(name)
+        metric, stat = split_aggregate(name, catalog)
         rule = parse_rule(value)
     except (UnknownAggregate, RuleError) as error:
         raise _error(path, where, str(error)) from None
     if rule.statistical:
-        kind, why = interval_kind(metric, stat)
+        kind, why = interval_kind(metric, stat, catalog)
         if kind is None:
             reading = value[value.index("@") :].strip()
             raise _error(
@@ -501,16 +502,18 @@ def _gate(path: Path, where: str, name: str, value: Any) -> Gate | None:
 def parse_thresholds(
     path: Path,
     document: Mapping[str, Any],
+    catalog: Catalog | None = None,
     tables: Sequence[SettingsTable[Any]] | None = None,
 ) -> Thresholds:
-    """Build ``Thresholds`` from a parsed TOML document read from ``path``; ``tables``:
-    the settings tables the metrics declare (by default, every one in the catalog)."""
+    """Build ``Thresholds`` from a parsed TOML document read from ``path``; its gates name
+    metrics of ``catalog`` (the run's; default: the catalog in force), and ``tables`` are
+    the settings tables the metrics declare (default: every one of that catalog)."""
     for key in document:
         if key not in ("settings", "gates", JUDGE_TABLE):
             raise _error(
                 path, f"[{key}]", "unknown table; expected [settings], [judge] and [gates]"
             )
-    declared = declared_tables() if tables is None else tables
+    declared = declared_tables(catalog) if tables is None else tables
     settings = _settings(path, document.get("settings", {}), declared)
     judge = _judge(path, document.get(JUDGE_TABLE))
     if settings.trust_judge == LLM_TRUST_JUDGE and judge is None:
@@ -523,11 +526,11 @@ def parse_thresholds(
     for key, value in gates_table.items():
         if isinstance(value, dict):
             overrides[key] = {
-                name: _gate(path, f'[gates."{key}"] {name!r}', name, rule)
+                name: _gate(path, f'[gates."{key}"] {name!r}', name, rule, catalog)
                 for name, rule in value.items()
             }
             continue
-        gate = _gate(path, f"[gates] {key!r}", key, value)
+        gate = _gate(path, f"[gates] {key!r}", key, value, catalog)
         if gate is None:
             raise _error(
                 path, f"[gates] {key!r}", "false only switches a gate off in an eval's table"
@@ -555,8 +558,9 @@ def _bad_byte(error: UnicodeDecodeError) -> str:
     return f"byte 0x{content[start]:02x} at line {line}, column {column}; save the file as UTF-8"
 
 
-def load_thresholds(path: Path) -> Thresholds:
-    """Read thresholds.toml; ``ThresholdsError`` on any problem, naming file and key."""
+def load_thresholds(path: Path, catalog: Catalog | None = None) -> Thresholds:
+    """Read thresholds.toml, its gates naming metrics of ``catalog`` (the run's; default:
+    the catalog in force); ``ThresholdsError`` on any problem, naming file and key."""
     try:
         with path.open("rb") as handle:
             document = tomllib.load(handle)
@@ -568,4 +572,4 @@ def load_thresholds(path: Path) -> Thresholds:
         raise ThresholdsError(f"{path}: not valid TOML: {error}") from error
     except RecursionError:
         raise ThresholdsError(f"{path}: not valid TOML: nested too deeply") from None
-    return parse_thresholds(path, document)
+    return parse_thresholds(path, document, catalog)

@@ -23,7 +23,7 @@ from pytest_ragmetrics.config.thresholds import Gate, Settings
 from pytest_ragmetrics.gates.pairs import Pairs, corpus_parts, reducer
 from pytest_ragmetrics.inference.power import rows_to_detect
 from pytest_ragmetrics.inference.records import Evidence, NotComparable, Statistic
-from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
+from pytest_ragmetrics.metrics.catalog import in_force
 from pytest_ragmetrics.metrics.registry import (
     UnknownAggregate,
     interval_kind,
@@ -457,7 +457,7 @@ def statistic_evidence(
     stats = settings.stats
     confidence = confidence or stats.confidence
     if kind == "corpus":
-        breakdown = CORPUS_STATS[metric][0]
+        breakdown = in_force().corpus_stats[metric][0]
         having = [row for row in rows if breakdown in row.breakdowns]
         names, table = corpus_parts([row.breakdowns[breakdown] for row in having])
         return single_corpus_evidence(

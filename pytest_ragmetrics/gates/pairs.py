@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.config.thresholds import Gate
 from pytest_ragmetrics.metrics.base import MetricSettings
-from pytest_ragmetrics.metrics.catalog import CORPUS_STATS
+from pytest_ragmetrics.metrics.catalog import in_force
 from pytest_ragmetrics.metrics.registry import interval_kind
 from pytest_ragmetrics.results.baseline import StoredRow
 from pytest_ragmetrics.results.stats import aggregate
@@ -122,7 +122,7 @@ class Matched:
         """The pairs of ``gate``'s metric: the rows both sides recorded it on (for a
         corpus statistic, its sufficient statistics)."""
         kind, _ = interval_kind(gate.metric, gate.stat)
-        breakdown = CORPUS_STATS[gate.metric][0] if kind == "corpus" else None
+        breakdown = in_force().corpus_stats[gate.metric][0] if kind == "corpus" else None
         key = (gate.metric, breakdown)
         if key not in self.found:
             self.found[key] = self._pairs(gate.metric, breakdown)
@@ -182,7 +182,7 @@ def reducer(
 ) -> Callable[[np.ndarray], float]:
     """``metric.stat``, a corpus statistic, of summed parts (an array in ``names``
     order), reduced as the run's aggregates are."""
-    reduce = CORPUS_STATS[metric][1]
+    reduce = in_force().corpus_stats[metric][1]
 
     def statistic(sums: np.ndarray) -> float:
         return float(reduce(dict(zip(names, sums.tolist(), strict=True)), settings)[stat])
@@ -215,7 +215,7 @@ def paired_statistics(
     are computed (``results.stats.aggregate``, or the corpus reduction of summed parts)."""
     kind, _ = interval_kind(gate.metric, gate.stat)
     if kind == "corpus":
-        reduce = CORPUS_STATS[gate.metric][1]
+        reduce = in_force().corpus_stats[gate.metric][1]
         ours = reduce(_summed(pairs.current_parts), settings).get(gate.stat)
         theirs = reduce(_summed(pairs.reference_parts), settings).get(gate.stat)
         return ours, theirs

@@ -5,16 +5,25 @@ A family module declares each of its metric fixtures once, as a ``MetricSpec`` i
 statistics, the judge's accounting, the comparison with a baseline) are ``MetricInfo``
 declarations. Everything else is generated from here: the metric fixtures
 (``pytest_ragmetrics.plugin.fixtures``), the names a gate may use
-(``pytest_ragmetrics.metrics.registry.METRICS``), the corpus statistics
-(``CORPUS_STATS``) and the signatures of the numbers (``SIGNATURES``). Adding a metric is
-adding a ``MetricSpec`` to its family's ``SPECS``.
+(``pytest_ragmetrics.metrics.registry``), the corpus statistics (``CORPUS_STATS``) and
+the signatures of the numbers (``SIGNATURES``). Adding a metric is adding a
+``MetricSpec`` to its family's ``SPECS``.
+
+The module-level tables (``FIXTURES``, ``METRICS``, ``CORPUS_STATS``) hold the built-in
+metrics only, and never change. The metrics of a run are a ``Catalog``: the built-in
+ones plus the metrics the user's code declared (``pytest_ragmetrics.metric``) in the
+modules that run loaded before it read thresholds.toml. The plugin builds one per run
+and keeps it in the run's config (``pytest_ragmetrics.plugin.catalog``); a Ray job
+carries its declarations (``Catalog.snapshot``) to the workers.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from pytest_ragmetrics.metrics.abstention import SPECS as ABSTENTION
 from pytest_ragmetrics.metrics.anchors import SPECS as ANCHORS
@@ -139,62 +148,53 @@ DERIVED: tuple[MetricInfo, ...] = (
 UNJUDGED = "unjudged"
 
 
-def _fixtures() -> dict[str, MetricSpec]:
+def _fixtures() -> Mapping[str, MetricSpec]:
     fixtures: dict[str, MetricSpec] = {}
     for spec in SPECS:
         if spec.fixture in fixtures:
             raise ValueError(f"metric fixture {spec.fixture!r} is declared twice")
         fixtures[spec.fixture] = spec
-    return fixtures
+    return MappingProxyType(fixtures)
 
 
-def _metrics() -> dict[str, MetricInfo]:
+def _metrics() -> Mapping[str, MetricInfo]:
     metrics: dict[str, MetricInfo] = {}
     for info in (*(info for spec in SPECS for info in spec.records), *DERIVED):
         if info.name in metrics:
             raise ValueError(f"metric {info.name!r} is declared twice")
         metrics[info.name] = info
-    return metrics
+    return MappingProxyType(metrics)
 
 
-FIXTURES: dict[str, MetricSpec] = _fixtures()
-METRICS: dict[str, MetricInfo] = _metrics()
+# The built-in metrics (read-only): a run's own are its ``Catalog``'s.
+FIXTURES: Mapping[str, MetricSpec] = _fixtures()
+METRICS: Mapping[str, MetricInfo] = _metrics()
 # metric -> (the breakdown holding its sufficient statistics, how to reduce their sums)
-CORPUS_STATS: dict[str, tuple[str, Reduce]] = {
-    spec.primary: (spec.corpus.breakdown, spec.corpus.reduce)
-    for spec in SPECS
-    if spec.corpus is not None
-}
+CORPUS_STATS: Mapping[str, tuple[str, Reduce]] = MappingProxyType(
+    {
+        spec.primary: (spec.corpus.breakdown, spec.corpus.reduce)
+        for spec in SPECS
+        if spec.corpus is not None
+    }
+)
 # metric -> (the breakdown its signatures read, or None, how to sign its numbers)
-SIGNATURES: dict[str, tuple[str | None, Signatures]] = {
-    spec.primary: (spec.corpus.breakdown if spec.corpus else None, spec.signatures)
-    for spec in SPECS
-    if spec.signatures is not None
-}
+SIGNATURES: Mapping[str, tuple[str | None, Signatures]] = MappingProxyType(
+    {
+        spec.primary: (spec.corpus.breakdown if spec.corpus else None, spec.signatures)
+        for spec in SPECS
+        if spec.signatures is not None
+    }
+)
 # The dataset-level metric fixtures (they take `rows`), named like the metric they record.
 DATASET_FIXTURES = (EMBEDDING_SPACE.name, UX.name, SOURCES.name)
-
-
-def close_fixtures(name: str) -> tuple[str, ...]:
-    """The metric fixtures ``name`` is one edit away from: a letter missing, added or
-    replaced, or two neighbouring letters swapped (optimal string alignment distance 1).
-    Empty for a known fixture's own name and for a name no fixture is close to."""
-    from rapidfuzz.distance import OSA
-
-    return tuple(
-        known
-        for known in (*FIXTURES, *DATASET_FIXTURES)
-        if known != name and OSA.distance(name, known) == 1
-    )
+# The names of FIXTURES and METRICS, from when those tables also held the user's metrics:
+# read the tables instead (tests/unit/metrics/test_properties.py and test_ranges.py still
+# import BUILTIN_FIXTURES).
+BUILTIN_FIXTURES: frozenset[str] = frozenset(FIXTURES)
+BUILTIN_METRICS: frozenset[str] = frozenset(METRICS)
 
 
 # -- metrics declared in user code (pytest_ragmetrics.metric) ---------------------------
-#
-# A declaration lands in FIXTURES and METRICS when the module declaring it is imported, so
-# that thresholds.toml, read when the run is configured, can gate it. A run *claims* the
-# declarations made before it was configured (``claim``) and *releases* them when it ends
-# (``release``): a test process that runs pytest inside itself (pytester) starts each
-# inner run from the built-in catalog, and gets back its own declarations afterwards.
 
 
 @dataclass(frozen=True)
@@ -213,24 +213,32 @@ class Declared:
     def name(self) -> str:
         return self.info.name
 
-    def install(self) -> None:
-        METRICS[self.name] = self.info
-        if self.spec is not None:
-            FIXTURES[self.name] = self.spec
-            if self.spec.corpus is not None:
-                CORPUS_STATS[self.name] = (self.spec.corpus.breakdown, self.spec.corpus.reduce)
+
+# The attribute under which the fixture ``pytest_ragmetrics.metric`` returns (its function
+# and its fixture definition) carries the metric's ``Declared``.
+DECLARATION_MARK = "_ragmetrics_declared"
 
 
-BUILTIN_FIXTURES: frozenset[str] = frozenset(FIXTURES)
-BUILTIN_METRICS: frozenset[str] = frozenset(METRICS)
-_declared: dict[str, Declared] = {}  # by name, in the catalog now
-_claims: dict[str, object] = {}  # name -> the run that claimed it
-_hidden: dict[int, list[tuple[Declared, object]]] = {}  # run -> other runs' declarations
+def declaration_of(value: object) -> Declared | None:
+    """The declaration a module attribute or a fixture function carries, if any. Read
+    from the object's own ``__dict__``, past any ``__getattr__`` or ``__getattribute__``
+    of its class: scanning a module's attributes runs none of their code."""
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except AttributeError:  # an object without a __dict__ carries nothing
+        return None
+    found = own.get(DECLARATION_MARK) if isinstance(own, dict) else None
+    return found if isinstance(found, Declared) else None
+
+
+def declarations_in(namespace: Mapping[str, object]) -> list[Declared]:
+    """The declarations among the values of ``namespace`` (a module's), in its order."""
+    return [found for value in list(namespace.values()) if (found := declaration_of(value))]
 
 
 def _builtin_place(name: str) -> str:
     """Where a built-in name is declared, for a clash message."""
-    spec = FIXTURES.get(name) if name in BUILTIN_FIXTURES else None
+    spec = FIXTURES.get(name)
     if spec is None:
         spec = next((s for s in SPECS if any(info.name == name for info in s.records)), None)
     if spec is None:
@@ -239,91 +247,101 @@ def _builtin_place(name: str) -> str:
     return f"{module}.py (the built-in `{spec.fixture}` fixture)"
 
 
-def declare_custom(declared: Declared) -> None:
-    """Add a user's metric to the catalog; ``DeclarationError`` naming both places when its name
-    is a built-in metric's or another declaration's. The same declaration imported again
-    (same name and origin) replaces itself."""
+def refuse_builtin_name(declared: Declared) -> None:
+    """``DeclarationError`` when ``declared`` takes the name of a built-in metric."""
     name = declared.name
-    if name in BUILTIN_FIXTURES or name in BUILTIN_METRICS or name in DATASET_FIXTURES:
+    if name in FIXTURES or name in METRICS or name in DATASET_FIXTURES:
         raise DeclarationError(
             f"{declared.origin}: metric {name!r} is already declared by pytest-ragmetrics in "
             f"{_builtin_place(name)}: give yours another name"
         )
-    other = _declared.get(name)
+
+
+def refuse_clash(declared: Declared, other: Declared | None) -> None:
+    """``DeclarationError`` naming both places when ``other`` is another declaration of
+    ``declared``'s name; the same declaration met again (same name and origin: its module
+    imported twice, or found in two modules) is no clash."""
     if other is not None and other.origin != declared.origin:
         raise DeclarationError(
-            f"{declared.origin}: metric {name!r} is already declared at {other.origin}: "
-            "declare it once, or give one of them another name"
+            f"{declared.origin}: metric {declared.name!r} is already declared at "
+            f"{other.origin}: declare it once, or give one of them another name"
         )
-    _declared[name] = declared
-    declared.install()
 
 
-def custom_metrics() -> dict[str, Declared]:
-    """The user's metrics in the catalog now, by name."""
-    return dict(_declared)
+class Catalog:
+    """The metrics one run knows: the built-in ones and ``declarations``, the metrics the
+    user's code declared in the modules the run loaded before it read thresholds.toml.
+    Read-only once built; ``DeclarationError`` naming both places when a declaration
+    takes a built-in name or another declaration's."""
+
+    __slots__ = ("corpus_stats", "declared", "fixtures", "metrics")
+
+    def __init__(self, declarations: Iterable[Declared] = ()) -> None:
+        declared: dict[str, Declared] = {}
+        for declaration in declarations:
+            refuse_builtin_name(declaration)
+            refuse_clash(declaration, declared.get(declaration.name))
+            declared[declaration.name] = declaration
+        specs = {name: d.spec for name, d in declared.items() if d.spec is not None}
+        self.declared: Mapping[str, Declared] = MappingProxyType(declared)
+        self.fixtures: Mapping[str, MetricSpec] = MappingProxyType({**FIXTURES, **specs})
+        self.metrics: Mapping[str, MetricInfo] = MappingProxyType(
+            {**METRICS, **{name: d.info for name, d in declared.items()}}
+        )
+        self.corpus_stats: Mapping[str, tuple[str, Reduce]] = MappingProxyType(
+            {
+                **CORPUS_STATS,
+                **{
+                    name: (spec.corpus.breakdown, spec.corpus.reduce)
+                    for name, spec in specs.items()
+                    if spec.corpus is not None
+                },
+            }
+        )
+
+    def __repr__(self) -> str:
+        return f"<Catalog: built-in metrics and {sorted(self.declared) or 'no others'}>"
+
+    def snapshot(self) -> tuple[Declared, ...]:
+        """The user's declarations, from which ``Catalog(snapshot)`` builds this catalog
+        again (in a Ray worker, say)."""
+        return tuple(self.declared.values())
+
+    def close_fixtures(self, name: str) -> tuple[str, ...]:
+        """The metric fixtures ``name`` is one edit away from: a letter missing, added or
+        replaced, or two neighbouring letters swapped (optimal string alignment distance
+        1). Empty for a known fixture's own name and for a name no fixture is close to."""
+        from rapidfuzz.distance import OSA
+
+        return tuple(
+            known
+            for known in (*self.fixtures, *DATASET_FIXTURES)
+            if known != name and OSA.distance(name, known) == 1
+        )
 
 
-def custom_metric(name: str) -> Declared | None:
-    """The user's metric ``name`` in the catalog now, if there is one (without copying
-    the catalog, as every metric fixture of every row asks)."""
-    return _declared.get(name)
+BUILTINS = Catalog()  # the catalog of a run that declares no metric of its own
+
+# The catalog lookups that are not handed one read: the run's, from its configuration to
+# its end (``pytest_ragmetrics.plugin.catalog``), a Ray job's on a worker, else BUILTINS.
+_IN_FORCE: ContextVar[Catalog] = ContextVar("ragmetrics_catalog", default=BUILTINS)
 
 
-def _remove(name: str) -> Declared:
-    FIXTURES.pop(name, None)
-    METRICS.pop(name, None)
-    CORPUS_STATS.pop(name, None)
-    _claims.pop(name, None)
-    return _declared.pop(name)
+def in_force() -> Catalog:
+    """The catalog in force: what a lookup not handed a catalog reads."""
+    return _IN_FORCE.get()
 
 
-def begin_run(run: object) -> None:
-    """A run starts importing its conftest files: other runs' claimed declarations leave
-    the catalog until it ends (unclaimed ones, from ``-p`` plugins, stay: they are its)."""
-    hidden = [(_declared[name], owner) for name, owner in list(_claims.items()) if owner is not run]
-    for declared, _ in hidden:
-        _remove(declared.name)
-    _hidden[id(run)] = hidden
-
-
-def claim(run: object) -> tuple[str, ...]:
-    """The run has read its thresholds: every unclaimed declaration is its own."""
-    for name in _declared:
-        _claims.setdefault(name, run)
-    return tuple(name for name, owner in _claims.items() if owner is run)
-
-
-def release(run: object) -> None:
-    """The run ended: its declarations (and any made too late to be claimed) leave the
-    catalog; the declarations ``begin_run`` hid come back."""
-    for name in [name for name in _declared if _claims.get(name, run) is run]:
-        _remove(name)
-    for declared, owner in _hidden.pop(id(run), []):
-        _declared[declared.name] = declared
-        declared.install()
-        _claims[declared.name] = owner
-
-
-@contextlib.contextmanager
-def lent(declarations: Sequence[Declared]) -> Iterator[None]:
-    """The catalog holds ``declarations``, and no other metric of the user's, while the
-    block runs; afterwards it is as it was. A Ray worker scores a job's rows so: it imports
-    no conftest.py, so the job brings the declarations its test uses, and the worker
-    process, which Ray reuses for the next job (another project's, whose metric may have
-    the same name and other code), keeps none of them."""
-    before = [(_declared[name], _claims.get(name)) for name in list(_declared)]
-    for declared, _ in before:
-        _remove(declared.name)
+@contextmanager
+def catalog_in_force(catalog: Catalog) -> Iterator[None]:
+    """``catalog`` is in force for the block; the one before it is again afterwards."""
+    token = _IN_FORCE.set(catalog)
     try:
-        for declared in declarations:
-            declare_custom(declared)
         yield
     finally:
-        for name in list(_declared):
-            _remove(name)
-        for declared, owner in before:
-            _declared[declared.name] = declared
-            declared.install()
-            if owner is not None:
-                _claims[declared.name] = owner
+        _IN_FORCE.reset(token)
+
+
+def close_fixtures(name: str, catalog: Catalog | None = None) -> tuple[str, ...]:
+    """``Catalog.close_fixtures`` of ``catalog`` (default: the catalog in force)."""
+    return (catalog or in_force()).close_fixtures(name)

@@ -43,10 +43,10 @@ from pytest_ragmetrics.data.sql import SqlConfigError, SqlDataset
 from pytest_ragmetrics.files import display_path, resolved
 from pytest_ragmetrics.live.system import OUTPUT_FIELDS
 from pytest_ragmetrics.metrics.catalog import close_fixtures
+from pytest_ragmetrics.plugin.catalog import run_catalog
 from pytest_ragmetrics.plugin.fixtures import (
     DETERMINISM,
-    FIXTURES,
-    late_metric,
+    late_metrics,
     missing_fields,
     plugin_metrics,
     ragmetrics_system,
@@ -480,7 +480,8 @@ def _metric_names(metafunc: pytest.Metafunc) -> tuple[str, ...]:
     # pytest's own map of the fixtures it found for this test (no public accessor).
     defined: Mapping[str, Any] = getattr(metafunc, "_arg2fixturedefs", None) or {}
     direct = _parametrized_names(metafunc)
-    return tuple(plugin_metrics(defined, (n for n in metafunc.fixturenames if n not in direct)))
+    taken = (n for n in metafunc.fixturenames if n not in direct)
+    return tuple(plugin_metrics(defined, taken, run_catalog(metafunc.config)))
 
 
 def _refuse_misspelled_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
@@ -495,7 +496,9 @@ def _refuse_misspelled_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
     typos = [
         (name, close)
         for name in metafunc.fixturenames
-        if name not in defined and name not in given and (close := close_fixtures(name))
+        if name not in defined
+        and name not in given
+        and (close := close_fixtures(name, run_catalog(metafunc.config)))
     ]
     if typos:
         meant = "; ".join(
@@ -528,11 +531,13 @@ def _refuse_unseen_systems(metafunc: pytest.Metafunc, where: str) -> None:
 
 
 def _refuse_late_metrics(metafunc: pytest.Metafunc, where: str) -> None:
-    """A metric declared after this run read thresholds.toml is refused (``late_metric``):
+    """A metric declared after this run read thresholds.toml is refused (``late_metrics``):
     one collection error for the test function that takes it, not one per row."""
-    refused = [
-        why for name in _metric_names(metafunc) if (why := late_metric(metafunc.config, name))
-    ]
+    # pytest's own map of the fixtures it found for this test (no public accessor).
+    defined: Mapping[str, Any] = getattr(metafunc, "_arg2fixturedefs", None) or {}
+    direct = _parametrized_names(metafunc)
+    taken = [name for name in metafunc.fixturenames if name not in direct]
+    refused = late_metrics(metafunc.config, defined, taken)
     if refused:
         pytest.fail(f"{where}: " + "; ".join(refused), pytrace=False)
 
@@ -755,7 +760,7 @@ def _refuse_row_fixtures(metafunc: pytest.Metafunc, where: str) -> None:
     that takes ``row`` (or a metric fixture) would see no row at all: a collection error
     naming it, never a value computed for the wrong row."""
     defined: Mapping[str, Any] = getattr(metafunc, "_arg2fixturedefs", None) or {}
-    per_row = {"row", *FIXTURES}
+    per_row = {"row", *run_catalog(metafunc.config).fixtures}
     plugins = {"row", *_metric_names(metafunc)}  # not a project's fixture by their names
     dependent = sorted(
         name

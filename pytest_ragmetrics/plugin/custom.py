@@ -9,12 +9,13 @@ built-in metrics::
         \"\"\"1 when the answer has at most 20 words, else 0.\"\"\"
         return float(len(row.answer.split()) <= 20)
 
-Declaring adds the metric to the catalog as the module is imported and returns its
-pytest fixture, which pytest finds under the function's name. thresholds.toml is read
-when the run is configured, after pytest imported the conftest.py files of the
-command-line paths and their parents (and ``-p`` plugins): a metric declared there can be
-gated. One declared later (a conftest.py deeper than the command-line path, a test
-module) is refused when a test uses it (``fixtures.late_declaration``).
+Declaring returns the metric's pytest fixture, which carries the declaration and which
+pytest finds under the function's name. thresholds.toml is read when the run is
+configured, after pytest imported the conftest.py files of the command-line paths and
+their parents (and ``-p`` plugins): the run's catalog holds the metrics those modules
+declare (``plugin.catalog``), and their gates can be read. One declared later (a
+conftest.py deeper than the command-line path, a test module) is refused when a test uses
+it (``fixtures.late_declaration``).
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pytest
-
-from pytest_ragmetrics.metrics import catalog
+from pytest_ragmetrics.metrics.catalog import (
+    Declared,
+    declarations_in,
+    refuse_builtin_name,
+    refuse_clash,
+)
 from pytest_ragmetrics.metrics.custom import (
     CorpusFunction,
     DatasetFunction,
@@ -37,7 +41,7 @@ from pytest_ragmetrics.metrics.custom import (
 from pytest_ragmetrics.plugin.dataset_fixtures import define_dataset_metric_fixture
 from pytest_ragmetrics.plugin.fixtures import define_metric_fixture
 
-__all__ = ["begin_run", "dataset_metric", "end_run", "metric"]
+__all__ = ["dataset_metric", "metric"]
 
 
 def metric(
@@ -81,8 +85,9 @@ def metric(
         _refuse_plugin_fixture(declared.name, declared.origin)
         spec = declared.spec()
         checked = check_version(declared.origin, declared.name, version)
-        catalog.declare_custom(catalog.Declared(spec.records[0], spec, declared.origin, checked))
-        return define_metric_fixture(spec, function.__module__)
+        declaration = Declared(spec.records[0], spec, declared.origin, checked)
+        _refuse_taken(declaration, function.__globals__)
+        return define_metric_fixture(spec, function.__module__, declaration)
 
     return decorate if function is None else decorate(function)
 
@@ -109,16 +114,17 @@ def dataset_metric(
         declared = declare_dataset(function, name, requires, stats)
         _refuse_plugin_fixture(declared.name, declared.origin)
         checked = check_version(declared.origin, declared.name, version)
-        catalog.declare_custom(catalog.Declared(declared.info(), None, declared.origin, checked))
+        declaration = Declared(declared.info(), None, declared.origin, checked)
+        _refuse_taken(declaration, function.__globals__)
         return define_dataset_metric_fixture(
-            declared.name, declared.doc, declared.measure, function.__module__
+            declared.name, declared.doc, declared.measure, function.__module__, declaration
         )
 
     return decorate if function is None else decorate(function)
 
 
 # Fixtures of the plugin that are no metric: a metric of the same name would replace them.
-PLUGIN_FIXTURES = {
+RESERVED_FIXTURES = {
     "row": "fixtures.py",
     "rows": "dataset_fixtures.py",
     "ragmetrics_system": "fixtures.py",
@@ -127,7 +133,7 @@ PLUGIN_FIXTURES = {
 
 
 def _refuse_plugin_fixture(name: str, origin: str) -> None:
-    module = PLUGIN_FIXTURES.get(name)
+    module = RESERVED_FIXTURES.get(name)
     if module is not None:
         raise DeclarationError(
             f"{origin}: metric {name!r} would replace pytest-ragmetrics's own `{name}` "
@@ -135,12 +141,12 @@ def _refuse_plugin_fixture(name: str, origin: str) -> None:
         )
 
 
-def begin_run(config: pytest.Config) -> None:
-    """A run starts importing its conftest files: it sees only its own declarations."""
-    catalog.begin_run(config)
-
-
-def end_run(config: pytest.Config) -> None:
-    """A run ended (or failed before it was configured): its declarations leave the
-    catalog."""
-    catalog.release(config)
+def _refuse_taken(declared: Declared, module: Mapping[str, object]) -> None:
+    """``DeclarationError`` naming both places when ``declared`` takes a built-in metric's
+    name, or the name of another metric its own module (``module``, its globals as they
+    are while it is imported) declared; a name two modules declare is refused when a run
+    loads both (``metrics.catalog.Catalog``)."""
+    refuse_builtin_name(declared)
+    for other in declarations_in(module):
+        if other.name == declared.name:
+            refuse_clash(declared, other)

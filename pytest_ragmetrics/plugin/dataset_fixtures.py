@@ -25,6 +25,7 @@ import pytest
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics.base import DatasetMeasured
+from pytest_ragmetrics.metrics.catalog import DECLARATION_MARK, Declared
 from pytest_ragmetrics.metrics.space.embedding import measure_embedding_space
 from pytest_ragmetrics.metrics.space.points import PICTURE_DETAIL, eval_points
 from pytest_ragmetrics.metrics.space.sources import SourcesResult, measure_sources
@@ -207,19 +208,27 @@ class CustomDatasetMetricFixture(DatasetMetric):
 
 
 def define_dataset_metric_fixture(
-    name: str, doc: str, measure: Callable[[Sequence[Row]], DatasetMeasured], module: str
+    name: str,
+    doc: str,
+    measure: Callable[[Sequence[Row]], DatasetMeasured],
+    module: str,
+    declared: Declared,
 ) -> Any:
     """The pytest fixture of a dataset-level metric declared in user code: ``name(rows)``
-    records its statistics, documented in ``pytest --fixtures`` by its declaration."""
+    records its statistics, documented in ``pytest --fixtures`` by its declaration, which
+    it carries (``plugin.catalog``) and is refused without."""
 
     def fixture(request: pytest.FixtureRequest, rows: list[Row]) -> CustomDatasetMetricFixture:
-        refuse_late(request.config, name)
+        refuse_late(request.config, declared)
         return CustomDatasetMetricFixture(name, _recorder(request), request, measure)
 
     fixture.__name__ = fixture.__qualname__ = name
     fixture.__doc__ = f"{doc}\n\nCall ``{name}(rows)``: records and returns the statistics."
     fixture.__module__ = module
-    return pytest.fixture(name=name)(fixture)
+    setattr(fixture, DECLARATION_MARK, declared)
+    defined = pytest.fixture(name=name)(fixture)
+    setattr(defined, DECLARATION_MARK, declared)  # what the run's catalog is read from
+    return defined
 
 
 def _recorder(request: pytest.FixtureRequest) -> DatasetRecorder:

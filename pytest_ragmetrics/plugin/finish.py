@@ -16,7 +16,7 @@ from pytest_ragmetrics.gates.evaluate import GateResult, Reference, correct, eva
 from pytest_ragmetrics.gates.stored import pair_rows
 from pytest_ragmetrics.inference import release_draws
 from pytest_ragmetrics.live.outputs import write_outputs
-from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, SPECS, custom_metrics
+from pytest_ragmetrics.metrics.catalog import SPECS, in_force
 from pytest_ragmetrics.metrics.judge import judge_signature
 from pytest_ragmetrics.plugin.state import RunState
 from pytest_ragmetrics.reports.write import Unwritten, os_cause
@@ -62,7 +62,7 @@ def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
         for record in spec.records if spec.version is not None else ():
             if record.name in summary.metrics:
                 signature[f"{record.name}.version"] = str(spec.version)
-    for name, declared in custom_metrics().items():  # a metric of the user's, rewritten
+    for name, declared in in_force().declared.items():  # a metric of the user's, rewritten
         if declared.version is not None and name in summary.metrics:
             signature[f"{name}.version"] = declared.version
     return signature
@@ -157,7 +157,7 @@ def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
 
 def stored_rows(summary: EvalSummary) -> dict[str, StoredRow]:
     """Each row as a baseline stores it: values, sufficient statistics, state."""
-    kept = {breakdown for breakdown, _ in CORPUS_STATS.values()}
+    kept = {breakdown for breakdown, _ in in_force().corpus_stats.values()}
     return {
         row.id: StoredRow(
             row.inputs,

@@ -4,8 +4,9 @@ A metric fixture is a callable ``fixture(row) -> Score``. Calling it computes th
 with the pure functions of ``pytest_ragmetrics.metrics``, records the value for the
 eval's aggregate, and returns a ``Score``: a float that carries its evidence, so
 ``assert idk_citation(row) == 0`` fails showing the sentence and the marker. There is one
-per declaration of ``pytest_ragmetrics.metrics.catalog``, generated at the end of this
-module; nothing here lists the metrics.
+per built-in declaration of ``pytest_ragmetrics.metrics.catalog``, generated at the end of
+this module, and one per metric declared in user code (``plugin.custom``); nothing here
+lists the metrics. Which metrics a run knows is its catalog (``plugin.catalog``).
 """
 
 from __future__ import annotations
@@ -21,10 +22,19 @@ from pytest_ragmetrics.embeddings.model import Vectors, model_label
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
 from pytest_ragmetrics.metrics.base import MetricContext, MetricSpec
-from pytest_ragmetrics.metrics.catalog import FIXTURES, UNJUDGED, custom_metric
+from pytest_ragmetrics.metrics.catalog import (
+    DECLARATION_MARK,
+    FIXTURES,
+    UNJUDGED,
+    Catalog,
+    Declared,
+    declaration_of,
+    in_force,
+)
 from pytest_ragmetrics.metrics.grounding import GROUNDING_METRICS, GroundingPlan, ScoredOverlap
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
+from pytest_ragmetrics.plugin.catalog import CATALOG_KEY, run_catalog
 from pytest_ragmetrics.plugin.running import running_item
 from pytest_ragmetrics.plugin.state import (
     RECORDER_KEY,
@@ -57,7 +67,7 @@ __all__ = [
     "define_metric_fixture",
     "embeds",
     "grounding_rows",
-    "late_metric",
+    "late_metrics",
     "metric_fixtures",
     "metrics_taken",
     "missing_fields",
@@ -144,11 +154,15 @@ class MetricFixture:
             raise TypeError(f"{self.name}(row, ...) {said}; got {', '.join(unknown)}")
 
 
-def missing_fields(row: Row, fixture_names: Sequence[str]) -> list[Problem]:
-    """Fields the requested metric fixtures need that ``row`` lacks, one problem each."""
+def missing_fields(
+    row: Row, fixture_names: Sequence[str], catalog: Catalog | None = None
+) -> list[Problem]:
+    """Fields the requested metric fixtures need that ``row`` lacks, one problem each;
+    ``catalog``: the run's (default: the catalog in force)."""
+    fixtures = (catalog or in_force()).fixtures
     needed: dict[str, list[str]] = {}
     for name in fixture_names:
-        spec = FIXTURES.get(name)
+        spec = fixtures.get(name)
         for field_name in spec.requires if spec else ():
             needed.setdefault(field_name, []).append(name)
     return [
@@ -161,8 +175,9 @@ def missing_fields(row: Row, fixture_names: Sequence[str]) -> list[Problem]:
 def metric_fixtures(
     config: pytest.Config, names: Sequence[str], recorder: RowRecorder, param: RowParam | None
 ) -> list[MetricFixture]:
-    """The metric fixtures ``names`` bound to one row's recorder: their values in a row
-    test, and what a bulk item gives its test for each row."""
+    """The metric fixtures ``names`` (metrics of the run's catalog) bound to one row's
+    recorder: their values in a row test, and what a bulk item gives its test for each
+    row."""
 
     def embed(texts: Sequence[str]) -> Vectors:
         return embedding_store(config).embed(texts)  # built on first use only
@@ -170,12 +185,12 @@ def metric_fixtures(
     def judge() -> LlmJudge:
         return llm_judge(config)
 
-    for name in names:
-        refuse_late(config, name)
     state = run_state(config)
     if state.overlaps and not GROUNDING_METRICS.isdisjoint(names):
         _take_scored_overlap(state.overlaps, recorder)
-    return bound_metrics(names, recorder, param, state.thresholds.settings, embed, judge)
+    settings = state.thresholds.settings
+    fixtures = run_catalog(config).fixtures
+    return bound_metrics(names, recorder, param, settings, embed, judge, fixtures)
 
 
 def _take_scored_overlap(
@@ -190,22 +205,38 @@ def _take_scored_overlap(
         recorder.memo["overlap"] = found
 
 
-def refuse_late(config: pytest.Config, name: str) -> None:
-    """Fail the test when ``name`` is a metric declared in user code after this run read
-    thresholds.toml: no process could gate it, and under xdist the controller, which
-    never imports such a file, could not report it as the workers record it."""
-    why = late_metric(config, name)
+def refuse_late(config: pytest.Config, declared: Declared) -> None:
+    """Fail the test when ``declared`` is not in the run's catalog: declared in user code
+    after this run read thresholds.toml, no process could gate it, and under xdist the
+    controller, which never imports such a file, could not report it as the workers
+    record it."""
+    why = _late(config, declared)
     if why is not None:
         pytest.fail(why, pytrace=False)
 
 
-def late_metric(config: pytest.Config, name: str) -> str | None:
-    """Why ``name`` is refused when it is a metric declared in user code after this run
-    read thresholds.toml (``late_declaration``); None for any other metric."""
-    declared = custom_metric(name)
-    if declared is None or name in run_state(config).custom_metrics:
+def _late(config: pytest.Config, declared: Declared) -> str | None:
+    """Why the metric ``declared`` in user code is refused when the run's catalog does not
+    hold it (``late_declaration``); None when it does."""
+    held = run_catalog(config).declared.get(declared.name)
+    if held is not None and held.origin == declared.origin:
         return None
-    return late_declaration(name, declared.origin)
+    return late_declaration(declared.name, declared.origin)
+
+
+def late_metrics(
+    config: pytest.Config, resolved: Mapping[str, Sequence[Any]], names: Iterable[str]
+) -> list[str]:
+    """Why each of ``names`` is refused whose fixture, as pytest resolved it
+    (``resolved``, as in ``plugin_metrics``), is a metric declared in user code that the
+    run's catalog does not hold (``late_declaration``)."""
+    return [
+        why
+        for name in names
+        if (chain := resolved.get(name))
+        and (declared := declaration_of(chain[-1].func)) is not None
+        and (why := _late(config, declared)) is not None
+    ]
 
 
 def late_declaration(name: str, origin: str) -> str:
@@ -225,13 +256,15 @@ def bound_metrics(
     settings: Settings,
     embed: Callable[[Sequence[str]], Vectors],
     judge: Callable[[], LlmJudge],
+    fixtures: Mapping[str, MetricSpec],
 ) -> list[MetricFixture]:
-    """``metric_fixtures`` given the settings, the vectors and the judge instead of the
-    run's config: what a process without the pytest item (a Ray worker) binds. The row's
-    metrics share one context, built once for the row (its memo is the recorder's)."""
+    """``metric_fixtures`` given the settings, the vectors, the judge and the catalog's
+    metric fixtures (``fixtures``) instead of the run's config: what a process without
+    the pytest item (a Ray worker) binds. The row's metrics share one context, built once
+    for the row (its memo is the recorder's)."""
     rerun = recorder.rerun or (param.rerun if param is not None else None)
     context = MetricContext(settings, embed, recorder.memo, rerun, judge)
-    return [MetricFixture(FIXTURES[name], recorder, context) for name in names]
+    return [MetricFixture(fixtures[name], recorder, context) for name in names]
 
 
 @pytest.fixture
@@ -288,16 +321,17 @@ def own_metrics(item: pytest.Item, names: Iterable[str] | None = None) -> list[s
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return []
+    config = getattr(item, "config", None)
+    catalog = config.stash.get(CATALOG_KEY, None) if config is not None else None
     if names is not None:
-        return plugin_metrics(info.name2fixturedefs, names)
+        return plugin_metrics(info.name2fixturedefs, names, catalog)
     # Every item of a test function shares its fixture info, which is settled once
     # collection is over: the answer is kept for the run, by that info.
-    config = getattr(item, "config", None)
     state = config.stash.get(STATE_KEY, None) if config is not None else None
     kept = state.own_metrics.get(id(info)) if state is not None else None
     if kept is not None and kept[0] is info:
         return list(kept[1])
-    found = plugin_metrics(info.name2fixturedefs, getattr(item, "fixturenames", ()))
+    found = plugin_metrics(info.name2fixturedefs, getattr(item, "fixturenames", ()), catalog)
     if state is not None:
         state.own_metrics[id(info)] = (info, tuple(found))
     return found
@@ -314,21 +348,27 @@ def metrics_taken(items: Iterable[pytest.Item]) -> frozenset[str]:
     return frozenset(name for names in taken.values() for name in names)
 
 
-def embeds(metrics: Iterable[str]) -> bool:
-    """Whether any of the metric fixtures ``metrics`` embeds texts (``session_texts``)."""
-    return any(FIXTURES[name].texts is not None for name in metrics)
+def embeds(metrics: Iterable[str], catalog: Catalog | None = None) -> bool:
+    """Whether any of the metric fixtures ``metrics`` embeds texts (``session_texts``);
+    ``catalog``: the run's (default: the catalog in force)."""
+    fixtures = (catalog or in_force()).fixtures
+    return any(fixtures[name].texts is not None for name in metrics)
 
 
-def plugin_metrics(resolved: Mapping[str, Sequence[Any]], names: Iterable[str]) -> list[str]:
+def plugin_metrics(
+    resolved: Mapping[str, Sequence[Any]], names: Iterable[str], catalog: Catalog | None = None
+) -> list[str]:
     """The names among ``names`` whose fixture, as pytest resolved it (``resolved``: each
     name's chain of fixture definitions, the last one used), is a metric fixture the
-    plugin generated. A fixture of the project's own by a metric's name (``latency``, or
-    an ``em`` wrapping the plugin's), or a parametrized argument so named, is what pytest
-    gives the test: it is not that metric, needs none of its fields and embeds nothing."""
+    plugin generated for a metric of ``catalog`` (the run's; default: the catalog in
+    force). A fixture of the project's own by a metric's name (``latency``, or an ``em``
+    wrapping the plugin's), or a parametrized argument so named, is what pytest gives the
+    test: it is not that metric, needs none of its fields and embeds nothing."""
+    fixtures = (catalog or in_force()).fixtures
     return [
         name
         for name in names
-        if name in FIXTURES
+        if name in fixtures
         and (chain := resolved.get(name))
         and getattr(chain[-1].func, METRIC_FIXTURE_MARK, False)
     ]
@@ -391,7 +431,7 @@ def _answer_live(
     output = cache.output(system, question)
     row = live_row(param.row, output)
     metrics = own_metrics(item)
-    missing = missing_fields(row, metrics)
+    missing = missing_fields(row, metrics, run_catalog(item.config))
     if missing:
         lacking = "; ".join(f"{p.field} {p.message}" for p in missing)
         raise LiveSystemError(f"system {system.name!r} returned no {lacking}")
@@ -438,10 +478,13 @@ def ragmetrics_embed(request: pytest.FixtureRequest) -> RunEmbedder:
 METRIC_FIXTURE_MARK = "_ragmetrics_metric_fixture"
 
 
-def define_metric_fixture(spec: MetricSpec, module: str | None = None) -> Any:
-    """The pytest fixture of one catalog metric: ``spec.fixture(row, **options) -> Score``,
+def define_metric_fixture(
+    spec: MetricSpec, module: str | None = None, declared: Declared | None = None
+) -> Any:
+    """The pytest fixture of one metric: ``spec.fixture(row, **options) -> Score``,
     documented (``pytest --fixtures``) by the metric's own declaration. ``module``: the
-    module pytest lists it under (a metric declared in user code: the user's)."""
+    module pytest lists it under; ``declared``: the declaration of a metric declared in
+    user code, which the fixture carries (``plugin.catalog``) and is refused without."""
     name = spec.fixture
 
     # The running item, not `request`: a fixture asking for it (any of a test's metrics)
@@ -454,6 +497,8 @@ def define_metric_fixture(spec: MetricSpec, module: str | None = None) -> Any:
         bound = node.funcargs.get(name) if isinstance(node, pytest.Function) else None
         if isinstance(bound, MetricFixture):
             return bound  # bound by `row`, which every metric requires
+        if declared is not None:  # bound by `row` unless it is not in the run's catalog
+            refuse_late(node.config, declared)
         recorder = node.stash[RECORDER_KEY]  # set by `row`
         return metric_fixtures(node.config, (name,), recorder, row_param(node))[0]
 
@@ -463,7 +508,12 @@ def define_metric_fixture(spec: MetricSpec, module: str | None = None) -> Any:
     metric.__doc__ = spec.docstring
     if module is not None:
         metric.__module__ = module
-    return pytest.fixture(name=name)(metric)
+    if declared is None:
+        return pytest.fixture(name=name)(metric)
+    setattr(metric, DECLARATION_MARK, declared)
+    fixture = pytest.fixture(name=name)(metric)
+    setattr(fixture, DECLARATION_MARK, declared)  # what the run's catalog is read from
+    return fixture
 
 
 # pytest finds fixtures among a plugin module's attributes and names each by its marker,
@@ -478,17 +528,20 @@ def session_texts(
     items: Sequence[pytest.Item],
     settings: Settings,
     scored: Mapping[tuple[str, int], ScoredOverlap] | None = None,
+    catalog: Catalog | None = None,
 ) -> list[str]:
     """Every text the embedding metrics of ``items`` will embed, in first-use order; for a
     row test's row whose overlap the prepare step has ``scored`` already (from a stored
     similarity set, ``plugin.session``), none of what overlap and faithfulness need.
 
     A row that lacks a field its metrics need is left out here: it errors when it runs.
+    ``catalog``: the run's (default: the catalog in force).
     """
     texts: dict[str, None] = {}
     scored = scored or {}
+    fixtures = (catalog or in_force()).fixtures
     for item in items:
-        specs = [FIXTURES[name] for name in own_metrics(item)]
+        specs = [fixtures[name] for name in own_metrics(item)]
         embedding = [(spec.fixture, spec.texts) for spec in specs if spec.texts is not None]
         single = batch_param(item) is None
         for param in row_params(item) if embedding else ():

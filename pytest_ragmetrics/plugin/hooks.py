@@ -3,23 +3,28 @@
 "Controller" is the process that reports (the only process without pytest-xdist, the
 coordinating one with it); "worker" is an xdist worker.
 
+This module is the plugin's one entry point (``ragmetrics`` in pyproject.toml's
+``pytest11``): it registers the modules of the plugin's fixtures itself
+(``FIXTURE_MODULES``), so ``pytest -p no:ragmetrics`` turns off every hook, option, marker
+and fixture of the plugin at once.
+
 pytest imports this module in every run of every project the plugin is installed in, so it
-imports what declaring the options needs and little else: the run's session (and through
-it the datasets, the gates, the reports) when a hook first needs it; numpy, torch,
-sentence-transformers and faiss when something is computed
-(``tests/integration/test_plugin_import.py``).
+imports what declaring the options needs and little else: the fixtures' modules when the
+run is configured; the run's session (and through it the datasets, the gates, the
+reports) when a hook first needs it; numpy, torch, sentence-transformers and faiss when
+something is computed (``tests/integration/test_plugin_import.py``).
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragmetrics.plugin.custom import begin_run, end_run
-from pytest_ragmetrics.plugin.heap import release
+from pytest_ragmetrics.collector import Freezer
 from pytest_ragmetrics.plugin.options import add_options
 from pytest_ragmetrics.plugin.running import running
 
@@ -33,9 +38,25 @@ if TYPE_CHECKING:
 SESSION_KEY = pytest.StashKey["RunSession"]()
 
 
+# The run's freezes of what it holds (``collector.Freezer``), made when its conftest files
+# are loaded and given back as the config's last cleanup.
+FREEZER_KEY = pytest.StashKey[Freezer]()
+# The modules of the plugin's fixtures, by the name ``pytest_configure`` registers each
+# under (``-p no:ragmetrics`` keeps this module, and so them, from loading).
+FIXTURE_MODULES = {
+    "ragmetrics-fixtures": "pytest_ragmetrics.plugin.fixtures",
+    "ragmetrics-dataset-fixtures": "pytest_ragmetrics.plugin.dataset_fixtures",
+}
+
+
 def run_session(config: pytest.Config) -> RunSession:
     """The run's session (``pytest_configure`` made it)."""
     return config.stash[SESSION_KEY]
+
+
+def freezer(config: pytest.Config) -> Freezer:
+    """The run's ``Freezer`` (``pytest_load_initial_conftests`` made it)."""
+    return config.stash[FREEZER_KEY]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -56,22 +77,21 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, object, object]:
-    """Let the run's conftest files declare metrics of their own into a catalog that
-    holds no other run's (the process pytest was started in, and each xdist worker); a
-    ``SqlDataset`` refused in one is a usage error saying so, with no traceback.
+    """Let pytest import the run's conftest files from the folders the plugin reads; a
+    ``SqlDataset`` refused in one is a usage error saying so, with no traceback (the
+    process pytest was started in, and each xdist worker).
 
-    The catalog, and the objects the run froze for the garbage collector, are given back
-    as cleanups of the config, which pytest runs however the run ends: also for a config
-    that was parsed and never configured (a failed start, ``pytester.parseconfig``), where
-    no ``pytest_unconfigure`` follows."""
+    The objects the run will freeze for the garbage collector are given back as the
+    config's first cleanup, which pytest runs last however the run ends: also for a
+    config that was parsed and never configured (a failed start,
+    ``pytester.parseconfig``), where no ``pytest_unconfigure`` follows."""
     from pytest_ragmetrics.plugin.options import widen_conftest_reach
 
     widen_conftest_reach(early_config)
-    begin_run(early_config)
     # Cleanups run last-in first-out: the collector gets its frozen objects back last,
-    # after pytest's own final collection (``plugin.heap``).
-    early_config.add_cleanup(lambda: release(early_config))
-    early_config.add_cleanup(lambda: end_run(early_config))
+    # after pytest's own final collection (``collector.Freezer``).
+    frozen = early_config.stash[FREEZER_KEY] = Freezer()
+    early_config.add_cleanup(frozen.release)
     try:
         return (yield)
     except Exception as error:
@@ -85,12 +105,20 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the marker, parse the options, read thresholds.toml (all processes)."""
+    """Register the fixtures and the marker, build the run's metric catalog from the
+    modules loaded so far, parse the options, read thresholds.toml (all processes)."""
+    from pytest_ragmetrics.plugin import catalog
     from pytest_ragmetrics.plugin.collect import MARKER_HELP
     from pytest_ragmetrics.plugin.session import RunSession
 
+    manager = config.pluginmanager
+    for name, module in FIXTURE_MODULES.items():
+        plugin = importlib.import_module(module)
+        if not manager.is_registered(plugin):
+            manager.register(plugin, name)
     config.addinivalue_line("markers", MARKER_HELP)
-    session = config.stash[SESSION_KEY] = RunSession.configure(config)
+    catalog.begin(config)  # before thresholds.toml: its gates may name the user's metrics
+    session = config.stash[SESSION_KEY] = RunSession.configure(config, freezer(config))
     if session.controller:
         config.pluginmanager.register(ControllerHooks(session), "ragmetrics-controller")
 

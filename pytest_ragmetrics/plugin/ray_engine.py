@@ -16,10 +16,12 @@ in bulk mode and two things leave the pytest process (docs/scale.md):
 
 The eval module is sent to the workers by value, and so are the metrics declared in user
 code that its test takes (``pytest_ragmetrics.metric``), with the modules declaring them:
-a worker imports no conftest.py, so each task lends them to its catalog for its rows
-(``catalog.lent``). The rest (this package, the modules the eval and the metrics import)
-must be importable there. Rows answered by live systems stay in the pytest process; the
-LLM judge is not called from workers (such a row errors, saying so).
+a worker imports no conftest.py, so each task scores its rows with a catalog of its own,
+built from the run's declarations the job carries (``Catalog.snapshot``); a worker that
+Ray reuses for another job (another project's, whose metric may have the same name and
+other code) keeps nothing of it. The rest (this package, the modules the eval and the
+metrics import) must be importable there. Rows answered by live systems stay in the
+pytest process; the LLM judge is not called from workers (such a row errors, saying so).
 
 The rows of a task that failed for good (its worker died on every attempt) are run again,
 one row a task, so that only the row at fault is lost; a row that is lost is never
@@ -38,7 +40,7 @@ import sys
 import urllib.parse
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,15 +58,10 @@ from pytest_ragmetrics.embeddings.model import (
 from pytest_ragmetrics.embeddings.prepare import EncodingError
 from pytest_ragmetrics.judge.client import LlmJudge
 from pytest_ragmetrics.metrics.base import Embed, Texts
-from pytest_ragmetrics.metrics.catalog import Declared, custom_metrics, lent
+from pytest_ragmetrics.metrics.catalog import Catalog, Declared, catalog_in_force
 from pytest_ragmetrics.metrics.custom import CustomMetric
-from pytest_ragmetrics.plugin.fixtures import (
-    FIXTURES,
-    MetricFixture,
-    bound_metrics,
-    check_row,
-    late_metric,
-)
+from pytest_ragmetrics.plugin.catalog import run_catalog
+from pytest_ragmetrics.plugin.fixtures import MetricFixture, bound_metrics, check_row
 from pytest_ragmetrics.plugin.options import Options
 from pytest_ragmetrics.plugin.recording import Outcome, payload_for
 from pytest_ragmetrics.plugin.rows import RowJob, RowRun, run_row
@@ -304,15 +301,18 @@ class ChunkEncoderActor:
 @dataclass(frozen=True)
 class WorkerJob:
     """What a scoring task gets: the rows' job, where the vectors are and under what model
-    identity, and the test's metrics declared in user code: those the run claimed
-    (``declared``, lent to the worker's catalog), and those declared too late, each with
-    why it is refused (``refused``, as ``fixtures.refuse_late`` refuses it locally)."""
+    identity, and the test's metrics declared in user code (``declared``: the part of the
+    run's catalog the worker builds its own from). A metric declared too late never gets
+    here: its test failed to collect (``fixtures.late_metrics``)."""
 
     job: RowJob
     cache_dir: Path
     identity: str | None  # the embedding model's cache identity; None without embedding
     declared: tuple[Declared, ...] = ()
-    refused: dict[str, str] = field(default_factory=dict)
+
+    def catalog(self) -> Catalog:
+        """The catalog the worker scores the job's rows with."""
+        return Catalog(self.declared)
 
 
 def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> list[RowRun]:
@@ -326,12 +326,12 @@ def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> 
         ray = session(config)
     except RayEngineError as error:
         return [_lost(job, param, str(error)) for param in params]
-    declared, refused = _user_metrics(config, job)
+    declared = _user_metrics(config, job)
     _send_by_value(ray, job, declared)
     unsendable = _unpicklable(ray, job) or _unpicklable_metric(ray, declared)
     if unsendable is not None:
         return [_lost(job, param, unsendable) for param in params]
-    work = WorkerJob(job, *_vectors_at(config, job), declared, refused)
+    work = WorkerJob(job, *_vectors_at(config, job), declared)
     everything = list(enumerate(params))
     # One block a task, of at most ROWS_PER_TASK rows: a task that fails for good loses no
     # more, and its rows are then run one a task.
@@ -381,21 +381,18 @@ def _vectors_at(config: pytest.Config, job: RowJob) -> tuple[Path, str | None]:
     """The cache directory the workers read vectors from, and the model's identity there
     (``None`` when no metric of the job embeds: no model is touched)."""
     state = run_state(config)
-    embeds = any(FIXTURES[name].texts is not None for name in job.metrics)
+    fixtures = run_catalog(config).fixtures
+    embeds = any(fixtures[name].texts is not None for name in job.metrics)
     if not embeds or state.store is None:
         return state.options.cache_dir, None
     return state.options.cache_dir, state.store.embedder.identity
 
 
-def _user_metrics(
-    config: pytest.Config, job: RowJob
-) -> tuple[tuple[Declared, ...], dict[str, str]]:
-    """The job's metrics declared in user code that the workers lend to their catalog
-    (the run claimed them), and those they refuse, with why (declared too late)."""
-    custom = custom_metrics()
-    refused = {name: why for name in job.metrics if (why := late_metric(config, name))}
-    declared = tuple(custom[name] for name in job.metrics if name in custom and name not in refused)
-    return declared, refused
+def _user_metrics(config: pytest.Config, job: RowJob) -> tuple[Declared, ...]:
+    """The job's metrics declared in user code: what of the run's catalog the workers
+    need."""
+    declared = run_catalog(config).declared
+    return tuple(declared[name] for name in job.metrics if name in declared)
 
 
 def _send_by_value(ray: Any, job: RowJob, declared: Sequence[Declared]) -> None:
@@ -483,9 +480,10 @@ def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[
     payload and message pickled back; a row that calls ``pytest.exit`` sends back
     ``{STOP: (reason, returncode)}`` instead of the batch."""
     params: list[RowParam] = [pickle.loads(blob) for blob in batch["param"]]
-    try:  # the user's metrics, in this worker's catalog for the batch
-        with lent(work.declared), _runxfail(work.job.runxfail):
-            runs = _run_here(work, params)
+    catalog = work.catalog()
+    try:  # the run's catalog, in force for the batch: what the user's code looks up reads it
+        with catalog_in_force(catalog), _runxfail(work.job.runxfail):
+            runs = _run_here(work, params, catalog)
     except pytest.exit.Exception as stopped:  # a row stops the run, as in row mode
         # Plain values, not a StopRun: a reused worker may hold this module imported
         # anew, whose class pickle refuses as "not the same object".
@@ -515,26 +513,22 @@ def _runxfail(runxfail: bool) -> Iterator[None]:
         pytest.xfail = xfail
 
 
-def _run_here(work: WorkerJob, params: Sequence[RowParam]) -> list[RowRun]:
-    """The rows run on this worker, a metric declared too late refused when it is bound,
-    as ``fixtures.refuse_late`` does in the pytest process."""
+def _run_here(work: WorkerJob, params: Sequence[RowParam], catalog: Catalog) -> list[RowRun]:
+    """The rows run on this worker, their metrics those of ``catalog`` (the job's)."""
     settings = work.job.payload.settings
-    embed = _prepared_vectors(work, params)
+    embed = _prepared_vectors(work, params, catalog)
 
     def start(param: RowParam, recorder: RowRecorder) -> Row:
         check_row(param, recorder, settings.row_errors)
         return param.row
 
     def bind(names: Sequence[str], recorder: RowRecorder, param: RowParam) -> list[MetricFixture]:
-        for name in names:
-            if name in work.refused:
-                pytest.fail(work.refused[name], pytrace=False)
-        return bound_metrics(names, recorder, param, settings, embed, _no_judge)
+        return bound_metrics(names, recorder, param, settings, embed, _no_judge, catalog.fixtures)
 
     return [run_row(work.job, param, start, bind) for param in params]
 
 
-def _prepared_vectors(work: WorkerJob, params: Sequence[RowParam]) -> Embed:
+def _prepared_vectors(work: WorkerJob, params: Sequence[RowParam], catalog: Catalog) -> Embed:
     """``embed`` on a worker: the vectors the run prepared for these rows, read from the
     cache directory in one read-only query (the texts listed as the pytest process listed
     them). A vector that cannot be read is the row's error, naming the directory."""
@@ -542,8 +536,7 @@ def _prepared_vectors(work: WorkerJob, params: Sequence[RowParam]) -> Embed:
     problem = None
     if work.identity is not None:
         settings = work.job.payload.settings
-        metrics = [name for name in work.job.metrics if name not in work.refused]
-        listers = [FIXTURES[name].texts for name in metrics]
+        listers = [catalog.fixtures[name].texts for name in work.job.metrics]
         texts = dict.fromkeys(
             text
             for param in params

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from pytest_ragmetrics import __version__
-from pytest_ragmetrics.collector import collector_paused
+from pytest_ragmetrics.collector import Freezer, collector_paused
 from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.cache import CacheDirError, ready_cache_dir
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.embeddings.prepare import EncodingError, PrepareStats
 from pytest_ragmetrics.files import display_path
-from pytest_ragmetrics.metrics.catalog import claim
+from pytest_ragmetrics.metrics.catalog import Catalog
 from pytest_ragmetrics.metrics.custom import CorpusError
 from pytest_ragmetrics.metrics.grounding import (
     GROUNDING_METRICS,
@@ -34,6 +34,7 @@ from pytest_ragmetrics.metrics.grounding import (
     ScoredOverlap,
     grounding_plan,
 )
+from pytest_ragmetrics.plugin.catalog import run_catalog
 from pytest_ragmetrics.plugin.collect import parametrize_rows
 from pytest_ragmetrics.plugin.fixtures import (
     embeds,
@@ -42,7 +43,6 @@ from pytest_ragmetrics.plugin.fixtures import (
     scored_overlaps,
     session_texts,
 )
-from pytest_ragmetrics.plugin.heap import hold, holds
 from pytest_ragmetrics.plugin.options import (
     RUN_CACHE_KEY,
     RUN_ID_KEY,
@@ -79,11 +79,12 @@ PREPARE_STATS_KEY = "ragmetrics_prepare_stats"
 COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
 
-def _thresholds(options: Options) -> Thresholds:
-    """The thresholds file in force, read and checked; its embedding model resolved."""
+def _thresholds(options: Options, catalog: Catalog) -> Thresholds:
+    """The thresholds file in force, read and checked against the run's ``catalog``; its
+    embedding model resolved."""
     path = options.thresholds
     try:
-        thresholds = load_thresholds(path) if path else Thresholds()
+        thresholds = load_thresholds(path, catalog) if path else Thresholds()
     except ThresholdsError as error:
         raise pytest.UsageError(str(error)) from None
     settings = thresholds.settings
@@ -98,9 +99,10 @@ def _thresholds(options: Options) -> Thresholds:
 class RunSession:
     """The plugin's side of one pytest run, in one process."""
 
-    def __init__(self, config: pytest.Config, state: RunState) -> None:
+    def __init__(self, config: pytest.Config, state: RunState, freezer: Freezer) -> None:
         self.config = config
         self.state = state
+        self.freezer = freezer  # what the run holds to its end, kept from the collector
         self.controller = workerinput(config) is None
         # The controller's findings: what the tests sent, merged row by row as it
         # arrives, then what finishing made of it.
@@ -119,14 +121,12 @@ class RunSession:
         self.unwritten: list[Unwritten] = []
 
     @classmethod
-    def configure(cls, config: pytest.Config) -> RunSession:
+    def configure(cls, config: pytest.Config, freezer: Freezer) -> RunSession:
         """Parse the options, read thresholds.toml, and keep the run's state in the stash;
         on the controller, read the run history (before any row runs, so a damaged one is
         refused at once)."""
         options = parse_options(config)
-        claimed = claim(config)  # before thresholds.toml: its gates may name them
-        state = RunState(options, _thresholds(options), options.project.root)
-        state.custom_metrics = claimed
+        state = RunState(options, _thresholds(options, run_catalog(config)), options.project.root)
         if state.engine == "ray" and (getattr(config.option, "numprocesses", None) or 0):
             raise pytest.UsageError(
                 "the Ray engine spreads the rows over Ray's workers itself: run it without "
@@ -139,7 +139,7 @@ class RunSession:
             state.encode_chunks = ray_engine.chunk_encoder(config)
             state.encoding_device = lambda: ray_engine.encoding_device(config)
         config.stash[STATE_KEY] = state
-        session = cls(config, state)
+        session = cls(config, state, freezer)
         if session.controller and options.history_dir is not None:
             from pytest_ragmetrics.results.history import HistoryError, open_history
 
@@ -192,11 +192,11 @@ class RunSession:
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
         """Give a test its rows. The rows, like the items made of them, live to the end of
         the run: the collector is paused while they are read, and then need not go over
-        them again (``plugin.heap``)."""
+        them again (``collector.Freezer``)."""
         with collector_paused():
             given = parametrize_rows(metafunc, self.state)
         if given:
-            hold(self.config)
+            self.freezer.hold()
 
     def prepare(self, session: pytest.Session) -> None:
         """Check the cache directory when the selected rows call a live system or the
@@ -218,8 +218,8 @@ class RunSession:
             self._prepare_embeddings(session, shown)
         except (CacheDirError, EmbeddingModelError, EncodingError) as error:
             self._stop(session, str(error))
-        if holds(config):  # the items, and what preparing made for them, live to the end
-            hold(config)
+        if self.freezer.holds:  # the items, and what preparing made for them, live to the end
+            self.freezer.hold()
 
     def _stop(self, session: pytest.Session, reason: str) -> NoReturn:
         """End the run before any row runs, saying why: a usage error; on an xdist worker

@@ -62,9 +62,6 @@ class RunState:
     # and on what device ("cuda" where the Ray engine's cluster has GPUs).
     encode_chunks: ChunkEncoder | None = None  # None: this process (``encode_here``)
     encoding_device: Callable[[], str] = lambda: "cpu"
-    # The metrics declared in user code that this run claimed when it was configured
-    # (``metrics.catalog.claim``): those declared later are refused.
-    custom_metrics: tuple[str, ...] = ()
     # The overlap the prepare step scored for each row whose test takes overlap or
     # faithfulness, by the row's file and position (``plugin.fixtures.scored_overlaps``).
     overlaps: dict[tuple[str, int], ScoredOverlap] = field(default_factory=dict)

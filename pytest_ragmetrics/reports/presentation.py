@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pytest_ragmetrics.metrics.base import MetricInfo, NumberFormat, Table
-from pytest_ragmetrics.metrics.catalog import METRICS, VERSUS, VS_BASELINE
+from pytest_ragmetrics.metrics.catalog import VERSUS, VS_BASELINE, in_force
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
 
 
 def declared() -> Iterator[MetricInfo]:
-    """Every metric of the catalog, in its declared order."""
-    yield from list(METRICS.values())
+    """Every metric of the run's catalog (the one in force), in its declared order."""
+    yield from list(in_force().metrics.values())
 
 
 def info(metric: str) -> MetricInfo | None:

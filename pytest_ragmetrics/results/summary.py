@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.metrics.base import MetricSettings
-from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, SIGNATURES, UNJUDGED
+from pytest_ragmetrics.metrics.catalog import SIGNATURES, UNJUDGED, in_force
 from pytest_ragmetrics.metrics.judge import CONSISTENCY, judge_statistics, merge_judge_details
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.metrics.trust.suite import RowTrust, TrustWarning, aggregate_trust
@@ -563,7 +563,7 @@ def _add_corpus_stats(
 ) -> None:
     """Statistics computed from summed per-row sufficient statistics (``bleu.corpus``)
     under the run's settings (``chrf.corpus`` reads its beta)."""
-    for metric, (breakdown, reduce) in CORPUS_STATS.items():
+    for metric, (breakdown, reduce) in in_force().corpus_stats.items():
         if metric in metrics and breakdown in breakdowns:
             metrics[metric].update(reduce(_sums(breakdowns, breakdown), settings))
 

@@ -33,7 +33,7 @@ from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import Vectors, embedder_for
 from pytest_ragmetrics.metrics.base import Embed, Measured, MetricContext, MetricSpec
-from pytest_ragmetrics.metrics.catalog import FIXTURES, close_fixtures
+from pytest_ragmetrics.metrics.catalog import close_fixtures, declaration_of, in_force
 from pytest_ragmetrics.metrics.custom import CustomMetricError
 from pytest_ragmetrics.metrics.registry import value_range
 from pytest_ragmetrics.testing.strategies import as_row
@@ -68,13 +68,17 @@ def metric_spec(metric: str | MetricSpec | Any) -> MetricSpec:
     (``"f1"``), or what ``pytest_ragmetrics.metric`` returned."""
     if isinstance(metric, MetricSpec):
         return metric
+    declared = declaration_of(metric)  # what pytest_ragmetrics.metric returned
+    if declared is not None and declared.spec is not None:
+        return declared.spec
     # pytest 8.4 and later give a fixture's name as `.name`, earlier ones as `__name__`
     # (plugin.fixtures.define_metric_fixture names the function after the metric).
     name = metric if isinstance(metric, str) else getattr(metric, "name", None)
     if not isinstance(name, str):
         name = getattr(metric, "__name__", None)
-    if isinstance(name, str) and name in FIXTURES:
-        return FIXTURES[name]
+    fixtures = in_force().fixtures  # the run's catalog, while a run is under way
+    if isinstance(name, str) and name in fixtures:
+        return fixtures[name]
     close = close_fixtures(name) if isinstance(name, str) else ()
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     raise LookupError(

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.metrics.catalog import custom_metrics
+from pytest_ragmetrics.metrics.catalog import in_force
+from pytest_ragmetrics.plugin.catalog import CATALOG_KEY, run_catalog
 
 from conftest import ROWS, Project, jsonl, terminal_section
 
@@ -370,6 +371,22 @@ def test_a_metric_declared_after_thresholds_were_read_is_refused(custom: Project
     custom.run("evals").assert_outcomes(passed=4 + 3)  # the folder named: read first
 
 
+def test_one_name_declared_by_two_conftest_files_of_a_run_names_both(custom: Project) -> None:
+    """Both conftest.py files are imported before thresholds.toml is read (the folder is
+    named on the command line): the run's catalog cannot hold both."""
+    custom.write("evals/conftest.py", METRICS)
+    custom.write("evals/test_eval.py", EVAL)
+    custom.write("evals/data/rows.jsonl", jsonl(ROWS))
+    result = custom.run("evals")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*evals/conftest.py:5: metric 'words' is already declared at *conftest.py:5: "
+            "declare it once, or give one of them another name*"
+        ]
+    )
+
+
 def test_a_misspelled_custom_metric_in_thresholds_says_which_it_meant(
     custom: Project,
 ) -> None:
@@ -410,30 +427,35 @@ def test_pytest_fixtures_shows_the_docstring(custom: Project) -> None:
     )
 
 
-def test_runs_in_one_process_never_see_each_others_metrics(custom: Project) -> None:
-    """An in-process run's metrics leave the catalog when it ends: a next run that no
-    longer declares them cannot gate them."""
+def test_runs_in_one_process_never_see_each_others_metrics(
+    custom: Project, pytestconfig: pytest.Config
+) -> None:
+    """Each run has a catalog of its own: a next run that no longer declares the metrics
+    cannot gate them, and this run's catalog is in force again after each."""
     custom.run().assert_outcomes(passed=4 + 3)
+    assert in_force() is run_catalog(pytestconfig)
     custom.write("conftest.py", "")
     custom.write("test_eval.py", EVAL.replace(", words, cites", "").replace("words(row)", "1"))
     result = custom.run()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown metric 'words'*"])
+    assert in_force() is run_catalog(pytestconfig)
 
 
-def test_a_run_parsed_but_never_configured_gives_the_catalog_back(
-    pytester: pytest.Pytester,
+def test_a_run_parsed_but_never_configured_leaves_the_catalog_in_force(
+    pytester: pytest.Pytester, pytestconfig: pytest.Config
 ) -> None:
-    """A config pytest parses (importing its conftest files, which hides this run's
-    declarations) but never configures, as ``pytester.parseconfig`` or a failed start
-    leaves it, gives the catalog back when pytest cleans it up. This run's own metric is
-    ``numbers_cited``, which the project's root conftest.py declares."""
-    before = dict(custom_metrics())
-    assert "numbers_cited" in before
+    """A config pytest parses (importing its conftest files) but never configures, as
+    ``pytester.parseconfig`` or a failed start leaves it, builds no catalog: this run's,
+    whose root conftest.py declares ``numbers_cited``, stays in force before and after
+    pytest cleans the other up."""
+    ours = run_catalog(pytestconfig)
+    assert "numbers_cited" in ours.declared
+    assert in_force() is ours
     config = pytester.parseconfig()
-    assert "numbers_cited" not in custom_metrics()  # an inner run sees only its own
+    assert CATALOG_KEY not in config.stash
     config._ensure_unconfigure()  # what pytester's finalizer, or pytest on failure, calls
-    assert custom_metrics() == before
+    assert in_force() is ours
 
 
 def test_bulk_mode_records_the_same_values(custom: Project) -> None:

@@ -1,5 +1,5 @@
 """A run that collects row tests keeps the garbage collector off what it holds to its end
-(``pytest_ragmetrics.plugin.heap``): frozen while the rows run, given back when the run
+(``pytest_ragmetrics.collector.Freezer``): frozen while the rows run, given back when the run
 ends; a run without row tests, and a process that froze objects itself, are left alone.
 Each project runs in this process, so the tests see the collector the run leaves."""
 

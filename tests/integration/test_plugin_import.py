@@ -1,7 +1,8 @@
 """Importing the plugin, as every pytest run does, leaves the heavy modules for later.
 
-pytest imports the three entry points of ``[project.entry-points.pytest11]`` in every run
-of every project the plugin is installed in. They declare the options, the hooks and the
+pytest imports the entry point of ``[project.entry-points.pytest11]`` in every run of every
+project the plugin is installed in, and the run registers the fixtures' modules it names
+(``FIXTURE_MODULES``) when it is configured. They declare the options, the hooks and the
 metric fixtures; numpy, the embedding model's libraries, the judge's HTTP client and the
 metrics' separate implementation modules are imported by the code that computes, and the
 run's session, results, gates and reports by the hooks that need them. A fresh
@@ -19,12 +20,10 @@ import textwrap
 from pathlib import Path
 
 import pytest_ragmetrics
+from pytest_ragmetrics.plugin.hooks import FIXTURE_MODULES
 
-ENTRY_POINTS = (
-    "pytest_ragmetrics.plugin.hooks",
-    "pytest_ragmetrics.plugin.fixtures",
-    "pytest_ragmetrics.plugin.dataset_fixtures",
-)
+# The entry point and the modules every run registers from it.
+ENTRY_POINTS = ("pytest_ragmetrics.plugin.hooks", *FIXTURE_MODULES.values())
 
 # What no entry point may import: the numeric and model libraries, the judge's network
 # stack, and the plugin's own modules that compute (the metric families' modules hold the

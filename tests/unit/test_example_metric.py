@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import Measured, MetricContext
-from pytest_ragmetrics.metrics.catalog import CORPUS_STATS, FIXTURES, custom_metrics
+from pytest_ragmetrics.metrics.catalog import in_force
 from pytest_ragmetrics.testing import check_metric, measure, strategies
 from pytest_ragmetrics.text.sentences import split_sentences
 
@@ -31,16 +31,18 @@ def _row(answer: str) -> Row:
 
 
 def _measure(answer: str) -> Measured:
-    return FIXTURES["numbers_cited"].compute(
-        _row(answer), MetricContext(Settings(), embed=lambda texts: [])
+    return (
+        in_force()
+        .fixtures["numbers_cited"]
+        .compute(_row(answer), MetricContext(Settings(), embed=lambda texts: []))
     )
 
 
 def test_the_root_conftest_declares_it() -> None:
     """Every run inside the project imports the root conftest.py before thresholds.toml,
-    which gates numbers_cited; this one did too."""
-    assert "numbers_cited" in custom_metrics()
-    path, _ = custom_metrics()["numbers_cited"].origin.rsplit(":", 1)
+    which gates numbers_cited; this one did too: its catalog, in force, holds it."""
+    assert "numbers_cited" in in_force().declared
+    path, _ = in_force().declared["numbers_cited"].origin.rsplit(":", 1)
     assert path.endswith("conftest.py")
     assert "tests" not in path
 
@@ -86,7 +88,7 @@ def test_pooled_counts_over_all_numbers_of_the_eval() -> None:
     """Rows with 1 of 2, 0 of 1 and no number: the mean of the rows is (0.5 + 0 + 1) / 3 =
     0.5, the pooled share 1 / 3."""
     sums: dict[str, Any] = {"cited": 1 + 0 + 0, "numbers": 2 + 1 + 0}
-    _, reduce = CORPUS_STATS["numbers_cited"]
+    _, reduce = in_force().corpus_stats["numbers_cited"]
     assert reduce(sums, Settings()) == {"pooled": pytest.approx(1 / 3, abs=1e-12)}
     assert reduce({"cited": 0, "numbers": 0}, Settings()) == {"pooled": 1.0}
 

@@ -442,7 +442,7 @@ WINDOW = SettingsTable("window", WindowSettings, signed=("width",))
 
 
 def parse(tmp_path: Path, text: str, *tables: SettingsTable[Any]):  # type: ignore[no-untyped-def]
-    return parse_thresholds(tmp_path / "thresholds.toml", tomllib.loads(text), tables)
+    return parse_thresholds(tmp_path / "thresholds.toml", tomllib.loads(text), tables=tables)
 
 
 def test_a_declared_table_is_read_from_its_own_table(tmp_path: Path) -> None:

@@ -16,19 +16,20 @@ from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.metrics import catalog, registry
 from pytest_ragmetrics.metrics.base import MetricInfo
 from pytest_ragmetrics.metrics.catalog import (
-    BUILTIN_FIXTURES,
-    BUILTIN_METRICS,
+    BUILTINS,
     CORPUS_STATS,
     DERIVED,
     FIXTURES,
     METRICS,
     SPECS,
+    Catalog,
     Declared,
+    catalog_in_force,
     close_fixtures,
-    custom_metrics,
+    in_force,
 )
 from pytest_ragmetrics.metrics.chrf import ChrfSettings
-from pytest_ragmetrics.metrics.custom import declare
+from pytest_ragmetrics.metrics.custom import DeclarationError, declare
 from pytest_ragmetrics.metrics.registry import split_aggregate
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -59,11 +60,11 @@ def test_every_catalog_fixture_is_registered_with_its_own_docstring(
     result = pytester.runpytest("--fixtures")
     assert result.ret == 0, result.stdout.str()
     shown = _fixture_docs(result.stdout.str())
-    for name in BUILTIN_FIXTURES:  # not the metrics this project's conftest.py declares
+    for name in FIXTURES:  # not the metrics this project's conftest.py declares
         assert name in shown, f"metric fixture {name!r} is not registered with pytest"
         # --fixtures shows the first paragraph of the docstring: the metric's definition.
         assert shown[name] == " ".join(FIXTURES[name].doc.split()), name
-    docs = [shown[name] for name in BUILTIN_FIXTURES]
+    docs = [shown[name] for name in FIXTURES]
     assert len(set(docs)) == len(docs), "two metric fixtures share a docstring"
 
 
@@ -143,10 +144,10 @@ def test_no_two_declarations_record_the_same_metric() -> None:
 
 def test_the_registry_and_the_corpus_statistics_come_from_the_catalog() -> None:
     assert registry.METRICS is METRICS
-    assert len(BUILTIN_METRICS) == sum(len(spec.records) for spec in SPECS) + len(DERIVED)
+    assert len(METRICS) == sum(len(spec.records) for spec in SPECS) + len(DERIVED)
     with_corpus = {spec.primary for spec in SPECS if spec.corpus is not None}
     assert (
-        set(CORPUS_STATS) - set(custom_metrics())  # the project's own metrics, declared
+        set(CORPUS_STATS)
         == with_corpus
         == {
             "bleu",
@@ -213,7 +214,7 @@ def test_every_metric_fixture_is_documented_in_docs_metrics_md() -> None:
             pytrace=False,
         )
     headings = set(METRICS_DOC.read_text(encoding="utf-8").splitlines())
-    missing = [name for name in BUILTIN_FIXTURES if f"### `{name}`" not in headings]
+    missing = [name for name in FIXTURES if f"### `{name}`" not in headings]
     assert missing == [], f"{METRICS_DOC}: no heading ### `<name>` for {', '.join(missing)}"
 
 
@@ -244,33 +245,94 @@ def _declared(name: str, origin: str) -> Declared:
     return Declared(spec.records[0], spec, origin)
 
 
-def _failing_batch(seen: list[str]) -> None:
-    """A batch whose job declares ``mine`` at other.py:9, and that raises."""
-    with catalog.lent([_declared("mine", "other.py:9")]):
-        seen.append(catalog.custom_metrics()["mine"].origin)
-        assert FIXTURES["mine"] is catalog.custom_metrics()["mine"].spec
+def test_a_catalog_holds_the_built_in_metrics_and_its_declarations() -> None:
+    mine = _declared("mine", "conftest.py:3")
+    ours = Catalog([mine])
+    assert ours.fixtures["mine"] is mine.spec
+    assert ours.metrics["mine"] is mine.info
+    assert ours.fixtures["f1"] is FIXTURES["f1"]
+    assert split_aggregate("mine.p95", ours) == ("mine", "p95")
+    assert registry.value_range("ndcg@10", ours) == registry.value_range("ndcg@10", BUILTINS)
+    assert Catalog(ours.snapshot()).fixtures["mine"] is mine.spec  # what a Ray job carries
+    # The built-in tables, and a catalog without it, know nothing of it.
+    assert "mine" not in FIXTURES
+    assert "mine" not in METRICS
+    with pytest.raises(registry.UnknownAggregate, match="unknown metric 'mine'"):
+        split_aggregate("mine.p95", BUILTINS)
+
+
+def test_the_built_in_tables_and_a_catalog_are_read_only() -> None:
+    mine = _declared("mine", "conftest.py:3")
+    for table in (FIXTURES, Catalog().fixtures):
+        with pytest.raises(TypeError):
+            table["mine"] = mine.spec  # type: ignore[index]
+    with pytest.raises(TypeError):
+        METRICS["mine"] = mine.info  # type: ignore[index]
+
+
+def test_two_catalogs_may_hold_one_name_each_from_its_own_place() -> None:
+    """Two projects run in one process (pytester), or two jobs on one reused Ray worker."""
+    first, second = _declared("mine", "a/conftest.py:3"), _declared("mine", "b/conftest.py:5")
+    assert Catalog([first]).declared["mine"].origin == "a/conftest.py:3"
+    assert Catalog([second]).declared["mine"].origin == "b/conftest.py:5"
+
+
+def test_one_name_declared_in_two_places_is_refused_naming_both() -> None:
+    with pytest.raises(
+        DeclarationError,
+        match=r"^other.py:9: metric 'mine' is already declared at conftest.py:3: declare it "
+        "once, or give one of them another name$",
+    ):
+        Catalog([_declared("mine", "conftest.py:3"), _declared("mine", "other.py:9")])
+    # The same declaration met twice (its module imported again) is one.
+    again = Catalog([_declared("mine", "conftest.py:3"), _declared("mine", "conftest.py:3")])
+    assert list(again.declared) == ["mine"]
+
+
+def test_a_built_in_name_is_refused_naming_its_module() -> None:
+    with pytest.raises(
+        DeclarationError, match=r"metrics/retrieval/fixtures.py \(the built-in `ndcg`"
+    ):
+        Catalog([_declared("ndcg", "conftest.py:3")])
+    with pytest.raises(DeclarationError, match=r"catalog.py \(a metric the plugin derives\)"):
+        Catalog([_declared("errors", "conftest.py:3")])
+
+
+def _failing_batch(catalog: Catalog, seen: list[str]) -> None:
+    """A batch scored with ``catalog`` in force, which raises."""
+    with catalog_in_force(catalog):
+        seen.append(in_force().declared["mine"].origin)
+        assert split_aggregate("mine.mean") == ("mine", "mean")  # no catalog handed
         raise RuntimeError("the batch failed")
 
 
-def test_lent_declarations_are_the_catalogs_for_the_block_only() -> None:
-    """A Ray worker's catalog during one job's batch: the job's declarations and no
-    other, even one of the same name from another place; the run's own come back after,
-    claimed by it as before, also when the block raised."""
-    run = object()
-    catalog.begin_run(run)
-    try:
-        ours = _declared("mine", "conftest.py:3")
-        catalog.declare_custom(ours)
-        catalog.claim(run)
-        seen: list[str] = []
-        with pytest.raises(RuntimeError, match="the batch failed"):
-            _failing_batch(seen)
-        assert seen == ["other.py:9"]
-        assert catalog.custom_metrics() == {"mine": ours}
-        assert FIXTURES["mine"] is ours.spec
-        assert catalog.claim(run) == ("mine",)
-        with catalog.lent([]):
-            assert "mine" not in METRICS
-    finally:
-        catalog.release(run)
-    assert "mine" not in METRICS
+def test_a_catalog_is_in_force_for_its_block_only() -> None:
+    """What a lookup handed no catalog reads: the one in force, and the one before it
+    again after the block, also when the block raised."""
+    before = in_force()
+    seen: list[str] = []
+    with pytest.raises(RuntimeError, match="the batch failed"):
+        _failing_batch(Catalog([_declared("mine", "other.py:9")]), seen)
+    assert seen == ["other.py:9"]
+    assert in_force() is before
+
+
+class _Lazy:
+    """A module attribute whose attribute lookups run code, as a lazy proxy's do."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        raise KeyError(name)
+
+
+def test_declarations_are_read_from_a_namespace_without_running_its_attributes() -> None:
+    mine = _declared("mine", "conftest.py:3")
+
+    def fixture() -> None:
+        """Stands for the fixture pytest_ragmetrics.metric returns."""
+
+    setattr(fixture, catalog.DECLARATION_MARK, mine)
+    namespace = {"lazy": _Lazy(), "mine": fixture, "number": 1, "other": _declared}
+    assert catalog.declarations_in(namespace) == [mine]
+    assert catalog.declaration_of(_Lazy()) is None

@@ -1,10 +1,9 @@
-"""A metric declared in user code (``metrics.custom``) and its life in the catalog: the
-checks on every value it returns, and which run's declarations the catalog holds."""
+"""A metric declared in user code (``metrics.custom``): the checks of its declaration and
+of every value it returns. Which run's declarations a catalog holds: test_catalog.py."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -12,7 +11,6 @@ import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.metrics import catalog
 from pytest_ragmetrics.metrics.base import MetricContext
 from pytest_ragmetrics.metrics.custom import (
     CorpusError,
@@ -23,7 +21,6 @@ from pytest_ragmetrics.metrics.custom import (
     declare,
     declare_dataset,
 )
-from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 
 ROW = Row("r1", "rows.jsonl", 3, 0, {"answer": "Paris is the capital [CIT:d1]."})
 CONTEXT = MetricContext(Settings(), embed=lambda texts: [])
@@ -148,62 +145,6 @@ def test_the_docstring_is_the_description_and_the_fixture_text() -> None:
     assert spec.records[0].stats == ("mean", "sum", "count", "p50", "p95")
     assert spec.doc.startswith("Share of the answer's numbers found in its contexts.\n\n")
     assert "range [0, 1]; declared at " in spec.doc
-
-
-@pytest.fixture
-def run() -> Iterator[object]:
-    """A run's token for the catalog, released afterwards whatever the test did."""
-    token = object()
-    catalog.begin_run(token)
-    yield token
-    catalog.release(token)
-
-
-def _add(name: str, origin: str) -> None:
-    def function(row: Row) -> float:
-        """Doc."""
-        return 1.0
-
-    spec = declare(function, name, (), None, False).spec()
-    catalog.declare_custom(catalog.Declared(spec.records[0], spec, origin))
-
-
-def test_a_declaration_is_gateable_until_its_run_ends(run: object) -> None:
-    _add("mine", "conftest.py:3")
-    assert catalog.claim(run) == ("mine",)
-    assert split_aggregate("mine.p95") == ("mine", "p95")
-    assert catalog.FIXTURES["mine"].fixture == "mine"
-    catalog.release(run)
-    with pytest.raises(UnknownAggregate):
-        split_aggregate("mine.p95")
-    assert "mine" not in catalog.FIXTURES
-
-
-def test_the_same_declaration_imported_again_replaces_itself(run: object) -> None:
-    _add("mine", "conftest.py:3")
-    _add("mine", "conftest.py:3")
-    with pytest.raises(DeclarationError, match=r"^other.py:9: .* already declared at conftest"):
-        _add("mine", "other.py:9")
-
-
-def test_an_inner_run_sees_none_of_the_outer_runs_metrics(run: object) -> None:
-    _add("mine", "outer/conftest.py:3")
-    catalog.claim(run)
-    inner = object()
-    catalog.begin_run(inner)
-    assert "mine" not in catalog.METRICS
-    _add("mine", "inner/conftest.py:5")  # no clash: the outer one is out of sight
-    assert catalog.claim(inner) == ("mine",)
-    catalog.release(inner)
-    assert catalog.custom_metrics()["mine"].origin == "outer/conftest.py:3"
-    assert catalog.claim(run) == ("mine",)
-
-
-def test_a_built_in_name_is_refused_naming_its_module(run: object) -> None:
-    with pytest.raises(
-        DeclarationError, match=r"metrics/retrieval/fixtures.py \(the built-in `ndcg`"
-    ):
-        _add("ndcg", "conftest.py:3")
 
 
 def _dataset(returns: Any) -> Any:

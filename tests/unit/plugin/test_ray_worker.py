@@ -1,8 +1,7 @@
-"""A Ray scoring task run in this process (``ray_engine.score_rows``, without Ray): the
-metrics of the user's that its job brings are in the catalog for its batch only, so a
-worker that Ray reuses for another job, whose metric has the same name and other code,
-scores each job with its own; a metric declared too late is refused as locally.
-Expected values by hand."""
+"""A Ray scoring task run in this process (``ray_engine.score_rows``, without Ray): it
+scores its batch with a catalog built from the declarations its job carries, so a worker
+that Ray reuses for another job, whose metric has the same name and other code, scores
+each job with its own and keeps none. Expected values by hand."""
 
 from __future__ import annotations
 
@@ -43,16 +42,13 @@ def each_row(row: Row, length: Any) -> None:
     length(row)
 
 
-def _job(function: MetricFunction | None, refused: dict[str, str] | None = None) -> WorkerJob:
-    """A job whose test takes ``length``: ``function`` declared under that name, or none
-    (with ``refused``)."""
-    declared: tuple[catalog.Declared, ...] = ()
-    if function is not None:
-        metric = declare(function, "length", ("answer",), None, False)
-        spec = metric.spec()
-        declared = (catalog.Declared(spec.records[0], spec, metric.origin),)
+def _job(function: MetricFunction) -> WorkerJob:
+    """A job whose test takes ``length``, ``function`` declared under that name."""
+    metric = declare(function, "length", ("answer",), None, False)
+    spec = metric.spec()
+    declared = (catalog.Declared(spec.records[0], spec, metric.origin),)
     job = RowJob(each_row, {}, ("length",), CONTEXT)
-    return WorkerJob(job, Path("no-cache"), None, declared, refused or {})
+    return WorkerJob(job, Path("no-cache"), None, declared)
 
 
 def _scored(work: WorkerJob) -> tuple[RowPayload, str | None]:
@@ -64,18 +60,13 @@ def _scored(work: WorkerJob) -> tuple[RowPayload, str | None]:
 
 
 def test_each_job_scores_with_its_own_declaration_and_leaves_none_behind() -> None:
+    before = catalog.in_force()
     first, _ = _scored(_job(words))
     assert first.values == {"length": 3.0}  # "one two three"
-    assert "length" not in catalog.FIXTURES
-    assert "length" not in catalog.custom_metrics()
+    assert catalog.in_force() is before
+    assert "length" not in before.fixtures
     # Same name, declared at another line: no clash with the first job's.
     second, _ = _scored(_job(letters))
     assert second.values == {"length": 11.0}  # 3 + 3 + 5 letters
     assert second.error is None
-    assert "length" not in catalog.METRICS
-
-
-def test_a_metric_declared_too_late_fails_the_row_with_why() -> None:
-    payload, message = _scored(_job(None, {"length": "conftest.py:5: declared too late"}))
-    assert message == "conftest.py:5: declared too late"
-    assert (payload.failed, payload.error, dict(payload.values)) == (True, None, {})
+    assert catalog.in_force() is before

@@ -4,8 +4,6 @@ Expected headings and orders are those docs/reports.md shows for the bundled run
 
 from __future__ import annotations
 
-import pytest
-
 from pytest_ragmetrics.metrics import catalog
 from pytest_ragmetrics.metrics.base import (
     UNIT,
@@ -136,9 +134,7 @@ def test_declared_formats_of_dataset_statistics() -> None:
     assert formatted(12.0, "sources", "used_chunks") == "12"  # no format: a number
 
 
-def test_a_metric_declared_with_a_presentation_is_shown(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_metric_declared_with_a_presentation_is_shown() -> None:
     """A metric the reports have never heard of gets its column and its bar from its
     declaration alone."""
     info = MetricInfo(
@@ -149,12 +145,14 @@ def test_a_metric_declared_with_a_presentation_is_shown(
             label="Length", columns=(Column("main", 45, format="amount"),), bar=100
         ),
     )
-    monkeypatch.setitem(catalog.METRICS, info.name, info)
-    headings = [c.heading for c in main_columns()]
+    run = catalog.Catalog([catalog.Declared(info, None, "conftest.py:1")])
+    with catalog.catalog_in_force(run):
+        headings = [c.heading for c in main_columns()]
+        (length,) = [c for c in main_columns() if c.metric == "answer_length"]
+        last_bar = bar_metrics()[-1]
     assert headings == ["Faithfulness", "Overlap", "F1", "Tokens", "Length", "P50 ms", "Abstain"]
-    (length,) = [c for c in main_columns() if c.metric == "answer_length"]
     assert length.cell({"metrics": {"answer_length": {"mean": 2.666}}}) == "2.7"
-    assert bar_metrics()[-1] == "answer_length"
+    assert last_bar == "answer_length"
 
 
 def test_a_metric_that_declares_nothing_gets_the_defaults() -> None:
