@@ -351,6 +351,9 @@ _JUDGED: dict[str, tuple[str, str, Range]] = {
     ),
 }
 
+# Why the judged metrics take no generated property test.
+NEEDS_A_JUDGE = "each value is an LLM judge's verdict, which needs a judge server ([judge])"
+
 SPECS = (
     *(
         MetricSpec(
@@ -359,6 +362,7 @@ SPECS = (
             (MetricInfo(metric, description, range=value_range),),
             needs(metric),
             judge_measure(metric),
+            untested={"properties": NEEDS_A_JUDGE},
         )
         for metric, (doc, description, value_range) in _JUDGED.items()
     ),
@@ -377,6 +381,7 @@ SPECS = (
         ("question", "answer"),
         measure_consistency,
         options=("metric",),
+        untested={"properties": NEEDS_A_JUDGE},
     ),
 )
 DERIVED = (JUDGE,)
