@@ -18,15 +18,21 @@ from pytest_ragmetrics.metrics.base import (
     MetricSpec,
     Range,
 )
-from pytest_ragmetrics.metrics.catalog import BUILTIN_FIXTURES, FIXTURES, METRICS
+from pytest_ragmetrics.metrics.catalog import FIXTURES, METRICS, SPECS
 from pytest_ragmetrics.metrics.registry import value_range
 from pytest_ragmetrics.metrics.values import MetricValueError, check_measured
 from pytest_ragmetrics.testing.strategies import as_row
 
 
-def test_every_recorded_per_row_metric_declares_a_range() -> None:
-    recorded = [info for name in BUILTIN_FIXTURES for info in FIXTURES[name].records]
-    assert [info.name for info in recorded if info.range is None] == []
+@pytest.mark.parametrize(
+    "info", [info for spec in SPECS for info in spec.records], ids=lambda info: info.name
+)
+def test_a_recorded_metric_declares_a_range_its_kind_allows(info: MetricInfo) -> None:
+    assert info.range is not None
+    low, high = info.range
+    assert low <= high
+    if info.binary:
+        assert info.range == UNIT
 
 
 def test_a_fixture_recording_a_value_without_a_range_is_refused() -> None:
