@@ -9,6 +9,7 @@ are generated from the catalog.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -124,6 +125,11 @@ class Presentation:
 
 
 DEFAULT_PRESENTATION = Presentation()
+# The properties ``pytest_ragmetrics.testing.check_metric`` checks on generated rows.
+PROPERTIES = ("no error", "finite", "in range", "deterministic", "citation-format invariant")
+# What a declaration may leave out of the tests generated for it (``MetricSpec.untested``):
+# the whole property check, or one property of it.
+UNTESTED = ("properties", *PROPERTIES)
 
 
 @dataclass(frozen=True)
@@ -331,6 +337,11 @@ class MetricSpec:
     the fixture computes changes under the same settings, so a stored baseline's numbers
     of its records are not compared (its other metrics are), as a user's
     ``metric(version=...)``; ``None`` is the first definition.
+    ``untested``: the generated tests the declaration cannot take, each with why
+    (``{"properties": "needs an LLM judge server"}``; the keys are ``UNTESTED``: the
+    whole property check of ``pytest_ragmetrics.testing.check_metric``, or one of its
+    ``PROPERTIES``). ``origin``: where the metric is declared, which an error about
+    its values names (``path:line`` for a user's metric; a built-in's is its module).
     """
 
     fixture: str
@@ -344,6 +355,8 @@ class MetricSpec:
     signatures: Signatures | None = None
     version: int | None = None
     settings: SettingsTable[Any] | None = None
+    untested: Mapping[str, str] = field(default_factory=dict)
+    origin: str | None = None
 
     def __post_init__(self) -> None:
         unbounded = [info.name for info in self.records if info.range is None]
@@ -352,6 +365,45 @@ class MetricSpec:
                 f"metric fixture {self.fixture!r}: {', '.join(unbounded)} declare no range; "
                 "every value a fixture records states the closed interval it lies in"
             )
+        self._check_untested()
+
+    def _check_untested(self) -> None:
+        """Each opt-out names a generated test (``UNTESTED``) and says why, in words."""
+        if not isinstance(self.untested, Mapping):
+            raise ValueError(
+                f"metric fixture {self.fixture!r}: untested maps a generated test to why the "
+                f'metric cannot take it, e.g. {{"properties": "needs an LLM judge server"}}; '
+                f"got {self.untested!r}"
+            )
+        for test, reason in self.untested.items():
+            if test not in UNTESTED:
+                raise ValueError(
+                    f"metric fixture {self.fixture!r}: untested names {test!r}, which is no "
+                    f"generated test; they are {', '.join(UNTESTED)}"
+                )
+            if not isinstance(reason, str) or not reason.strip():
+                raise ValueError(
+                    f"metric fixture {self.fixture!r}: untested[{test!r}] gives no reason; "
+                    "say why the metric cannot take that test"
+                )
+
+    @property
+    def declared_at(self) -> str:
+        """Where the metric is declared: its ``origin``, or the module of its computation
+        (a built-in's family module, ``pytest_ragmetrics/metrics/answer.py``)."""
+        if self.origin is not None:
+            return self.origin
+        module = getattr(self.compute, "__module__", None) or "an unknown module"
+        return f"{module.replace('.', '/')}.py"
+
+    @functools.cached_property
+    def limits(self) -> Mapping[str, tuple[float, float, bool]]:
+        """Each recorded metric's range and whether it is binary, by name: what every
+        recorded value is checked against (``metrics.values.check_measured``), read once."""
+        return {
+            info.name: (*(info.range or (-math.inf, math.inf)), info.binary)
+            for info in self.records
+        }
 
     @property
     def primary(self) -> str:

@@ -22,7 +22,6 @@ import functools
 import inspect
 import math
 import numbers
-import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +46,13 @@ from pytest_ragmetrics.metrics.base import (
     Range,
 )
 from pytest_ragmetrics.metrics.setting import SettingsTable
+from pytest_ragmetrics.metrics.values import (
+    as_number,
+    described,
+    too_large,
+    unusable,
+    value_problem,
+)
 
 # row -> value, (value, evidence) or RowValue
 MetricFunction = Callable[[Row], Any]
@@ -123,21 +129,27 @@ class CustomMetric:
         """The breakdown the rows' sufficient statistics are recorded (and summed) as."""
         return f"{self.name}_stats"
 
-    def spec(self) -> MetricSpec:
-        """The catalog declaration: the same shape as a built-in metric's."""
+    @functools.cached_property
+    def info(self) -> MetricInfo:
+        """What it records, as a built-in metric's ``MetricInfo``: its values are checked
+        against it (``metrics.values``) as every metric's are."""
         corpus = tuple(self.corpus)
-        info = MetricInfo(
+        return MetricInfo(
             self.name, self.description, kind=self.kind, range=self.range, corpus=corpus
         )
+
+    def spec(self) -> MetricSpec:
+        """The catalog declaration: the same shape as a built-in metric's."""
         reduction = CorpusReduction(self.breakdown, self.reduce) if self.corpus else None
         return MetricSpec(
             self.name,
             self.doc,
-            (info,),
+            (self.info,),
             self.requires,
             self.measure,
             corpus=reduction,
             settings=self.settings,
+            origin=self.origin,
         )
 
     def reduce(self, sums: Mapping[str, float], settings: MetricSettings) -> dict[str, float]:
@@ -151,10 +163,10 @@ class CustomMetric:
             except Exception as error:
                 why = f"raised {type(error).__name__}: {error} (at {_raised_at(error)})"
                 raise self._corpus_error(stat, sums, why) from error
-            number = _number(value)
+            number = as_number(value)
             if number is None:
-                why = _unusable(value, "not a finite number")
-                raise self._corpus_error(stat, sums, f"returned {_described(value)}, {why}")
+                why = unusable(value, "not a finite number")
+                raise self._corpus_error(stat, sums, f"returned {described(value)}, {why}")
             reduced[stat] = number
         return reduced
 
@@ -201,11 +213,11 @@ class CustomMetric:
         for part, total in stats.items():
             if not isinstance(part, str) or not isinstance(total, numbers.Real):
                 raise self._bad(stats, f"stats[{part!r}] = {total!r} is not a number by name")
-            number = _number(total)
+            number = as_number(total)
             if number is None:  # why: too large for a float, or not finite
-                too_large = _too_large(total)
-                if too_large:
-                    raise self._bad(stats, f"stats[{part!r}] is {_described(total)}: {too_large}")
+                huge = too_large(total)
+                if huge:
+                    raise self._bad(stats, f"stats[{part!r}] is {described(total)}: {huge}")
                 raise self._bad(stats, f"stats[{part!r}] is not finite")
             checked[part] = number
         return checked
@@ -219,21 +231,14 @@ class CustomMetric:
             if len(returned) != 2 or not isinstance(returned[1], str):
                 raise self._bad(returned, "a tuple must be (value, evidence string)")
             value, evidence = returned
-        if not isinstance(value, numbers.Real):
-            raise self._bad(value, "not a real number")
-        number = _number(value)
-        if number is None:
-            raise self._bad(value, _unusable(value, "not finite"))
-        if self.binary and number not in (0.0, 1.0):
-            raise self._bad(value, "a binary metric returns 0 or 1")
-        if self.bounds is not None and not self.bounds[0] <= number <= self.bounds[1]:
-            low, high = self.bounds
-            raise self._bad(value, f"outside its range [{low:g}, {high:g}]")
-        return number, evidence
+        why = value_problem(value, self.info)
+        if why is not None:
+            raise self._bad(value, why)
+        return float(value), evidence  # type: ignore[arg-type]  # a real number, checked
 
     def _bad(self, value: object, why: str) -> CustomMetricError:
         return CustomMetricError(
-            f"{self.name} ({self.origin}) returned {_described(value)}: {why}; "
+            f"{self.name} ({self.origin}) returned {described(value)}: {why}; "
             "return a finite number within the declared range, (number, evidence) or a "
             "RowValue"
         )
@@ -277,59 +282,15 @@ class CustomDatasetMetric:
         stats: dict[str, float] = {}
         for stat in self.stats:
             value = returned[stat]
-            number = _number(value)
+            number = as_number(value)
             if number is None:
-                why = _unusable(value, "not a finite number")
-                raise self._bad(f"returned {stat} = {_described(value)}: {why}")
+                why = unusable(value, "not a finite number")
+                raise self._bad(f"returned {stat} = {described(value)}: {why}")
             stats[stat] = number
         return stats
 
     def _bad(self, what: str) -> CustomMetricError:
         return CustomMetricError(f"{self.name} ({self.origin}) {what}")
-
-
-def _number(value: object) -> float | None:
-    """``value`` as a finite float; ``None`` when it is no real number, NaN, infinite, or
-    too large for a float (``_unusable`` says which)."""
-    if not isinstance(value, numbers.Real):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _unusable(value: object, otherwise: str) -> str:
-    """Why ``_number`` gave ``value`` no float: too large for one, or ``otherwise`` (no
-    real number, NaN or infinite)."""
-    return _too_large(value) or otherwise
-
-
-def _too_large(value: object) -> str | None:
-    """Why ``value`` has no float when it is a real number too large for one (an integer
-    of 400 digits, say); ``None`` for anything else."""
-    if not isinstance(value, numbers.Real):
-        return None
-    try:
-        float(value)
-    except OverflowError:
-        return f"too large for a float (the largest is about {sys.float_info.max:.2g})"
-    return None
-
-
-def _described(value: object) -> str:
-    """``repr(value)`` for an error message, but for a number too large for a float: an
-    integer's digits are counted, not printed (Python prints at most 4300 of them)."""
-    if _too_large(value):
-        if isinstance(value, numbers.Integral):
-            digits = int(int(value).bit_length() * math.log10(2)) + 1
-            return f"an integer of about {digits} digits"
-        return f"a {type(value).__name__} beyond {sys.float_info.max:.2g}"
-    try:
-        return repr(value)
-    except ValueError:  # it holds an integer of more than 4300 digits
-        return f"a {type(value).__name__} holding a number too large to print"
 
 
 # Where a row's read-only view is kept for the other metrics of the row (``ctx.memo``).

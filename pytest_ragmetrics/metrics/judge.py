@@ -362,6 +362,9 @@ _JUDGED: dict[str, tuple[str, str, Range]] = {
     ),
 }
 
+# Why the judged metrics take no generated property test.
+NEEDS_A_JUDGE = "each value is an LLM judge's verdict, which needs a judge server ([judge])"
+
 SPECS = (
     *(
         MetricSpec(
@@ -370,6 +373,7 @@ SPECS = (
             (MetricInfo(metric, description, range=value_range),),
             needs(metric),
             judge_measure(metric),
+            untested={"properties": NEEDS_A_JUDGE},
         )
         for metric, (doc, description, value_range) in _JUDGED.items()
     ),
@@ -388,6 +392,7 @@ SPECS = (
         ("question", "answer"),
         measure_consistency,
         options=("metric",),
+        untested={"properties": NEEDS_A_JUDGE},
     ),
 )
 DERIVED = (JUDGE,)

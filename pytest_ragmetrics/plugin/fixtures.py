@@ -34,6 +34,7 @@ from pytest_ragmetrics.metrics.catalog import (
 from pytest_ragmetrics.metrics.grounding import GROUNDING_METRICS, GroundingPlan, ScoredOverlap
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
+from pytest_ragmetrics.metrics.values import check_measured
 from pytest_ragmetrics.plugin.catalog import CATALOG_KEY, run_catalog
 from pytest_ragmetrics.plugin.running import running_item
 from pytest_ragmetrics.plugin.state import (
@@ -134,6 +135,7 @@ class MetricFixture:
             self._check_options(options)
         try:
             measured = spec.compute(row, self.context, **options)
+            check_measured(spec, measured)  # every value within its declaration
         except RowError as error:
             if isinstance(error, JudgeRowError):  # keep what the failed judge call cost
                 recorder.record({}, {}, error.details)

@@ -5,10 +5,11 @@ The properties, each named in a failure with the metric and the shrunk row:
 
 * ``no error``: a well-formed row holding the fields the metric requires gives a value;
 * ``finite``: every value it records (and every sufficient statistic) is a finite number;
-* ``in range``: every value lies in its range (``metrics.ranges`` for a built-in metric,
-  0 or 1 for a binary one). A metric declared with ``pytest_ragmetrics.metric`` has its
-  values checked by its declaration on every row, as in a run: a value that check refuses
-  fails ``finite and in range``, with the declaration's message;
+* ``in range``: every value lies in the range its declaration states (``MetricInfo.range``,
+  0 or 1 for ``kind="binary"``), by the same check a run makes of every recorded value
+  (``metrics.values``). A metric declared with ``pytest_ragmetrics.metric`` checks its
+  values inside its computation too: a value that check refuses fails ``finite and in
+  range``, with the declaration's message;
 * ``deterministic``: the same row computed twice, and a deep copy of it, give the same
   values;
 * ``citation-format invariant``: the answer written with ``[CIT:<doc_id>]`` markers under
@@ -32,21 +33,19 @@ from hypothesis import strategies as st
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.model import Vectors, embedder_for
+from pytest_ragmetrics.metrics.base import PROPERTIES as BASE_PROPERTIES
 from pytest_ragmetrics.metrics.base import Embed, Measured, MetricContext, MetricSpec
 from pytest_ragmetrics.metrics.catalog import close_fixtures, declaration_of, in_force
 from pytest_ragmetrics.metrics.custom import CustomMetricError
-from pytest_ragmetrics.metrics.registry import value_range
+from pytest_ragmetrics.metrics.values import value_problem
 from pytest_ragmetrics.testing.strategies import as_row
 from pytest_ragmetrics.testing.strategies import rows as row_strategy
 from pytest_ragmetrics.text.citations import Citation, find_citations
 
-NO_ERROR = "no error"
-FINITE = "finite"
-IN_RANGE = "in range"
+# The names are the declaration's (``MetricSpec.untested`` may leave one out).
+PROPERTIES = BASE_PROPERTIES
+NO_ERROR, FINITE, IN_RANGE, DETERMINISTIC, CITATION_FORMAT = PROPERTIES
 DECLARED_VALUE = "finite and in range"  # a declared metric's own check of its values
-DETERMINISTIC = "deterministic"
-CITATION_FORMAT = "citation-format invariant"
-PROPERTIES = (NO_ERROR, FINITE, IN_RANGE, DETERMINISTIC, CITATION_FORMAT)
 DEFAULT_SETTINGS = settings(max_examples=50, deadline=None)  # no timing: embeddings vary
 
 
@@ -136,13 +135,21 @@ def check_metric(
     the run's ``[settings]`` (their defaults by default). ``embed``: texts -> vectors, for
     an embedding metric; the model of ``metric_settings``, loaded on first use, by
     default. ``properties``: which ones to check (``PROPERTIES``; a metric that reads one
-    citation format by definition leaves out ``CITATION_FORMAT``).
+    citation format by definition leaves out ``CITATION_FORMAT``). A property the
+    declaration leaves out (``MetricSpec.untested``) is not checked; a declaration
+    without property tests (``untested={"properties": ...}``) is a ``ValueError``.
     """
     spec = metric_spec(metric)
     chosen = tuple(properties)
     unknown = sorted(set(chosen) - set(PROPERTIES))
     if unknown:
         raise ValueError(f"check_metric: unknown properties {unknown}; they are {PROPERTIES}")
+    if "properties" in spec.untested:
+        raise ValueError(
+            f"check_metric: {spec.fixture} is declared without property tests "
+            f"({spec.untested['properties']}); check it with measure() on rows of your own"
+        )
+    chosen = tuple(prop for prop in chosen if prop not in spec.untested)
     run = metric_settings or Settings()
     checker = _Checker(spec, dict(options or {}), run, embed or _default_embed(run), chosen)
     strategy = rows if rows is not None else row_strategy(requires=spec.requires)
@@ -222,15 +229,17 @@ class _Checker:
                 self.check_range(row, name, float(value))
 
     def check_range(self, row: Row, name: str, value: float) -> None:
-        base = name.split("@")[0]
+        """The value against the declaration that names it, by the check a run makes of
+        every recorded value (``metrics.values.value_problem``)."""
+        base = name.partition("@")[0]
         info = next((info for info in self.spec.records if info.name == base), None)
-        bounds = info.range if info is not None else value_range(name)
-        if bounds is not None and not bounds[0] <= value <= bounds[1]:
-            low, high = bounds
-            detail = f"{name} = {value!r} lies outside its range [{low:g}, {high:g}]"
+        if info is None:
+            records = ", ".join(info.name for info in self.spec.records)
+            detail = f"{name} is recorded but not declared (the declaration lists {records})"
             raise self.failure(IN_RANGE, detail, row)
-        if info is not None and info.binary and value not in (0.0, 1.0):
-            raise self.failure(IN_RANGE, f"{name} = {value!r}: a 0/1 metric", row)
+        why = value_problem(value, info)
+        if why is not None:
+            raise self.failure(IN_RANGE, f"{name} = {value!r}: {why}", row)
 
     def check_deterministic(self, row: Row, first: Measured) -> None:
         for again, how in ((row, "the same row again"), (copy.deepcopy(row), "a deep copy")):

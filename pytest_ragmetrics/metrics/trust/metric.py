@@ -106,5 +106,9 @@ SPECS = (
         ("answer", "gold", "contexts"),
         measure_trust,
         trust_texts,
+        untested={
+            "citation-format invariant": "its citations are the Trust-Score reference's [n] "
+            "by definition (docs/metrics.md#2-trust-score)"
+        },
     ),
 )

@@ -3,6 +3,7 @@ gateable, and no metric is declared twice."""
 
 from __future__ import annotations
 
+import importlib
 import re
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.metrics import catalog, registry
-from pytest_ragmetrics.metrics.base import MetricInfo
+from pytest_ragmetrics.metrics.base import MetricInfo, MetricSpec
 from pytest_ragmetrics.metrics.catalog import (
     BUILTINS,
     CORPUS_STATS,
@@ -34,6 +35,7 @@ from pytest_ragmetrics.metrics.registry import split_aggregate
 
 ROOT = Path(__file__).resolve().parents[3]
 METRICS_DOC = ROOT / "docs" / "metrics.md"
+ADDING_DOC = ROOT / "docs" / "adding-a-metric.md"
 
 
 def _fixture_docs(output: str) -> dict[str, str]:
@@ -53,19 +55,35 @@ def _fixture_docs(output: str) -> dict[str, str]:
     return {name: " ".join(lines) for name, lines in docs.items()}
 
 
-def test_every_catalog_fixture_is_registered_with_its_own_docstring(
-    pytester: pytest.Pytester,
+@pytest.fixture(scope="module")
+def fixtures_text(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """``pytest --fixtures`` in an empty project, run once for the module's tests, as
+    fixture name -> its shown docstring."""
+    folder = tmp_path_factory.mktemp("fixtures")
+    (folder / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--fixtures", "-p", "no:cacheprovider"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return _fixture_docs(result.stdout)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.fixture)
+def test_a_declared_fixture_is_registered_with_its_own_docstring(
+    spec: MetricSpec, fixtures_text: dict[str, str]
 ) -> None:
-    pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
-    result = pytester.runpytest("--fixtures")
-    assert result.ret == 0, result.stdout.str()
-    shown = _fixture_docs(result.stdout.str())
-    for name in FIXTURES:  # not the metrics this project's conftest.py declares
-        assert name in shown, f"metric fixture {name!r} is not registered with pytest"
-        # --fixtures shows the first paragraph of the docstring: the metric's definition.
-        assert shown[name] == " ".join(FIXTURES[name].doc.split()), name
-    docs = [shown[name] for name in FIXTURES]
-    assert len(set(docs)) == len(docs), "two metric fixtures share a docstring"
+    assert spec.fixture in fixtures_text, f"metric fixture {spec.fixture!r} is not registered"
+    # --fixtures shows the first paragraph of the docstring: the metric's definition.
+    assert fixtures_text[spec.fixture] == " ".join(spec.doc.split())
+
+
+def test_no_two_metric_fixtures_share_a_docstring() -> None:
+    docs = [" ".join(spec.doc.split()) for spec in SPECS]
+    assert [doc for doc, count in Counter(docs).items() if count > 1] == []
 
 
 def test_a_fixtures_full_docstring_says_how_to_call_it_and_what_it_needs() -> None:
@@ -206,16 +224,40 @@ def test_the_metric_layer_imports_neither_pytest_nor_config_nor_the_heavy_librar
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
-def test_every_metric_fixture_is_documented_in_docs_metrics_md() -> None:
-    if not METRICS_DOC.is_file():
-        pytest.fail(
-            f"{METRICS_DOC}: missing; every metric fixture needs a heading "
-            "### `<fixture name>` there (write the file, or merge the branch that does)",
-            pytrace=False,
-        )
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.fixture)
+def test_a_declared_fixture_is_documented_in_docs_metrics_md(spec: MetricSpec) -> None:
     headings = set(METRICS_DOC.read_text(encoding="utf-8").splitlines())
-    missing = [name for name in FIXTURES if f"### `{name}`" not in headings]
-    assert missing == [], f"{METRICS_DOC}: no heading ### `<name>` for {', '.join(missing)}"
+    assert f"### `{spec.fixture}`" in headings, (
+        f"{METRICS_DOC}: no heading ### `{spec.fixture}`; every metric fixture has one "
+        "(docs/adding-a-metric.md)"
+    )
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.fixture)
+def test_a_built_in_declaration_names_its_family_module(spec: MetricSpec) -> None:
+    # What an error about its values names: the module whose SPECS holds it.
+    module = importlib.import_module(spec.declared_at.removesuffix(".py").replace("/", "."))
+    assert any(declared is spec for declared in module.SPECS)
+
+
+def _families_table() -> dict[str, list[str]]:
+    """docs/adding-a-metric.md's table of the families: module -> its fixtures."""
+    table: dict[str, list[str]] = {}
+    text = ADDING_DOC.read_text(encoding="utf-8")
+    section = text.split("\n## The families\n", 1)[1].split("\n## ", 1)[0]
+    for line in section.splitlines():
+        row = re.fullmatch(r"\| `(metrics/[\w/]+\.py)` \| (.*) \|", line)
+        if row:
+            table[row.group(1)] = re.findall(r"`(\w+)`", row.group(2))
+    return table
+
+
+def test_the_guide_s_families_table_is_the_catalog() -> None:
+    table = _families_table()
+    declared = {spec.declared_at.removeprefix("pytest_ragmetrics/"): [] for spec in SPECS}
+    for spec in SPECS:
+        declared[spec.declared_at.removeprefix("pytest_ragmetrics/")].append(spec.fixture)
+    assert table == declared
 
 
 @pytest.mark.parametrize(

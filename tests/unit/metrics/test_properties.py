@@ -1,19 +1,16 @@
 """The built-in per-row metrics checked with the helpers metric authors get
-(``pytest_ragmetrics.testing.check_metric``): on generated well-formed rows, every value is
-finite and within the range its definition states (``metrics.ranges``), the same when
-computed twice or on a deep copy of the row, and the same whether the answer cites with
-``[CIT:<doc_id>]`` (``citation_format = "cit"``) or ``[n]`` (``"numeric"``). ``trust``
-is checked on rows of its own (gold answer groups, ``answers_found`` in every context) and
-without the citation-format property: its citations are the Trust-Score reference's
-``[n]`` by definition (docs/metrics.md#2-trust-score).
+(``pytest_ragmetrics.testing.check_metric``), one test per declaration of the catalog:
+on generated well-formed rows, every value is finite and within the range its declaration
+states, the same when computed twice or on a deep copy of the row, and the same whether
+the answer cites with ``[CIT:<doc_id>]`` or ``[n]``.
 
-The embedding metrics run with the packaged model (nothing is downloaded); a text's
-vector is computed once, as the run's embedding cache does. Left out, and why:
-
-* ``determinism``: it compares the row with its second run (the marker's ``rerun`` file
-  or a second live call), which a generated row does not have;
-* ``faithfulness_judge``, ``answer_relevance``, ``answer_correctness``, ``e2e_score``,
-  ``consistency_score``: each is an LLM judge's verdict, which needs an endpoint.
+The cases are generated from the declarations: a new ``MetricSpec`` gets its test without
+an edit here. A metric that takes a cutoff is called with one (``k=3``, and without one
+when it is optional), a metric with levels at its first and middle level. A declaration
+that cannot take the check says why in its ``untested`` (``determinism`` has no second run
+on a generated row, the judged metrics need a judge server); a property it leaves out is
+not checked. The embedding metrics run with the packaged model (nothing is downloaded),
+with fewer examples.
 """
 
 from __future__ import annotations
@@ -25,119 +22,29 @@ from hypothesis import Phase, settings
 from hypothesis import strategies as st
 
 from pytest_ragmetrics.data.dataset import Row
-from pytest_ragmetrics.metrics.catalog import BUILTIN_FIXTURES, FIXTURES
-from pytest_ragmetrics.testing import (
-    CITATION_FORMAT,
-    PROPERTIES,
-    check_metric,
-    strategies,
-)
+from pytest_ragmetrics.metrics.base import UNTESTED, Measured, MetricInfo, MetricSpec
+from pytest_ragmetrics.metrics.catalog import BUILTIN_FIXTURES, FIXTURES, SPECS
+from pytest_ragmetrics.testing import check_metric, strategies
 from pytest_ragmetrics.testing.strategies import as_row
 from pytest_ragmetrics.text.citations import strip_citations
 
 # Enough examples to meet IDK answers, invalid citations and empty rankings; few enough
 # for the file to take well under a minute on two cores.
 EXAMPLES = settings(max_examples=25, deadline=None, derandomize=True)
-
-CHEAP: list[tuple[str, dict[str, Any]]] = [
-    ("em", {}),
-    ("f1", {}),
-    ("wrong_on_answerable", {}),
-    ("abstain", {}),
-    ("idk_citation", {}),
-    ("idk_on_answerable", {}),
-    ("tokens", {}),
-    ("latency", {}),
-    ("rounds", {}),
-    ("hit_rate", {"k": 3}),
-    ("mrr", {}),
-    ("mrr", {"k": 2}),
-    ("recall", {"k": 3}),
-    ("precision", {"k": 3}),
-    ("ndcg", {}),
-    ("ndcg", {"k": 3, "gain": "exponential"}),
-    ("map", {}),
-    ("map", {"k": 2}),
-    ("gm_map", {}),
-    ("rprec", {}),
-    ("bpref", {}),
-    ("iprec_at_recall", {"level": 0.0}),
-    ("iprec_at_recall", {"level": 0.5}),
-    ("num_ret", {}),
-    ("num_rel", {}),
-    ("num_rel_ret", {}),
-    ("retrieval_consistency", {}),
-    ("retrieval_consistency", {"k": 2}),
-    ("rouge1", {}),
-    ("rouge2", {"measure": "precision"}),
-    ("rougeL", {"measure": "recall"}),
-    ("rougeLsum", {}),
-    ("bleu", {}),
-    ("chrf", {}),
-    ("chrf_pp", {}),
-    ("response_exact_match_rate", {}),
-    ("judge_pipeline", {}),
-    ("f1_short", {}),
-    ("em_short", {}),
-    ("anchor_coverage", {}),
-]
 # Every new text costs the model a call: fewer examples for the embedding metrics.
 EMBEDDED = settings(EXAMPLES, max_examples=12)
-EMBEDDING = [
-    "overlap",
-    "faithfulness",
-    "semantic_similarity",
-    "dot_similarity",
-    "euclidean_distance",
-    "response_semantic_consistency",
-]
 # A text's embedding compared with itself: these checks found its cosine computed as
 # 1.0000000000000002 for many texts, above the [-1, 1] of the definition, until
 # metrics.grounding.cosine clamped it. The default rows meet that case only now and then
 # (a gold or a repeat equal to the answer), so it is checked on rows built for it, without
 # shrinking, which would spend a minute embedding smaller rows.
 NO_SHRINK = settings(EMBEDDED, phases=(Phase.explicit, Phase.reuse, Phase.generate))
-LEFT_OUT = {
-    "determinism",
-    "faithfulness_judge",
-    "answer_relevance",
-    "answer_correctness",
-    "e2e_score",
-    "consistency_score",
-}
-
-
-def _id(case: tuple[str, dict[str, Any]]) -> str:
-    name, options = case
-    return "-".join([name, *(f"{key}={value}" for key, value in options.items())])
-
-
-@pytest.mark.parametrize("case", CHEAP, ids=_id)
-def test_cheap_metric_properties(case: tuple[str, dict[str, Any]]) -> None:
-    name, options = case
-    check_metric(name, options=options, settings=EXAMPLES)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", EMBEDDING)
-def test_embedding_metric_properties(name: str) -> None:
-    assert FIXTURES[name].texts is not None  # it embeds: the packaged model runs
-    check_metric(name, settings=EMBEDDED)
-
-
-def _same_text_everywhere(row: Row) -> Row:
-    """The row with its gold and its one repeat the answer's own text."""
-    answer = row.answer or ""
-    return as_row({**row.data, "gold": strip_citations(answer), "repeats": [answer]}, row.index)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    "name", ["semantic_similarity", "response_semantic_consistency", "euclidean_distance"]
-)
-def test_embedding_metrics_of_a_text_and_itself_stay_in_range(name: str) -> None:
-    rows = strategies.rows().map(_same_text_everywhere)
-    check_metric(name, rows=rows, settings=NO_SHRINK)
+# Option values the generated calls do not reach on their own (they take the defaults).
+MORE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
+    ("ndcg", {"k": 3, "gain": "exponential"}),
+    ("rouge2", {"measure": "precision"}),
+    ("rougeL", {"measure": "recall"}),
+]
 
 
 @st.composite
@@ -154,13 +61,115 @@ def trust_rows(draw: st.DrawFn) -> Row:
     return as_row({**row.data, "gold": groups, "contexts": contexts}, row.index)
 
 
+# Rows of their own for a metric whose fields go beyond the default rows' (the Trust-Score
+# suite reads `answers_found` in every context); every other metric gets
+# strategies.rows(requires=...).
+ROWS: dict[str, st.SearchStrategy[Row]] = {"trust": trust_rows()}
+
+
+def calls(spec: MetricSpec) -> list[dict[str, Any]]:
+    """The option sets a declaration's generated test calls its fixture with."""
+    info = spec.records[0]
+    if info.levels:
+        return [
+            {"level": float(level)}
+            for level in (info.levels[0], info.levels[len(info.levels) // 2])
+        ]
+    if info.cutoff == "required":
+        return [{"k": 3}]
+    if info.cutoff == "optional":
+        return [{}, {"k": 2}]
+    return [{}]
+
+
+def _case_id(name: str, options: dict[str, Any]) -> str:
+    return "-".join([name, *(f"{key}={value}" for key, value in options.items())])
+
+
+def _cases() -> list[Any]:
+    cases: list[Any] = []
+    generated = [
+        (spec.fixture, options)
+        for spec in SPECS
+        if "properties" not in spec.untested
+        for options in calls(spec)
+    ]
+    for name, options in [*generated, *MORE_OPTIONS]:
+        marks = [pytest.mark.slow] if FIXTURES[name].texts is not None else []
+        cases.append(pytest.param(name, options, marks=marks, id=_case_id(name, options)))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "options"), _cases())
+def test_declared_metric_properties(name: str, options: dict[str, Any]) -> None:
+    spec = FIXTURES[name]
+    embeds = spec.texts is not None  # the packaged model runs: fewer examples
+    check_metric(
+        name, options=options, rows=ROWS.get(name), settings=EMBEDDED if embeds else EXAMPLES
+    )
+
+
+def _same_text_everywhere(row: Row) -> Row:
+    """The row with its gold and its one repeat the answer's own text."""
+    answer = row.answer or ""
+    return as_row({**row.data, "gold": strip_citations(answer), "repeats": [answer]}, row.index)
+
+
 @pytest.mark.slow
-def test_trust_properties() -> None:
-    checked = [prop for prop in PROPERTIES if prop != CITATION_FORMAT]
-    check_metric("trust", rows=trust_rows(), settings=EMBEDDED, properties=checked)
+@pytest.mark.parametrize(
+    "name", ["semantic_similarity", "response_semantic_consistency", "euclidean_distance"]
+)
+def test_embedding_metrics_of_a_text_and_itself_stay_in_range(name: str) -> None:
+    # Real vectors of the packaged model: the float edge of a cosine of a text with itself.
+    rows = strategies.rows().map(_same_text_everywhere)
+    check_metric(name, rows=rows, settings=NO_SHRINK)
 
 
-def test_every_built_in_per_row_metric_is_checked_or_left_out_with_a_reason() -> None:
-    checked = {name for name, _ in CHEAP} | set(EMBEDDING) | {"trust"}
-    assert checked.isdisjoint(LEFT_OUT)
-    assert sorted(BUILTIN_FIXTURES - checked - LEFT_OUT) == []
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.fixture)
+def test_a_declaration_is_tested_or_says_why_not(spec: MetricSpec) -> None:
+    assert set(spec.untested) <= set(UNTESTED)
+    assert all(isinstance(why, str) and why.strip() for why in spec.untested.values())
+    if "properties" not in spec.untested:
+        assert calls(spec), f"{spec.fixture}: no generated call and no reason"
+
+
+def test_the_opt_outs_of_the_built_in_metrics() -> None:
+    # determinism (no second run on a generated row), the five judged metrics (an
+    # endpoint), and trust's citation format (the reference's [n] by definition).
+    untested = {spec.fixture: set(spec.untested) for spec in SPECS if spec.untested}
+    assert untested == {
+        "determinism": {"properties"},
+        "faithfulness_judge": {"properties"},
+        "answer_relevance": {"properties"},
+        "answer_correctness": {"properties"},
+        "e2e_score": {"properties"},
+        "consistency_score": {"properties"},
+        "trust": {"citation-format invariant"},
+    }
+    assert set(untested) <= BUILTIN_FIXTURES
+
+
+def _measure(row: Row, ctx: Any) -> Measured:
+    return Measured({"mine": 0.5}, "")
+
+
+@pytest.mark.parametrize(
+    ("untested", "message"),
+    [
+        ({"propertys": "a typo"}, "untested names 'propertys', which is no generated test"),
+        ({"properties": ""}, r"untested\['properties'\] gives no reason"),
+        ({"deterministic": "   "}, r"untested\['deterministic'\] gives no reason"),
+        ({"properties": None}, r"untested\['properties'\] gives no reason"),
+    ],
+)
+def test_an_opt_out_names_a_generated_test_and_gives_a_reason(
+    untested: dict[str, Any], message: str
+) -> None:
+    info = MetricInfo("mine", "mine", range=(0.0, 1.0))
+    with pytest.raises(ValueError, match=f"metric fixture 'mine': {message}"):
+        MetricSpec("mine", "", (info,), (), _measure, untested=untested)
+
+
+def test_check_metric_reads_the_declarations_opt_outs() -> None:
+    with pytest.raises(ValueError, match="determinism is declared without property tests"):
+        check_metric("determinism")

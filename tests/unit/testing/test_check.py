@@ -128,7 +128,7 @@ def _builtin_like(values: dict[str, float], breakdowns: Any = None) -> MetricSpe
 def test_a_built_in_value_outside_its_documented_range_is_caught() -> None:
     failure = _failure(_builtin_like({"f1": 1.5}))
     assert failure.property == IN_RANGE
-    assert "f1 = 1.5 lies outside its range [0, 1]" in str(failure)
+    assert "f1 = 1.5: outside its range [0, 1]" in str(failure)
 
 
 def test_a_built_in_binary_value_must_be_0_or_1() -> None:
