@@ -172,6 +172,7 @@ SPECS = (
         ),
         ("answer",),
         measure_idk_citation,
+        reads_citations=True,
     ),
     MetricSpec(
         "idk_on_answerable",

@@ -315,5 +315,6 @@ SPECS = (
         ),
         ("question", "answer", "contexts"),
         measure_anchor_coverage,
+        reads_citations=True,
     ),
 )
