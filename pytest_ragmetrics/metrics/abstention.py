@@ -186,6 +186,7 @@ SPECS = (
         ),
         ("answer",),
         measure_idk_citation,
+        reads_citations=True,
     ),
     MetricSpec(
         "idk_on_answerable",

@@ -323,5 +323,6 @@ SPECS = (
         ),
         ("question", "answer", "contexts"),
         measure_anchor_coverage,
+        reads_citations=True,
     ),
 )

@@ -25,7 +25,9 @@ from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
 from pytest_ragmetrics.text.idk import IdkMatcher
 
 if TYPE_CHECKING:
+    from pytest_ragmetrics.embeddings.prepare import EmbeddingStore
     from pytest_ragmetrics.judge.client import LlmJudge
+    from pytest_ragmetrics.judge.config import JudgeConfig
 
 STATS = ("mean", "sum", "count", "p50", "p95")
 RATE = "rate"  # = mean, offered for 0/1 metrics
@@ -146,6 +148,12 @@ class MetricInfo:
     not a cutoff k (``iprec_at_recall@0.5``). ``misleading``: statistics a gate may not
     use, each with what to use instead (``gm_map.mean`` is map's mean, not trec_eval's
     gm_map). ``presentation``: how the reports show it (``Presentation``).
+    Hooks, for a metric whose eval-level numbers are not aggregates of per-row values:
+    ``aggregate``, how the rows' details under the metric's name become its statistics
+    (the Trust-Score suite over the eval's rows, the judge's accounting); ``merge``, how
+    two tests' details of one row under its name merge (replaced, without one);
+    ``signature``, what a baseline's signature holds under its name when an eval recorded
+    it (the judge's model and prompts: numbers of another judge are not compared).
     """
 
     name: str
@@ -158,6 +166,9 @@ class MetricInfo:
     levels: tuple[str, ...] = ()
     misleading: Mapping[str, str] = field(default_factory=dict)
     presentation: Presentation = DEFAULT_PRESENTATION
+    aggregate: Aggregate | None = None
+    merge: MergeDetail | None = None
+    signature: RunSignature | None = None
 
     @property
     def label(self) -> str:
@@ -270,6 +281,99 @@ class DatasetMeasured:
     details: Mapping[str, Any]
 
 
+# -- a declaration's hooks: work before the rows run, and the eval-level numbers ---------
+
+# A row as the run knows it before it runs: its file and its position there.
+RowKey = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class PrepareRow:
+    """A row a before-rows hook prepares (``Preparation``): the row, and the metric
+    fixtures declaring the hook that the row's tests take (grounding scores the overlap of
+    a row taken only by ``faithfulness`` only when its answer does not abstain)."""
+
+    row: Row
+    fixtures: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a before-rows hook made: ``done``, the result of each row it has already (from
+    a cache, before any vector: the texts the declaring metrics would embed for those rows
+    are not prepared); ``complete``, called once the session's texts are embedded, giving
+    the result of each row it then has (``None``: ``done`` is all). A row it has no result
+    for is computed by its fixture when it runs, which then fails as it would have."""
+
+    done: Mapping[RowKey, Any]
+    complete: Callable[[], Mapping[RowKey, Any]] | None = None
+
+
+class RunThresholds(Protocol):
+    """What a run-signature hook reads of the run's thresholds (``config.thresholds
+    .Thresholds`` has it): the settings and the ``[judge]`` table, if any."""
+
+    @property
+    def settings(self) -> MetricSettings: ...
+    @property
+    def judge(self) -> JudgeConfig | None: ...
+
+
+# (the rows, each once, the run's settings, the run's embedding store: its embedder, its
+# cache, its statistics) -> what was prepared.
+PrepareRows = Callable[[Sequence[PrepareRow], MetricSettings, "EmbeddingStore"], Prepared]
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """Work a metric declares to be done for many rows at once before they run, so that
+    its fixture only reads the row's result (grounding: every row's overlap scored from one
+    embedding batch, or from the similarities a cache kept).
+
+    The run calls ``prepare`` once, in every process that runs row tests, with every row
+    of a row test taking a fixture that declares it (bulk items and live rows are left
+    out: their rows are not known, or not held, before they run), and puts each row's
+    result in the row's ``MetricContext.memo[key]`` before the row's metrics are bound.
+    Several declarations may share one ``Preparation`` (``overlap`` and ``faithfulness``):
+    it runs once for the rows of all of them.
+    """
+
+    key: str
+    prepare: PrepareRows
+
+
+@dataclass(frozen=True)
+class Aggregated:
+    """A metric's eval-level statistics from its rows' details (``MetricInfo.aggregate``)
+    and what the eval's report says of them (``details``: the suite's warnings)."""
+
+    stats: Mapping[str, float]
+    details: Mapping[str, Any] = field(default_factory=_none)
+
+
+# (each row's detail under the metric's name, in dataset order, the rows without one left
+# out; the eval's statistics of per-row values) -> the metric's statistics (None: none).
+Aggregate = Callable[[Sequence[Any], Mapping[str, Mapping[str, float]]], Aggregated | None]
+# (the detail a row holds under the metric's name, another test's) -> the two merged, the
+# same whichever came first.
+MergeDetail = Callable[[Any, Any], Any]
+# (the run's thresholds) -> what a baseline's signature holds under the metric's name for
+# an eval that recorded it (None: nothing).
+RunSignature = Callable[[RunThresholds], Any]
+# Whether a metric fixture asks the LLM judge for verdicts, under the run's settings.
+AsksJudge = Callable[[MetricSettings], bool]
+
+
+def always(settings: MetricSettings) -> bool:
+    """``MetricSpec.asks_judge`` of a metric that asks the judge under any settings."""
+    return True
+
+
+def never(settings: MetricSettings) -> bool:
+    """``MetricSpec.asks_judge`` of a metric that never asks the judge."""
+    return False
+
+
 # (row, context, **options) -> Measured; options are the fixture's keyword arguments.
 Compute = Callable[..., Measured]
 Texts = Callable[[Row, MetricSettings], list[str]]
@@ -342,6 +446,14 @@ class MetricSpec:
     whole property check of ``pytest_ragmetrics.testing.check_metric``, or one of its
     ``PROPERTIES``). ``origin``: where the metric is declared, which an error about
     its values names (``path:line`` for a user's metric; a built-in's is its module).
+
+    Hooks and properties the run reads instead of naming the metric: ``prepare``, work
+    done for many rows at once before they run, whose per-row result the computation reads
+    from its context (``Preparation``: grounding's pre-scoring of overlaps);
+    ``asks_judge``, whether the fixture asks the LLM judge for verdicts under the run's
+    settings (the judge's progress line counts the tests that do); ``reads_citations``,
+    whether it reads the answer's citation markers (a run where no answer holds one the
+    plugin recognises is warned about).
     """
 
     fixture: str
@@ -357,6 +469,9 @@ class MetricSpec:
     settings: SettingsTable[Any] | None = None
     untested: Mapping[str, str] = field(default_factory=dict)
     origin: str | None = None
+    prepare: Preparation | None = None
+    asks_judge: AsksJudge = never
+    reads_citations: bool = False
 
     def __post_init__(self) -> None:
         unbounded = [info.name for info in self.records if info.range is None]

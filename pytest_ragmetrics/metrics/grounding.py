@@ -41,8 +41,12 @@ from pytest_ragmetrics.metrics.base import (
     MetricInfo,
     MetricSettings,
     MetricSpec,
+    Preparation,
+    Prepared,
+    PrepareRow,
     Presentation,
     Range,
+    RowKey,
     Versus,
     golds,
 )
@@ -60,6 +64,7 @@ if TYPE_CHECKING:  # numpy is imported by the functions that compute, not with t
     import numpy.typing as npt
 
     # A sentence similarity decides (its text without markers) and the context it cites.
+    from pytest_ragmetrics.embeddings.prepare import EmbeddingStore
     from pytest_ragmetrics.embeddings.similarities import Pair
 
 Contexts = Sequence[Mapping[str, Any]]
@@ -517,9 +522,12 @@ def _same(kept: Any, given: Any) -> bool:
 
 
 def _row_overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
+    """The row's overlap: the one its fixtures' before-rows hook scored, or an earlier
+    fixture of the row computed (``ctx.memo``), when it was scored on the row's answer and
+    contexts; otherwise computed now, and kept for the row's other fixtures."""
     settings = ctx.settings
     answer, contexts = row.require("answer", metric), row.require("contexts", metric)
-    kept = ctx.memo.get("overlap")
+    kept = ctx.memo.get(OVERLAPS_KEY)
     if isinstance(kept, ScoredOverlap) and kept.scored(answer, contexts):
         return kept.overlap
     result = overlap(
@@ -530,7 +538,7 @@ def _row_overlap(row: Row, metric: str, ctx: MetricContext) -> Overlap:
         settings.idk_matcher,
         settings.citations,
     )
-    ctx.memo["overlap"] = ScoredOverlap(answer, contexts, result)
+    ctx.memo[OVERLAPS_KEY] = ScoredOverlap(answer, contexts, result)
     return result
 
 
@@ -602,11 +610,6 @@ def plan_similarities(plan: GroundingPlan, embed: Embed) -> dict[Pair, float]:
         return found
 
 
-# The metrics that score an answer's overlap: the rows a row test takes either on are
-# scored before they run (``grounding_plan``).
-GROUNDING_METRICS = frozenset({"overlap", "faithfulness"})
-
-
 def grounding_plan(rows: Sequence[tuple[Row, bool]], settings: MetricSettings) -> GroundingPlan:
     """The rows whose overlap the prepare step scores, analysed. ``rows``: each row a test
     runs ``overlap`` or ``faithfulness`` on, with whether a test takes ``overlap`` on it;
@@ -637,6 +640,67 @@ def _row_claim_list(row: Row, settings: MetricSettings) -> list[Claim] | None:
         return claims(answer, row.data["contexts"], settings.idk_matcher, settings.citations)
     except _BAD_ROW:  # the row's fixture raises the same when it runs: reported there
         return None
+
+
+def scored_overlaps(
+    plan: GroundingPlan, similarities: Mapping[Pair, float], tau_sim: float
+) -> dict[RowKey, ScoredOverlap]:
+    """The overlap of the rows of ``plan`` from the similarities of their pairs, by the
+    row's file and position; a row that cannot be scored is left out, for its fixture
+    (``GroundingPlan.score``)."""
+    scored = plan.score(similarities, tau_sim)
+    return {
+        (row.source, row.index): result
+        for row, result in zip(plan.rows, scored, strict=True)
+        if result is not None
+    }
+
+
+def prepare_overlaps(
+    rows: Sequence[PrepareRow], settings: MetricSettings, store: EmbeddingStore
+) -> Prepared:
+    """Grounding's before-rows hook (``OVERLAPS``): the overlap of every row a row test
+    runs ``overlap`` or ``faithfulness`` on, scored at once, so that their fixtures only
+    format the evidence.
+
+    The answers' sentence analyses are read from the cache first (analysing the claims
+    then runs no Punkt); the rows are analysed (``grounding_plan``), which names every
+    (sentence, cited context) pair similarity decides before any vector is read. When the
+    cache keeps the similarity set of those pairs the rows are scored from it: no vector
+    read, no numpy imported, and their texts are not prepared. Otherwise the rows are
+    scored once the session's texts are embedded, from the prepared vectors, and the set
+    is stored for the next run."""
+    from pytest_ragmetrics.embeddings.analyses import prepare_sentences
+    from pytest_ragmetrics.embeddings.similarities import (
+        read_similarities,
+        similarity_set,
+        store_similarities,
+    )
+
+    answers = [answer for one in rows if isinstance(answer := one.row.data.get("answer"), str)]
+    prepare_sentences(store.cache, answers, settings.citations)
+    plan = grounding_plan([(one.row, OVERLAP in one.fixtures) for one in rows], settings)
+    pairs = similarity_set(store.embedder.identity, plan.pairs)
+    found = read_similarities(store.cache, pairs)
+    if found is not None:
+        store.stats.similarities += len(pairs.pairs)
+        stored = scored_overlaps(plan, found, settings.tau_sim)
+        if stored:
+            return Prepared(stored)
+
+    def computed() -> dict[RowKey, ScoredOverlap]:
+        similarities = plan_similarities(plan, store.embed)
+        store_similarities(store.cache, pairs, similarities)
+        return scored_overlaps(plan, similarities, settings.tau_sim)
+
+    return Prepared({}, computed)
+
+
+OVERLAP = "overlap"
+# Where a row's overlap is kept for its grounding fixtures (``MetricContext.memo``): put
+# there by the before-rows hook, or by the first fixture of the row that scored it.
+OVERLAPS_KEY = OVERLAP
+OVERLAPS = Preparation(OVERLAPS_KEY, prepare_overlaps)
 
 
 def measure_overlap(row: Row, ctx: MetricContext) -> Measured:
@@ -690,7 +754,7 @@ def _similarity(name: str, doc: str, description: str, value_range: Range) -> Me
 
 SPECS = (
     MetricSpec(
-        "overlap",
+        OVERLAP,
         "Share of the answer's claim sentences supported by their one cited context "
         "(cosine >= tau_sim), 0-1; 0 with no claim sentence. Also records overlap_answered "
         "on rows that do not abstain.",
@@ -719,6 +783,8 @@ SPECS = (
         ("answer", "contexts"),
         measure_overlap,
         texts_overlap,
+        prepare=OVERLAPS,
+        reads_citations=True,
     ),
     MetricSpec(
         "faithfulness",
@@ -738,6 +804,8 @@ SPECS = (
         ("answer", "contexts"),
         measure_faithfulness,
         texts_faithfulness,
+        prepare=OVERLAPS,
+        reads_citations=True,
     ),
     _similarity(
         "semantic_similarity",

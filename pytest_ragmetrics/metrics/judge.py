@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,12 +29,15 @@ from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.judge.prompts import PROMPT_NAMES, load_prompt
 from pytest_ragmetrics.metrics.base import (
     UNIT,
+    Aggregated,
     Measured,
     MetricContext,
     MetricInfo,
     MetricSpec,
     Presentation,
     Range,
+    RunThresholds,
+    always,
     golds,
 )
 
@@ -50,6 +53,8 @@ CONSISTENCY = "consistency_score"
 # |s1 - s2| <= delta counts as consistent (docs/metrics.md#consistency_score)
 CONSISTENCY_DELTA = 0.5
 TRUST_ENTAILMENT = "trust_entailment"  # the tally of the Trust-Score judge's verdicts
+# The judge's eval-level metric (``JUDGE``), and the row detail its tallies are kept in.
+JUDGE_NAME = "judge"
 # What each metric's prompt is filled with.
 _NEEDS: dict[str, tuple[str, ...]] = {
     "faithfulness_judge": ("question", "answer", "contexts"),
@@ -155,7 +160,7 @@ def _judge_once(
         tally.add(error.call, error)
         # from None: the judge's frames stay out of the traceback (pytest -l shows locals).
         raise JudgeRowError(
-            f"{row.where()}: {key}: {error}", {"judge": {key: tally.as_dict()}}
+            f"{row.where()}: {key}: {error}", {JUDGE_NAME: {key: tally.as_dict()}}
         ) from None
     tally.add(verdict.call)
     return verdict.score, verdict.reason, tally
@@ -170,7 +175,7 @@ def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
             judge, row, metric, metric, prompt_fields(row, metric), 0
         )
         cached = " (cached verdict)" if tally.cached else ""
-        details = {"judge": {metric: {**tally.as_dict(), "score": score, "reason": reason}}}
+        details = {JUDGE_NAME: {metric: {**tally.as_dict(), "score": score, "reason": reason}}}
         evidence = f"{judge.label} scored {score:g}{cached}: {reason or 'no reason given'}"
         return Measured({metric: score}, evidence, details=details)
 
@@ -192,13 +197,13 @@ def measure_consistency(
     try:
         second, _, again = _judge_once(judge, row, metric, CONSISTENCY, fields, 2)
     except JudgeRowError as error:
-        spent = Tally(**error.details["judge"][CONSISTENCY])
-        error.details = {"judge": {CONSISTENCY: _sum([tally, spent]).as_dict()}}
+        spent = Tally(**error.details[JUDGE_NAME][CONSISTENCY])
+        error.details = {JUDGE_NAME: {CONSISTENCY: _sum([tally, spent]).as_dict()}}
         raise
     total = _sum([tally, again])
     consistent = abs(first - second) <= CONSISTENCY_DELTA
     details = {
-        "judge": {CONSISTENCY: {**total.as_dict(), "metric": metric, "scores": [first, second]}}
+        JUDGE_NAME: {CONSISTENCY: {**total.as_dict(), "metric": metric, "scores": [first, second]}}
     }
     verdict = "within" if consistent else "more than"
     evidence = (
@@ -222,7 +227,7 @@ class TalliedEntailment:
         self.tally = Tally()
 
     def details(self) -> dict[str, Any]:
-        return {"judge": {TRUST_ENTAILMENT: self.tally.as_dict()}} if self.tally.verdicts else {}
+        return {JUDGE_NAME: {TRUST_ENTAILMENT: self.tally.as_dict()}} if self.tally.verdicts else {}
 
     def __call__(self, premise: str, hypothesis: str) -> bool:
         from pytest_ragmetrics.judge.verdicts import JudgeError
@@ -294,6 +299,28 @@ def judge_statistics(records: list[Mapping[str, Any]]) -> dict[str, float]:
     return statistics
 
 
+def judge_aggregate(
+    details: Sequence[Mapping[str, Any]], metrics: Mapping[str, Mapping[str, float]]
+) -> Aggregated | None:
+    """``JUDGE``'s eval-level statistics: the judge's accounting over every verdict the
+    rows asked for (each row's tallies, errored rows included, ``judge_statistics``), and
+    ``consistency_score``, the rows' mean (docs/metrics.md#judge-quality); none when no
+    verdict was tallied."""
+    records = [record for tallies in details for record in tallies.values()]
+    if not records:
+        return None
+    statistics = judge_statistics(records)
+    if CONSISTENCY in metrics:
+        statistics[CONSISTENCY] = metrics[CONSISTENCY]["mean"]
+    return Aggregated(statistics)
+
+
+def judge_run_signature(thresholds: RunThresholds) -> dict[str, str] | None:
+    """What an eval that used the judge adds to its baseline's signature: the judge's
+    (``judge_signature``), when the run has one; scores of another judge differ."""
+    return None if thresholds.judge is None else judge_signature(thresholds.judge)
+
+
 def judge_signature(config: JudgeConfig) -> dict[str, str]:
     """What makes judge scores comparable with a stored baseline: the model and the
     prompts (not the endpoint's address, which differs between machines)."""
@@ -323,9 +350,12 @@ JUDGE_STATS = (
 # Judge-quality numbers that may be named alone, as docs/metrics.md#judge-quality names them.
 JUDGE_QUALITY = ("consistency_score", "error_rate", "avg_latency_ms")
 JUDGE = MetricInfo(
-    "judge",
+    JUDGE_NAME,
     "the LLM judge's calls, errors, latency and tokens",
     dataset=JUDGE_STATS,
+    aggregate=judge_aggregate,
+    merge=merge_judge_details,
+    signature=judge_run_signature,
     presentation=Presentation(
         formats={
             "avg_latency_ms": "ms",
@@ -374,6 +404,7 @@ SPECS = (
             needs(metric),
             judge_measure(metric),
             untested={"properties": NEEDS_A_JUDGE},
+            asks_judge=always,
         )
         for metric, (doc, description, value_range) in _JUDGED.items()
     ),
@@ -393,6 +424,7 @@ SPECS = (
         measure_consistency,
         options=("metric",),
         untested={"properties": NEEDS_A_JUDGE},
+        asks_judge=always,
     ),
 )
 DERIVED = (JUDGE,)

@@ -26,10 +26,10 @@ from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics.base import DatasetMeasured
 from pytest_ragmetrics.metrics.catalog import DECLARATION_MARK, Declared
-from pytest_ragmetrics.metrics.space.embedding import measure_embedding_space
+from pytest_ragmetrics.metrics.space.embedding import EMBEDDING_SPACE, measure_embedding_space
 from pytest_ragmetrics.metrics.space.points import PICTURE_DETAIL, eval_points
-from pytest_ragmetrics.metrics.space.sources import SourcesResult, measure_sources
-from pytest_ragmetrics.metrics.space.ux import DEFAULT_CACHE_TAU, UxResult, measure_ux
+from pytest_ragmetrics.metrics.space.sources import SOURCES, SourcesResult, measure_sources
+from pytest_ragmetrics.metrics.space.ux import DEFAULT_CACHE_TAU, UX, UxResult, measure_ux
 
 if TYPE_CHECKING:  # the geometry, and numpy, are imported when a dataset metric runs
     from pytest_ragmetrics.metrics.space import EmbeddingSpace
@@ -236,21 +236,21 @@ def _recorder(request: pytest.FixtureRequest) -> DatasetRecorder:
     return recorder
 
 
-@pytest.fixture(name="embedding_space")
+@pytest.fixture(name=EMBEDDING_SPACE.name)
 def embedding_space_fixture(
     request: pytest.FixtureRequest, rows: list[Row]
 ) -> EmbeddingSpaceMetric:
     """Callable: ``embedding_space(rows, field="contexts", k=5)`` records Tier 0 geometry."""
-    return EmbeddingSpaceMetric("embedding_space", _recorder(request), request)
+    return EmbeddingSpaceMetric(EMBEDDING_SPACE.name, _recorder(request), request)
 
 
 @pytest.fixture
 def ux(request: pytest.FixtureRequest, rows: list[Row]) -> UxMetric:
     """Callable: ``ux(rows, cache=[...], tau=0.85)`` records cache hits and coherence."""
-    return UxMetric("ux", _recorder(request), request)
+    return UxMetric(UX.name, _recorder(request), request)
 
 
 @pytest.fixture
 def sources(request: pytest.FixtureRequest, rows: list[Row]) -> SourcesMetric:
     """Callable: ``sources(rows, corpus=[...], n_topics=8)`` records chunk utilization."""
-    return SourcesMetric("sources", _recorder(request), request)
+    return SourcesMetric(SOURCES.name, _recorder(request), request)

@@ -17,7 +17,6 @@ from pytest_ragmetrics.gates.stored import pair_rows
 from pytest_ragmetrics.inference import release_draws
 from pytest_ragmetrics.live.outputs import write_outputs
 from pytest_ragmetrics.metrics.catalog import SPECS, in_force
-from pytest_ragmetrics.metrics.judge import judge_signature
 from pytest_ragmetrics.plugin.state import RunState
 from pytest_ragmetrics.reports.write import Unwritten, os_cause
 from pytest_ragmetrics.results.baseline import (
@@ -55,9 +54,12 @@ def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
     # Present only when used, so baselines of plain evals stay as they were.
     if info.system is not None:
         signature["system"] = info.system
-    judge = state.thresholds.judge
-    if judge is not None and "judge" in summary.metrics:  # scores of another judge differ
-        signature["judge"] = judge_signature(judge)
+    # what a metric declares of the run (the judge's model and prompts)
+    for metric in in_force().metrics.values():
+        if metric.signature is not None and metric.name in summary.metrics:
+            signed = metric.signature(state.thresholds)
+            if signed is not None:
+                signature[metric.name] = signed
     for spec in SPECS:  # a built-in metric redefined: only its own numbers are refused
         for record in spec.records if spec.version is not None else ():
             if record.name in summary.metrics:

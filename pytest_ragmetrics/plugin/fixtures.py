@@ -11,7 +11,7 @@ lists the metrics. Which metrics a run knows is its catalog (``plugin.catalog``)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,13 @@ from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.embeddings.model import Vectors, model_label
 from pytest_ragmetrics.live.outputs import live_row, saved_row
 from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
-from pytest_ragmetrics.metrics.base import MetricContext, MetricSpec
+from pytest_ragmetrics.metrics.base import (
+    MetricContext,
+    MetricSpec,
+    Preparation,
+    PrepareRow,
+    RowKey,
+)
 from pytest_ragmetrics.metrics.catalog import (
     DECLARATION_MARK,
     FIXTURES,
@@ -31,7 +37,6 @@ from pytest_ragmetrics.metrics.catalog import (
     declaration_of,
     in_force,
 )
-from pytest_ragmetrics.metrics.grounding import GROUNDING_METRICS, GroundingPlan, ScoredOverlap
 from pytest_ragmetrics.metrics.judge import JudgeRowError
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.metrics.values import check_measured
@@ -40,6 +45,7 @@ from pytest_ragmetrics.plugin.running import running_item
 from pytest_ragmetrics.plugin.state import (
     RECORDER_KEY,
     STATE_KEY,
+    PreparedRows,
     RowParam,
     RowRecorder,
     batch_param,
@@ -54,7 +60,6 @@ from pytest_ragmetrics.plugin.state import (
 
 if TYPE_CHECKING:  # the judge's client (HTTP, TLS) is imported when a metric first judges
     from pytest_ragmetrics.config.thresholds import Settings
-    from pytest_ragmetrics.embeddings.similarities import Pair
     from pytest_ragmetrics.judge.client import LlmJudge
 
 __all__ = [
@@ -67,15 +72,15 @@ __all__ = [
     "check_row",
     "define_metric_fixture",
     "embeds",
-    "grounding_rows",
     "late_metrics",
     "metric_fixtures",
     "metrics_taken",
     "missing_fields",
     "own_metrics",
     "plugin_metrics",
+    "preparations",
+    "prepared_rows",
     "refuse_late",
-    "scored_overlaps",
     "session_texts",
     "start_row",
 ]
@@ -188,23 +193,27 @@ def metric_fixtures(
         return llm_judge(config)
 
     state = run_state(config)
-    if state.overlaps and not GROUNDING_METRICS.isdisjoint(names):
-        _take_scored_overlap(state.overlaps, recorder)
+    if state.prepared:
+        _take_prepared(state.prepared, names, recorder)
     settings = state.thresholds.settings
     fixtures = run_catalog(config).fixtures
     return bound_metrics(names, recorder, param, settings, embed, judge, fixtures)
 
 
-def _take_scored_overlap(
-    scored: Mapping[tuple[str, int], ScoredOverlap], recorder: RowRecorder
+def _take_prepared(
+    prepared: Mapping[str, PreparedRows], names: Collection[str], recorder: RowRecorder
 ) -> None:
-    """Give the row's metrics the overlap the prepare step scored for it
-    (``scored_overlaps``); a metric given a row with another answer or contexts (a live
-    row's, an edited one) scores its own (``metrics.grounding.ScoredOverlap``)."""
+    """Give the row's metrics ``names`` what the before-rows hooks they declare prepared
+    for the row (``metrics.base.Preparation``), in the row's memo under each hook's key;
+    the metric reads it only for the row it was prepared on (grounding's overlap of a row
+    with another answer, a live row's or an edited one, is scored anew)."""
     row = recorder.row
-    found = scored.get((row.source, row.index))
-    if found is not None and "overlap" not in recorder.memo:
-        recorder.memo["overlap"] = found
+    for key, made in prepared.items():
+        if made.fixtures.isdisjoint(names):
+            continue
+        found = made.results.get((row.source, row.index))
+        if found is not None and key not in recorder.memo:
+            recorder.memo[key] = found
 
 
 def refuse_late(config: pytest.Config, declared: Declared) -> None:
@@ -529,29 +538,34 @@ del _spec
 def session_texts(
     items: Sequence[pytest.Item],
     settings: Settings,
-    scored: Mapping[tuple[str, int], ScoredOverlap] | None = None,
+    done: Mapping[str, Collection[RowKey]] | None = None,
     catalog: Catalog | None = None,
 ) -> list[str]:
     """Every text the embedding metrics of ``items`` will embed, in first-use order; for a
-    row test's row whose overlap the prepare step has ``scored`` already (from a stored
-    similarity set, ``plugin.session``), none of what overlap and faithfulness need.
+    row test's row that a before-rows hook has ``done`` already (by the hook's key: the
+    rows it has a result for before any vector, ``metrics.base.Prepared``), none of what
+    the metrics declaring that hook need.
 
     A row that lacks a field its metrics need is left out here: it errors when it runs.
     ``catalog``: the run's (default: the catalog in force).
     """
     texts: dict[str, None] = {}
-    scored = scored or {}
+    done = done or {}
     fixtures = (catalog or in_force()).fixtures
     for item in items:
         specs = [fixtures[name] for name in own_metrics(item)]
-        embedding = [(spec.fixture, spec.texts) for spec in specs if spec.texts is not None]
+        embedding = [
+            (spec.texts, done.get(spec.prepare.key, ()) if spec.prepare else ())
+            for spec in specs
+            if spec.texts is not None
+        ]
         single = batch_param(item) is None
         for param in row_params(item) if embedding else ():
             if param.problems:
                 continue
-            done = single and (param.row.source, param.row.index) in scored
-            for name, row_texts in embedding:
-                if done and name in GROUNDING_METRICS:
+            key = (param.row.source, param.row.index)
+            for row_texts, prepared in embedding:
+                if single and key in prepared:
                     continue
                 try:
                     texts.update(dict.fromkeys(row_texts(param.row, settings)))
@@ -560,38 +574,35 @@ def session_texts(
     return list(texts)
 
 
-def grounding_rows(items: Sequence[pytest.Item]) -> list[tuple[Row, bool]]:
-    """The rows this process runs a test taking ``overlap`` or ``faithfulness`` on, each
-    with whether one of its tests takes ``overlap`` (else only ``faithfulness``): the
-    rows of row tests, once each, without those that have a problem (they fail before
-    any metric) or whose answer a live system gives (unknown before the row runs).
+def preparations(names: Iterable[str]) -> list[tuple[Preparation, frozenset[str]]]:
+    """The before-rows hooks the metric fixtures ``names`` declare
+    (``MetricSpec.prepare``), each once, with the fixtures among ``names`` declaring it."""
+    found: dict[str, tuple[Preparation, set[str]]] = {}
+    for name in names:
+        preparation = FIXTURES[name].prepare
+        if preparation is not None:
+            found.setdefault(preparation.key, (preparation, set()))[1].add(name)
+    return [(preparation, frozenset(fixtures)) for preparation, fixtures in found.values()]
+
+
+def prepared_rows(items: Sequence[pytest.Item], fixtures: frozenset[str]) -> list[PrepareRow]:
+    """The rows a before-rows hook prepares: each row this process runs a test taking one
+    of ``fixtures`` (those declaring the hook) on, once, with which of them its tests take.
+    The rows of row tests, without those that have a problem (they fail before any metric)
+    or whose answer a live system gives (unknown before the row runs).
 
     Bulk items are left out, on any engine: bulk mode holds one batch of rows at a time,
-    and scoring their rows here would hold every row, and its overlap, to the end of the
-    run; a batch's rows are scored when it runs."""
-    found: dict[tuple[str, int], tuple[Row, bool]] = {}
+    and preparing their rows here would hold every row, and its result, to the end of the
+    run; a batch's rows are computed when it runs."""
+    found: dict[RowKey, PrepareRow] = {}
     for item in items:
-        metrics = GROUNDING_METRICS.intersection(own_metrics(item))
-        if not metrics or batch_param(item) is not None:
+        taken = fixtures.intersection(own_metrics(item))
+        if not taken or batch_param(item) is not None:
             continue
         for param in row_params(item):
             if param.problems or param.live is not None:
                 continue
             key = (param.row.source, param.row.index)
-            taken = found.get(key, (param.row, False))[1]
-            found[key] = (param.row, taken or "overlap" in metrics)
+            kept = found.get(key)
+            found[key] = PrepareRow(param.row, taken | kept.fixtures if kept else taken)
     return list(found.values())
-
-
-def scored_overlaps(
-    plan: GroundingPlan, similarities: Mapping[Pair, float], tau_sim: float
-) -> dict[tuple[str, int], ScoredOverlap]:
-    """The overlap of the rows of ``plan`` (``grounding_rows``, analysed) from the
-    similarities of their pairs, by the row's file and position; a row that cannot be
-    scored is left out, for its fixture (``metrics.grounding.GroundingPlan.score``)."""
-    scored = plan.score(similarities, tau_sim)
-    return {
-        (row.source, row.index): result
-        for row, result in zip(plan.rows, scored, strict=True)
-        if result is not None
-    }

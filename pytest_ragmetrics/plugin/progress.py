@@ -8,10 +8,11 @@ process collects them all):
 
 * a live system's total is the outputs the selected rows need: one per question it
   answers, and a second one where ``determinism`` asks for it;
-* the judge's total is the selected tests that ask it for verdicts (a judge metric
-  fixture, or ``trust`` with ``trust_judge = "llm"``): how many verdicts a test asks
-  depends on its answer (the Trust-Score suite asks per cited sentence), so the tests are
-  what can be counted ahead; the lines give the verdicts as they come.
+* the judge's total is the selected tests that ask it for verdicts (a metric fixture
+  whose declaration asks the judge under the run's settings, ``MetricSpec.asks_judge``:
+  the judge metrics, ``trust`` with ``trust_judge = "llm"``): how many verdicts a test
+  asks depends on its answer (the Trust-Score suite asks per cited sentence), so the tests
+  are what can be counted ahead; the lines give the verdicts as they come.
 
 The counts are read after each test (``pytest_runtest_protocol``), when pytest has
 written its outcome. A progress starts with the first output it had to call, or the first
@@ -29,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragmetrics.metrics.judge import CONSISTENCY, JUDGE_METRICS
+from pytest_ragmetrics.metrics.base import MetricSettings
+from pytest_ragmetrics.metrics.catalog import FIXTURES
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
-from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
 from pytest_ragmetrics.plugin.fixtures import own_metrics
 from pytest_ragmetrics.plugin.options import workerinput
 from pytest_ragmetrics.plugin.state import RunState, batch_param, row_params
@@ -40,9 +41,6 @@ from pytest_ragmetrics.progress import LineProgress
 if TYPE_CHECKING:  # the judge's client and the live cache: in a run that uses them
     from pytest_ragmetrics.judge.client import VerdictCounts
     from pytest_ragmetrics.live.cache import SystemCalls
-
-JUDGE_FIXTURES = frozenset({*JUDGE_METRICS, CONSISTENCY})
-TRUST = "trust"
 
 
 @dataclass(frozen=True)
@@ -128,15 +126,18 @@ def live_totals(items: Sequence[pytest.Item]) -> dict[str, int]:
     return {system: len(pairs) for system, pairs in needed.items()}
 
 
-def judged_tests(items: Sequence[pytest.Item], trust_judge: str) -> dict[str, int]:
+def judging_fixtures(settings: MetricSettings) -> frozenset[str]:
+    """The metric fixtures that ask the LLM judge for verdicts under ``settings``."""
+    return frozenset(name for name, spec in FIXTURES.items() if spec.asks_judge(settings))
+
+
+def judged_tests(items: Sequence[pytest.Item], settings: MetricSettings) -> dict[str, int]:
     """The node ids of the selected tests that ask the LLM judge for verdicts, each with
     how many rows it judges: one for a row test, its valid rows for a bulk item."""
-    asking = set(JUDGE_FIXTURES)
-    if trust_judge == LLM_TRUST_JUDGE:
-        asking.add(TRUST)
+    asking = judging_fixtures(settings)
     judged = {}
     for item in items:
-        if not asking & set(own_metrics(item)):
+        if asking.isdisjoint(own_metrics(item)):
             continue
         rows = sum(not param.problems for param in row_params(item))
         if rows:
@@ -261,5 +262,5 @@ def rows_progress(
     """The progress of the selected rows' live calls and judge verdicts; ``None`` when
     they make neither (nothing to write after each test)."""
     live = live_totals(items)
-    judged = judged_tests(items, state.thresholds.settings.trust_judge)
+    judged = judged_tests(items, state.thresholds.settings)
     return RowsProgress(shown, live, judged) if live or judged else None

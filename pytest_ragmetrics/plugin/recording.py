@@ -23,6 +23,7 @@ import pytest
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import DatasetError, RowError
 from pytest_ragmetrics.live.system import LiveSystemError
+from pytest_ragmetrics.metrics.catalog import SPECS
 from pytest_ragmetrics.plugin.fixtures import own_metrics
 from pytest_ragmetrics.plugin.state import (
     BATCH_PAYLOADS_KEY,
@@ -48,9 +49,10 @@ from pytest_ragmetrics.text.citations import holds_citation
 PAYLOAD_ATTR = "ragmetrics"
 # Row fields the reports show beside the metrics (the HTML drill-down).
 SHOWN_FIELDS = ("question", "answer", "gold", "answerable")
-# Metrics that read an answer's citation markers: a run where no answer holds one the
-# plugin recognises is warned about (``plugin.finish.citation_warning``).
-CITATION_METRICS = frozenset({"overlap", "faithfulness", "idk_citation", "anchor_coverage"})
+# What the metrics that read an answer's citation markers (``MetricSpec.reads_citations``)
+# record, as a value or as a row detail: a run where no answer holds a marker the plugin
+# recognises is warned about (``plugin.finish.citation_warning``).
+CITING = frozenset(info.name for spec in SPECS if spec.reads_citations for info in spec.records)
 # What the plugin itself failed to get for a row: a live system's output, a judge's
 # verdict (JudgeRowError, JudgeNotConfigured), a field a metric needs.
 CALL_FAILURES = (LiveSystemError, RowError)
@@ -123,7 +125,7 @@ def citation_census(recorder: RowRecorder | None, settings: Settings) -> dict[st
     (``plugin.finish.citation_warning``)."""
     if recorder is None:
         return None
-    if not (CITATION_METRICS & set(recorder.values) or "trust" in recorder.details):
+    if CITING.isdisjoint(recorder.values) and CITING.isdisjoint(recorder.details):
         return None
     row = recorder.row
     answer = row.answer if isinstance(row.answer, str) else ""

@@ -21,26 +21,20 @@ import pytest
 from pytest_ragmetrics import __version__
 from pytest_ragmetrics.collector import Freezer, collector_paused
 from pytest_ragmetrics.config.thresholds import Thresholds, ThresholdsError, load_thresholds
-from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.embeddings.cache import CacheDirError, ready_cache_dir
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.embeddings.prepare import EncodingError, PrepareStats
 from pytest_ragmetrics.files import display_path
+from pytest_ragmetrics.metrics.base import Prepared
 from pytest_ragmetrics.metrics.catalog import Catalog
 from pytest_ragmetrics.metrics.custom import CorpusError
-from pytest_ragmetrics.metrics.grounding import (
-    GROUNDING_METRICS,
-    GroundingPlan,
-    ScoredOverlap,
-    grounding_plan,
-)
 from pytest_ragmetrics.plugin.catalog import run_catalog
 from pytest_ragmetrics.plugin.collect import parametrize_rows
 from pytest_ragmetrics.plugin.fixtures import (
     embeds,
-    grounding_rows,
     metrics_taken,
-    scored_overlaps,
+    preparations,
+    prepared_rows,
     session_texts,
 )
 from pytest_ragmetrics.plugin.options import (
@@ -53,6 +47,7 @@ from pytest_ragmetrics.plugin.options import (
 from pytest_ragmetrics.plugin.recording import PAYLOAD_ATTR, attach_payload
 from pytest_ragmetrics.plugin.state import (
     STATE_KEY,
+    PreparedRows,
     RunState,
     batch_param,
     embedding_store,
@@ -64,7 +59,6 @@ from pytest_ragmetrics.results.summary import EvalInfo, Gathered, carried_payloa
 # What runs rows, finishes a run and reports it is imported when it is needed: importing
 # the plugin, which every pytest run does, needs none of it.
 if TYPE_CHECKING:
-    from pytest_ragmetrics.embeddings.similarities import SimilaritySet
     from pytest_ragmetrics.plugin.finish import Finished
     from pytest_ragmetrics.plugin.progress import Display, RowsProgress
     from pytest_ragmetrics.reports.document import ReportDocument
@@ -231,68 +225,41 @@ class RunSession:
         raise session.Failed(reason)
 
     def _prepare_embeddings(self, session: pytest.Session, shown: Display) -> None:
-        """Score the grounding rows' overlap and embed the texts the rows need: the cache
-        read first, the misses encoded (``CacheDirError`` when the cache directory cannot
-        be kept, ``EmbeddingModelError`` or ``EncodingError`` when the texts cannot be
-        encoded)."""
+        """Run the before-rows hooks the rows' metrics declare (grounding's pre-scoring of
+        overlaps) and embed the texts the rows need: the cache read first, the misses
+        encoded (``CacheDirError`` when the cache directory cannot be kept,
+        ``EmbeddingModelError`` or ``EncodingError`` when the texts cannot be encoded)."""
         from pytest_ragmetrics.embeddings.progress import EncodingProgress
 
         config = session.config
         settings = self.state.thresholds.settings
         taken = metrics_taken(session.items)  # no walk over every row for what none takes
-        grounding = grounding_rows(session.items) if GROUNDING_METRICS & taken else []
-        plan = pairs = None
-        if grounding:  # every row's overlap at once: its fixtures only format it
-            from pytest_ragmetrics.embeddings.similarities import similarity_set
-
-            self._analyse_answers(grounding)  # first: analysing the claims runs no Punkt
-            plan = grounding_plan(grounding, settings)
-            pairs = similarity_set(embedding_store(config).embedder.identity, plan.pairs)
-            self.state.overlaps = self._stored_overlaps(plan, pairs)
-        scored = self.state.overlaps  # these rows need no vector for their overlap
-        texts = session_texts(session.items, settings, scored) if embeds(taken) else []
+        started = self._start_preparations(session.items, taken)
+        done = {key: prepared.done for key, (_, prepared) in started.items()}
+        texts = session_texts(session.items, settings, done) if embeds(taken) else []
         if texts:
             encoding = EncodingProgress(shown.lines(in_place=True))
             embedding_store(config).prepare(texts, encoding)
-        if plan is not None and pairs is not None and not scored:
-            self.state.overlaps = self._computed_overlaps(plan, pairs)
+        self.state.prepared = {
+            key: PreparedRows(fixtures, prepared.complete() if prepared.complete else prepared.done)
+            for key, (fixtures, prepared) in started.items()
+        }
 
-    def _stored_overlaps(
-        self, plan: GroundingPlan, pairs: SimilaritySet
-    ) -> dict[tuple[str, int], ScoredOverlap]:
-        """The overlap of ``plan``'s rows from the similarity set the cache keeps for its
-        ``pairs`` (``embeddings.similarities``): no vector read, no numpy imported; none
-        when the set is not stored."""
-        from pytest_ragmetrics.embeddings.similarities import read_similarities
-
-        store = embedding_store(self.config)
-        found = read_similarities(store.cache, pairs)
-        if found is None:
-            return {}
-        store.stats.similarities += len(pairs.pairs)
-        return scored_overlaps(plan, found, self.state.thresholds.settings.tau_sim)
-
-    def _computed_overlaps(
-        self, plan: GroundingPlan, pairs: SimilaritySet
-    ) -> dict[tuple[str, int], ScoredOverlap]:
-        """The overlap of ``plan``'s rows from their prepared vectors, with the similarity
-        of each of its ``pairs`` kept in the cache as one set for the next run."""
-        from pytest_ragmetrics.embeddings.similarities import store_similarities
-        from pytest_ragmetrics.metrics.grounding import plan_similarities
-
-        store = embedding_store(self.config)
-        similarities = plan_similarities(plan, store.embed)
-        store_similarities(store.cache, pairs, similarities)
-        return scored_overlaps(plan, similarities, self.state.thresholds.settings.tau_sim)
-
-    def _analyse_answers(self, rows: Sequence[tuple[Row, bool]]) -> None:
-        """Have the sentences of the grounding rows' answers ready, from the cache when it
-        holds them: listing their texts and scoring them then run no Punkt."""
-        from pytest_ragmetrics.embeddings.analyses import prepare_sentences
-
-        answers = [answer for row, _ in rows if isinstance(answer := row.data.get("answer"), str)]
-        cache = embedding_store(self.config).cache
-        prepare_sentences(cache, answers, self.state.thresholds.settings.citations)
+    def _start_preparations(
+        self, items: Sequence[pytest.Item], taken: frozenset[str]
+    ) -> dict[str, tuple[frozenset[str], Prepared]]:
+        """Call the before-rows hook of every declaration among the metric fixtures
+        ``taken`` that has one, once per hook, with the rows its fixtures run on
+        (``plugin.fixtures.prepared_rows``), the settings and the embedding store; by the
+        hook's key, the fixtures declaring it and what it prepared so far."""
+        settings = self.state.thresholds.settings
+        started = {}
+        for preparation, fixtures in preparations(sorted(taken)):
+            rows = prepared_rows(items, fixtures)
+            if rows:
+                store = embedding_store(self.config)
+                started[preparation.key] = (fixtures, preparation.prepare(rows, settings, store))
+        return started
 
     def test_done(self, item: pytest.Item) -> None:
         """Write the progress of live calls and judge verdicts after a test ran."""

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, EmbeddingStore
     from pytest_ragmetrics.judge.client import LlmJudge
     from pytest_ragmetrics.live.cache import OutputCache
-    from pytest_ragmetrics.metrics.grounding import ScoredOverlap
+    from pytest_ragmetrics.metrics.base import RowKey
     from pytest_ragmetrics.plugin.options import Options
     from pytest_ragmetrics.results.summary import EvalInfo, RowPayload
 
@@ -62,9 +62,9 @@ class RunState:
     # and on what device ("cuda" where the Ray engine's cluster has GPUs).
     encode_chunks: ChunkEncoder | None = None  # None: this process (``encode_here``)
     encoding_device: Callable[[], str] = lambda: "cpu"
-    # The overlap the prepare step scored for each row whose test takes overlap or
-    # faithfulness, by the row's file and position (``plugin.fixtures.scored_overlaps``).
-    overlaps: dict[tuple[str, int], ScoredOverlap] = field(default_factory=dict)
+    # What the metrics' before-rows hooks prepared for this process's rows, by the hook's
+    # key (``metrics.base.Preparation``; ``plugin.fixtures.run_preparations``).
+    prepared: dict[str, PreparedRows] = field(default_factory=dict)
     # The plugin's metric fixtures each test function takes (``plugin.fixtures.own_metrics``),
     # by the id of the fixture info its items share, kept with it.
     own_metrics: dict[int, tuple[Any, tuple[str, ...]]] = field(default_factory=dict)
@@ -73,6 +73,16 @@ class RunState:
     def engine(self) -> str:
         """Where bulk evals' rows are scored: the option, else the setting."""
         return self.options.engine or self.thresholds.settings.engine
+
+
+@dataclass(frozen=True)
+class PreparedRows:
+    """What one before-rows hook (``metrics.base.Preparation``) prepared: each row's
+    result by the row's file and position, for the metric fixtures declaring the hook
+    (``fixtures``), which find it in the row's memo under the hook's key."""
+
+    fixtures: frozenset[str]
+    results: Mapping[RowKey, Any]
 
 
 STATE_KEY = pytest.StashKey[RunState]()

@@ -16,24 +16,22 @@ from __future__ import annotations
 import functools
 import math
 import sys
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragmetrics.metrics.base import MetricSettings
-from pytest_ragmetrics.metrics.catalog import SIGNATURES, UNJUDGED, in_force
-from pytest_ragmetrics.metrics.judge import CONSISTENCY, judge_statistics, merge_judge_details
+from pytest_ragmetrics.metrics.base import Aggregate, MetricSettings
+from pytest_ragmetrics.metrics.catalog import ERRORS, SIGNATURES, UNJUDGED, in_force
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
-from pytest_ragmetrics.metrics.trust.suite import RowTrust, TrustWarning, aggregate_trust
 from pytest_ragmetrics.results.stats import aggregate
 
 if TYPE_CHECKING:
     from pytest_ragmetrics.results.pairing import BaselineState
     from pytest_ragmetrics.results.transformations import Transformations
 
-ERRORS_METRIC = "errors"
+# The row detail a live system's output is described in (``plugin.fixtures``).
+LIVE_DETAIL = "live"
 
 
 @dataclass(frozen=True)
@@ -385,16 +383,24 @@ def carried_payloads(payload: object) -> tuple[Payload, ...]:
 
 
 def merge_details(details: dict[str, Any], new: Mapping[str, Any]) -> None:
-    """Add ``new`` row details to ``details``, the same whichever arrives first: the judge's
-    records merge per metric (``judged.merge_judge_details``), a live output counts as
-    called in this run if any test of the row called it, and any other detail is replaced.
-    Used within a test (several fixtures) and across the tests of a row."""
+    """Add ``new`` row details to ``details``, the same whichever arrives first: a detail
+    under a metric's name that declares how its details merge (``MetricInfo.merge``: the
+    judge's records, per metric) merges so, a live output counts as called in this run if
+    any test of the row called it, and any other detail is replaced. Used within a test
+    (several fixtures) and across the tests of a row."""
     for name, detail in new.items():
-        if name == "judge" and name in details:
-            detail = merge_judge_details(details[name], detail)
-        elif name == "live" and name in details:
-            detail = {**detail, "cached": detail["cached"] and details[name]["cached"]}
+        if name in details:
+            detail = _merged(name, details[name], detail)
         details[name] = detail
+
+
+def _merged(name: str, old: Any, new: Any) -> Any:
+    """Two details of one row under ``name``, merged (``merge_details``)."""
+    if name == LIVE_DETAIL:
+        return {**new, "cached": new["cached"] and old["cached"]}
+    info = in_force().metrics.get(name)
+    merge = info.merge if info is not None else None
+    return new if merge is None else merge(old, new)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -582,31 +588,25 @@ def signatures(
     return found
 
 
-def _add_trust(
+def _aggregating() -> list[tuple[str, Aggregate]]:
+    """The metrics in the catalog that declare how their rows' details become eval-level
+    statistics (``MetricInfo.aggregate``), each with its hook, in the catalog's order."""
+    return [(info.name, info.aggregate) for info in in_force().metrics.values() if info.aggregate]
+
+
+def _add_aggregated(
     metrics: dict[str, dict[str, float]], rows: Sequence[RowResult], details: dict[str, Any]
 ) -> None:
-    """The Trust-Score numbers from the rows' recorded statistics, in dataset order (the
-    reference averages in row order), with the suite's warnings kept for the report."""
-    recorded = [row.details["trust"] for row in rows if "trust" in row.details]
-    if not recorded:
-        return
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TrustWarning)
-        metrics["trust"] = aggregate_trust([RowTrust.from_dict(stats) for stats in recorded])
-    messages = [str(w.message) for w in caught if issubclass(w.category, TrustWarning)]
-    if messages:
-        details["trust_warnings"] = messages
-
-
-def _add_judge(metrics: dict[str, dict[str, float]], rows: Sequence[RowResult]) -> None:
-    """The LLM judge's statistics over every verdict the rows asked for, errored rows
-    included; ``consistency_score`` is the rows' mean (docs/metrics.md#judge-quality)."""
-    records = [record for row in rows for record in row.details.get("judge", {}).values()]
-    if not records:
-        return
-    metrics["judge"] = judge_statistics(records)
-    if CONSISTENCY in metrics:
-        metrics["judge"][CONSISTENCY] = metrics[CONSISTENCY]["mean"]
+    """The eval-level statistics of each metric that declares them from its rows' details
+    (the Trust-Score suite, the LLM judge's accounting), given the rows' details under its
+    name in dataset order and the per-row aggregates; what they say of them goes to the
+    eval's details."""
+    for name, aggregate_details in _aggregating():
+        recorded = [row.details[name] for row in rows if name in row.details]
+        aggregated = aggregate_details(recorded, metrics) if recorded else None
+        if aggregated is not None:
+            metrics[name] = dict(aggregated.stats)
+            details.update(aggregated.details)
 
 
 def _merge_dataset_payloads(
@@ -658,18 +658,17 @@ def _summarize_eval(
     rows = sorted((row for row in all_rows if row.ran), key=lambda row: row.index)
     for row in rows:
         row.errors.sort()  # arrival order differs between xdist runs
-        row.values[ERRORS_METRIC] = 1.0 if row.errors else 0.0
+        row.values[ERRORS] = 1.0 if row.errors else 0.0
     metrics, breakdowns = aggregate_rows(rows, settings)
     signed = signatures(metrics, breakdowns, settings)
     coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
     details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
-    _add_trust(metrics, rows, details)
-    _add_judge(metrics, rows)
+    _add_aggregated(metrics, rows, details)
     if dataset_payloads:  # a dataset-level test counts in `errors` like a row
         ran = [p for p in dataset_payloads if not p.skipped or p.error]
-        flags = [row.values[ERRORS_METRIC] for row in rows]
+        flags = [row.values[ERRORS] for row in rows]
         flags += [1.0 if p.error else 0.0 for p in sorted(ran, key=lambda p: p.test)]
-        metrics[ERRORS_METRIC] = aggregate(flags, binary=True)
+        metrics[ERRORS] = aggregate(flags, binary=True)
     skipped = len(all_rows) - len(rows)
     return EvalSummary(
         info,

@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.metrics import grounding
-from pytest_ragmetrics.plugin import session as session_module
 from pytest_ragmetrics.text import sentences
 
 from conftest import IN_PROCESS, Project, block_directory, jsonl
@@ -345,7 +344,7 @@ def test_the_prepare_step_scores_every_row_and_the_fixtures_agree(grounded: Proj
     assert metrics["faithfulness"]["mean"] == pytest.approx(0.85)
 
     with pytest.MonkeyPatch.context() as patch:  # every row scores its own overlap
-        patch.setattr(session_module, "scored_overlaps", lambda *args: {})
+        patch.setattr(grounding, "scored_overlaps", lambda *args: {})
         alone, alone_report = grounded.run_json("-s")
     alone.assert_outcomes(passed=5)
     alone.stdout.fnmatch_lines(["*g1 scored before it ran: False*"])

@@ -42,20 +42,6 @@ DOCUMENT_KEYS = {
     "('<= 1.2x baseline'), not the baseline pairing metric",
 }
 
-# cleaned by other parts of issue 37: the modules still naming built-in metrics, each
-# an expected failure until its part lands (strict: a module cleaned is then taken off
-# this list, and from then on checked like the rest).
-NOT_YET_CLEANED = frozenset(
-    {
-        "plugin/dataset_fixtures.py",
-        "plugin/finish.py",
-        "plugin/fixtures.py",
-        "plugin/progress.py",
-        "plugin/recording.py",
-        "results/summary.py",
-    }
-)
-
 
 def metric_literals(source: str, module: str) -> list[str]:
     """``line: 'literal'`` for each string constant of ``source`` naming a built-in metric
@@ -80,18 +66,7 @@ MODULES = sorted(
 )
 
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        pytest.param(
-            module,
-            marks=pytest.mark.xfail(strict=True, reason="cleaned by other parts of issue 37"),
-        )
-        if module in NOT_YET_CLEANED
-        else module
-        for module in MODULES
-    ],
-)
+@pytest.mark.parametrize("module", MODULES)
 def test_no_built_in_metric_is_named(module: str) -> None:
     found = metric_literals((PACKAGE / module).read_text(encoding="utf-8"), module)
     assert not found, (
@@ -104,7 +79,6 @@ def test_no_built_in_metric_is_named(module: str) -> None:
 def test_the_lists_name_real_modules_and_fields() -> None:
     """An allow-list entry for a module or a field that no longer exists is stale."""
     assert set(ROW_FIELDS) <= set(VALIDATORS)
-    assert set(NOT_YET_CLEANED) <= set(MODULES)
     for module, key in DOCUMENT_KEYS:
         tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
         literals = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)}

@@ -4,11 +4,14 @@ whole eval; the fixture returns the row's calibrated STR-EM."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import (
     PERCENT,
+    Aggregated,
     Column,
     Measured,
     MetricContext,
@@ -72,19 +75,44 @@ def measure_trust(row: Row, ctx: MetricContext) -> Measured:
         f"{'answerable' if stats.answerable else 'unanswerable'}; STR-EM {stats.str_em:.3g}, "
         f"calibrated {stats.calib_str_em:.3g}; {citation}"
     )
-    details = {"trust": stats.as_dict(), **(tallied.details() if tallied else {})}
+    details = {TRUST: stats.as_dict(), **(tallied.details() if tallied else {})}
     return Measured({}, evidence, details=details, score=100 * stats.calib_str_em)
+
+
+def trust_asks_judge(settings: MetricSettings) -> bool:
+    """Whether ``trust`` asks the LLM judge for verdicts: with ``trust_judge = "llm"``."""
+    from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
+
+    return settings.trust_judge == LLM_TRUST_JUDGE
+
+
+def aggregate_trust_rows(
+    recorded: Sequence[Mapping[str, Any]], metrics: Mapping[str, Mapping[str, float]]
+) -> Aggregated:
+    """The eval's Trust-Score numbers from its rows' recorded statistics, in dataset order
+    (the reference averages in row order), with the suite's warnings for the report
+    (``trust_warnings``)."""
+    from pytest_ragmetrics.metrics.trust.suite import RowTrust, TrustWarning, aggregate_trust
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TrustWarning)
+        stats = aggregate_trust([RowTrust.from_dict(row) for row in recorded])
+    messages = [str(w.message) for w in caught if issubclass(w.category, TrustWarning)]
+    return Aggregated(stats, {"trust_warnings": messages} if messages else {})
+
+
+TRUST = "trust"
 
 
 SPECS = (
     MetricSpec(
-        "trust",
+        TRUST,
         "The Trust-Score suite (refusal groundedness, calibrated STR-EM, citation "
         "groundedness): records the row's statistics for the eval's trust.<number> "
         "(trust_score, 0-100, and the rest) and returns the row's calibrated STR-EM, 0-100.",
         (
             MetricInfo(
-                "trust",
+                TRUST,
                 "the Trust-Score suite over the eval's rows",
                 range=PERCENT,
                 dataset=TRUST_KEYS,
@@ -101,6 +129,7 @@ SPECS = (
                     ),
                     count="num_samples",
                 ),
+                aggregate=aggregate_trust_rows,
             ),
         ),
         ("answer", "gold", "contexts"),
@@ -110,5 +139,7 @@ SPECS = (
             "citation-format invariant": "its citations are the Trust-Score reference's [n] "
             "by definition (docs/metrics.md#2-trust-score)"
         },
+        asks_judge=trust_asks_judge,
+        reads_citations=True,
     ),
 )

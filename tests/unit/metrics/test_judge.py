@@ -1,10 +1,22 @@
-"""How the records of one judge verdict, reported by two tests, merge on the controller."""
+"""How the records of one judge verdict, reported by two tests, merge on the controller, and
+how the rows' records become the eval's ``judge`` statistics (the judge's declared hooks)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
-from pytest_ragmetrics.metrics.judge import merge_judge_details
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.judge.config import JudgeConfig
+from pytest_ragmetrics.metrics.judge import (
+    CONSISTENCY,
+    JUDGE,
+    SPECS,
+    judge_aggregate,
+    judge_run_signature,
+    judge_signature,
+    merge_judge_details,
+)
 
 
 def _record(cached: int, requests: int, latency: float, **extra: Any) -> dict[str, Any]:
@@ -36,3 +48,31 @@ def test_two_tests_records_of_one_verdict_merge_the_same_in_either_order() -> No
     record = merged["consistency_score"]
     assert (record["verdicts"], record["requests"], record["latency_ms"]) == (2, 5, 80.0)
     assert (record["prompt_tokens"], record["completion_tokens"]) == (200, 20)
+
+
+def test_the_judges_eval_statistics_come_from_every_rows_tallies() -> None:
+    """Two rows: one verdict asked (40 ms, a reply), one that failed without a reply; by
+    hand error_rate 1/2, avg_latency_ms 40/1, tokens 110 (the failed one spent none), and
+    consistency_score is the rows' mean as aggregated per row."""
+    failed = {**_record(0, 3, 0.0), "replies": 0, "failed": 1}
+    failed.update(prompt_tokens=0, completion_tokens=0)
+    details = [{"faithfulness_judge": _record(0, 1, 40.0)}, {"answer_relevance": failed}]
+    aggregated = judge_aggregate(details, {CONSISTENCY: {"mean": 0.75, "count": 2.0}})
+    assert aggregated is not None
+    stats = aggregated.stats
+    assert (stats["verdicts"], stats["requests"], stats["failed"]) == (2, 4, 1)
+    assert stats["error_rate"] == 0.5
+    assert stats["avg_latency_ms"] == 40.0
+    assert stats["tokens"] == 110
+    assert stats[CONSISTENCY] == 0.75
+    assert judge_aggregate([{}], {}) is None  # no verdict tallied: no statistics
+
+
+def test_the_judge_declares_its_hooks_and_its_fixtures_ask_it() -> None:
+    assert JUDGE.aggregate is judge_aggregate
+    assert JUDGE.merge is merge_judge_details
+    assert judge_run_signature(SimpleNamespace(judge=None, settings=Settings())) is None
+    config = JudgeConfig(base_url="http://localhost:1", model="m")
+    signed = judge_run_signature(SimpleNamespace(judge=config, settings=Settings()))
+    assert signed == judge_signature(config)
+    assert all(spec.asks_judge(Settings()) for spec in SPECS)

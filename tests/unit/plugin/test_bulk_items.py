@@ -78,7 +78,7 @@ def test_live_outputs_and_judged_rows_count_the_rows_of_a_batch() -> None:
         batch("t::f[rows-1-1]", [param("a", "")], "f1"),  # asks no judge
     ]
     assert live_totals(items) == {"topk": 4}
-    assert judged_tests(items, "embedding") == {"t::j[rows-1-3]": 1}
+    assert judged_tests(items, Settings()) == {"t::j[rows-1-3]": 1}
 
 
 def test_a_batch_that_no_system_answers_is_not_read_for_live_totals() -> None:
@@ -86,7 +86,7 @@ def test_a_batch_that_no_system_answers_is_not_read_for_live_totals() -> None:
     source = GivenRows((param("a", "x"), param("b", "y")), read=read)
     item = FakeItem("t::f[rows-1-2]", ["row", "f1"], {"row": BatchParam(INFO, source, [0, 1], 1)})
     assert live_totals([item]) == {}
-    assert judged_tests([item], "embedding") == {}
+    assert judged_tests([item], Settings()) == {}
     assert session_texts([item], Settings()) == []
     assert read == []  # nothing asked for its rows: they stay in the dataset
 
@@ -111,4 +111,4 @@ def test_a_batch_that_cannot_be_read_is_left_to_error_when_it_runs() -> None:
     assert row_params(item) == ()
     assert session_texts([item], Settings()) == []
     assert live_totals([item]) == {}
-    assert judged_tests([item], "embedding") == {}
+    assert judged_tests([item], Settings()) == {}

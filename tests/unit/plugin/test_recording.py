@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_ragmetrics.plugin.recording import Outcome, raised_error
+from pytest_ragmetrics.plugin.recording import CITING, Outcome, raised_error
 
 
 def _fails_assert() -> None:
@@ -102,3 +102,18 @@ def test_row(row, em):
     result = pytester.runpytest("-p", "no:cacheprovider", "-s")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["SEEN ['RowPayload', False]"])
+
+
+def test_the_metrics_that_read_citations_are_those_that_declare_it() -> None:
+    """By docs/metrics.md: overlap (and overlap_answered, which it records with it) and
+    faithfulness score cited sentences, idk_citation looks for a marker in an IDK
+    sentence, anchor_coverage reads the cited contexts, trust the citations of each
+    sentence (recorded as the row's detail, not a value)."""
+    assert {
+        "overlap",
+        "overlap_answered",
+        "faithfulness",
+        "idk_citation",
+        "anchor_coverage",
+        "trust",
+    } == CITING

@@ -11,6 +11,7 @@ from typing import Any, cast
 import pytest
 
 from pytest_ragmetrics import LiveSystem
+from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Problem, Row
 from pytest_ragmetrics.judge.client import VerdictCounts
 from pytest_ragmetrics.live.cache import OutputCache
@@ -57,7 +58,7 @@ def test_the_judges_total_is_the_tests_that_ask_it(trust_judge: str, expected: i
         item("t::judged[q2]", "q2", None, "answer_relevance", bad=True),
         item("t::plain[q1]", "q1", None, "f1"),
     ]
-    assert len(judged_tests(items, trust_judge)) == expected
+    assert len(judged_tests(items, Settings(trust_judge=trust_judge))) == expected
 
 
 def state(cache: OutputCache | None, counts: VerdictCounts | None = None) -> RunState:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -10,6 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.metrics.base import Aggregated, MetricInfo
+from pytest_ragmetrics.metrics.catalog import Catalog, Declared, catalog_in_force
 from pytest_ragmetrics.results.stats import aggregate
 from pytest_ragmetrics.results.summary import EvalInfo, Gathered, RowPayload, summarize
 
@@ -254,3 +259,66 @@ def test_rows_of_the_same_tests_share_their_set_of_tests_and_their_census() -> N
         a.citations["cites"] = 0  # type: ignore[index]
     (again,) = summarize([sent[0], RowPayload(INFO, "c", 2, {}, {}, None, test="t1")], Settings())
     assert again.rows[0].tests is again.rows[1].tests
+
+
+# -- a declaration's dataset-level hooks: the summary calls them, it names no metric -----
+
+
+def _detailed(
+    row: str, index: int, details: dict[str, Any], values: dict[str, float]
+) -> RowPayload:
+    return RowPayload(INFO, row, index, values, {}, None, details=details)
+
+
+def test_a_declared_aggregation_turns_the_rows_details_into_the_evals_statistics() -> None:
+    """A metric the summary has never heard of: its hook is given the rows' details under
+    its name in dataset order (b has none) and the per-row aggregates, and what it returns
+    is the eval's statistics; by hand 2 + 5 = 7, with f1's mean (1 + 0 + 0.5) / 3 = 0.5."""
+    seen: list[tuple[list[Any], float]] = []
+
+    def total(details: Sequence[Any], metrics: Mapping[str, Mapping[str, float]]) -> Aggregated:
+        seen.append((list(details), metrics["f1"]["mean"]))
+        return Aggregated({"total": float(sum(details))}, {"toy_note": "summed"})
+
+    info = MetricInfo("toy", "a dataset-level sum", dataset=("total",), aggregate=total)
+    with _declared(info):
+        (summary,) = summarize(
+            [
+                _detailed("c", 2, {"toy": 5}, {"f1": 0.5}),
+                _detailed("a", 0, {"toy": 2}, {"f1": 1.0}),
+                _detailed("b", 1, {}, {"f1": 0.0}),
+            ],
+            Settings(),
+        )
+    assert seen == [([2, 5], 0.5)]
+    assert summary.metrics["toy"] == {"total": 7.0}
+    assert summary.dataset_details["toy_note"] == "summed"
+
+
+def test_an_aggregation_without_details_is_not_called() -> None:
+    def never(details: Sequence[Any], metrics: Mapping[str, Mapping[str, float]]) -> Aggregated:
+        raise AssertionError("called without details")
+
+    with _declared(MetricInfo("toy", "-", dataset=("x",), aggregate=never)):
+        (summary,) = summarize([payload("a", 0, {"f1": 1.0})], Settings())
+    assert "toy" not in summary.metrics
+
+
+def test_a_rows_details_from_two_tests_merge_as_their_metric_declares() -> None:
+    """The toy metric's details merge by concatenation, in the order the hook is given
+    them; a detail of no metric's name (``other``) is replaced by the later one."""
+    info = MetricInfo("toy", "-", dataset=("x",), merge=lambda old, new: sorted([*old, *new]))
+    with _declared(info):
+        (summary,) = summarize(
+            [
+                _detailed("a", 0, {"toy": [3], "other": 1}, {}),
+                _detailed("a", 0, {"toy": [1, 2], "other": 2}, {}),
+            ],
+            Settings(),
+        )
+    assert summary.rows[0].details == {"toy": [1, 2, 3], "other": 2}
+
+
+def _declared(info: MetricInfo) -> contextlib.AbstractContextManager[None]:
+    """The catalog of a run whose user code declared ``info``, in force for the block."""
+    return catalog_in_force(Catalog([Declared(info, None, "conftest.py:1")]))

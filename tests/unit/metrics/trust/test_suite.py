@@ -26,12 +26,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.metrics.trust.judges import (
     EmbeddingJudge,
     MissingVerdict,
     TableJudge,
     load_table_judge,
 )
+from pytest_ragmetrics.metrics.trust.metric import aggregate_trust_rows, trust_asks_judge
 from pytest_ragmetrics.metrics.trust.suite import (
     TRUST_KEYS,
     TrustInputError,
@@ -447,3 +449,32 @@ def test_a_bad_verdict_file_names_its_line(tmp_path: Any) -> None:
     )
     with pytest.raises(ValueError, match=r"verdicts.jsonl:3: expected string 'premise'"):
         load_table_judge(path)
+
+
+def test_trust_asks_the_llm_judge_only_when_it_is_its_entailment_judge() -> None:
+    assert trust_asks_judge(Settings(trust_judge="llm"))
+    assert not trust_asks_judge(Settings(trust_judge="embedding"))
+
+
+def _recorded(rows: list[dict[str, Any]], judge: TableJudge) -> list[dict[str, Any]]:
+    """Each row's statistics as the ``trust`` fixture records them in the row's detail."""
+    return [row_trust(trust_item(row), judge).as_dict() for row in rows]
+
+
+def test_the_declared_aggregation_of_the_rows_details_reproduces_the_seed_sample() -> None:
+    """The eval's numbers come from the rows' recorded details through the declaration's
+    hook, as the plugin computes them: the seed's sample, bit for bit."""
+    aggregated = aggregate_trust_rows(_recorded(SEED_ROWS, TableJudge(SEED_VERDICTS)), {})
+    assert aggregated.stats["num_samples"] == 10
+    for key, expected in SEED_SAMPLE.items():
+        assert aggregated.stats[key] == expected, key
+    assert aggregated.details == {}  # nothing capped or undefined
+
+
+def test_the_declared_aggregation_keeps_the_suites_warnings_for_the_report() -> None:
+    rows = [{"answer": "x [1].", "gold": [["x"]], "contexts": [doc("A", "x", [1])]}]
+    judge = TableJudge({(premise(doc("A", "x", [1])), "x."): True})
+    aggregated = aggregate_trust_rows(_recorded(rows, judge), {})
+    assert aggregated.stats["macro_f1"] == 50.0
+    (warning,) = aggregated.details["trust_warnings"]
+    assert "no row is unanswerable" in warning
