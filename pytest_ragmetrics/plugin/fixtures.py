@@ -574,12 +574,16 @@ def session_texts(
     return list(texts)
 
 
-def preparations(names: Iterable[str]) -> list[tuple[Preparation, frozenset[str]]]:
+def preparations(
+    names: Iterable[str], catalog: Catalog | None = None
+) -> list[tuple[Preparation, frozenset[str]]]:
     """The before-rows hooks the metric fixtures ``names`` declare
-    (``MetricSpec.prepare``), each once, with the fixtures among ``names`` declaring it."""
+    (``MetricSpec.prepare``), each once, with the fixtures among ``names`` declaring it;
+    ``catalog``: the run's (default: the catalog in force)."""
+    fixtures = (catalog or in_force()).fixtures
     found: dict[str, tuple[Preparation, set[str]]] = {}
     for name in names:
-        preparation = FIXTURES[name].prepare
+        preparation = fixtures[name].prepare
         if preparation is not None:
             found.setdefault(preparation.key, (preparation, set()))[1].add(name)
     return [(preparation, frozenset(fixtures)) for preparation, fixtures in found.values()]

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ragmetrics.metrics.base import MetricSettings
-from pytest_ragmetrics.metrics.catalog import FIXTURES
+from pytest_ragmetrics.metrics.catalog import in_force
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.plugin.fixtures import own_metrics
 from pytest_ragmetrics.plugin.options import workerinput
@@ -127,8 +127,10 @@ def live_totals(items: Sequence[pytest.Item]) -> dict[str, int]:
 
 
 def judging_fixtures(settings: MetricSettings) -> frozenset[str]:
-    """The metric fixtures that ask the LLM judge for verdicts under ``settings``."""
-    return frozenset(name for name, spec in FIXTURES.items() if spec.asks_judge(settings))
+    """The metric fixtures of the run's catalog (the one in force) that ask the LLM judge
+    for verdicts under ``settings``."""
+    fixtures = in_force().fixtures
+    return frozenset(name for name, spec in fixtures.items() if spec.asks_judge(settings))
 
 
 def judged_tests(items: Sequence[pytest.Item], settings: MetricSettings) -> dict[str, int]:
