@@ -27,6 +27,7 @@ from pytest_ragmetrics.reports.projection import projection_entry
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState
 from pytest_ragmetrics.results.summary import EvalSummary, RowResult
+from pytest_ragmetrics.results.transformations import Transformations
 
 JSON_SCHEMA_VERSION = 1
 ROW_STATUSES = ("passed", "failed", "error")
@@ -302,6 +303,75 @@ def baseline_document(stored: BaselineState) -> dict[str, Any]:
     return document
 
 
+def transformations_of(written: Mapping[str, Any]) -> Transformations:
+    """A ``transformations`` object of a report document, read back."""
+    return Transformations(
+        tuple(written.get("idk_to_supported") or ()),
+        tuple(written.get("regressions") or ()),
+        int(written.get("compared") or 0),
+    )
+
+
+@dataclass(frozen=True)
+class BaselineView:
+    """An eval's stored baseline (``baseline``), read: the entry is kept as written
+    (``baseline_document``; its keys depend on its ``status``), and each part a report
+    shows is read through a property, so no renderer spells its keys."""
+
+    written: dict[str, Any]
+
+    @property
+    def path(self) -> str | None:
+        return self.written.get("path")
+
+    @property
+    def status(self) -> str | None:
+        """``paired``, ``not paired``, ``not compared`` or ``none stored``."""
+        return self.written.get("status")
+
+    @property
+    def problem(self) -> str | None:
+        """Why it is not compared."""
+        return self.written.get("problem")
+
+    @property
+    def note(self) -> str | None:
+        """Why its rows are not paired."""
+        return self.written.get("note")
+
+    @property
+    def not_compared(self) -> Mapping[str, Sequence[str]]:
+        """Metric -> what differs, for the metrics stored under another version."""
+        return self.written.get("not_compared") or {}
+
+    @property
+    def coverage(self) -> float | None:
+        return self.written.get("coverage")
+
+    def count(self, what: str) -> int:
+        """How many rows are ``shared``, ``added``, ``removed``, ``changed`` or
+        ``stored_rows``."""
+        return int(self.written.get(what) or 0)
+
+    def ids(self, what: str) -> Sequence[str]:
+        """The ids ``added``, ``removed`` or whose inputs ``changed``."""
+        return self.written.get(f"{what}_ids") or ()
+
+    @property
+    def transformations(self) -> Transformations | None:
+        found = self.written.get("transformations")
+        return transformations_of(found) if isinstance(found, Mapping) else None
+
+    @property
+    def transformations_note(self) -> str | None:
+        return self.written.get("transformations_note")
+
+    @property
+    def row_values(self) -> Mapping[str, Mapping[str, Any]]:
+        """Each stored row's values, by id, for a baseline that pairs."""
+        return self.written.get("row_values") or {}
+
+
 Intervals = Mapping[str, Mapping[str, IntervalView]]
 
 
@@ -335,9 +405,9 @@ class EvalView:
     projection: Mapping[str, Any] | None  # the picture of its embedding space, if drawn
     rows: tuple[RowView, ...] | None  # None: the document leaves rows out
     warnings: tuple[str, ...]
-    baseline: Mapping[str, Any] | None
+    baseline: BaselineView | None
     rerun: Any
-    transformations: Mapping[str, Any] | None
+    transformations: Transformations | None
     transformations_note: str | None
 
     @classmethod
@@ -356,6 +426,7 @@ class EvalView:
             else metric_intervals(summary.rows, summary.metrics, intervals)
         )
         found = summary.transformations if info.compared else None
+        stored = summary.stored
         return cls(
             name=info.name,
             label=info.label,
@@ -392,9 +463,9 @@ class EvalView:
             ),
             rows=(tuple(RowView.of(row, info.system) for row in summary.rows) if rows else None),
             warnings=tuple(summary.warnings),
-            baseline=baseline_document(summary.stored) if summary.stored is not None else None,
+            baseline=None if stored is None else BaselineView(baseline_document(stored)),
             rerun=info.rerun,
-            transformations=found.as_dict() if found is not None else None,
+            transformations=found,
             transformations_note=(
                 summary.transformations_note if info.compared and found is None else None
             ),
@@ -406,6 +477,7 @@ class EvalView:
         level = written.get("dataset_level") or {}
         drawn = written.get("intervals")
         rows = written.get("rows")
+        stored, found = written.get(BASELINE), written.get("transformations")
         return cls(
             name=written["name"],
             label=written["label"],
@@ -435,9 +507,9 @@ class EvalView:
             projection=written.get("projection"),
             rows=None if rows is None else tuple(RowView.from_dict(row) for row in rows),
             warnings=tuple(written.get("warnings") or ()),
-            baseline=written.get(BASELINE),
+            baseline=None if stored is None else BaselineView(stored),
             rerun=written.get("rerun"),
-            transformations=written.get("transformations"),
+            transformations=None if found is None else transformations_of(found),
             transformations_note=written.get("transformations_note"),
         )
 
@@ -485,12 +557,13 @@ class EvalView:
             entry["rows"] = [row.as_dict() for row in self.rows]
         entry["warnings"] = list(self.warnings)
         if self.baseline is not None:
-            entry[BASELINE] = self.baseline
+            entry[BASELINE] = self.baseline.written
         if self.rerun is not None:
             entry["rerun"] = self.rerun
         if self.compare_to is not None:
-            entry["transformations"] = self.transformations
-            if self.transformations is None:
+            found = self.transformations
+            entry["transformations"] = found.as_dict() if found is not None else None
+            if found is None:
                 entry["transformations_note"] = self.transformations_note
         return entry
 

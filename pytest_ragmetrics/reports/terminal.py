@@ -31,7 +31,7 @@ from pytest_ragmetrics.reports.evidence import (
     comparison_table,
     regressed_despite_passing,
 )
-from pytest_ragmetrics.reports.model import HistoryView, ReportModel
+from pytest_ragmetrics.reports.model import BaselineView, HistoryView, ReportModel
 from pytest_ragmetrics.reports.presentation import info, suites, tabled, unlisted
 from pytest_ragmetrics.results.pairing import (
     UNPAIRED,
@@ -39,7 +39,7 @@ from pytest_ragmetrics.results.pairing import (
     not_compared_title,
     problem_listing,
 )
-from pytest_ragmetrics.results.transformations import KINDS
+from pytest_ragmetrics.results.transformations import Transformations
 
 
 def render_table(headings: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
@@ -173,9 +173,9 @@ def _stop_reason_lines(evals: Sequence[Entry]) -> list[str]:
     return ["Stop reasons (rows, share):", *lines] if lines else []
 
 
-def kinds(transformations: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
-    """A transformations entry's lists as the reports title them."""
-    return [(title, list(transformations.get(key) or ())) for title, key in KINDS]
+def kinds(transformations: Transformations) -> list[tuple[str, list[str]]]:
+    """The transformations' lists as the reports title them."""
+    return [(title, list(ids)) for title, ids in transformations.kinds()]
 
 
 def transformation_lines(evals: Sequence[Entry]) -> list[str]:
@@ -190,21 +190,17 @@ def transformation_lines(evals: Sequence[Entry]) -> list[str]:
         if found is None:
             lines.append(f"{head} {entry.transformations_note}")
             continue
-        lines.append(f"{head} {found['compared']} ids compared")
+        lines.append(f"{head} {found.compared} ids compared")
         for title, ids in kinds(found):
             listed = ids or ["none"]
             lines += _wrapped(listed, f"    {title} ({len(ids)}): ", "      ")
     return ["Transformations (by row id):", *lines] if lines else []
 
 
-def pairing_line(stored: Mapping[str, Any]) -> str:
-    """How a paired baseline entry's rows pair with this run's."""
+def pairing_line(stored: BaselineView) -> str:
+    """How a paired baseline's rows pair with this run's."""
     return describe_pairing(
-        stored["shared"],
-        stored["stored_rows"],
-        stored["removed"],
-        stored["added"],
-        stored["changed"],
+        *(stored.count(what) for what in ("shared", "stored_rows", "removed", "added", "changed"))
     )
 
 
@@ -214,25 +210,25 @@ def stored_baseline_lines(evals: Sequence[Entry]) -> list[str]:
     lines, quiet = [], 0
     for entry in evals:
         stored = entry.baseline
-        status = stored.get("status") if stored else None
+        status = stored.status if stored else None
         if stored is None or status == "none stored":
             continue
         head = f"  {entry.label}:"
         if status == "not compared":
-            first, listed = problem_listing(stored["problem"])
+            first, listed = problem_listing(str(stored.problem))
             lines.append(f"{head} not compared: {first}")
             lines += [f"    {line}" for line in listed]
             continue
-        versions = stored.get("not_compared") or {}
+        versions = stored.not_compared
         if versions:
             lines.append(f"{head} {not_compared_title(list(versions))}:")
             lines += [f"    {line}" for differences in versions.values() for line in differences]
         if status == "not paired":
-            lines.append(f"{head} rows not paired: {stored.get('note')}")
+            lines.append(f"{head} rows not paired: {stored.note}")
             continue
-        found = stored.get("transformations")
-        moved = found is not None and (found["idk_to_supported"] or found["regressions"])
-        exact = not (stored["added"] or stored["removed"] or stored["changed"])
+        found = stored.transformations
+        moved = found is not None and (found.idk_to_supported or found.regressions)
+        exact = not any(stored.count(what) for what in ("added", "removed", "changed"))
         if exact and not moved and found is not None:  # unknown states are said below
             if versions:  # this eval has its own lines already
                 lines.append("    every stored row paired, none changed state")
@@ -241,14 +237,14 @@ def stored_baseline_lines(evals: Sequence[Entry]) -> list[str]:
             continue
         lines.append(f"{head} {pairing_line(stored)}")
         for title, key in UNPAIRED:
-            ids = stored[f"{key}_ids"]
+            ids = stored.ids(key)
             if ids:
                 lines += _wrapped(list(ids), f"    {title} ({len(ids)}): ", "      ")
         if found is not None:
             for title, ids in kinds(found):
                 lines += _wrapped(ids or ["none"], f"    {title} ({len(ids)}): ", "      ")
         else:
-            lines.append(f"    no transformations: {stored.get('transformations_note')}")
+            lines.append(f"    no transformations: {stored.transformations_note}")
     if quiet:
         other = "other " if lines else ""
         lines.append(f"  {quiet} {other}eval(s): every stored row paired, none changed state")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -115,9 +115,7 @@ def _row_values(rows: Sequence[RowView] | None, metric: str) -> tuple[float, ...
 
 
 def _stored_values(entry: Entry, metric: str) -> tuple[float, ...]:
-    stored = (entry.baseline or {}).get("row_values")
-    if not isinstance(stored, Mapping):
-        return ()
+    stored = entry.baseline.row_values if entry.baseline is not None else {}
     found = (number(values.get(metric)) for _, values in sorted(stored.items()))
     return tuple(value for value in found if value is not None)
 

@@ -31,6 +31,8 @@ from pytest_ragmetrics.reports.model import GateView
 from pytest_ragmetrics.results.pairing import not_compared_title, problem_headline
 
 GATE_ORDER = {"failed": 0, "skipped": 1, "passed": 2}
+# A stored baseline's rows that did not pair, as the page titles them.
+_UNPAIRED = (("removed", "removed"), ("added", "added"), ("inputs changed", "changed"))
 
 
 def verdict(entries: Sequence[Entry]) -> Html:
@@ -254,11 +256,11 @@ def transformations(entries: Sequence[Entry], anchors: Sequence[Mapping[str, str
             note = entry.transformations_note or "not computed"
             items.append(f"<li>{head}: {escape(note)}</li>")
         else:
-            compared = escape(plain(changes.get("compared")))
-            idk = links(changes.get("idk_to_supported") or (), ids)
+            compared = escape(plain(changes.compared))
+            idk = links(changes.idk_to_supported, ids)
             items.append(
                 f"<li>{head} ({compared} ids compared): IDK → supported {idk} · "
-                f"supported → unsupported {links(changes.get('regressions') or (), ids)}</li>"
+                f"supported → unsupported {links(changes.regressions, ids)}</li>"
             )
     return ["<h3>Transformations</h3>", f"<ul>{''.join(items)}</ul>"] if items else []
 
@@ -267,34 +269,37 @@ def stored_baselines(entries: Sequence[Entry], anchors: Sequence[Mapping[str, st
     """Per system with a stored baseline: how its rows pair with this run's by id."""
     items = []
     for entry, ids in zip(entries, anchors, strict=True):
-        stored = entry.baseline or {}
-        status = stored.get("status")
-        if status in (None, "none stored"):
+        stored = entry.baseline
+        status = stored.status if stored is not None else None
+        if stored is None or status is None or status == "none stored":
             continue
-        head = f"<b>{escape(system_name(entry))}</b> ({escape(stored.get('path'))})"
-        versions = stored.get("not_compared") or {}
+        head = f"<b>{escape(system_name(entry))}</b> ({escape(stored.path)})"
+        versions = stored.not_compared
         if versions:
             differences = "; ".join(line for lines in versions.values() for line in lines)
             title = not_compared_title(list(versions))
             items.append(f"<li>{head}: {escape(title)}: {escape(differences)}</li>")
         if status != "paired":
-            why = problem_headline(str(stored.get("problem") or stored.get("note") or status))
+            why = problem_headline(str(stored.problem or stored.note or status))
             items.append(f"<li>{head}: {escape(status)}: {escape(why)}</li>")
             continue
-        coverage = formatted(stored.get("coverage"), BASELINE, "coverage")
+        coverage = formatted(stored.coverage, BASELINE, "coverage")
+        shared, stored_rows = (plain(stored.count(what)) for what in ("shared", "stored_rows"))
         parts = [
-            f"{escape(plain(stored.get('shared')))} of {escape(plain(stored.get('stored_rows')))} "
-            f"stored rows paired (coverage {escape(coverage)})"
+            f"{escape(shared)} of {escape(stored_rows)} stored rows paired "
+            f"(coverage {escape(coverage)})"
         ]
-        for title, key in (("removed", "removed_ids"), ("added", "added_ids")):
-            if stored.get(key):
-                parts.append(f"{title} {links(stored[key], ids)}")
-        if stored.get("changed_ids"):
-            parts.append(f"inputs changed {links(stored['changed_ids'], ids)}")
-        changes = stored.get("transformations")
-        if isinstance(changes, Mapping):
-            parts.append(f"IDK → supported {links(changes.get('idk_to_supported') or (), ids)}")
-            lost = links(changes.get("regressions") or (), ids)
+        for title, key in (
+            ("removed", "removed"),
+            ("added", "added"),
+            ("inputs changed", "changed"),
+        ):
+            if stored.ids(key):
+                parts.append(f"{title} {links(stored.ids(key), ids)}")
+        changes = stored.transformations
+        if changes is not None:
+            parts.append(f"IDK → supported {links(changes.idk_to_supported, ids)}")
+            lost = links(changes.regressions, ids)
             parts.append(f"supported → unsupported {lost}")
         items.append(f"<li>{head}: {' · '.join(parts)}</li>")
     return ["<h3>Stored baseline</h3>", f"<ul>{''.join(items)}</ul>"] if items else []
