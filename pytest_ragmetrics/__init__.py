@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.data.sql import SqlDataset
     from pytest_ragmetrics.embeddings.model import embedder_for
     from pytest_ragmetrics.live.system import LiveSystem, LiveSystemError
+    from pytest_ragmetrics.metrics.base import Column, Presentation
     from pytest_ragmetrics.metrics.custom import RowValue
     from pytest_ragmetrics.plugin.custom import dataset_metric, metric
     from pytest_ragmetrics.plugin.fixtures import Score
@@ -35,6 +36,9 @@ _PUBLIC = {
     "metric": "pytest_ragmetrics.plugin.custom",
     "dataset_metric": "pytest_ragmetrics.plugin.custom",
     "RowValue": "pytest_ragmetrics.metrics.custom",
+    # how the reports show a metric of one's own (its presentation=)
+    "Presentation": "pytest_ragmetrics.metrics.base",
+    "Column": "pytest_ragmetrics.metrics.base",
     # what a metric reads and what its fixture returns
     "Row": "pytest_ragmetrics.data.row",
     "RowError": "pytest_ragmetrics.data.row",
@@ -48,8 +52,10 @@ _PUBLIC = {
 }
 
 __all__ = [
+    "Column",
     "LiveSystem",
     "LiveSystemError",
+    "Presentation",
     "Row",
     "RowError",
     "RowValue",

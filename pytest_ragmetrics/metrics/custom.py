@@ -32,6 +32,7 @@ from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.data.readonly import read_only
 from pytest_ragmetrics.files import nearest_thresholds
 from pytest_ragmetrics.metrics.base import (
+    DEFAULT_PRESENTATION,
     RATE,
     STATS,
     UNIT,
@@ -43,6 +44,7 @@ from pytest_ragmetrics.metrics.base import (
     MetricInfo,
     MetricSettings,
     MetricSpec,
+    Presentation,
     Range,
 )
 from pytest_ragmetrics.metrics.setting import SettingsTable
@@ -108,6 +110,8 @@ class CustomMetric:
     corpus: Mapping[str, CorpusFunction] = field(default_factory=dict)
     # Its [settings.<name>] table: the function is called as function(row, settings).
     settings: SettingsTable[Any] | None = None
+    # How the reports show it (its label, table columns, plots), as a built-in's declares.
+    presentation: Presentation = DEFAULT_PRESENTATION
 
     @property
     def kind(self) -> Kind:
@@ -135,7 +139,12 @@ class CustomMetric:
         against it (``metrics.values``) as every metric's are."""
         corpus = tuple(self.corpus)
         return MetricInfo(
-            self.name, self.description, kind=self.kind, range=self.range, corpus=corpus
+            self.name,
+            self.description,
+            kind=self.kind,
+            range=self.range,
+            corpus=corpus,
+            presentation=self.presentation,
         )
 
     def spec(self) -> MetricSpec:
@@ -378,6 +387,7 @@ def declare(
     corpus: Mapping[str, CorpusFunction] | None = None,
     settings: type | None = None,
     signed: Sequence[str] | None = None,
+    presentation: Presentation | None = None,
 ) -> CustomMetric:
     """Check a declaration and build its ``CustomMetric``; ``DeclarationError`` names
     where it was declared and what to change."""
@@ -388,6 +398,7 @@ def declare(
     checked = _bounds(origin, name, bounds, binary)
     reductions = _corpus(origin, name, corpus, binary)
     table = _settings_table(origin, name, function, settings, signed)
+    shown_as = _presentation(origin, name, presentation)
     doc = _doc(origin, name, function)
     description = doc.splitlines()[0]
     shown = f"range [{checked[0]:g}, {checked[1]:g}]" if checked else "any finite number"
@@ -407,7 +418,20 @@ def declare(
         origin,
         reductions,
         table,
+        shown_as,
     )
+
+
+def _presentation(origin: str, name: str, presentation: object) -> Presentation:
+    """The declared ``Presentation``, or the default one (``None``)."""
+    if presentation is None:
+        return DEFAULT_PRESENTATION
+    if not isinstance(presentation, Presentation):
+        raise DeclarationError(
+            f"{origin}: {name}: presentation is {type(presentation).__name__}, not a "
+            "Presentation: give presentation=pytest_ragmetrics.Presentation(...)"
+        )
+    return presentation
 
 
 def _settings_table(

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_ragmetrics.metrics.base import Presentation
 from pytest_ragmetrics.metrics.catalog import (
     Declared,
     declarations_in,
@@ -55,6 +56,7 @@ def metric(
     version: str | int | None = None,
     settings: type | None = None,
     signed: Sequence[str] | None = None,
+    presentation: Presentation | None = None,
 ) -> Any:
     """Declare ``function(row) -> value | (value, evidence)`` as a metric.
 
@@ -74,6 +76,9 @@ def metric(
     ``function(row, settings)``. ``signed``: the fields that change the metric's values
     (default: every field); when one differs from its default it enters the baseline's
     signature, and a baseline stored with another value is not compared.
+    ``presentation``: how the reports show it, as a built-in metric declares it
+    (``Presentation``: its label, its table columns, its place among the plots); by
+    default it is listed under "More metrics" by its name.
 
     Returns the metric's pytest fixture: ``name(row) -> Score``, recorded like ``f1``.
     A malformed declaration or a name already taken raises ``DeclarationError`` naming
@@ -81,7 +86,9 @@ def metric(
     """
 
     def decorate(function: MetricFunction) -> Any:
-        declared = declare(function, name, requires, range, binary, corpus, settings, signed)
+        declared = declare(
+            function, name, requires, range, binary, corpus, settings, signed, presentation
+        )
         _refuse_plugin_fixture(declared.name, declared.origin)
         spec = declared.spec()
         checked = check_version(declared.origin, declared.name, version)

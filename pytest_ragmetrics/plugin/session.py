@@ -61,7 +61,7 @@ from pytest_ragmetrics.results.summary import EvalInfo, Gathered, carried_payloa
 if TYPE_CHECKING:
     from pytest_ragmetrics.plugin.finish import Finished
     from pytest_ragmetrics.plugin.progress import Display, RowsProgress
-    from pytest_ragmetrics.reports.document import ReportDocument
+    from pytest_ragmetrics.reports.model import ReportModel
     from pytest_ragmetrics.reports.write import Unwritten
     from pytest_ragmetrics.results.history import History, RunRecord
 
@@ -396,18 +396,18 @@ class RunSession:
         return options.json_path is not None or options.html_path is not None
 
     @cached_property
-    def results(self) -> ReportDocument:
-        """The finished run's results, as the report document holds them: with every
-        row's entry only when a report that shows rows is written (JSON, HTML)."""
+    def results(self) -> ReportModel:
+        """The finished run's results, the report model: with every row's view only when
+        a report that shows rows is written (JSON, HTML)."""
         from pytest_ragmetrics.inference import release_draws
         from pytest_ragmetrics.plugin.finish import Finished
-        from pytest_ragmetrics.reports.document import report_document
+        from pytest_ragmetrics.reports.model import ReportModel
 
         finished = self.finished or Finished((), (), ())
         settings = self.state.thresholds.settings
         options = self.state.options
         written = (options.json_path, options.html_path, options.md_path)
-        document = report_document(
+        model = ReportModel.build(
             finished.summaries,
             finished.gate_results,
             settings,
@@ -416,20 +416,20 @@ class RunSession:
             intervals=any(path is not None for path in written),
         )
         release_draws()  # the intervals' bootstrap draws
-        return document
+        return model
 
     @cached_property
-    def document(self) -> ReportDocument:
-        """The report document of the finished run, built once: every report renders it.
+    def document(self) -> ReportModel:
+        """The report model of the finished run, built once: every report renders it.
         With a run history, built after ``record_history``, so it holds this run's record."""
         if self.history is None:
             return self.results
-        from pytest_ragmetrics.reports.document import history_document
+        from pytest_ragmetrics.reports.model import HistoryView
 
         shown = display_path(self.history.path, self.state.project_root)
         appended = self.history_note is None
-        history = history_document(shown, self.history_records, appended, self.history_note)
-        return {**self.results, "history": history}
+        history = HistoryView.of(shown, self.history_records, appended, self.history_note)
+        return self.results.with_history(history)
 
     def record_history(self, exitstatus: int) -> None:
         """Append this run's record to the run history, if one is kept and the run
@@ -450,7 +450,7 @@ class RunSession:
         elif not entries(self.results):
             self.history_note = "no eval ran"
         else:
-            record = run_record(self.results, utc_now(), history.git)
+            record = run_record(self.results.without_rows().as_dict(), utc_now(), history.git)
             try:
                 append_record(history.path, record)
             except HistoryError as error:

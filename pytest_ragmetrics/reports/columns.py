@@ -1,22 +1,22 @@
 """The columns of the report tables: heading, the aggregate shown and its format, as
 each metric declares them (``Presentation.columns``, ``reports.presentation``).
 
-A column reads an eval entry of the report document (``reports.document``), so the
+A column reads an eval's view of the report model (``reports.model.EvalView``), so the
 terminal, Markdown and HTML tables show the same numbers the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from pytest_ragmetrics.metrics.base import MetricInfo, NumberFormat
+from pytest_ragmetrics.reports.model import EvalView, IntervalView
 from pytest_ragmetrics.reports.presentation import Shown, columns, versus_columns
 
 NOT_COMPUTED = "—"
 
-Entry = Mapping[str, Any]  # one eval (or one system of an eval) in the report document
+Entry = EvalView  # one eval (or one system of an eval) of the report
 
 
 def score(value: float) -> str:
@@ -59,26 +59,23 @@ def number(value: object) -> float | None:
 
 def stat(entry: Entry, metric: str, name: str) -> float | None:
     """An aggregate (``metric.name``) of an entry, ``None`` when it has none."""
-    stats = (entry.get("metrics") or {}).get(metric)
-    return number(stats.get(name)) if isinstance(stats, Mapping) else None
+    return number(entry.stat(metric, name))
 
 
-def interval(entry: Entry, metric: str, name: str = "mean") -> Mapping[str, Any] | None:
+def interval(entry: Entry, metric: str, name: str = "mean") -> IntervalView | None:
     """The entry's confidence interval of ``metric.name`` for this run alone (its
     ``intervals``; a rate is its 0/1 metric's mean), ``None`` when it has none."""
-    found = (entry.get("intervals") or {}).get(metric) or {}
-    drawn = found.get("mean" if name == "rate" else name)
-    return drawn if isinstance(drawn, Mapping) else None
+    return entry.interval(metric, name)
 
 
 def interval_levels(entries: Iterable[Entry]) -> set[float]:
     """The confidences of the entries' intervals (one, unless a report mixes runs)."""
     return {
-        float(drawn["confidence"])
+        float(drawn.confidence)
         for entry in entries
-        for stats in (entry.get("intervals") or {}).values()
+        for stats in (entry.intervals or {}).values()
         for drawn in stats.values()
-        if isinstance(drawn, Mapping) and number(drawn.get("confidence")) is not None
+        if number(drawn.confidence) is not None
     }
 
 

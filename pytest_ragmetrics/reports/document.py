@@ -1,7 +1,8 @@
 """The report document: the run's results built once (``reports.model``), as the
 ``--ragmetrics-json`` file holds them (schema: docs/reports.md#json). The terminal
 section, the Markdown summary and the HTML page are pure functions of this one document,
-so they cannot disagree.
+so they cannot disagree: each reads the model's views, and a document read back
+from a JSON file is read into the model first (``model_of``).
 
 One entry per eval, or per eval and system for a dataset of several systems; each holds
 the eval's aggregates, gates, rows, stored baseline and transformations, and for an eval
@@ -16,15 +17,20 @@ from typing import Any
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
-from pytest_ragmetrics.metrics.catalog import ERRORS
-from pytest_ragmetrics.reports.model import ROW_STATUSES, ReportModel
+from pytest_ragmetrics.reports.model import (
+    HISTORY_WINDOW as HISTORY_WINDOW,
+)
+from pytest_ragmetrics.reports.model import (
+    ROW_STATUSES,
+    EvalView,
+    GateView,
+    HistoryView,
+    ReportModel,
+)
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.summary import EvalSummary
 
 GATE_STATUSES = ("passed", "failed", "skipped")
-# The most recent runs of the history a report holds: enough for a trend, while the
-# report stays the same size however long the history grows.
-HISTORY_WINDOW = 50
 
 ReportDocument = dict[str, Any]
 
@@ -57,60 +63,60 @@ def report_document(
 def history_document(
     path: str, records: Sequence[RunRecord], appended: bool, note: str | None = None
 ) -> dict[str, Any]:
-    """The ``history`` key: where the history is, how many runs it records (this one
-    included when ``appended``; ``note`` says why it was not), and the records of the last
-    ``HISTORY_WINDOW`` runs, oldest first."""
-    return {
-        "path": path,
-        "recorded": len(records),
-        "appended": appended,
-        "note": note,
-        "runs": [record.as_dict() for record in records[-HISTORY_WINDOW:]],
-    }
+    """The ``history`` key (``reports.model.HistoryView``): where the history is, how
+    many runs it records (this one included when ``appended``; ``note`` says why it was
+    not), and the records of the last ``HISTORY_WINDOW`` runs, oldest first."""
+    return HistoryView.of(path, records, appended, note).as_dict()
 
 
-def entries(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The document's eval entries, in order."""
-    return list(document.get("evals") or ())
+def model_of(report: ReportModel | Mapping[str, Any]) -> ReportModel:
+    """``report`` as the typed model: a report document (a JSON file read back) is read
+    into one (``ReportModel.from_document``)."""
+    return report if isinstance(report, ReportModel) else ReportModel.from_document(report)
 
 
-def gates(evals: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def entries(report: ReportModel | Mapping[str, Any]) -> tuple[EvalView, ...]:
+    """The report's evals, in order."""
+    return model_of(report).evals
+
+
+def gates(evals: Iterable[EvalView]) -> list[GateView]:
     """The gates of ``evals``, eval by eval."""
-    return [gate for entry in evals for gate in entry.get("gates") or ()]
+    return [gate for view in evals for gate in view.gates]
 
 
-def gate_nodeid(entry: Mapping[str, Any], gate: Mapping[str, Any]) -> str:
+def gate_nodeid(view: EvalView, gate: GateView) -> str:
     """How a gate is named in reports: ``<eval label>::gate::<metric.stat>``."""
-    return f"{entry.get('label')}::gate::{gate.get('name')}"
+    return f"{view.label}::gate::{gate.name}"
 
 
-def gate_summary(evals: Iterable[Mapping[str, Any]]) -> str:
+def gate_summary(evals: Iterable[EvalView]) -> str:
     """``Gates: 3 passed, 1 failed, 0 skipped``."""
     found = gates(evals)
-    counts = {status: sum(g.get("status") == status for g in found) for status in GATE_STATUSES}
+    counts = {status: sum(g.status == status for g in found) for status in GATE_STATUSES}
     return (
         f"Gates: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
     )
 
 
-def row_counts(evals: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+def row_counts(evals: Iterable[EvalView]) -> dict[str, int]:
     """How many rows passed, failed (a test's assertion on the row failed) and errored
     (``error``: the row could not be evaluated), over ``evals``."""
     counts = dict.fromkeys(ROW_STATUSES, 0)
-    for entry in evals:
-        for status, count in (entry.get("row_statuses") or {}).items():
+    for view in evals:
+        for status, count in view.row_statuses.items():
             counts[status] = counts.get(status, 0) + int(count)
     return counts
 
 
-def run_verdict(evals: Sequence[Mapping[str, Any]]) -> tuple[str, bool]:
+def run_verdict(evals: Sequence[EvalView]) -> tuple[str, bool]:
     """The headline of a run (or of some of its evals) and whether it is a clean one:
     the rows that failed, the errors (errored rows and dataset-level tests) and the gates
     that failed, each counted when there is one; else ``all gates hold``, or ``no gates
     configured``. A run with a failed or errored row never reads as clean."""
     rows = row_counts(evals)
-    errors = sum(int(entry.get(ERRORS) or 0) for entry in evals)
-    failed_gates = sum(gate.get("status") == "failed" for gate in gates(evals))
+    errors = sum(int(view.errors or 0) for view in evals)
+    failed_gates = sum(gate.status == "failed" for gate in gates(evals))
     problems = [
         f"{count} {what}"
         for count, what in (

@@ -1,7 +1,7 @@
 """The evidence of the gates, as every report words it: a comparison's change with its
 interval, p-value, pairs, MDE and verdict; the advice on margins below what the rows can
 detect; the rows that regressed under a gate that passed. Pure functions of the report
-document (``gates[].stats``, docs/reports.md#json)."""
+model's gates (``GateView.stats``: ``gates[].stats``, docs/reports.md#json)."""
 
 from __future__ import annotations
 
@@ -11,18 +11,16 @@ from typing import Any
 from pytest_ragmetrics.gates.evidence import interval_text, p_text, pairs_text
 from pytest_ragmetrics.reports.columns import Entry
 from pytest_ragmetrics.reports.document import gate_nodeid
+from pytest_ragmetrics.reports.model import GateView
 from pytest_ragmetrics.results.pairing import SHOWN_IDS
 
-Gate = Mapping[str, Any]
 
-
-def stated_gates(evals: Sequence[Entry]) -> Iterator[tuple[Entry, Gate, Mapping[str, Any]]]:
+def stated_gates(evals: Sequence[Entry]) -> Iterator[tuple[Entry, GateView, Mapping[str, Any]]]:
     """Every gate with evidence, with its eval and its stats."""
     for entry in evals:
-        for gate in entry.get("gates") or ():
-            stats = gate.get("stats")
-            if isinstance(stats, Mapping):
-                yield entry, gate, stats
+        for gate in entry.gates:
+            if gate.stats is not None:
+                yield entry, gate, gate.stats
 
 
 def comparison_table(evals: Sequence[Entry]) -> tuple[list[list[str]], int]:
@@ -34,7 +32,7 @@ def comparison_table(evals: Sequence[Entry]) -> tuple[list[list[str]], int]:
         if stats["scale"] == "value":
             continue  # one run's value against a number: no comparison
         partial = stats.get("n_shared") not in (None, stats["n"])
-        if stats.get("verdict") == "unchanged" and gate["status"] != "failed" and not partial:
+        if stats.get("verdict") == "unchanged" and gate.status != "failed" and not partial:
             unchanged += 1  # listed all the same: a failed gate, or one on fewer rows
             continue
         p = stats.get("p_value")
@@ -44,8 +42,8 @@ def comparison_table(evals: Sequence[Entry]) -> tuple[list[list[str]], int]:
             verdict += f"; {stats['correction']}-adjusted p {stats['p_adjusted']:.2g}"
         rows.append(
             [
-                f"{entry['label']} {gate['name']}",
-                "FAILED" if gate["status"] == "failed" else str(gate["status"]),
+                f"{entry.label} {gate.name}",
+                "FAILED" if gate.status == "failed" else str(gate.status),
                 interval_text(stats, level=False) + level,
                 p_text(p) if p is not None else "",
                 pairs_text(stats),
@@ -70,9 +68,9 @@ def regressed_despite_passing(evals: Sequence[Entry]) -> list[tuple[str, int, li
     and the first ``SHOWN_IDS`` of them (``id before → after``)."""
     found = []
     for entry in evals:
-        for gate in entry.get("gates") or ():
-            changes = gate.get("regressed") or ()
-            if gate.get("status") == "passed" and changes:
-                shown = [f"{c['id']} {c['before']:g} → {c['after']:g}" for c in changes[:SHOWN_IDS]]
+        for gate in entry.gates:
+            changes = gate.regressed
+            if gate.status == "passed" and changes:
+                shown = [f"{c.id} {c.before:g} → {c.after:g}" for c in changes[:SHOWN_IDS]]
                 found.append((gate_nodeid(entry, gate), len(changes), shown))
     return found

@@ -1,8 +1,8 @@
 """The Markdown summary (``--ragmetrics-md``, and ``$GITHUB_STEP_SUMMARY`` in GitHub
 Actions): the main table, the table of each dataset-level suite (the Trust-Score), the
 transformations of compared systems, and the gates. A pure function of the report
-document (``reports.document``); every text that comes from a dataset or a path is
-escaped for a table cell.
+model (``reports.model``; a report document is read into it first); every text that
+comes from a dataset or a path is escaped for a table cell.
 """
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ from pytest_ragmetrics.reports.columns import (
     suite_columns,
 )
 from pytest_ragmetrics.reports.document import (
-    entries,
     gate_nodeid,
     gate_summary,
     gates,
+    model_of,
     run_verdict,
 )
 from pytest_ragmetrics.reports.evidence import advice_lines
+from pytest_ragmetrics.reports.model import GateView, ReportModel
 from pytest_ragmetrics.reports.presentation import suites
 from pytest_ragmetrics.reports.terminal import (
     history_line,
@@ -63,23 +64,23 @@ def table(
 
 
 def _metric_table(evals: Sequence[Entry], columns: Sequence[Column]) -> list[str]:
-    rows = [[cell(e["label"]), str(e["n"]), *(c.cell(e) for c in columns)] for e in evals]
+    rows = [[cell(e.label), str(e.n), *(c.cell(e) for c in columns)] for e in evals]
     return table(["Eval", "N", *(c.heading for c in columns)], rows)
 
 
-def _why(gate: Mapping[str, Any]) -> str:
+def _why(gate: GateView) -> str:
     """Why a gate did not pass: its verdict line, how the rows paired with the baseline,
     and the rows that regressed on their own; for a gate that passed, the rows that
     break its rule on their own, if any."""
-    regressed = [change["id"] for change in gate["regressed"] or ()]
-    if gate["status"] == "passed":
+    regressed = [change.id for change in gate.regressed]
+    if gate.status == "passed":
         if not regressed:
             return ""
         return cell(
             f"passes, but {len(regressed)} paired row(s) break the rule on their own: "
             f"{listing(regressed)}"
         )
-    parts = [gate["message"].splitlines()[0], *gate.get("notes", ())]
+    parts = [gate.message.splitlines()[0], *gate.notes]
     if regressed:
         parts.append(f"regressed ({len(regressed)}): {listing(regressed)}")
     return cell(" · ".join(parts))
@@ -88,22 +89,21 @@ def _why(gate: Mapping[str, Any]) -> str:
 _GATE_HEADINGS = ["Status", "Gate", "Rule", "Value", "Bound", "Baseline", "Why"]
 
 
-def _evidence(gate: Mapping[str, Any]) -> str:
-    stats = gate.get("stats")
-    if isinstance(stats, Mapping):
-        return cell(evidence_text(stats))
-    return cell(gate.get("stats_note") or "")
+def _evidence(gate: GateView) -> str:
+    if gate.stats is not None:
+        return cell(evidence_text(gate.stats))
+    return cell(gate.stats_note or "")
 
 
-def _gate_rows(found: Sequence[tuple[Entry, Mapping[str, Any]]], evidence: bool) -> list[list[str]]:
+def _gate_rows(found: Sequence[tuple[Entry, GateView]], evidence: bool) -> list[list[str]]:
     return [
         [
-            _STATUS[gate["status"]],
+            _STATUS[gate.status],
             cell(gate_nodeid(entry, gate)),
-            cell(gate["rule"]),
+            cell(gate.rule),
             *(
                 NOT_COMPUTED if n is None else f"{n:g}"
-                for n in (gate["value"], gate["bound"], gate["baseline"])
+                for n in (gate.value, gate.bound, gate.baseline)
             ),
             *([_evidence(gate)] if evidence else []),
             _why(gate),
@@ -112,9 +112,9 @@ def _gate_rows(found: Sequence[tuple[Entry, Mapping[str, Any]]], evidence: bool)
     ]
 
 
-def _gate_table(found: Sequence[tuple[Entry, Mapping[str, Any]]]) -> list[str]:
+def _gate_table(found: Sequence[tuple[Entry, GateView]]) -> list[str]:
     """A table of gates, with an Evidence column when some of them carry evidence."""
-    evidence = any(isinstance(gate.get("stats"), Mapping) for _, gate in found)
+    evidence = any(gate.stats is not None for _, gate in found)
     headings = [*_GATE_HEADINGS[:-1], *(["Evidence"] if evidence else []), "Why"]
     return table(headings, _gate_rows(found, evidence), numeric=(3, 4, 5))
 
@@ -125,12 +125,12 @@ def _gate_section(evals: Sequence[Entry]) -> list[str]:
     those whose rows broke their rule on their own stay open."""
     if not gates(evals):
         return ["No gates are configured for these evals."]
-    found = [(entry, gate) for entry in evals for gate in entry.get("gates") or ()]
+    found = [(entry, gate) for entry in evals for gate in entry.gates]
     open_ = sorted(
-        (f for f in found if f[1]["status"] != "passed" or f[1]["regressed"]),
-        key=lambda f: ("failed", "skipped", "passed").index(f[1]["status"]),
+        (f for f in found if f[1].status != "passed" or f[1].regressed),
+        key=lambda f: ("failed", "skipped", "passed").index(f[1].status),
     )
-    passed = [f for f in found if f[1]["status"] == "passed" and not f[1]["regressed"]]
+    passed = [f for f in found if f[1].status == "passed" and not f[1].regressed]
     lines = [gate_summary(evals)]
     if open_:
         lines += ["", *_gate_table(open_)]
@@ -157,11 +157,11 @@ def _interval_section(evals: Sequence[Entry]) -> list[str]:
                 continue
             rows.append(
                 [
-                    cell(entry["label"]),
+                    cell(entry.label),
                     column.heading,
-                    column.fmt(drawn["estimate"]),
-                    f"{column.fmt(drawn['low'])} – {column.fmt(drawn['high'])}",
-                    str(drawn["n"]),
+                    column.fmt(drawn.estimate),
+                    f"{column.fmt(drawn.low)} – {column.fmt(drawn.high)}",
+                    str(drawn.n),
                 ]
             )
     if not rows:
@@ -182,12 +182,12 @@ def _transformation_section(evals: Sequence[Entry]) -> list[str]:
     """Per compared system: the row ids that went IDK → supported, and the regressions."""
     items = []
     for entry in evals:
-        if entry.get("compare_to") is None:
+        if entry.compare_to is None:
             continue
-        head = f"- **{cell(entry['label'])}** vs {cell(entry['compare_to'])}:"
-        found = entry.get("transformations")
+        head = f"- **{cell(entry.label)}** vs {cell(entry.compare_to)}:"
+        found = entry.transformations
         if found is None:
-            items.append(f"{head} {cell(entry.get('transformations_note') or '')}")
+            items.append(f"{head} {cell(entry.transformations_note or '')}")
             continue
         parts = [
             f"{title} ({len(ids)}): {', '.join(map(cell, ids)) or 'none'}"
@@ -214,26 +214,28 @@ def _collapsed(block: Sequence[str]) -> list[str]:
     ]
 
 
-def markdown_summary(document: Mapping[str, Any]) -> str:
-    """The whole Markdown summary of a run."""
-    evals, settings = entries(document), document["settings"]
+def markdown_summary(report: ReportModel | Mapping[str, Any]) -> str:
+    """The whole Markdown summary of a run (``report``: the model, or a report document
+    read into it)."""
+    model = model_of(report)
+    evals, settings = model.evals, model.settings
     verdict, _ = run_verdict(evals)
     lines = [
         f"## pytest-ragmetrics: {verdict}",
         "",
-        f"pytest-ragmetrics {document['plugin_version']} · tau_sim {settings['tau_sim']:g} · "
+        f"pytest-ragmetrics {model.plugin_version} · tau_sim {settings['tau_sim']:g} · "
         f"citations: {settings['citation_format']}",
         "",
         *_metric_table(evals, main_columns()),
     ]
-    warnings = [f"> **Warning**: {cell(w)}" for e in evals for w in e.get("warnings") or ()]
+    warnings = [f"> **Warning**: {cell(w)}" for e in evals for w in e.warnings]
     warnings += [f"> **Warning**: {cell(advice)}" for advice in advice_lines(evals)]
     if warnings:
         lines += ["", *warnings]
     for suite in suites():
-        with_suite = [entry for entry in evals if suite.name in entry["metrics"]]
+        with_suite = [entry for entry in evals if suite.name in entry.metrics]
         if with_suite:
-            judge = document["trust_judge"]["description"]
+            judge = model.trust_judge.description if model.trust_judge else ""
             lines += [
                 "",
                 f"### {suite.label} ({scale(suite, '–')}; judge: {cell(judge)})",
@@ -246,7 +248,7 @@ def markdown_summary(document: Mapping[str, Any]) -> str:
     lines += _collapsed(more_metric_lines(evals))
     lines += _collapsed(signature_lines(evals))
     lines += ["", "### Gates", "", *_gate_section(evals), ""]
-    history = history_line(document)
+    history = history_line(model.history)
     if history is not None:
         lines += [cell(history), ""]
     return printable_text("\n".join(lines))  # GitHub's job summary: no controls, no "::"

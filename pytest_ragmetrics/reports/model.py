@@ -1,15 +1,18 @@
 """The typed report model: the run's results as frozen dataclasses, built once from the
-eval summaries and the gate results (``ReportModel.build``), and written as the report
+eval summaries and the gate results (``ReportModel.build``), or read back from a report
+document written earlier (``ReportModel.from_document``), and written as the report
 document (``as_dict``: the ``--ragmetrics-json`` file, schema docs/reports.md#json).
 
 Each view holds what its part of the document holds, typed, and writes its own JSON
-object; the JSON keys are written in one place each, here.
+object; the JSON keys are written in one place each, here. The terminal section, the
+Markdown summary and the HTML page read the views, so they cannot disagree, and a JSON
+file renders as the run that wrote it did.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_ragmetrics.config.thresholds import Settings
@@ -21,12 +24,16 @@ from pytest_ragmetrics.metrics.space.points import PICTURE_DETAIL
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
 from pytest_ragmetrics.reports.presentation import suites
 from pytest_ragmetrics.reports.projection import projection_entry
+from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState
 from pytest_ragmetrics.results.summary import EvalSummary, RowResult
 from pytest_ragmetrics.results.transformations import Transformations
 
 JSON_SCHEMA_VERSION = 1
 ROW_STATUSES = ("passed", "failed", "error")
+# The most recent runs of the history a report holds: enough for a trend, while the
+# report stays the same size however long the history grows.
+HISTORY_WINDOW = 50
 
 
 def trust_judge_description(settings: Settings) -> str:
@@ -55,6 +62,10 @@ class RegressedRow:
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "before": self.before, "after": self.after}
+
+    @classmethod
+    def from_dict(cls, written: Mapping[str, Any]) -> RegressedRow:
+        return cls(written["id"], written["before"], written["after"])
 
 
 @dataclass(frozen=True)
@@ -93,6 +104,25 @@ class GateView:
             stats_note=result.stats_note,
         )
 
+    @classmethod
+    def from_dict(cls, written: Mapping[str, Any]) -> GateView:
+        """The gate as a report document holds it."""
+        stats = written.get("stats")
+        return cls(
+            name=written["name"],
+            rule=written["rule"],
+            status=written["status"],
+            passed=written.get("passed"),
+            value=written.get("value"),
+            bound=written.get("bound"),
+            baseline=written.get("baseline"),
+            message=written.get("message") or "",
+            regressed=tuple(RegressedRow.from_dict(c) for c in written.get("regressed") or ()),
+            notes=tuple(written.get("notes") or ()),
+            stats=stats if isinstance(stats, Mapping) else None,
+            stats_note=written.get("stats_note"),
+        )
+
     def as_dict(self) -> dict[str, Any]:
         document: dict[str, Any] = {
             "name": self.name,
@@ -113,41 +143,143 @@ class GateView:
         return document
 
 
+@dataclass(frozen=True)
+class IntervalView:
+    """One statistic's confidence interval for one run (an eval's ``intervals``)."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    method: str
+    n: int
+    units: int
+
+    @classmethod
+    def of(cls, evidence: Evidence) -> IntervalView:
+        return cls(
+            evidence.estimate,
+            evidence.low,
+            evidence.high,
+            evidence.confidence,
+            evidence.method,
+            evidence.n,
+            evidence.units,
+        )
+
+    @classmethod
+    def from_dict(cls, written: Mapping[str, Any]) -> IntervalView:
+        return cls(
+            written["estimate"],
+            written["low"],
+            written["high"],
+            written["confidence"],
+            written["method"],
+            written["n"],
+            written["units"],
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "confidence": self.confidence,
+            "method": self.method,
+            "n": self.n,
+            "units": self.units,
+        }
+
+
 def interval_document(evidence: Evidence) -> dict[str, Any]:
     """One statistic's interval for one run (an eval's ``intervals``)."""
-    return {
-        "estimate": evidence.estimate,
-        "low": evidence.low,
-        "high": evidence.high,
-        "confidence": evidence.confidence,
-        "method": evidence.method,
-        "n": evidence.n,
-        "units": evidence.units,
-    }
+    return IntervalView.of(evidence).as_dict()
+
+
+# The keys a row's entry always has; whatever else it holds is its details (``sentences``,
+# ``live``, ``short_answer``, ...), written first so these win.
+_ROW_KEYS = (
+    "id",
+    "system",
+    "question",
+    "answer",
+    "gold",
+    "answerable",
+    "metrics",
+    ERRORS,
+    "evidence",
+    "status",
+    "failed_tests",
+)
 
 
 @dataclass(frozen=True)
 class RowView:
-    """One row of an eval (``rows[]``): its details, fields, values and outcome."""
+    """One row of an eval (``rows[]``): its fields, values, outcome and details."""
 
-    result: RowResult
+    id: str
     system: str | None
+    question: Any
+    answer: Any
+    gold: Any
+    answerable: Any
+    metrics: Mapping[str, Any]
+    errors: Sequence[str]
+    evidence: Mapping[str, Any]
+    status: str | None  # None: a document written before rows had one
+    failed_tests: Sequence[str]
+    details: Mapping[str, Any]  # what the metrics recorded of the row (``sentences``, ...)
+
+    @classmethod
+    def of(cls, row: RowResult, system: str | None) -> RowView:
+        fields = row.fields
+        return cls(
+            id=row.id,
+            system=system,
+            question=fields.get("question"),
+            answer=fields.get("answer"),
+            gold=fields.get("gold"),
+            answerable=fields.get("answerable"),
+            metrics=row.values,
+            errors=row.errors,
+            evidence=row.evidence,
+            status=row.status,
+            failed_tests=sorted(row.failed),
+            details=row.details,
+        )
+
+    @classmethod
+    def from_dict(cls, written: Mapping[str, Any]) -> RowView:
+        """The row as a report document holds it."""
+        return cls(
+            id=written.get("id"),  # type: ignore[arg-type]  # as written, shown as text
+            system=written.get("system"),
+            question=written.get("question"),
+            answer=written.get("answer"),
+            gold=written.get("gold"),
+            answerable=written.get("answerable"),
+            metrics=written.get("metrics") or {},
+            errors=written.get(ERRORS) or [],
+            evidence=written.get("evidence") or {},
+            status=written.get("status"),
+            failed_tests=written.get("failed_tests") or [],
+            details={k: v for k, v in written.items() if k not in _ROW_KEYS},
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        row = self.result
         return {
-            **row.details,  # first: the fixed keys below always win
-            "id": row.id,
+            **self.details,  # first: the fixed keys below always win
+            "id": self.id,
             "system": self.system,
-            "question": row.fields.get("question"),
-            "answer": row.fields.get("answer"),
-            "gold": row.fields.get("gold"),
-            "answerable": row.fields.get("answerable"),
-            "metrics": row.values,
-            ERRORS: row.errors,
-            "evidence": row.evidence,
-            "status": row.status,
-            "failed_tests": sorted(row.failed),
+            "question": self.question,
+            "answer": self.answer,
+            "gold": self.gold,
+            "answerable": self.answerable,
+            "metrics": self.metrics,
+            ERRORS: self.errors,
+            "evidence": self.evidence,
+            "status": self.status,
+            "failed_tests": self.failed_tests,
         }
 
 
@@ -171,14 +303,112 @@ def baseline_document(stored: BaselineState) -> dict[str, Any]:
     return document
 
 
+def transformations_of(written: Mapping[str, Any]) -> Transformations:
+    """A ``transformations`` object of a report document, read back."""
+    return Transformations(
+        tuple(written.get("idk_to_supported") or ()),
+        tuple(written.get("regressions") or ()),
+        int(written.get("compared") or 0),
+    )
+
+
+@dataclass(frozen=True)
+class BaselineView:
+    """An eval's stored baseline (``baseline``), read: the entry is kept as written
+    (``baseline_document``; its keys depend on its ``status``), and each part a report
+    shows is read through a property, so no renderer spells its keys."""
+
+    written: dict[str, Any]
+
+    @property
+    def path(self) -> str | None:
+        return self.written.get("path")
+
+    @property
+    def status(self) -> str | None:
+        """``paired``, ``not paired``, ``not compared`` or ``none stored``."""
+        return self.written.get("status")
+
+    @property
+    def problem(self) -> str | None:
+        """Why it is not compared."""
+        return self.written.get("problem")
+
+    @property
+    def note(self) -> str | None:
+        """Why its rows are not paired."""
+        return self.written.get("note")
+
+    @property
+    def not_compared(self) -> Mapping[str, Sequence[str]]:
+        """Metric -> what differs, for the metrics stored under another version."""
+        return self.written.get("not_compared") or {}
+
+    @property
+    def coverage(self) -> float | None:
+        return self.written.get("coverage")
+
+    def count(self, what: str) -> int:
+        """How many rows are ``shared``, ``added``, ``removed``, ``changed`` or
+        ``stored_rows``."""
+        return int(self.written.get(what) or 0)
+
+    def ids(self, what: str) -> Sequence[str]:
+        """The ids ``added``, ``removed`` or whose inputs ``changed``."""
+        return self.written.get(f"{what}_ids") or ()
+
+    @property
+    def transformations(self) -> Transformations | None:
+        found = self.written.get("transformations")
+        return transformations_of(found) if isinstance(found, Mapping) else None
+
+    @property
+    def transformations_note(self) -> str | None:
+        return self.written.get("transformations_note")
+
+    @property
+    def row_values(self) -> Mapping[str, Mapping[str, Any]]:
+        """Each stored row's values, by id, for a baseline that pairs."""
+        return self.written.get("row_values") or {}
+
+
+Intervals = Mapping[str, Mapping[str, IntervalView]]
+
+
 @dataclass(frozen=True)
 class EvalView:
-    """One eval, or one system of an eval (``evals[]``)."""
+    """One eval, or one system of an eval (``evals[]``).
 
-    summary: EvalSummary
+    ``compare_to`` is the eval's reference system for a system compared with it, else
+    ``None``; ``baseline`` the stored baseline's entry (``baseline_document``), ``None``
+    for an eval with no stored baseline to speak of; ``transformations`` (with
+    ``transformations_note`` saying why there are none) only for a compared system."""
+
+    name: str
+    label: str
+    system: str | None
+    compare_to: str | None
+    module: str | None
+    dataset: str | None
+    dataset_sha256: str | None
+    dataset_rows: int | None
+    n: int
+    errors: int
+    row_statuses: Mapping[str, int]
+    metrics: Mapping[str, Mapping[str, float]]
+    breakdowns: Mapping[str, Mapping[str, Mapping[str, float]]]
+    signatures: Mapping[str, str]
+    dataset_details: Mapping[str, Any]  # the dataset-level tests' details, no picture
+    dataset_errors: tuple[str, ...]
     gates: tuple[GateView, ...]
-    intervals: Mapping[str, Mapping[str, Evidence]] | None  # None: not drawn
+    intervals: Intervals | None  # None: not drawn
+    projection: Mapping[str, Any] | None  # the picture of its embedding space, if drawn
     rows: tuple[RowView, ...] | None  # None: the document leaves rows out
+    warnings: tuple[str, ...]
+    baseline: BaselineView | None
+    rerun: Any
+    transformations: Transformations | None
+    transformations_note: str | None
 
     @classmethod
     def of(
@@ -188,74 +418,157 @@ class EvalView:
         rows: bool,
         intervals: Settings | None,
     ) -> EvalView:
-        label = summary.info.label
+        info, details = summary.info, summary.dataset_details
+        picture = details.get(PICTURE_DETAIL)
+        drawn = (
+            None
+            if intervals is None
+            else metric_intervals(summary.rows, summary.metrics, intervals)
+        )
+        found = summary.transformations if info.compared else None
+        stored = summary.stored
         return cls(
-            summary=summary,
-            gates=tuple(GateView.of(r) for r in results if r.eval == label),
+            name=info.name,
+            label=info.label,
+            system=info.system,
+            compare_to=info.compare_to if info.compared else None,
+            module=info.module,
+            dataset=info.dataset,
+            dataset_sha256=info.dataset_sha256,
+            dataset_rows=info.dataset_rows,
+            n=summary.rows_used,
+            errors=summary.errors,
+            row_statuses={
+                status: sum(row.status == status for row in summary.rows) for status in ROW_STATUSES
+            },
+            metrics=summary.metrics,
+            breakdowns=summary.breakdowns,
+            signatures=summary.signatures,
+            dataset_details={k: v for k, v in details.items() if k != PICTURE_DETAIL},
+            dataset_errors=tuple(summary.dataset_errors),
+            gates=tuple(GateView.of(r) for r in results if r.eval == info.label),
             intervals=(
                 None
-                if intervals is None
-                else metric_intervals(summary.rows, summary.metrics, intervals)
+                if drawn is None
+                else {
+                    metric: {stat: IntervalView.of(evidence) for stat, evidence in stats.items()}
+                    for metric, stats in drawn.items()
+                }
             ),
-            rows=(
-                tuple(RowView(row, summary.info.system) for row in summary.rows) if rows else None
+            # a dataset-level test drew the eval's embeddings
+            projection=(
+                projection_entry(picture, details, summary.rows)
+                if isinstance(picture, Mapping)
+                else None
+            ),
+            rows=(tuple(RowView.of(row, info.system) for row in summary.rows) if rows else None),
+            warnings=tuple(summary.warnings),
+            baseline=None if stored is None else BaselineView(baseline_document(stored)),
+            rerun=info.rerun,
+            transformations=found,
+            transformations_note=(
+                summary.transformations_note if info.compared and found is None else None
             ),
         )
 
-    @property
-    def row_statuses(self) -> dict[str, int]:
-        rows = self.summary.rows
-        return {status: sum(row.status == status for row in rows) for status in ROW_STATUSES}
+    @classmethod
+    def from_dict(cls, written: Mapping[str, Any]) -> EvalView:
+        """The eval as a report document holds it."""
+        level = written.get("dataset_level") or {}
+        drawn = written.get("intervals")
+        rows = written.get("rows")
+        stored, found = written.get(BASELINE), written.get("transformations")
+        return cls(
+            name=written["name"],
+            label=written["label"],
+            system=written.get("system"),
+            compare_to=written.get("compare_to"),
+            module=written.get("module"),
+            dataset=written.get("dataset"),
+            dataset_sha256=written.get("dataset_sha256"),
+            dataset_rows=written.get("dataset_rows"),
+            n=written["n"],
+            errors=written.get(ERRORS) or 0,
+            row_statuses=written.get("row_statuses") or {},
+            metrics=written.get("metrics") or {},
+            breakdowns=written.get("breakdowns") or {},
+            signatures=written.get("signatures") or {},
+            dataset_details=level.get("details") or {},
+            dataset_errors=tuple(level.get(ERRORS) or ()),
+            gates=tuple(GateView.from_dict(gate) for gate in written.get("gates") or ()),
+            intervals=(
+                None
+                if drawn is None
+                else {
+                    metric: {stat: IntervalView.from_dict(found) for stat, found in stats.items()}
+                    for metric, stats in drawn.items()
+                }
+            ),
+            projection=written.get("projection"),
+            rows=None if rows is None else tuple(RowView.from_dict(row) for row in rows),
+            warnings=tuple(written.get("warnings") or ()),
+            baseline=None if stored is None else BaselineView(stored),
+            rerun=written.get("rerun"),
+            transformations=None if found is None else transformations_of(found),
+            transformations_note=written.get("transformations_note"),
+        )
 
-    @property
-    def transformations(self) -> Transformations | None:
-        return self.summary.transformations
+    def stat(self, metric: str, name: str) -> Any:
+        """The aggregate ``metric.name``, ``None`` when the eval has none."""
+        stats = self.metrics.get(metric)
+        return stats.get(name) if isinstance(stats, Mapping) else None
+
+    def interval(self, metric: str, name: str = "mean") -> IntervalView | None:
+        """The confidence interval of ``metric.name`` for this run alone (a rate is its
+        0/1 metric's mean), ``None`` when the eval has none."""
+        found = (self.intervals or {}).get(metric) or {}
+        return found.get("mean" if name == "rate" else name)
 
     def as_dict(self) -> dict[str, Any]:
-        summary, info = self.summary, self.summary.info
-        details = summary.dataset_details
         entry: dict[str, Any] = {
-            "name": info.name,
-            "label": info.label,
-            "system": info.system,
-            "compare_to": info.compare_to if info.compared else None,
-            "module": info.module,
-            "dataset": info.dataset,
-            "dataset_sha256": info.dataset_sha256,
-            "dataset_rows": info.dataset_rows,
-            "n": summary.rows_used,
-            ERRORS: summary.errors,
+            "name": self.name,
+            "label": self.label,
+            "system": self.system,
+            "compare_to": self.compare_to,
+            "module": self.module,
+            "dataset": self.dataset,
+            "dataset_sha256": self.dataset_sha256,
+            "dataset_rows": self.dataset_rows,
+            "n": self.n,
+            ERRORS: self.errors,
             "row_statuses": self.row_statuses,
-            "metrics": summary.metrics,
-            "breakdowns": summary.breakdowns,
-            "signatures": summary.signatures,
+            "metrics": self.metrics,
+            "breakdowns": self.breakdowns,
+            "signatures": self.signatures,
             "dataset_level": {
-                "details": {k: v for k, v in details.items() if k != PICTURE_DETAIL},
-                ERRORS: list(summary.dataset_errors),
+                "details": self.dataset_details,
+                ERRORS: list(self.dataset_errors),
             },
             "gates": [gate.as_dict() for gate in self.gates],
         }
         if self.intervals is not None:
             entry["intervals"] = {
-                metric: {stat: interval_document(evidence) for stat, evidence in stats.items()}
+                metric: {stat: found.as_dict() for stat, found in stats.items()}
                 for metric, stats in self.intervals.items()
             }
-        picture = details.get(PICTURE_DETAIL)
-        if isinstance(picture, Mapping):  # a dataset-level test drew the eval's embeddings
-            entry["projection"] = projection_entry(picture, details, summary.rows)
+        if self.projection is not None:
+            entry["projection"] = self.projection
         if self.rows is not None:
             entry["rows"] = [row.as_dict() for row in self.rows]
-        entry["warnings"] = list(summary.warnings)
-        if summary.stored is not None:
-            entry[BASELINE] = baseline_document(summary.stored)
-        if info.rerun is not None:
-            entry["rerun"] = info.rerun
-        if info.compared:
+        entry["warnings"] = list(self.warnings)
+        if self.baseline is not None:
+            entry[BASELINE] = self.baseline.written
+        if self.rerun is not None:
+            entry["rerun"] = self.rerun
+        if self.compare_to is not None:
             found = self.transformations
             entry["transformations"] = found.as_dict() if found is not None else None
             if found is None:
-                entry["transformations_note"] = summary.transformations_note
+                entry["transformations_note"] = self.transformations_note
         return entry
+
+    def without_rows(self) -> EvalView:
+        return replace(self, rows=None)
 
 
 @dataclass(frozen=True)
@@ -266,6 +579,10 @@ class TrustJudgeView:
     approximate: bool
     description: str
 
+    @classmethod
+    def from_dict(cls, written: Mapping[str, Any]) -> TrustJudgeView:
+        return cls(written["setting"], written["approximate"], written["description"])
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "setting": self.setting,
@@ -275,15 +592,58 @@ class TrustJudgeView:
 
 
 @dataclass(frozen=True)
+class HistoryView:
+    """The run history a report shows (``history``, with ``--ragmetrics-history``): where
+    it is, how many runs it records (this one included when ``appended``; ``note`` says
+    why it was not), and the records of the last ``HISTORY_WINDOW`` runs, oldest first,
+    as the history file holds them."""
+
+    path: str
+    recorded: int
+    appended: bool
+    note: str | None
+    runs: tuple[Mapping[str, Any], ...]
+
+    @classmethod
+    def of(
+        cls, path: str, records: Sequence[RunRecord], appended: bool, note: str | None = None
+    ) -> HistoryView:
+        runs = tuple(record.as_dict() for record in records[-HISTORY_WINDOW:])
+        return cls(path, len(records), appended, note, runs)
+
+    @classmethod
+    def from_dict(cls, written: Mapping[str, Any]) -> HistoryView:
+        runs = tuple(written.get("runs") or ())
+        return cls(
+            written["path"],
+            written.get("recorded", len(runs)),
+            bool(written.get("appended")),
+            written.get("note"),
+            runs,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "recorded": self.recorded,
+            "appended": self.appended,
+            "note": self.note,
+            "runs": list(self.runs),
+        }
+
+
+@dataclass(frozen=True)
 class ReportModel:
     """The run's results, built once: the settings' signature, one view per eval (and
-    system), and, when some eval ran a dataset-level suite, its judge."""
+    system), when some eval ran a dataset-level suite its judge, and with a run history
+    the runs it records."""
 
     plugin_version: str
     settings: Mapping[str, Any]  # Settings.signature()
     stats: Mapping[str, Any]  # the statistics settings
     evals: tuple[EvalView, ...]
     trust_judge: TrustJudgeView | None
+    history: HistoryView | None = None
     schema_version: int = JSON_SCHEMA_VERSION
 
     @classmethod
@@ -315,6 +675,28 @@ class ReportModel:
             trust_judge=judge if judged else None,
         )
 
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any]) -> ReportModel:
+        """The model of a report document (a ``--ragmetrics-json`` file, read back): it
+        renders as the run that wrote it did."""
+        judge, history = document.get("trust_judge"), document.get("history")
+        return cls(
+            plugin_version=str(document.get("plugin_version")),
+            settings=document.get("settings") or {},
+            stats=document.get("stats") or {},
+            evals=tuple(EvalView.from_dict(entry) for entry in document.get("evals") or ()),
+            trust_judge=None if judge is None else TrustJudgeView.from_dict(judge),
+            history=None if history is None else HistoryView.from_dict(history),
+            schema_version=document.get("schema_version", JSON_SCHEMA_VERSION),
+        )
+
+    def with_history(self, history: HistoryView) -> ReportModel:
+        return replace(self, history=history)
+
+    def without_rows(self) -> ReportModel:
+        """The model less each eval's rows (what the run history records reads)."""
+        return replace(self, evals=tuple(view.without_rows() for view in self.evals))
+
     def as_dict(self) -> dict[str, Any]:
         """The report document (the ``--ragmetrics-json`` file's object)."""
         document: dict[str, Any] = {
@@ -326,4 +708,6 @@ class ReportModel:
         }
         if self.trust_judge is not None:
             document["trust_judge"] = self.trust_judge.as_dict()
+        if self.history is not None:
+            document["history"] = self.history.as_dict()
         return document

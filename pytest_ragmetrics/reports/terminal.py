@@ -1,5 +1,6 @@
-"""The ragmetrics section of the terminal summary: lines rendered from the report
-document (``reports.document``). Pure functions of the document."""
+"""The ragmetrics section of the terminal summary: lines rendered from the report model
+(``reports.model``; a report document is read into it first). Pure functions of the
+model's views."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from typing import Any
 
 from pytest_ragmetrics.gates.evidence import evidence_text
 from pytest_ragmetrics.metrics.base import MetricInfo
-from pytest_ragmetrics.metrics.catalog import BASELINE
 from pytest_ragmetrics.reports.columns import (
     NOT_COMPUTED,
     Column,
@@ -20,10 +20,10 @@ from pytest_ragmetrics.reports.columns import (
     suite_columns,
 )
 from pytest_ragmetrics.reports.document import (
-    entries,
     gate_nodeid,
     gate_summary,
     gates,
+    model_of,
     row_counts,
 )
 from pytest_ragmetrics.reports.evidence import (
@@ -31,6 +31,7 @@ from pytest_ragmetrics.reports.evidence import (
     comparison_table,
     regressed_despite_passing,
 )
+from pytest_ragmetrics.reports.model import BaselineView, HistoryView, ReportModel
 from pytest_ragmetrics.reports.presentation import info, suites, tabled, unlisted
 from pytest_ragmetrics.results.pairing import (
     UNPAIRED,
@@ -38,7 +39,7 @@ from pytest_ragmetrics.results.pairing import (
     not_compared_title,
     problem_listing,
 )
-from pytest_ragmetrics.results.transformations import KINDS
+from pytest_ragmetrics.results.transformations import Transformations
 
 
 def render_table(headings: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
@@ -59,7 +60,7 @@ def render_table(headings: Sequence[str], rows: Iterable[Sequence[str]]) -> list
 def _table(evals: Sequence[Entry], columns: Sequence[Column], lead: Sequence[str]) -> list[str]:
     rows = []
     for entry in evals:
-        lead_cells = [str(entry["label"]), str(entry["n"])][: len(lead)]
+        lead_cells = [str(entry.label), str(entry.n)][: len(lead)]
         rows.append([*lead_cells, *(column.cell(entry) for column in columns)])
     return render_table([*lead, *(c.heading for c in columns)], rows)
 
@@ -117,7 +118,7 @@ def more_metric_lines(evals: Sequence[Entry]) -> list[str]:
     corpus statistics in parentheses), then each statistic of dataset-level metrics."""
     lines, shown = [], _tabled()
     for entry in evals:
-        metrics = entry["metrics"]
+        metrics = entry.metrics
         names = sorted(set(metrics) - shown, key=_natural)
         dataset_level = [name for name in names if _dataset_stats(name) is not None]
         per_row = [
@@ -132,7 +133,7 @@ def more_metric_lines(evals: Sequence[Entry]) -> list[str]:
             parts = [f"{stat} {stats[stat]:.4g}" for stat in wanted if stat in stats]
             block += _wrapped(parts, f"    {name}: ", "      ")
         if block:
-            lines += [f"  {entry['label']} ({entry['n']} rows):", *block]
+            lines += [f"  {entry.label} ({entry.n} rows):", *block]
     return ["More metrics (mean over rows unless named):", *lines] if lines else []
 
 
@@ -140,9 +141,9 @@ def signature_lines(evals: Sequence[Entry]) -> list[str]:
     """Per eval, how its tool-dependent numbers were computed: sacrebleu's signature of
     each (``bleu``, ``bleu.corpus``), so numbers computed differently are not compared."""
     lines = [
-        f"  {entry['label']}: {name} {signature}"
+        f"  {entry.label}: {name} {signature}"
         for entry in evals
-        for name, signature in sorted((entry.get("signatures") or {}).items())
+        for name, signature in sorted(entry.signatures.items())
     ]
     return (
         ["Signatures (sacrebleu's; numbers signed differently are not comparable):", *lines]
@@ -154,56 +155,52 @@ def signature_lines(evals: Sequence[Entry]) -> list[str]:
 def _stage_lines(evals: Sequence[Entry]) -> list[str]:
     lines = []
     for entry in evals:
-        stages = entry["breakdowns"].get("tokens_by_stage")
+        stages = entry.breakdowns.get("tokens_by_stage")
         if stages:
             parts = " · ".join(f"{stage} {amount(v['mean'])}" for stage, v in stages.items())
-            lines.append(f"  {entry['label']}: {parts}")
+            lines.append(f"  {entry.label}: {parts}")
     return ["Tokens by stage (mean per row):", *lines] if lines else []
 
 
 def _stop_reason_lines(evals: Sequence[Entry]) -> list[str]:
     lines = []
     for entry in evals:
-        reasons = entry["breakdowns"].get("stop_reason")
+        reasons = entry.breakdowns.get("stop_reason")
         if reasons:
             ordered = sorted(reasons.items(), key=lambda item: (-item[1]["sum"], item[0]))
             parts = [f"{reason} {v['sum']:.0f} ({v['mean']:.0%})" for reason, v in ordered]
-            lines += _wrapped(parts, f"  {entry['label']}: ", "    ")
+            lines += _wrapped(parts, f"  {entry.label}: ", "    ")
     return ["Stop reasons (rows, share):", *lines] if lines else []
 
 
-def kinds(transformations: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
-    """A transformations entry's lists as the reports title them."""
-    return [(title, list(transformations.get(key) or ())) for title, key in KINDS]
+def kinds(transformations: Transformations) -> list[tuple[str, list[str]]]:
+    """The transformations' lists as the reports title them."""
+    return [(title, list(ids)) for title, ids in transformations.kinds()]
 
 
 def transformation_lines(evals: Sequence[Entry]) -> list[str]:
     """Per compared system: the ids that went IDK → supported, and the regressions."""
     lines = []
     for entry in evals:
-        reference = entry.get("compare_to")
+        reference = entry.compare_to
         if reference is None:
             continue
-        head = f"  {entry['label']} vs {reference}:"
-        found = entry.get("transformations")
+        head = f"  {entry.label} vs {reference}:"
+        found = entry.transformations
         if found is None:
-            lines.append(f"{head} {entry.get('transformations_note')}")
+            lines.append(f"{head} {entry.transformations_note}")
             continue
-        lines.append(f"{head} {found['compared']} ids compared")
+        lines.append(f"{head} {found.compared} ids compared")
         for title, ids in kinds(found):
             listed = ids or ["none"]
             lines += _wrapped(listed, f"    {title} ({len(ids)}): ", "      ")
     return ["Transformations (by row id):", *lines] if lines else []
 
 
-def pairing_line(stored: Mapping[str, Any]) -> str:
-    """How a paired baseline entry's rows pair with this run's."""
+def pairing_line(stored: BaselineView) -> str:
+    """How a paired baseline's rows pair with this run's."""
     return describe_pairing(
-        stored["shared"],
-        stored["stored_rows"],
-        stored["removed"],
-        stored["added"],
-        stored["changed"],
+        *(stored.count(what) for what in ("shared", "stored_rows", "removed", "added", "changed"))
     )
 
 
@@ -212,26 +209,26 @@ def stored_baseline_lines(evals: Sequence[Entry]) -> list[str]:
     ids and the transformations; evals where nothing moved share one line."""
     lines, quiet = [], 0
     for entry in evals:
-        stored = entry.get(BASELINE)
-        status = stored.get("status") if stored else None
+        stored = entry.baseline
+        status = stored.status if stored else None
         if stored is None or status == "none stored":
             continue
-        head = f"  {entry['label']}:"
+        head = f"  {entry.label}:"
         if status == "not compared":
-            first, listed = problem_listing(stored["problem"])
+            first, listed = problem_listing(str(stored.problem))
             lines.append(f"{head} not compared: {first}")
             lines += [f"    {line}" for line in listed]
             continue
-        versions = stored.get("not_compared") or {}
+        versions = stored.not_compared
         if versions:
             lines.append(f"{head} {not_compared_title(list(versions))}:")
             lines += [f"    {line}" for differences in versions.values() for line in differences]
         if status == "not paired":
-            lines.append(f"{head} rows not paired: {stored.get('note')}")
+            lines.append(f"{head} rows not paired: {stored.note}")
             continue
-        found = stored.get("transformations")
-        moved = found is not None and (found["idk_to_supported"] or found["regressions"])
-        exact = not (stored["added"] or stored["removed"] or stored["changed"])
+        found = stored.transformations
+        moved = found is not None and (found.idk_to_supported or found.regressions)
+        exact = not any(stored.count(what) for what in ("added", "removed", "changed"))
         if exact and not moved and found is not None:  # unknown states are said below
             if versions:  # this eval has its own lines already
                 lines.append("    every stored row paired, none changed state")
@@ -240,14 +237,14 @@ def stored_baseline_lines(evals: Sequence[Entry]) -> list[str]:
             continue
         lines.append(f"{head} {pairing_line(stored)}")
         for title, key in UNPAIRED:
-            ids = stored[f"{key}_ids"]
+            ids = stored.ids(key)
             if ids:
                 lines += _wrapped(list(ids), f"    {title} ({len(ids)}): ", "      ")
         if found is not None:
             for title, ids in kinds(found):
                 lines += _wrapped(ids or ["none"], f"    {title} ({len(ids)}): ", "      ")
         else:
-            lines.append(f"    no transformations: {stored.get('transformations_note')}")
+            lines.append(f"    no transformations: {stored.transformations_note}")
     if quiet:
         other = "other " if lines else ""
         lines.append(f"  {quiet} {other}eval(s): every stored row paired, none changed state")
@@ -264,19 +261,19 @@ def _count(stats: Mapping[str, float], name: str | None) -> list[str]:
     return [] if name is None else [count(stats[name])]
 
 
-def trust_lines(document: Mapping[str, Any]) -> list[str]:
+def trust_lines(model: ReportModel) -> list[str]:
     """The table of each dataset-level suite (the Trust-Score, 0-100) of the evals that
     ran it: ``N`` is the suite's own count of rows (``Presentation.count``)."""
     lines = []
     for suite in suites():
-        with_suite = [entry for entry in entries(document) if suite.name in entry["metrics"]]
+        with_suite = [entry for entry in model.evals if suite.name in entry.metrics]
         if not with_suite:
             continue
         columns = suite_columns(suite)
         rows = [
             [
-                str(entry["label"]),
-                *_count(entry["metrics"][suite.name], suite.presentation.count),
+                str(entry.label),
+                *_count(entry.metrics[suite.name], suite.presentation.count),
                 *(c.cell(entry) for c in columns),
             ]
             for entry in with_suite
@@ -284,11 +281,11 @@ def trust_lines(document: Mapping[str, Any]) -> list[str]:
         lead = ["Eval", *(["N"] if suite.presentation.count else [])]
         table = render_table([*lead, *(c.heading for c in columns)], rows)
         warnings = [
-            f"  {entry['label']}: {message}"
+            f"  {entry.label}: {message}"
             for entry in with_suite
-            for message in entry["dataset_level"]["details"].get("trust_warnings", ())
+            for message in entry.dataset_details.get("trust_warnings", ())
         ]
-        judge = document["trust_judge"]["description"]
+        judge = model.trust_judge.description if model.trust_judge else None
         lines += [f"{suite.label} ({scale(suite)}; judge: {judge}):", *table, *warnings]
     return lines
 
@@ -306,13 +303,13 @@ def _gate_lines(evals: Sequence[Entry]) -> list[str]:
         return [*rows, "Gates: none configured for these evals"]
     lines = [*rows, gate_summary(evals)]
     for entry in evals:
-        for gate in entry.get("gates") or ():
-            if gate["status"] != "passed":
-                first_line = gate["message"].splitlines()[0]
-                status = gate["status"].upper()
+        for gate in entry.gates:
+            if gate.status != "passed":
+                first_line = gate.message.splitlines()[0]
+                status = gate.status.upper()
                 lines.append(f"  {status:7} {gate_nodeid(entry, gate)}: {first_line}")
-                stats = gate.get("stats")
-                if stats and stats.get("verdict") and gate["status"] == "failed":
+                stats = gate.stats
+                if stats and stats.get("verdict") and gate.status == "failed":
                     lines.append(f"          evidence: {evidence_text(stats)}")
     return lines
 
@@ -343,16 +340,15 @@ def regressed_lines(evals: Sequence[Entry]) -> list[str]:
     return ["Passing gates with rows that break the rule on their own:", *lines] if lines else []
 
 
-def history_line(document: Mapping[str, Any]) -> str | None:
+def history_line(history: HistoryView | None) -> str | None:
     """Whether this run was appended to the run history, where, and how many runs it
     records; ``None`` when no history is kept."""
-    history = document.get("history")
     if history is None:
         return None
-    where, recorded = history["path"], f"{history['recorded']} run(s) recorded"
-    if history["appended"]:
+    where, recorded = history.path, f"{history.recorded} run(s) recorded"
+    if history.appended:
         return f"run history: this run appended to {where} ({recorded})"
-    return f"run history: this run NOT appended to {where}: {history['note']} ({recorded})"
+    return f"run history: this run NOT appended to {where}: {history.note} ({recorded})"
 
 
 def _citations(settings: Mapping[str, Any]) -> str:
@@ -361,11 +357,15 @@ def _citations(settings: Mapping[str, Any]) -> str:
 
 
 def terminal_lines(
-    document: Mapping[str, Any], thresholds_path: str | None, notes: Iterable[str] = ()
+    report: ReportModel | Mapping[str, Any],
+    thresholds_path: str | None,
+    notes: Iterable[str] = (),
 ) -> list[str]:
-    """The ragmetrics section of the terminal summary; ``notes`` (what the run did
-    besides scoring) close it."""
-    settings, evals, notes = document["settings"], entries(document), list(notes)
+    """The ragmetrics section of the terminal summary of ``report`` (the model, or a
+    report document read into it); ``notes`` (what the run did besides scoring) close
+    it."""
+    model = model_of(report)
+    settings, evals, notes = model.settings, model.evals, list(notes)
     lines = [
         f"thresholds: {thresholds_path or 'none'} · citations: {_citations(settings)}"
         f" · IDK phrases: {len(settings['idk_patterns'])} · tau_sim: {settings['tau_sim']:g}",
@@ -382,7 +382,7 @@ def terminal_lines(
         stored_baseline_lines(evals),
         more_metric_lines(evals),
         signature_lines(evals),
-        trust_lines(document),
+        trust_lines(model),
     ):
         if block:
             lines += ["", *block]
@@ -390,11 +390,11 @@ def terminal_lines(
         if block:
             lines += ["", *block]
     lines += ["", f"{NOT_COMPUTED} = not computed by this eval", "", *_gate_lines(evals)]
-    warnings = [f"  {warning}" for entry in evals for warning in entry.get("warnings") or ()]
+    warnings = [f"  {warning}" for entry in evals for warning in entry.warnings]
     warnings += [f"  {advice}" for advice in advice_lines(evals)]
     if warnings:
         lines += ["", "Warnings:", *warnings]
-    history = history_line(document)
+    history = history_line(model.history)
     if history is not None:
         notes.append(history)
     if notes:

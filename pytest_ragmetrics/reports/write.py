@@ -15,9 +15,12 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.files import write_atomic
+
+if TYPE_CHECKING:
+    from pytest_ragmetrics.reports.model import ReportModel
 
 GITHUB_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
@@ -73,23 +76,24 @@ def os_cause(error: OSError) -> str:
 
 
 def write_reports(
-    document: Mapping[str, Any],
+    report: ReportModel | Mapping[str, Any],
     json_path: Path | None,
     html_path: Path | None,
     md_path: Path | None,
     shown: Callable[[Path], str] = str,
 ) -> list[Unwritten]:
-    """Write each report asked for, and return those that could not be written, each
-    with its cause (``shown`` gives a path as the user reads it). JSON and HTML are
-    written for any run; the Markdown summary only when some eval ran (an empty summary
-    would only add noise to a CI page). A report that cannot be written does not keep
-    the others from being written.
+    """Write each report of ``report`` (the run's model, or a report document) asked for,
+    and return those that could not be written, each with its cause (``shown`` gives a
+    path as the user reads it). JSON and HTML are written for any run; the Markdown
+    summary only when some eval ran (an empty summary would only add noise to a CI page).
+    A report that cannot be written does not keep the others from being written.
 
     Each renderer is imported here, when the run ends and its report is asked for: the
     plugin's options name this module's ``GITHUB_SUMMARY_ENV``, and importing the plugin
     should not import them."""
-    from pytest_ragmetrics.reports.document import entries
+    from pytest_ragmetrics.reports.document import model_of
 
+    model = model_of(report)
     unwritten: list[Unwritten] = []
 
     def attempt(option: str, path: str, write: Callable[[], None]) -> None:
@@ -99,19 +103,19 @@ def write_reports(
             unwritten.append(Unwritten.report(option, path, error))
 
     if json_path is not None:
-        chunks = json_chunks(document)
+        chunks = json_chunks(report if isinstance(report, Mapping) else model.as_dict())
         attempt("--ragmetrics-json", shown(json_path), lambda: write_atomic(json_path, chunks))
     if html_path is not None:
         from pytest_ragmetrics.reports.html import render_html
 
-        page = render_html(document)
+        page = render_html(model)
         attempt("--ragmetrics-html", shown(html_path), lambda: write_atomic(html_path, page))
     github = os.environ.get(GITHUB_SUMMARY_ENV)
-    if not entries(document) or (md_path is None and not github):
+    if not model.evals or (md_path is None and not github):
         return unwritten
     from pytest_ragmetrics.reports.markdown import markdown_summary
 
-    markdown = markdown_summary(document)
+    markdown = markdown_summary(model)
     if md_path is not None:
         attempt("--ragmetrics-md", shown(md_path), lambda: write_atomic(md_path, markdown))
     if github:  # GitHub Actions collects what every step appends to this file

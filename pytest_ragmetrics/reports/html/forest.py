@@ -7,7 +7,7 @@ count and a token count: each gets a panel of its own. The colour is the verdict
 change (``gates[].stats.verdict``: regressed, within noise, improved); a failed gate's
 line is shaded red and its label bold. Comparisons in which every pair is unchanged are
 left out (the caption counts them). Drawn from ``gates[].stats`` alone, a pure function
-of the report document.
+of the report model's gates.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.reports.columns import Entry, number
 from pytest_ragmetrics.reports.html.numbers import Kind, metric_kind
 from pytest_ragmetrics.reports.html.plots import Draw, plot_figure
+from pytest_ragmetrics.reports.model import GateView
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -78,11 +79,9 @@ def panel_title(scale: str, gate: str) -> str:
     return DIFFERENCE_PANELS.get(metric_kind(metric, stat), OTHER_DIFFERENCES)
 
 
-def _comparison(
-    entry: Entry, gate: Mapping[str, object], stats: Mapping[str, object]
-) -> Comparison | None:
+def _comparison(entry: Entry, gate: GateView, stats: Mapping[str, object]) -> Comparison | None:
     """The line of one gate's stats, ``None`` when it has no finite interval."""
-    scale, name = str(stats.get("scale")), str(gate.get("name"))
+    scale, name = str(stats.get("scale")), str(gate.name)
     interval = stats.get("interval")
     if not isinstance(interval, Sequence) or len(interval) != 2:
         return None
@@ -92,7 +91,7 @@ def _comparison(
         return None
     if not all(math.isfinite(value) for value in (estimate, low, high)):
         return None
-    system = entry.get("system")
+    system = entry.system
     verdict = stats.get("verdict")
     return Comparison(
         label=name if system is None else f"{name} · {system}",
@@ -103,7 +102,7 @@ def _comparison(
         high=high,
         bound=number(stats.get("bound")),
         verdict=None if verdict is None else str(verdict),
-        failed=gate.get("status") == "failed",
+        failed=gate.status == "failed",
         confidence=confidence,
     )
 
@@ -114,11 +113,11 @@ def comparisons(entries: Sequence[Entry]) -> tuple[list[Comparison], int]:
     unchanged; and how many were left out so."""
     drawn, unchanged = [], 0
     for entry in entries:
-        for gate in entry.get("gates") or ():
-            stats = gate.get("stats")
-            if not isinstance(stats, Mapping) or stats.get("scale") not in SCALES:
+        for gate in entry.gates:
+            stats = gate.stats
+            if stats is None or stats.get("scale") not in SCALES:
                 continue
-            if stats.get("verdict") == "unchanged" and gate.get("status") != "failed":
+            if stats.get("verdict") == "unchanged" and gate.status != "failed":
                 unchanged += 1
             elif (found := _comparison(entry, gate, stats)) is not None:
                 drawn.append(found)

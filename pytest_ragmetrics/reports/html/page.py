@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_ragmetrics.metrics.catalog import ERRORS
 from pytest_ragmetrics.reports.columns import NOT_COMPUTED, Entry
-from pytest_ragmetrics.reports.document import run_verdict
+from pytest_ragmetrics.reports.document import model_of, run_verdict
 from pytest_ragmetrics.reports.html.forest import forest
 from pytest_ragmetrics.reports.html.markup import escape, table
 from pytest_ragmetrics.reports.html.plots import bars, distributions, pareto
@@ -27,6 +26,7 @@ from pytest_ragmetrics.reports.html.tables import (
     verdict,
 )
 from pytest_ragmetrics.reports.html.trends import trends_section
+from pytest_ragmetrics.reports.model import ReportModel
 
 # Fits a 1366 px laptop screen: the body is at most 1200 px wide, every table scrolls
 # sideways inside its own box (.scroll), long words and ids break, plots shrink to fit.
@@ -73,19 +73,17 @@ dt{font-weight:600}dd{margin-left:1rem}
 def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
     first = entries[0]
     ids = [anchors(index, s, entry) for s, entry in enumerate(entries)]
-    dataset_errors = [
-        error for entry in entries for error in (entry.get("dataset_level") or {}).get(ERRORS) or ()
-    ]
+    dataset_errors = [error for entry in entries for error in entry.dataset_errors]
     parts = [
         f'<section id="eval-{index}"><h2>{escape(name)} {verdict(entries)}</h2>',
-        f'<p class="muted">dataset {escape(first.get("dataset"))} · '
-        f"{escape(first.get('dataset_rows'))} rows · sha256 "
-        f"{escape(str(first.get('dataset_sha256'))[:12])}</p>",
+        f'<p class="muted">dataset {escape(first.dataset)} · '
+        f"{escape(first.dataset_rows)} rows · sha256 "
+        f"{escape(str(first.dataset_sha256)[:12])}</p>",
         *(f'<p class="error">{escape(error)}</p>' for error in dataset_errors),
         *(
             f'<p class="error">Warning: {escape(warning)}</p>'
             for entry in entries
-            for warning in entry.get("warnings") or ()
+            for warning in entry.warnings
         ),
         "<h3>Systems</h3>",
         systems_table(entries),
@@ -115,25 +113,25 @@ def _all_entries(groups: Mapping[str, Sequence[Entry]]) -> list[Entry]:
     return [entry for entries in groups.values() for entry in entries]
 
 
-def _header(document: Mapping[str, Any], groups: Mapping[str, Sequence[Entry]]) -> str:
+def _header(model: ReportModel, groups: Mapping[str, Sequence[Entry]]) -> str:
     """Verdict of the whole run, version and settings, and a link to each eval."""
-    settings = document.get("settings") or {}
+    settings = model.settings
     values = [
         [str(key), ", ".join(map(str, value)) if isinstance(value, list) else str(value)]
         for key, value in settings.items()
     ]
     line = [
-        f"pytest-ragmetrics {escape(document.get('plugin_version'))}",
+        f"pytest-ragmetrics {escape(model.plugin_version)}",
         f"tau_sim {escape(settings.get('tau_sim'))}",
         f"citations: {escape(settings.get('citation_format'))}",
     ]
-    if judge := (document.get("trust_judge") or {}).get("description"):
+    if model.trust_judge is not None and (judge := model.trust_judge.description):
         line.append(f"Trust-Score judge: {escape(judge)}")
     nav = "".join(
         f'<li><a href="#eval-{i}">{escape(name)}</a> {verdict(entries)}</li>'
         for i, (name, entries) in enumerate(groups.items())
     )
-    if isinstance(document.get("history"), Mapping):
+    if model.history is not None:
         nav += '<li><a href="#trends">Trends</a> over the recorded runs</li>'
     return "\n".join(
         [
@@ -145,12 +143,13 @@ def _header(document: Mapping[str, Any], groups: Mapping[str, Sequence[Entry]]) 
     )
 
 
-def render_html(document: Mapping[str, Any]) -> str:
-    """The whole page for a JSON report document; entries of one eval (same ``name``) are
-    its systems, in document order."""
+def render_html(report: ReportModel | Mapping[str, Any]) -> str:
+    """The whole page for the report model (or a JSON report document read into it);
+    entries of one eval (same ``name``) are its systems, in document order."""
+    model = model_of(report)
     groups: dict[str, list[Entry]] = {}
-    for entry in document.get("evals") or ():
-        groups.setdefault(str(entry.get("name")), []).append(entry)
+    for entry in model.evals:
+        groups.setdefault(str(entry.name), []).append(entry)
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -160,9 +159,9 @@ def render_html(document: Mapping[str, Any]) -> str:
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>pytest-ragmetrics: {escape(run_verdict(_all_entries(groups))[0])}</title>",
             f"<style>{STYLE}{projection_style()}</style></head><body>",
-            _header(document, groups),
+            _header(model, groups),
             *(_eval_section(i, name, entries) for i, (name, entries) in enumerate(groups.items())),
-            trends_section(document),
+            trends_section(model),
             f"<script>{SCRIPT}</script>",
             "</body></html>",
             "",

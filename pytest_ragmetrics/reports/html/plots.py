@@ -12,13 +12,13 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_ragmetrics.metrics.catalog import BASELINE
 from pytest_ragmetrics.reports.columns import Entry, interval, number, stat
 from pytest_ragmetrics.reports.html.markup import escape
+from pytest_ragmetrics.reports.model import RowView
 from pytest_ragmetrics.reports.presentation import (
     bar_metrics,
     not_row_values,
@@ -46,8 +46,7 @@ _REFERENCE = re.compile(r'((?:xlink:)?href="#|url\(#)([^")]+)')
 
 
 def system_name(entry: Entry) -> str:
-    system = entry.get("system")
-    return "all rows" if system is None else str(system)
+    return "all rows" if entry.system is None else str(entry.system)
 
 
 def inline_svg(draw: Draw, figure_id: str, size: tuple[float, float]) -> str:
@@ -108,17 +107,15 @@ def ecdf(values: Sequence[float]) -> tuple[list[float], list[float]]:
     return ordered, [(k + 1) / len(ordered) for k in range(len(ordered))]
 
 
-def _row_values(rows: object, metric: str) -> tuple[float, ...]:
-    if not isinstance(rows, Sequence):
+def _row_values(rows: Sequence[RowView] | None, metric: str) -> tuple[float, ...]:
+    if rows is None:
         return ()
-    found = (number((row.get("metrics") or {}).get(metric)) for row in rows)
+    found = (number(row.metrics.get(metric)) for row in rows)
     return tuple(value for value in found if value is not None)
 
 
 def _stored_values(entry: Entry, metric: str) -> tuple[float, ...]:
-    stored = (entry.get(BASELINE) or {}).get("row_values")
-    if not isinstance(stored, Mapping):
-        return ()
+    stored = entry.baseline.row_values if entry.baseline is not None else {}
     found = (number(values.get(metric)) for _, values in sorted(stored.items()))
     return tuple(value for value in found if value is not None)
 
@@ -129,7 +126,7 @@ def distribution_series(entries: Sequence[Entry], metric: str) -> list[Series]:
     series = []
     for index, entry in enumerate(entries):
         name = system_name(entry)
-        now = _row_values(entry.get("rows"), metric)
+        now = _row_values(entry.rows, metric)
         if now:
             series.append(Series(index, name, False, now))
         before = _stored_values(entry, metric)
@@ -146,8 +143,8 @@ def distribution_metrics(entries: Sequence[Entry]) -> list[str]:
     recorded = {
         metric
         for entry in entries
-        for row in entry.get("rows") or ()
-        for metric, value in (row.get("metrics") or {}).items()
+        for row in entry.rows or ()
+        for metric, value in row.metrics.items()
         if number(value) is not None and metric not in hidden
     }
     main = [metric for metric in drawn_metrics() if metric in recorded]
@@ -226,9 +223,9 @@ def _row_cloud(entry: Entry, quality: str, cost: str) -> tuple[list[float], list
     """Cost and quality of the rows that have both."""
     pairs = [
         (tokens, overlap)
-        for row in entry.get("rows") or ()
-        if (tokens := number((row.get("metrics") or {}).get(cost))) is not None
-        and (overlap := number((row.get("metrics") or {}).get(quality))) is not None
+        for row in entry.rows or ()
+        if (tokens := number(row.metrics.get(cost))) is not None
+        and (overlap := number(row.metrics.get(quality))) is not None
     ]
     return [t for t, _ in pairs], [o for _, o in pairs]
 
@@ -301,10 +298,10 @@ def _mean_evidence(entry: Entry, metric: str) -> tuple[float, float, float | Non
     found = interval(entry, metric)
     if found is None:
         return None
-    low, high = number(found.get("low")), number(found.get("high"))
+    low, high = number(found.low), number(found.high)
     if low is None or high is None:
         return None
-    return low, high, number(found.get("confidence"))
+    return low, high, number(found.confidence)
 
 
 def mean_interval(entry: Entry, metric: str) -> tuple[float, float] | None:

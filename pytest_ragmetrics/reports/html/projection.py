@@ -341,7 +341,7 @@ def far_list(picture: Mapping[str, Any]) -> str:
 def outlier_list(entry: Entry, picture: Mapping[str, Any]) -> str:
     """The outliers ``embedding_space`` counted, most isolated first; nothing when the
     eval did not compute it."""
-    space = ((entry.get("dataset_level") or {}).get("details") or {}).get(EMBEDDING_SPACE.name)
+    space = entry.dataset_details.get(EMBEDDING_SPACE.name)
     if not isinstance(space, Mapping) or "outliers" not in space:
         return ""
     outliers = space.get("outliers") or []
@@ -453,7 +453,7 @@ def _draw_topic_bars(topics: Sequence[Mapping[str, Any]]) -> Draw:
 def topic_coverage(index: int, system: int, entry: Entry) -> str:
     """The ``sources`` topics as a table and bars, weakly covered first; nothing when the
     eval clustered no topics."""
-    sources = ((entry.get("dataset_level") or {}).get("details") or {}).get(SOURCES.name)
+    sources = entry.dataset_details.get(SOURCES.name)
     topics = (sources or {}).get("topics") if isinstance(sources, Mapping) else None
     if not topics:
         return ""
@@ -495,7 +495,7 @@ def embedding_section(index: int, entries: Sequence[Entry]) -> str:
     nothing for an eval that drew none."""
     parts = []
     for system, entry in enumerate(entries):
-        picture = entry.get("projection")
+        picture = entry.projection
         topics = topic_coverage(index, system, entry)
         if not isinstance(picture, Mapping) and not topics:
             continue

@@ -14,30 +14,29 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_ragmetrics.metrics.catalog import ERRORS
 from pytest_ragmetrics.reports.columns import NOT_COMPUTED, Entry, number
 from pytest_ragmetrics.reports.html.markup import Html, escape, scrolling, table
 from pytest_ragmetrics.reports.html.numbers import as_kind, formatted
 from pytest_ragmetrics.reports.html.plots import system_name
+from pytest_ragmetrics.reports.model import RowView
 from pytest_ragmetrics.reports.presentation import distribution_metrics, not_row_values
 
 STATUSES = ("passed", "failed", "error")
 
 
-def row_status(row: Mapping[str, Any]) -> str:
+def row_status(row: RowView) -> str:
     """The row's ``status``; a document written before rows had one says ``error`` for a
     row with errors and ``passed`` otherwise."""
-    status = row.get("status")
-    if status in STATUSES:
-        return str(status)
-    return "error" if row.get(ERRORS) else "passed"
+    if row.status in STATUSES:
+        return str(row.status)
+    return "error" if row.errors else "passed"
 
 
-def row_metrics(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def row_metrics(rows: Sequence[RowView]) -> list[str]:
     """The per-row metrics some row recorded: the main ones first (those whose
     distributions are drawn), the others by name; a metric declared not to be a row
     value (``errors``) is the status's."""
-    names = {metric for row in rows for metric in row.get("metrics") or {}} - not_row_values()
+    names = {metric for row in rows for metric in row.metrics} - not_row_values()
     main = [metric for metric in distribution_metrics() if metric in names]
     return [*main, *sorted(names - set(main))]
 
@@ -45,8 +44,8 @@ def row_metrics(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 def anchors(index: int, system: int, entry: Entry) -> dict[str, str]:
     """Row id -> the id of its drill-down; built from positions, so any row id is safe."""
     found: dict[str, str] = {}
-    for r, row in enumerate(entry.get("rows") or ()):
-        found.setdefault(str(row.get("id")), f"row-{index}-{system}-{r}")
+    for r, row in enumerate(entry.rows or ()):
+        found.setdefault(str(row.id), f"row-{index}-{system}-{r}")
     return found
 
 
@@ -99,18 +98,19 @@ def _text(label: str, value: object, note: str = "", search: bool = False) -> st
     return f'<div class="text"><b>{label}</b> <span{marked}>{escape(value)}</span>{note}</div>'
 
 
-def _drill_down(row: Mapping[str, Any]) -> list[str]:
+def _drill_down(row: RowView) -> list[str]:
     """A row's drill-down: what was asked and answered, each sentence's verdict beside the
     context it was measured against, the evidence and the errors."""
+    details = row.details
     body = [
-        _text("Question", row.get("question") or NOT_COMPUTED, search=True),
-        _text("Answer", row.get("answer") or NOT_COMPUTED, search=True),
+        _text("Question", row.question or NOT_COMPUTED, search=True),
+        _text("Answer", row.answer or NOT_COMPUTED, search=True),
     ]
-    if row.get("gold") is not None:
-        flag = row.get("answerable")
+    if row.gold is not None:
+        flag = row.answerable
         answerable = "" if flag is None else " (answerable)" if flag else " (not answerable)"
-        body.append(_text("Gold", _aliases(row["gold"]), escape(answerable)))
-    live = row.get("live")
+        body.append(_text("Gold", _aliases(row.gold), escape(answerable)))
+    live = details.get("live")
     if isinstance(live, Mapping):
         origin = "from the cache, as measured then" if live.get("cached") else "called in this run"
         note = (
@@ -118,38 +118,36 @@ def _drill_down(row: Mapping[str, Any]) -> list[str]:
             f"{origin})</span>"
         )
         body.append(_text("Live system", live.get("system"), note))
-    short = row.get("short_answer")
+    short = details.get("short_answer")
     if isinstance(short, Mapping):
         note = f' <span class="muted">(finalizer rule {escape(short.get("rule"))})</span>'
         body.append(_text("Short answer", short.get("text"), note))
-    if row.get("failed_tests"):
-        body.append(_text("Failed", ", ".join(map(str, row["failed_tests"]))))
-    if row.get("sentences"):
-        body.append(_sentences(row["sentences"]))
-    evidence = "".join(
-        f"<dt>{escape(m)}</dt><dd>{escape(t)}</dd>" for m, t in (row.get("evidence") or {}).items()
-    )
+    if row.failed_tests:
+        body.append(_text("Failed", ", ".join(map(str, row.failed_tests))))
+    if details.get("sentences"):
+        body.append(_sentences(details["sentences"]))
+    evidence = "".join(f"<dt>{escape(m)}</dt><dd>{escape(t)}</dd>" for m, t in row.evidence.items())
     if evidence:
         body.append(f"<dl>{evidence}</dl>")
-    errors = row.get(ERRORS) or ()
+    errors = row.errors
     if errors:
         body.append(f'<ul class="error">{"".join(f"<li>{escape(e)}</li>" for e in errors)}</ul>')
     return body
 
 
-def _row(anchor: str, position: int, row: Mapping[str, Any], metrics: Sequence[str]) -> str:
+def _row(anchor: str, position: int, row: RowView, metrics: Sequence[str]) -> str:
     """One row's ``tbody``: its line, then its drill-down collapsed under the question."""
     status = row_status(row)
-    values = row.get("metrics") or {}
+    values = row.metrics
     cells = [
-        f"<td>{escape(row.get('id'))}</td>",
+        f"<td>{escape(row.id)}</td>",
         f'<td><span class="status {status}">{status}</span></td>',
     ]
     for metric in metrics:
         value = number(values.get(metric))
         data = "" if value is None else f' data-value="{value!r}"'
         cells.append(f"<td{data}>{escape(formatted(values.get(metric), metric))}</td>")
-    question = row.get("question") or row.get("answer") or "details"
+    question = row.question or row.answer or "details"
     drill = (
         f'<details class="row" id="{anchor}"><summary>{escape(question)}</summary>'
         f"{''.join(_drill_down(row))}</details>"
@@ -161,7 +159,7 @@ def _row(anchor: str, position: int, row: Mapping[str, Any], metrics: Sequence[s
     )
 
 
-def _controls(rows: Sequence[Mapping[str, Any]]) -> str:
+def _controls(rows: Sequence[RowView]) -> str:
     """Status and text filters, hidden until the page's script shows them."""
     counts = {status: sum(row_status(row) == status for row in rows) for status in STATUSES}
     options = "".join(
@@ -179,7 +177,7 @@ def _controls(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def rows_list(index: int, system: int, entry: Entry) -> str:
     """A system's rows: heading, controls and the table of rows with their drill-downs."""
-    rows = list(entry.get("rows") or ())
+    rows = list(entry.rows or ())
     heading = f"<h4>{escape(system_name(entry))} ({len(rows)} rows)</h4>"
     if not rows:
         return heading

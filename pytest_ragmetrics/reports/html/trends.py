@@ -7,7 +7,7 @@ red, and the gate's bound: one horizontal line when it never moved (an absolute 
 else a step per run (a rule relative to a baseline, whose bound moves with the
 baseline). The x axis is the runs in order, labelled with the time each was recorded and
 its short commit (``*`` when tracked files had changes). A collapsed table beside the
-plots gives the numbers. A pure function of the document: the same document renders to
+plots gives the numbers. A pure function of the report model: the same model renders to
 the same string.
 """
 
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.reports.html.markup import Html, escape, table
 from pytest_ragmetrics.reports.html.plots import Draw, inline_svg
+from pytest_ragmetrics.reports.model import EvalView, GateView, HistoryView, ReportModel
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -144,12 +145,10 @@ def _trend_figure(
     return f'<figure class="plot" id="{figure_id}">{svg}<figcaption>{caption}</figcaption></figure>'
 
 
-def _numbers(
-    runs: Sequence[Mapping[str, Any]], label: str, gates: Sequence[Mapping[str, Any]]
-) -> str:
+def _numbers(runs: Sequence[Mapping[str, Any]], label: str, gates: Sequence[GateView]) -> str:
     """The plotted numbers, collapsed: a row per run, each gate's value and status (the
     table scrolls in its own box: a column per gate can be wider than the page)."""
-    names = [str(gate.get("name")) for gate in gates]
+    names = [str(gate.name) for gate in gates]
     rows = []
     for run in runs:
         commit = run.get("commit")
@@ -164,16 +163,16 @@ def _numbers(
     return Html(f"<details><summary>Numbers ({len(runs)} runs)</summary>{numbers}</details>")
 
 
-def _eval_trends(index: int, entry: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str:
-    label = str(entry.get("label"))
-    gates = list(entry.get("gates") or ())
+def _eval_trends(index: int, entry: EvalView, runs: Sequence[Mapping[str, Any]]) -> str:
+    label = str(entry.label)
+    gates = entry.gates
     labels = [run_label(run) for run in runs]
     figures = [
         _trend_figure(
             f"trend-{index}-{g}",
-            str(gate.get("name")),
-            str(gate.get("rule")),
-            gate_trend(runs, label, str(gate.get("name"))),
+            str(gate.name),
+            str(gate.rule),
+            gate_trend(runs, label, str(gate.name)),
             labels,
         )
         for g, gate in enumerate(gates)
@@ -181,26 +180,26 @@ def _eval_trends(index: int, entry: Mapping[str, Any], runs: Sequence[Mapping[st
     return "\n".join([f"<h3>{escape(label)}</h3>", *figures, _numbers(runs, label, gates)])
 
 
-def _about(history: Mapping[str, Any], shown: int) -> str:
-    recorded = history.get("recorded", shown)
-    parts = [f"{escape(recorded)} run(s) recorded in {escape(history.get('path'))}"]
+def _about(history: HistoryView, shown: int) -> str:
+    recorded = history.recorded
+    parts = [f"{escape(recorded)} run(s) recorded in {escape(history.path)}"]
     if shown < recorded:
         parts.append(f"the last {shown} are drawn")
-    if history.get("appended"):
+    if history.appended:
         parts.append("this run is the last")
     else:
-        parts.append(f"this run was not recorded: {escape(history.get('note'))}")
+        parts.append(f"this run was not recorded: {escape(history.note)}")
     return f'<p class="muted">{"; ".join(parts)}.</p>'
 
 
-def trends_section(document: Mapping[str, Any]) -> str:
+def trends_section(model: ReportModel) -> str:
     """The page's Trends section; empty when the run keeps no history."""
-    history = document.get("history")
-    if not isinstance(history, Mapping):
+    history = model.history
+    if history is None:
         return ""
-    runs = list(history.get("runs") or ())
+    runs = list(history.runs)
     parts = ['<section id="trends"><h2>Trends</h2>', _about(history, len(runs))]
-    gated = [entry for entry in document.get("evals") or () if entry.get("gates")]
+    gated = [entry for entry in model.evals if entry.gates]
     if len(runs) < 2:
         parts.append(
             '<p class="note">Trends need two recorded runs; they show from the next run on.</p>'

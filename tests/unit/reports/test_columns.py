@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_ragmetrics.reports.columns import main_columns, ms
+from pytest_ragmetrics.reports.model import EvalView
 
 
 @pytest.mark.parametrize(
@@ -27,8 +28,12 @@ def test_ms(value: float, shown: str) -> None:
     assert ms(value) == shown
 
 
+def _view(metrics: dict[str, dict[str, float]]) -> EvalView:
+    return EvalView.from_dict({"name": "e", "label": "e", "n": 1, "metrics": metrics})
+
+
 def test_the_p50_column_shows_a_sub_millisecond_latency() -> None:
     (p50,) = [column for column in main_columns() if column.heading == "P50 ms"]
-    assert p50.cell({"metrics": {"latency_ms": {"p50": 0.27}}}) == "0.27"
-    assert p50.cell({"metrics": {"latency_ms": {"p50": 559.4}}}) == "559"
-    assert len(p50.cell({"metrics": {"latency_ms": {"p50": 0.004}}})) <= len(p50.heading)
+    assert p50.cell(_view({"latency_ms": {"p50": 0.27}})) == "0.27"
+    assert p50.cell(_view({"latency_ms": {"p50": 559.4}})) == "559"
+    assert len(p50.cell(_view({"latency_ms": {"p50": 0.004}}))) <= len(p50.heading)

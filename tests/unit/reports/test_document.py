@@ -4,6 +4,7 @@ the JSON file lacks, and the gate summary line is the same everywhere."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,11 +15,14 @@ from pytest_ragmetrics.gates.evaluate import GateResult
 from pytest_ragmetrics.gates.stored import RowChange
 from pytest_ragmetrics.reports.document import (
     HISTORY_WINDOW,
+    entries,
     gate_summary,
     history_document,
     report_document,
 )
+from pytest_ragmetrics.reports.html import render_html
 from pytest_ragmetrics.reports.markdown import markdown_summary
+from pytest_ragmetrics.reports.model import HistoryView, ReportModel
 from pytest_ragmetrics.reports.terminal import terminal_lines
 from pytest_ragmetrics.reports.write import json_chunks, json_text, write_reports
 from pytest_ragmetrics.results.baseline import Baseline, StoredRow
@@ -27,6 +31,7 @@ from pytest_ragmetrics.results.pairing import BaselineState, Pairing
 from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, RowPayload, summarize
 from pytest_ragmetrics.results.transformations import Transformations
 
+TABLE_ROW = re.compile(r"<tr[ >].*?</tr>", re.DOTALL)
 INFO = EvalInfo("evals/test_a.py", "evals/test_a.py", "evals/data/a.jsonl", "0" * 64, 3)
 
 
@@ -82,12 +87,21 @@ def test_the_json_file_written_in_pieces_is_json_dumps_text(tmp_path: Path) -> N
 
 
 def test_renderers_need_only_what_the_json_file_holds() -> None:
-    document = report_document([_summary()], RESULTS, Settings(), "9.9")
-    from_file = json.loads(json_text(document))
+    """A JSON file read back (``ReportModel.from_document``) is the run's model again: it
+    writes the same file, and the terminal and Markdown show what the run showed. The HTML
+    page shows the same table rows, some in another order: the file's keys are sorted, and
+    the settings and the aggregates are listed in the order of their keys."""
+    history = HistoryView.of("h/history.jsonl", _records(2), appended=True)
+    model = ReportModel.build([_summary()], RESULTS, Settings(), "9.9").with_history(history)
+    from_file = ReportModel.from_document(json.loads(json_text(model.as_dict())))
+    assert json_text(from_file.as_dict()) == json_text(model.as_dict())
     assert terminal_lines(from_file, "thresholds.toml", ["a note"]) == terminal_lines(
-        document, "thresholds.toml", ["a note"]
+        model, "thresholds.toml", ["a note"]
     )
-    assert markdown_summary(from_file) == markdown_summary(document)
+    assert markdown_summary(from_file) == markdown_summary(model)
+    page, page_from_file = render_html(model), render_html(from_file)
+    assert sorted(TABLE_ROW.findall(page_from_file)) == sorted(TABLE_ROW.findall(page))
+    assert len(TABLE_ROW.findall(page)) > 20  # the settings, aggregates, rows, ...
 
 
 def test_a_document_without_rows_renders_the_same_terminal_and_markdown() -> None:
@@ -134,7 +148,7 @@ def test_gate_notes_reach_the_markdown_through_the_document() -> None:
 
 def test_one_gate_summary_line_for_every_report() -> None:
     document = report_document([_summary()], RESULTS, Settings(), "9.9")
-    line = gate_summary(document["evals"])
+    line = gate_summary(entries(document))
     assert line == "Gates: 1 passed, 1 failed, 0 skipped"
     assert line in terminal_lines(document, None)
     assert line in markdown_summary(document).splitlines()

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.reports.columns import ms
+from pytest_ragmetrics.reports.document import entries
 from pytest_ragmetrics.reports.html import pareto_optimal, render_html
 from pytest_ragmetrics.reports.html.markup import without_empty_columns
 from pytest_ragmetrics.reports.html.numbers import formatted, metric_kind
@@ -572,9 +573,9 @@ def test_a_one_system_eval_gets_distribution_plots(page: str) -> None:
     assert single.count("<svg") == 1
     assert "Pareto" not in single  # nothing to set side by side
     assert "skipped" not in single
-    assert distribution_metrics(study_document()["evals"][3:]) == ["f1", "tokens"]
+    assert distribution_metrics(entries(study_document())[3:]) == ["f1", "tokens"]
     # the main metrics some row recorded, in their order; abstain is not one of them
-    assert distribution_metrics(study_document()["evals"][:3]) == [
+    assert distribution_metrics(entries(study_document())[:3]) == [
         "overlap",
         "f1",
         "tokens",
@@ -588,14 +589,14 @@ def test_ecdf_by_hand() -> None:
 
 
 def test_baseline_against_now_when_a_stored_baseline_pairs() -> None:
-    entries = study_document()["evals"][:3]
-    assert distribution_series(entries, "overlap") == [
+    systems = entries(study_document())[:3]
+    assert distribution_series(systems, "overlap") == [
         Series(0, "baseline", False, (1.0, 0.5, 0.0, 0.5)),
         Series(0, "baseline", True, (0.5, 0.5, 0.0, 0.0)),  # STORED, by row id
         Series(1, "config_a", False, (1.0, 0.5, 1.0, 0.5)),
         Series(2, "config_b", False, (0.0, 0.5, 0.0, 0.5)),
     ]
-    assert [s.stored for s in distribution_series(entries, "f1")] == [False] * 3  # none stored
+    assert [s.stored for s in distribution_series(systems, "f1")] == [False] * 3  # none stored
     with_baseline = _figure(section(render_html(study_document()), 0), "dist-0")
     assert "stroke-dasharray" in with_baseline  # the stored rows are dashed
     assert "Dashed: the rows of the stored baseline (baseline)" in with_baseline

@@ -17,13 +17,14 @@ The stats below (``evidence_document``):
 
 from __future__ import annotations
 
-import copy
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from pytest_ragmetrics.gates.evidence import evidence_text
+from pytest_ragmetrics.reports.document import entries
 from pytest_ragmetrics.reports.html import render_html
 from pytest_ragmetrics.reports.html.forest import (
     OTHER_DIFFERENCES,
@@ -133,8 +134,8 @@ def _figure(text: str, figure_id: str) -> str:
 
 
 def test_comparisons_that_moved_one_line_each() -> None:
-    entries = evidence_document()["evals"]
-    found, unchanged = comparisons(entries[:3])
+    systems = entries(evidence_document())
+    found, unchanged = comparisons(systems[:3])
     assert unchanged == 0  # config_b's tokens.mean is unchanged, but it failed
     assert [(c.label, c.panel, c.scale, c.bound, c.verdict, c.failed) for c in found] == [
         ("overlap.mean · config_a", SCORES, "difference", 0.0, "improved", False),
@@ -156,7 +157,7 @@ def test_comparisons_that_moved_one_line_each() -> None:
     )
     # differences first, one panel per kind of number, then the ratios
     assert [(title, len(rows)) for title, rows in panels(found)] == [(SCORES, 2), (RATIO_PANEL, 2)]
-    assert comparisons(entries[3:]) == ([], 0)  # a value read on its interval: no comparison
+    assert comparisons(systems[3:]) == ([], 0)  # a value read on its interval: no comparison
     assert panel_title("difference", "wrong_on_answerable.sum").startswith("Change of a count")
     assert panel_title("difference", "trust_score") == OTHER_DIFFERENCES
     assert limits(found[:1], 0.0) == pytest.approx((-0.032, 0.432))  # 0 to 0.4, 8% more
@@ -180,26 +181,26 @@ def test_the_forest_plot_shows_the_comparisons(page: str) -> None:
 
 def test_no_forest_plot_when_nothing_moved_or_nothing_compares() -> None:
     document = evidence_document()
-    entries = document["evals"][:3]
-    for entry in entries:
+    for entry in document["evals"][:3]:
         for gate in entry["gates"]:
             if gate.get("stats"):
                 gate["stats"]["verdict"], gate["status"] = "unchanged", "passed"
-    assert forest(0, entries) == (
+    assert forest(0, entries(document)[:3]) == (
         '<p class="note">Comparisons: every paired row of the 4 comparison(s) is unchanged; '
         "nothing to draw.</p>"
     )
-    assert forest(0, study_document()["evals"][:3]) == ""  # no stats at all
-    assert forest(1, document["evals"][3:]) == ""  # a value, not a comparison
+    assert forest(0, entries(study_document())[:3]) == ""  # no stats at all
+    assert forest(1, entries(document)[3:]) == ""  # a value, not a comparison
 
 
 def test_a_failed_gate_stands_out_and_levels_show_when_they_differ() -> None:
-    entries = evidence_document()["evals"][:2]  # config_a: nothing failed
-    passed = forest(0, entries)
+    document = evidence_document()
+    passed = forest(0, entries(document)[:2])  # config_a: nothing failed
     assert "#a40e26" not in passed  # no failed label
     assert "#ffebe9" not in passed  # no band, nor its legend entry
-    entries[1]["gates"][1]["stats"]["confidence"] = 0.9
-    assert "the gate's own (in its label) confidence interval" in forest(0, entries)
+    document["evals"][1]["gates"][1]["stats"]["confidence"] = 0.9
+    levels = forest(0, entries(document)[:2])
+    assert "the gate's own (in its label) confidence interval" in levels
 
 
 def test_the_gate_table_shows_the_evidence(page: str) -> None:
@@ -250,16 +251,13 @@ def test_a_passing_gate_with_regressed_rows_shows_them_first(page: str) -> None:
 
 
 def test_bars_have_error_bars_when_the_eval_has_intervals() -> None:
-    entries = evidence_document()["evals"][:3]
-    assert mean_interval(entries[1], "overlap") == (0.5, 1.0)
-    assert mean_interval(entries[1], "f1") is None
-    with_intervals = bars(0, entries)
+    systems = entries(evidence_document())[:3]
+    assert mean_interval(systems[1], "overlap") == (0.5, 1.0)
+    assert mean_interval(systems[1], "f1") is None
+    with_intervals = bars(0, systems)
     caption = "Whiskers: the 95% confidence interval of the mean over the system's rows."
     assert caption in with_intervals
-    plain = copy.deepcopy(entries)
-    for entry in plain:
-        del entry["intervals"]
-    without = bars(0, plain)
+    without = bars(0, [replace(system, intervals=None) for system in systems])
     assert "Whiskers" not in without
     # the whiskers are three more paths (one per system) with their caps
     assert with_intervals.count("<path") > without.count("<path")

@@ -19,6 +19,7 @@ from pytest_ragmetrics.reports.columns import (
     vs_columns,
 )
 from pytest_ragmetrics.reports.html.numbers import formatted, metric_kind
+from pytest_ragmetrics.reports.model import EvalView
 from pytest_ragmetrics.reports.presentation import (
     bar_metrics,
     distribution_metrics,
@@ -27,6 +28,10 @@ from pytest_ragmetrics.reports.presentation import (
     suites,
 )
 from pytest_ragmetrics.results.compare import TRANSFORMATION_METRICS
+
+
+def _view(metrics: dict[str, dict[str, float]]) -> EvalView:
+    return EvalView.from_dict({"name": "e", "label": "e", "n": 1, "metrics": metrics})
 
 
 def test_the_main_table_is_the_documented_one() -> None:
@@ -46,7 +51,7 @@ def test_the_appendix_is_em_p95_idk_citations_and_errors() -> None:
     # docs/reports.md: "an appendix (EM, P95 latency, IDK+Cit, errors)"
     assert [c.heading for c in appendix_columns()] == ["EM", "P95 ms", "IDK+Cit", "Errors"]
     errors = appendix_columns()[-1]
-    assert errors.cell({"metrics": {"errors": {"sum": 2.0}}}) == "2"
+    assert errors.cell(_view({"errors": {"sum": 2.0}})) == "2"
 
 
 def test_the_systems_table_puts_f1_short_beside_f1_and_the_counts_after() -> None:
@@ -151,7 +156,7 @@ def test_a_metric_declared_with_a_presentation_is_shown() -> None:
         (length,) = [c for c in main_columns() if c.metric == "answer_length"]
         last_bar = bar_metrics()[-1]
     assert headings == ["Faithfulness", "Overlap", "F1", "Tokens", "Length", "P50 ms", "Abstain"]
-    assert length.cell({"metrics": {"answer_length": {"mean": 2.666}}}) == "2.7"
+    assert length.cell(_view({"answer_length": {"mean": 2.666}})) == "2.7"
     assert last_bar == "answer_length"
 
 

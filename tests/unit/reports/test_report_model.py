@@ -59,7 +59,7 @@ def test_the_model_is_built_once_and_writes_the_document() -> None:
     (view,) = model.evals
     assert [g.name for g in view.gates] == ["f1.mean"]
     assert view.rows is not None
-    assert [r.result.id for r in view.rows] == ["r1", "r2"]
+    assert [r.id for r in view.rows] == ["r1", "r2"]
     assert view.row_statuses == {"passed": 2, "failed": 0, "error": 0}
     assert model.trust_judge is None  # no eval ran the Trust-Score
     document = model.as_dict()
@@ -74,5 +74,5 @@ def test_the_model_is_built_once_and_writes_the_document() -> None:
 def test_a_row_views_fixed_keys_win_over_its_details() -> None:
     (summary,) = summarize([RowPayload(INFO, "r1", 0, {"f1": 1.0}, {}, None)], Settings())
     row = summary.rows[0]
-    written = RowView(replace(row, details={"id": "x"}), None)
+    written = RowView.of(replace(row, details={"id": "x"}), None)
     assert written.as_dict()["id"] == "r1"

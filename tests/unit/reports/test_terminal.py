@@ -5,6 +5,7 @@ from __future__ import annotations
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
 from pytest_ragmetrics.reports.document import report_document
+from pytest_ragmetrics.reports.model import EvalView
 from pytest_ragmetrics.reports.terminal import render_table, terminal_lines
 from pytest_ragmetrics.results.summary import EvalInfo, RowPayload, summarize
 
@@ -54,8 +55,8 @@ def test_terminal_lines_golden() -> None:
     ]
 
 
-def _stored(label: str, transformations: object, note: str | None = None) -> dict[str, object]:
-    """A report entry whose every stored row paired (3 of 3)."""
+def _stored(label: str, transformations: object, note: str | None = None) -> EvalView:
+    """An eval whose every stored row paired (3 of 3)."""
     baseline = {
         "status": "paired",
         "shared": 3,
@@ -70,7 +71,7 @@ def _stored(label: str, transformations: object, note: str | None = None) -> dic
     }
     if note is not None:
         baseline["transformations_note"] = note
-    return {"label": label, "baseline": baseline}
+    return EvalView.from_dict({"name": label, "label": label, "n": 3, "baseline": baseline})
 
 
 def test_a_baseline_whose_states_were_not_computed_never_reads_none_changed() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ragmetrics.reports.document import model_of
 from pytest_ragmetrics.reports.html import render_html
 from pytest_ragmetrics.reports.html.trends import (
     TrendPoint,
@@ -63,7 +64,11 @@ def _document(runs: list[dict[str, Any]], appended: bool = True) -> dict[str, An
     entry = {
         "name": LABEL,
         "label": LABEL,
-        "gates": [{"name": "f1.mean", "rule": ">= 0.5"}, {"name": "tokens.mean", "rule": "<= x"}],
+        "n": 4,
+        "gates": [
+            {"name": "f1.mean", "rule": ">= 0.5", "status": "passed"},
+            {"name": "tokens.mean", "rule": "<= x", "status": "passed"},
+        ],
     }
     history = {
         "path": "history/history.jsonl",
@@ -115,14 +120,14 @@ def test_a_gate_trend_follows_the_runs_that_had_it() -> None:
 def test_no_history_no_section() -> None:
     document = _document(RUNS)
     del document["history"]
-    assert trends_section(document) == ""
+    assert trends_section(model_of(document)) == ""
     page = render_html(document)
     assert 'id="trends"' not in page
     assert 'href="#trends"' not in page
 
 
 def test_one_run_gives_a_note_instead_of_a_plot() -> None:
-    section = trends_section(_document(RUNS[:1]))
+    section = trends_section(model_of(_document(RUNS[:1])))
     assert "Trends need two recorded runs" in section
     assert "<svg" not in section
     assert "1 run(s) recorded in history/history.jsonl" in section
@@ -157,7 +162,7 @@ def test_each_gate_is_drawn_over_the_runs_with_its_bound() -> None:
 
 
 def test_captions_and_numbers_say_what_is_drawn_and_what_is_not() -> None:
-    section = trends_section(_document(RUNS))
+    section = trends_section(model_of(_document(RUNS)))
     assert "value in 3 run(s), 1 failed (red)" in section
     assert "value in 2 run(s), 0 failed (red); 1 run(s) without a value" in section
     numbers = section[section.index("<details><summary>Numbers (3 runs)") :]
@@ -168,13 +173,13 @@ def test_captions_and_numbers_say_what_is_drawn_and_what_is_not() -> None:
 
 def test_a_gate_with_one_value_so_far_gets_a_note() -> None:
     runs = [RUNS[0], _run("2026-11-21T00:00:00+00:00", None, [RUNS[0]["evals"][0]["gates"][0]])]
-    section = trends_section(_document(runs))
+    section = trends_section(model_of(_document(runs)))
     assert "no trend yet, 1 recorded run(s) have a value for this gate" in section
     assert 'id="trend-0-0"' in section
 
 
 def test_a_run_not_recorded_is_said_so() -> None:
-    section = trends_section(_document(RUNS, appended=False))
+    section = trends_section(model_of(_document(RUNS, appended=False)))
     assert "this run was not recorded: no eval ran" in section
 
 
@@ -182,7 +187,7 @@ def test_only_the_last_runs_are_drawn_when_the_history_is_longer() -> None:
     document = _document(RUNS)
     document["history"]["recorded"] = 120
     assert "120 run(s) recorded in history/history.jsonl; the last 3 are drawn" in (
-        trends_section(document)
+        trends_section(model_of(document))
     )
 
 
@@ -193,11 +198,11 @@ def test_text_from_the_history_is_escaped() -> None:
     document["evals"][0]["label"] = "<b>x</b>"
     for run in runs:
         run["evals"] = [{**run["evals"][0], "label": "<b>x</b>"}]
-    section = trends_section(document)
+    section = trends_section(model_of(document))
     assert "<script" not in section
     assert "<b>x</b>" not in section
     assert "&lt;b&gt;x&lt;/b&gt;" in section
 
 
 def test_the_same_history_draws_the_same_bytes() -> None:
-    assert trends_section(_document(RUNS)) == trends_section(_document(RUNS))
+    assert trends_section(model_of(_document(RUNS))) == trends_section(model_of(_document(RUNS)))
