@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.project import jsonl, terminal_section
 
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV
-
-from conftest import jsonl, terminal_section
 
 FACTS = [
     ("The Eiffel Tower is in Paris.", "Paris"),

@@ -7,9 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers.project import Project, jsonl
 from sacrebleu.metrics.bleu import BLEU
-
-from conftest import Project, jsonl
 
 ROWS: list[dict[str, Any]] = [
     {"id": "a", "question": "Where?", "answer": "The Cat sat on the mat.", "gold": "the cat sat"},

@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.project import ROWS, Project, jsonl
 from test_dataset_formats_eval import uniform_rows, write_parquet
 from test_live_eval import SYSTEMS, _project
 
 from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV
-
-from conftest import ROWS, Project, jsonl
 
 REPO = Path(__file__).resolve().parents[2]
 

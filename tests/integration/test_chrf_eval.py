@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers.project import Project, jsonl
 from sacrebleu.metrics.chrf import CHRF
-
-from conftest import Project, jsonl
 
 ROWS: list[dict[str, Any]] = [
     {

@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from conftest import jsonl
+from helpers.project import jsonl
 
 # Help-desk answers that cite their sources as [wifi-1]; r2 says it does not know and
 # still cites one, which idk_citation exists to catch.

@@ -18,8 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from conftest import IN_PROCESS, Project, jsonl
+from helpers.project import IN_PROCESS, Project, jsonl
 
 ROWS = 40
 

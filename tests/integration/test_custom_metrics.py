@@ -18,11 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from helpers.project import ROWS, Project, jsonl, terminal_section
 
 from pytest_ragmetrics.metrics.catalog import in_force
 from pytest_ragmetrics.plugin.catalog import CATALOG_KEY, run_catalog
-
-from conftest import ROWS, Project, jsonl, terminal_section
 
 METRICS = '''
 from pytest_ragmetrics import metric

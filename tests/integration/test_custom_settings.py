@@ -18,8 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from conftest import Project
+from helpers.project import Project
 
 METRIC = '''
 from dataclasses import dataclass

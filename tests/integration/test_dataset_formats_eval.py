@@ -16,8 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from conftest import EVAL, ROWS, Project, jsonl
+from helpers.project import EVAL, ROWS, Project, jsonl
 
 CONTEXTS = pa.list_(pa.struct([("doc_id", pa.string()), ("text", pa.string())]))
 SCHEMA = pa.schema(

@@ -22,8 +22,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
-from conftest import EVAL, ROWS, jsonl
+from helpers.project import EVAL, ROWS, jsonl
 
 ROOT = Path(__file__).parents[2]
 DEV_ONLY = {"hypothesis": "hypothesis", "pytest-benchmark": "pytest_benchmark"}

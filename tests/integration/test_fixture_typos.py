@@ -3,7 +3,7 @@ pytest's "fixture not found" once for every row."""
 
 from __future__ import annotations
 
-from conftest import Project
+from helpers.project import Project
 
 TYPO_EVAL = """
 import pytest

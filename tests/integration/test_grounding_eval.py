@@ -21,11 +21,11 @@ import re
 from typing import Any
 
 import pytest
+from helpers.files import block_directory
+from helpers.project import IN_PROCESS, Project, jsonl
 
 from pytest_ragmetrics.metrics import grounding
 from pytest_ragmetrics.text import sentences
-
-from conftest import IN_PROCESS, Project, block_directory, jsonl
 
 EIFFEL = "The Eiffel Tower is a wrought-iron lattice tower in Paris, France."
 NILE = "The Nile is the longest river in Africa, flowing north into the Mediterranean Sea."

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gc
 
-from conftest import ROWS, Project
+from helpers.project import ROWS, Project
 
 ROW_TEST = """
 import gc

@@ -29,9 +29,9 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pytest
+from helpers.project import IN_PROCESS, Project, jsonl, terminal_section
 
 from chat_server import ChatServer, Raw, Received, completion, unused_port
-from conftest import IN_PROCESS, Project, jsonl, terminal_section
 
 SECRET = "sk-test-never-shown-3f9a"
 QUESTIONS = {"q1": "Where is the Eiffel Tower?", "q2": "Who wrote Hamlet?", "q3": "Why?"}

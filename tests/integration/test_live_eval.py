@@ -29,13 +29,14 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pytest
+from helpers.files import block_directory
+from helpers.project import IN_PROCESS, Project, jsonl, terminal_section
 
 from pytest_ragmetrics import LiveSystem
 from pytest_ragmetrics.live.cache import OutputCache
 from pytest_ragmetrics.live.system import LiveSystemError, LiveSystemUnreachable, unreachable
 
 from chat_server import unused_port
-from conftest import IN_PROCESS, Project, block_directory, jsonl, terminal_section
 
 QUESTIONS = [
     {"id": "q1", "question": "What is 2 + 2?", "gold": "4"},

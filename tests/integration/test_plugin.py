@@ -10,8 +10,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 
 import pytest
-
-from conftest import EVAL, ROWS, Project, jsonl
+from helpers.project import EVAL, ROWS, Project, jsonl
 
 N_ROWS = len(ROWS)
 N_GATES = 4

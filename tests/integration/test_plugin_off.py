@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from conftest import Project
+from helpers.project import Project
 
 OFF = ("-p", "no:ragmetrics")
 # Fixtures of each of the plugin's fixture modules, and metric fixtures it generates.

@@ -8,8 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from conftest import ROWS, Project, jsonl
+from helpers.project import ROWS, Project, jsonl
 
 EVIL_ID = "r2\x1b[31m\x07\n::error::owned"
 

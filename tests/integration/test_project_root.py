@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conftest import ROWS, jsonl
+from helpers.project import ROWS, jsonl
 
 EVAL = """
 import pytest

@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from conftest import Project, jsonl
+from helpers.project import Project, jsonl
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 # Patched where the run will import it from: sys.modules (pytester drops the modules a run

@@ -22,9 +22,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from helpers.project import ROWS, Project, jsonl
 from test_bulk_mode import ENDINGS, ENDINGS_ROWS, EXITING
 
-from conftest import ROWS, Project, jsonl
 from test_custom_metrics import CORPUS_METRIC, DATASET_EVAL, DATASET_METRIC, WITH_MARKERS
 from test_custom_metrics import EVAL as CUSTOM_EVAL
 from test_custom_metrics import METRICS as CUSTOM_METRICS

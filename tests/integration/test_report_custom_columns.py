@@ -10,8 +10,7 @@ format (one decimal).
 from __future__ import annotations
 
 import pytest
-
-from conftest import Project, terminal_section
+from helpers.project import Project, terminal_section
 
 METRICS = '''
 from pytest_ragmetrics import Column, Presentation, metric

@@ -10,14 +10,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
+from helpers.project import IN_PROCESS, Project
 from test_live_eval import _project as live_project
 
 import pytest_ragmetrics.live.outputs as outputs_module
 import pytest_ragmetrics.plugin.finish as finish_module
 import pytest_ragmetrics.reports.write as write_module
 from pytest_ragmetrics.files import write_atomic
-
-from conftest import IN_PROCESS, Project
 
 REPORTS = ("--ragmetrics-json", "r.json", "--ragmetrics-md", "r.md", "--ragmetrics-html", "r.html")
 

@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from conftest import Project
+from helpers.project import Project
 
 # Every gate of PASSING_GATES holds, but the test's own assertion fails on row r2.
 ONE_ROW_FAILS = """

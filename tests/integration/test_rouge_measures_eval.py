@@ -8,9 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from helpers.project import Project, jsonl
 from rouge_score import rouge_scorer  # type: ignore[import-untyped]
-
-from conftest import Project, jsonl
 
 ROWS: list[dict[str, Any]] = [
     {"id": "a", "question": "q", "answer": "the cat sat on the mat [1]", "gold": "the cat sat"},

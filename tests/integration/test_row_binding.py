@@ -13,8 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from conftest import ROWS, Project
+from helpers.project import ROWS, Project
 
 EM = {"r1": 0.0, "r2": 1.0, "r3": 0.0, "r4": 0.0}
 F1 = {"r1": 0.5, "r2": 1.0, "r3": 0.0, "r4": 0.5}

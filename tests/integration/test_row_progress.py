@@ -12,12 +12,12 @@ import json
 import re
 
 import pytest
+from helpers.project import IN_PROCESS, Project
 from test_judge_eval import SECRET, Judge, _judge_table
 from test_judge_eval import _project as judge_project
 from test_live_eval import _project as live_project
 
 from chat_server import ChatServer, Raw, Received, completion
-from conftest import IN_PROCESS, Project
 
 SECONDS = r"\d+\.\d s"
 

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.project import EVAL, Project
 from test_trends import markers, trend_svgs
-
-from conftest import EVAL, Project
 
 GATES = """
 [gates]

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conftest import EVAL, ROWS, Project
+from helpers.project import EVAL, ROWS, Project
 
 FIELDS = ("id", "answer", "gold", "contexts", "answerable", "tokens", "latency_ms")
 SQL_EVAL = EVAL.replace(

@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conftest import EVAL
+from helpers.project import EVAL
 
 BIN = Path("/usr/lib/postgresql/15/bin")
 REPOSITORY = Path(__file__).parents[2]

@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from conftest import jsonl
+from helpers.project import jsonl
 
 # Hand-computed under v2.0 (HasAns: a gold with tokens; NoAns: gold ""):
 #   r1 "Paris" / "Paris"             HasAns  EM 1  F1 1

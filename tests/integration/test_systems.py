@@ -30,8 +30,7 @@ import json
 from typing import Any
 
 import pytest
-
-from conftest import Project, jsonl
+from helpers.project import Project, jsonl
 
 EIFFEL = "The Eiffel Tower is a wrought-iron lattice tower in Paris, France."
 NILE = "The Nile is the longest river in Africa, flowing north into the Mediterranean Sea."

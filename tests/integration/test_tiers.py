@@ -25,9 +25,8 @@ from typing import Any
 
 import pytest
 import sacrebleu
+from helpers.project import IN_PROCESS, Project, jsonl
 from rouge_score import rouge_scorer
-
-from conftest import IN_PROCESS, Project, jsonl
 
 ROWS: list[dict[str, Any]] = [
     {

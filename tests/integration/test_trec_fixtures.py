@@ -16,11 +16,10 @@ from typing import Any
 
 import pytest
 import pytrec_eval
+from helpers.project import Project, jsonl
 from test_trec_measures import nan_free
 
 from pytest_ragmetrics.metrics.retrieval import RECALL_LEVELS
-
-from conftest import Project, jsonl
 
 TOLERANCE = 1e-9
 # Our recorded name -> pytrec_eval's per-query key.

@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 import pytest
+from helpers.project import IN_PROCESS, Project, jsonl
 
-from conftest import IN_PROCESS, Project, jsonl
 from test_suite import SEED_ROWS, SEED_SAMPLE, SEED_VERDICTS
 
 TRUST_EVAL = """

@@ -16,8 +16,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-
-from conftest import ROWS, Project, jsonl
+from helpers.project import ROWS, Project, jsonl
 
 N_ROWS = len(ROWS)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.files import make_read_only
 
 from pytest_ragmetrics.embeddings import cache as cache_module
 from pytest_ragmetrics.embeddings.cache import (
@@ -31,8 +32,6 @@ from pytest_ragmetrics.embeddings.prepare import (
     PackedVectors,
     PrepareStats,
 )
-
-from conftest import make_read_only
 
 
 def vector(text: str) -> Vectors:

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from helpers.items import FakeItem
+
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import DatasetError, Problem, Row
 from pytest_ragmetrics.plugin.fixtures import session_texts
@@ -19,8 +21,6 @@ from pytest_ragmetrics.plugin.state import (
     row_params,
 )
 from pytest_ragmetrics.results.summary import EvalInfo
-
-from conftest import FakeItem
 
 INFO = EvalInfo("test_x.py", "test_x.py", "data/q.jsonl", "0" * 64, 3)
 

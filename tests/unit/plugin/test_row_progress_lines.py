@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
+from helpers.items import FakeItem
 
 from pytest_ragmetrics import LiveSystem
 from pytest_ragmetrics.config.thresholds import Settings
@@ -23,8 +24,6 @@ from pytest_ragmetrics.plugin.progress import (
 )
 from pytest_ragmetrics.plugin.state import RowParam, RunState
 from pytest_ragmetrics.results.summary import EvalInfo
-
-from conftest import FakeItem
 
 INFO = EvalInfo("test_live.py", "test_live", "data/q.jsonl", "0" * 64, 2)
 

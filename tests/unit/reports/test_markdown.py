@@ -6,14 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.project import Project
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
 from pytest_ragmetrics.reports.document import report_document
 from pytest_ragmetrics.reports.markdown import cell, markdown_summary
 from pytest_ragmetrics.results.summary import EvalInfo, RowPayload, summarize
-
-from conftest import Project
 
 INFO = EvalInfo("evals/test_a.py", "evals/test_a.py", "evals/data/a.jsonl", "0" * 64, 2)
 
