@@ -13,7 +13,6 @@ directly shows a ``SettingError`` with the metric's name.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import types
 import typing
@@ -176,6 +175,8 @@ class SettingsTable(Generic[T]):
         known = ", ".join(self.fields)
         hint = self.hints.get(key)
         if hint is None:
+            import difflib  # a mistake's cost, not every run's
+
             close = difflib.get_close_matches(key, self.fields, n=1)
             hint = f"did you mean {close[0]}?" if close else None
         return f"unknown setting; known: {known}{f'; {hint}' if hint else ''}"
