@@ -217,6 +217,13 @@ class JsonEntryCache(Generic[_Value]):
 
 
 THRESHOLDS_NAME = "thresholds.toml"  # the file whose folder is the project root
+# The embedding cache's folder in the project root, and the variable that moves it
+# (``embeddings/cache.py``; the options name both in their help).
+CACHE_DIR_NAME = ".ragmetrics_cache"
+CACHE_DIR_ENV = "RAGMETRICS_CACHE_DIR"
+# The file GitHub Actions shows as a job's summary (``reports/write.py`` appends the
+# Markdown report to it).
+GITHUB_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
 def nearest_thresholds(start: Path, boundary: Path | None = None) -> Path | None:

@@ -45,12 +45,12 @@ from pytest_ragmetrics.data.formats import (
     Resume,
     dataset_format,
     display_of,
+    is_sql,
     proxy_of,
     read_records,
     unit_of,
 )
 from pytest_ragmetrics.data.row import LoadedRow, Row, RowError
-from pytest_ragmetrics.data.sql import SqlDataset
 
 # DatasetError and Problem live with the file reading that raises and reports them, and
 # are this module's too: every user of the loader imports them from here.
@@ -168,7 +168,7 @@ def _digest(text: str) -> int:
 
 
 def _stamp(path: Location, source: str) -> tuple[int, int]:
-    if isinstance(path, SqlDataset):
+    if is_sql(path):
         return (0, 0)  # a query's rows are checked against their digests alone
     try:
         stat = path.stat()

@@ -32,14 +32,14 @@ from __future__ import annotations
 import csv
 import json
 import math
+import sys
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pytest_ragmetrics.data.fields import VALIDATORS, kind_of, shown
-from pytest_ragmetrics.data.sql import SqlDataset
 from pytest_ragmetrics.data.streams import (
     DatasetError,
     Digest,
@@ -51,9 +51,14 @@ from pytest_ragmetrics.data.streams import (
 )
 from pytest_ragmetrics.files import loads_finite
 
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # typing's own from Python 3.13
+
+    from pytest_ragmetrics.data.sql import SqlDataset
+
 FORMATS = ("jsonl", "csv", "parquet", "jsonl.gz", "jsonl.zst")
 # Where a dataset is: a file, or a SQL query (``data.sql``), whose format is "sql".
-Location = Path | SqlDataset
+Location: TypeAlias = "Path | SqlDataset"
 MAX_DEPTH = 64  # levels of nested lists and objects in a row, the row itself included
 _EXTENSIONS = {
     ".jsonl": "jsonl",
@@ -281,18 +286,26 @@ def _csv_record(header: list[str], cells: list[str], spanned: list[Line]) -> Rec
     return Record(first.number, raw, data, tuple(problems))
 
 
+def is_sql(path: Location) -> TypeIs[SqlDataset]:
+    """Whether a dataset's location is a SQL query. A ``SqlDataset`` can exist only once
+    ``data.sql`` (and with it SQLAlchemy's name checks) was imported by whoever made it, so
+    a run without one never imports the SQL layer."""
+    sql = sys.modules.get("pytest_ragmetrics.data.sql")
+    return sql is not None and isinstance(path, sql.SqlDataset)
+
+
 def proxy_of(path: Location) -> str | None:
-    return path.proxy_relevant if isinstance(path, SqlDataset) else None
+    return path.proxy_relevant if is_sql(path) else None
 
 
 def display_of(path: Location) -> str:
-    return path.display if isinstance(path, SqlDataset) else str(path)
+    return path.display if is_sql(path) else str(path)
 
 
 def dataset_format(path: Location, declared: str | None = None, display: str | None = None) -> str:
     """The format of ``path``: "sql" for a query, else ``declared`` if given, else from the
     file extension, the last two suffixes first (``.jsonl.gz``), then the last one."""
-    if isinstance(path, SqlDataset):
+    if is_sql(path):
         return "sql"
     suffixes = [suffix.lower() for suffix in path.suffixes]
     fmt = (
@@ -355,7 +368,7 @@ def read_records(
     CSV alone is read whole (as lines): after a malformed record, reading resumes on the
     line after the one it started on, which may lie any number of lines back. A SQL
     query is read from its first row, a batch at a time."""
-    if isinstance(path, SqlDataset):
+    if is_sql(path):
         yield from map(_ready, _sql_records(path, source, digest))
         return
     if kind == "parquet":

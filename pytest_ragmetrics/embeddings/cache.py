@@ -46,9 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_ragmetrics.embeddings.model import Vectors, file_sha256
+from pytest_ragmetrics.files import CACHE_DIR_ENV
 
-CACHE_DIR_NAME = ".ragmetrics_cache"
-CACHE_DIR_ENV = "RAGMETRICS_CACHE_DIR"
 DB_NAME = "embeddings.sqlite3"
 SCHEMA_VERSION = 1
 _CHUNK = 500  # keys per SELECT, well under SQLite's bound-parameter limit

@@ -15,19 +15,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar
 
 from pytest_ragmetrics.data.dataset import Row
-from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics.setting import SettingsTable
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
 from pytest_ragmetrics.text.idk import IdkMatcher
 
 if TYPE_CHECKING:
+    from pytest_ragmetrics.embeddings.model import Vectors
     from pytest_ragmetrics.embeddings.prepare import EmbeddingStore
     from pytest_ragmetrics.judge.client import LlmJudge
     from pytest_ragmetrics.judge.config import JudgeConfig
+    from pytest_ragmetrics.metrics.hooks import Aggregated, Prepared, PrepareRow
 
 STATS = ("mean", "sum", "count", "p50", "p95")
 RATE = "rate"  # = mean, offered for 0/1 metrics
@@ -44,7 +45,7 @@ UNIT: Range = (0.0, 1.0)  # a share, a rate, a 0/1 decision, an F-measure
 PERCENT: Range = (0.0, 100.0)  # the suites that keep their native 0-100 scale
 COSINE: Range = (-1.0, 1.0)  # of L2-normalised embeddings
 COUNT: Range = (0.0, math.inf)  # tokens, documents, milliseconds
-Embed = Callable[[Sequence[str]], Vectors]
+Embed: TypeAlias = "Callable[[Sequence[str]], Vectors]"
 _Table = TypeVar("_Table")
 
 
@@ -287,28 +288,6 @@ class DatasetMeasured:
 RowKey = tuple[str, int]
 
 
-@dataclass(frozen=True, slots=True)
-class PrepareRow:
-    """A row a before-rows hook prepares (``Preparation``): the row, and the metric
-    fixtures declaring the hook that the row's tests take (grounding scores the overlap of
-    a row taken only by ``faithfulness`` only when its answer does not abstain)."""
-
-    row: Row
-    fixtures: frozenset[str]
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """What a before-rows hook made: ``done``, the result of each row it has already (from
-    a cache, before any vector: the texts the declaring metrics would embed for those rows
-    are not prepared); ``complete``, called once the session's texts are embedded, giving
-    the result of each row it then has (``None``: ``done`` is all). A row it has no result
-    for is computed by its fixture when it runs, which then fails as it would have."""
-
-    done: Mapping[RowKey, Any]
-    complete: Callable[[], Mapping[RowKey, Any]] | None = None
-
-
 class RunThresholds(Protocol):
     """What a run-signature hook reads of the run's thresholds (``config.thresholds
     .Thresholds`` has it): the settings and the ``[judge]`` table, if any."""
@@ -321,7 +300,9 @@ class RunThresholds(Protocol):
 
 # (the rows, each once, the run's settings, the run's embedding store: its embedder, its
 # cache, its statistics) -> what was prepared.
-PrepareRows = Callable[[Sequence[PrepareRow], MetricSettings, "EmbeddingStore"], Prepared]
+PrepareRows: TypeAlias = (
+    "Callable[[Sequence[PrepareRow], MetricSettings, EmbeddingStore], Prepared]"
+)
 
 
 @dataclass(frozen=True)
@@ -342,18 +323,11 @@ class Preparation:
     prepare: PrepareRows
 
 
-@dataclass(frozen=True)
-class Aggregated:
-    """A metric's eval-level statistics from its rows' details (``MetricInfo.aggregate``)
-    and what the eval's report says of them (``details``: the suite's warnings)."""
-
-    stats: Mapping[str, float]
-    details: Mapping[str, Any] = field(default_factory=_none)
-
-
 # (each row's detail under the metric's name, in dataset order, the rows without one left
 # out; the eval's statistics of per-row values) -> the metric's statistics (None: none).
-Aggregate = Callable[[Sequence[Any], Mapping[str, Mapping[str, float]]], Aggregated | None]
+Aggregate: TypeAlias = (
+    "Callable[[Sequence[Any], Mapping[str, Mapping[str, float]]], Aggregated | None]"
+)
 # (the detail a row holds under the metric's name, another test's) -> the two merged, the
 # same whichever came first.
 MergeDetail = Callable[[Any, Any], Any]

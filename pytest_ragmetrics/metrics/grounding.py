@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics.abstention import row_abstention
 from pytest_ragmetrics.metrics.base import (
     COSINE,
@@ -42,8 +41,6 @@ from pytest_ragmetrics.metrics.base import (
     MetricSettings,
     MetricSpec,
     Preparation,
-    Prepared,
-    PrepareRow,
     Presentation,
     Range,
     RowKey,
@@ -63,9 +60,12 @@ if TYPE_CHECKING:  # numpy is imported by the functions that compute, not with t
     import numpy as np
     import numpy.typing as npt
 
+    from pytest_ragmetrics.embeddings.model import Vectors
+
     # A sentence similarity decides (its text without markers) and the context it cites.
     from pytest_ragmetrics.embeddings.prepare import EmbeddingStore
     from pytest_ragmetrics.embeddings.similarities import Pair
+    from pytest_ragmetrics.metrics.hooks import Prepared, PrepareRow
 
 Contexts = Sequence[Mapping[str, Any]]
 DEFAULT_TAU_SIM = 0.65
@@ -676,6 +676,7 @@ def prepare_overlaps(
         similarity_set,
         store_similarities,
     )
+    from pytest_ragmetrics.metrics.hooks import Prepared
 
     answers = [answer for one in rows if isinstance(answer := one.row.data.get("answer"), str)]
     prepare_sentences(store.cache, answers, settings.citations)

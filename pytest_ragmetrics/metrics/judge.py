@@ -29,7 +29,6 @@ from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.judge.prompts import PROMPT_NAMES, load_prompt
 from pytest_ragmetrics.metrics.base import (
     UNIT,
-    Aggregated,
     Measured,
     MetricContext,
     MetricInfo,
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.judge.client import LlmJudge
     from pytest_ragmetrics.judge.config import JudgeConfig
     from pytest_ragmetrics.judge.verdicts import Call, JudgeError
+    from pytest_ragmetrics.metrics.hooks import Aggregated
 
 JUDGE_METRICS = ("faithfulness_judge", "answer_relevance", "answer_correctness", "e2e_score")
 CONSISTENCY = "consistency_score"
@@ -312,6 +312,8 @@ def judge_aggregate(
     statistics = judge_statistics(records)
     if CONSISTENCY in metrics:
         statistics[CONSISTENCY] = metrics[CONSISTENCY]["mean"]
+    from pytest_ragmetrics.metrics.hooks import Aggregated
+
     return Aggregated(statistics)
 
 

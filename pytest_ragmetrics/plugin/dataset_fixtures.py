@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.embeddings.model import Vectors
 from pytest_ragmetrics.metrics.base import DatasetMeasured
 from pytest_ragmetrics.metrics.catalog import DECLARATION_MARK, Declared
 from pytest_ragmetrics.metrics.space.embedding import EMBEDDING_SPACE, measure_embedding_space
@@ -32,6 +31,7 @@ from pytest_ragmetrics.metrics.space.sources import SOURCES, SourcesResult, meas
 from pytest_ragmetrics.metrics.space.ux import DEFAULT_CACHE_TAU, UX, UxResult, measure_ux
 
 if TYPE_CHECKING:  # the geometry, and numpy, are imported when a dataset metric runs
+    from pytest_ragmetrics.embeddings.model import Vectors
     from pytest_ragmetrics.metrics.space import EmbeddingSpace
 from pytest_ragmetrics.plugin.fixtures import refuse_late
 from pytest_ragmetrics.plugin.state import (

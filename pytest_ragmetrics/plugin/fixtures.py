@@ -18,14 +18,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ragmetrics.data.dataset import Problem, Row, RowError
-from pytest_ragmetrics.embeddings.model import Vectors, model_label
-from pytest_ragmetrics.live.outputs import live_row, saved_row
-from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
 from pytest_ragmetrics.metrics.base import (
     MetricContext,
     MetricSpec,
     Preparation,
-    PrepareRow,
     RowKey,
 )
 from pytest_ragmetrics.metrics.catalog import (
@@ -60,7 +56,9 @@ from pytest_ragmetrics.plugin.state import (
 
 if TYPE_CHECKING:  # the judge's client (HTTP, TLS) is imported when a metric first judges
     from pytest_ragmetrics.config.thresholds import Settings
+    from pytest_ragmetrics.embeddings.model import Vectors
     from pytest_ragmetrics.judge.client import LlmJudge
+    from pytest_ragmetrics.metrics.hooks import PrepareRow
 
 __all__ = [
     "DETERMINISM",
@@ -395,6 +393,9 @@ def start_row(
     check_row(param, recorder, run_state(item.config).thresholds.settings.row_errors)
     if param.live is None:
         return param.row
+    # The live layer is imported by a live eval's first row: every run imports this module.
+    from pytest_ragmetrics.live.system import LiveSystemError
+
     try:
         return _answer_live(item, systems, param, recorder)
     except LiveSystemError as error:
@@ -429,6 +430,9 @@ def _answer_live(
 ) -> Row:
     """Call the row's live system (or read its cached output) and give the test the
     question row with the output fields added."""
+    from pytest_ragmetrics.live.outputs import live_row, saved_row
+    from pytest_ragmetrics.live.system import LiveSystemError, systems_by_name
+
     assert param.live is not None  # checked by the caller
     by_name = systems_by_name(systems(), item.nodeid)
     system = by_name.get(param.live)
@@ -459,6 +463,8 @@ def ragmetrics_system() -> Any:
     """The live systems under test. A project with a live eval overrides this fixture (in
     a conftest.py or the eval file) to return a ``LiveSystem``, several, or a mapping of
     names to them; the marker's ``systems=[...]`` picks the ones an eval runs."""
+    from pytest_ragmetrics.live.system import LiveSystemError
+
     raise LiveSystemError(
         "this eval names live systems (ragmetrics marker systems=...): define a "
         "`ragmetrics_system` fixture that returns them as pytest_ragmetrics.LiveSystem"
@@ -481,6 +487,8 @@ class RunEmbedder:
 @pytest.fixture(scope="session")
 def ragmetrics_embed(request: pytest.FixtureRequest) -> RunEmbedder:
     """The run's embedding model, for a live system that retrieves with it."""
+    from pytest_ragmetrics.embeddings.model import model_label
+
     settings = run_state(request.config).thresholds.settings
     return RunEmbedder(request.config, model_label(settings.embedding_model))
 
@@ -598,6 +606,8 @@ def prepared_rows(items: Sequence[pytest.Item], fixtures: frozenset[str]) -> lis
     Bulk items are left out, on any engine: bulk mode holds one batch of rows at a time,
     and preparing their rows here would hold every row, and its result, to the end of the
     run; a batch's rows are computed when it runs."""
+    from pytest_ragmetrics.metrics.hooks import PrepareRow
+
     found: dict[RowKey, PrepareRow] = {}
     for item in items:
         taken = fixtures.intersection(own_metrics(item))

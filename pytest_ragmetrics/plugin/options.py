@@ -25,15 +25,19 @@ from pytest_ragmetrics.config.project import (
     ProjectError,
     locate_project,
 )
-from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV, CACHE_DIR_NAME
-from pytest_ragmetrics.files import THRESHOLDS_NAME, resolve_setting
+from pytest_ragmetrics.files import (
+    CACHE_DIR_ENV,
+    CACHE_DIR_NAME,
+    GITHUB_SUMMARY_ENV,
+    THRESHOLDS_NAME,
+    resolve_setting,
+)
 from pytest_ragmetrics.metrics.space.points import (
     DEFAULT_LIMIT,
     MAX_SEED,
     MIN_POINTS,
     umap_version,
 )
-from pytest_ragmetrics.reports.write import GITHUB_SUMMARY_ENV
 
 # What the controller hands every xdist worker (``workerinput``): the run's id, and with
 # --ragmetrics-no-cache, its private cache directory.

@@ -25,9 +25,9 @@ from pytest_ragmetrics.embeddings.cache import CacheDirError, ready_cache_dir
 from pytest_ragmetrics.embeddings.model import EmbeddingModelError, model_label, resolve_model_dir
 from pytest_ragmetrics.embeddings.prepare import EncodingError, PrepareStats
 from pytest_ragmetrics.files import display_path
-from pytest_ragmetrics.metrics.base import Prepared
 from pytest_ragmetrics.metrics.catalog import Catalog
 from pytest_ragmetrics.metrics.custom import CorpusError
+from pytest_ragmetrics.metrics.hooks import Prepared
 from pytest_ragmetrics.plugin.catalog import run_catalog
 from pytest_ragmetrics.plugin.collect import parametrize_rows
 from pytest_ragmetrics.plugin.fixtures import (

@@ -17,12 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragmetrics.files import write_atomic
+from pytest_ragmetrics.files import GITHUB_SUMMARY_ENV, write_atomic
 
 if TYPE_CHECKING:
     from pytest_ragmetrics.reports.model import ReportModel
-
-GITHUB_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
 def json_chunks(document: Mapping[str, Any]) -> Iterator[str]:
@@ -88,9 +86,8 @@ def write_reports(
     summary only when some eval ran (an empty summary would only add noise to a CI page).
     A report that cannot be written does not keep the others from being written.
 
-    Each renderer is imported here, when the run ends and its report is asked for: the
-    plugin's options name this module's ``GITHUB_SUMMARY_ENV``, and importing the plugin
-    should not import them."""
+    Each renderer is imported here, when the run ends and its report is asked for:
+    importing this module should not import them."""
     from pytest_ragmetrics.reports.document import model_of
 
     model = model_of(report)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from helpers.project import jsonl, terminal_section
 
-from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV
+from pytest_ragmetrics.files import CACHE_DIR_ENV
 
 FACTS = [
     ("The Eiffel Tower is in Paris.", "Paris"),

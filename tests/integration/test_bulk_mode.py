@@ -22,7 +22,7 @@ from helpers.project import ROWS, Project, jsonl
 from test_dataset_formats_eval import uniform_rows, write_parquet
 from test_live_eval import SYSTEMS, _project
 
-from pytest_ragmetrics.embeddings.cache import CACHE_DIR_ENV
+from pytest_ragmetrics.files import CACHE_DIR_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 

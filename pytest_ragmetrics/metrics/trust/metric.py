@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import (
     PERCENT,
-    Aggregated,
     Column,
     Measured,
     MetricContext,
@@ -25,6 +24,7 @@ from pytest_ragmetrics.metrics.trust import TRUST_KEYS
 # The suite and its judges are imported when a row is scored: the declaration below,
 # which every pytest run imports with the plugin, needs neither.
 if TYPE_CHECKING:
+    from pytest_ragmetrics.metrics.hooks import Aggregated
     from pytest_ragmetrics.metrics.trust.judges import Judge
     from pytest_ragmetrics.metrics.trust.suite import TrustItem
 
@@ -98,6 +98,8 @@ def aggregate_trust_rows(
         warnings.simplefilter("always", TrustWarning)
         stats = aggregate_trust([RowTrust.from_dict(row) for row in recorded])
     messages = [str(w.message) for w in caught if issubclass(w.category, TrustWarning)]
+    from pytest_ragmetrics.metrics.hooks import Aggregated
+
     return Aggregated(stats, {"trust_warnings": messages} if messages else {})
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.embeddings.cache import CACHE_DIR_NAME
+from pytest_ragmetrics.files import CACHE_DIR_NAME
 from pytest_ragmetrics.plugin import options as options_module
 from pytest_ragmetrics.plugin.options import (
     RUN_CACHE_KEY,

@@ -20,11 +20,10 @@ from pytest_ragmetrics.metrics.base import (
     MetricInfo,
     MetricSpec,
     Preparation,
-    Prepared,
-    PrepareRow,
 )
 from pytest_ragmetrics.metrics.catalog import Catalog, Declared
 from pytest_ragmetrics.metrics.grounding import OVERLAPS
+from pytest_ragmetrics.metrics.hooks import Prepared, PrepareRow
 from pytest_ragmetrics.plugin import fixtures as fixtures_module
 from pytest_ragmetrics.plugin.fixtures import preparations, prepared_rows, session_texts
 

@@ -13,8 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_ragmetrics.config.thresholds import Settings
-from pytest_ragmetrics.metrics.base import Aggregated, MetricInfo
+from pytest_ragmetrics.metrics.base import MetricInfo
 from pytest_ragmetrics.metrics.catalog import Catalog, Declared, catalog_in_force
+from pytest_ragmetrics.metrics.hooks import Aggregated
 from pytest_ragmetrics.results.stats import aggregate
 from pytest_ragmetrics.results.summary import EvalInfo, Gathered, RowPayload, summarize
 
