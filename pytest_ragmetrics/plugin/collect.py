@@ -52,7 +52,7 @@ from pytest_ragmetrics.plugin.fixtures import (
     ragmetrics_system,
 )
 from pytest_ragmetrics.plugin.options import DEFAULT_BATCH_SIZE, MODES
-from pytest_ragmetrics.plugin.state import BatchParam, RowParam, RowsParam, RunState
+from pytest_ragmetrics.plugin.state import BatchParam, DatasetParam, RowParam, RunState
 from pytest_ragmetrics.results.summary import EvalInfo
 
 MARKER = "ragmetrics"
@@ -679,7 +679,7 @@ def _parametrize_rows_test(
     # A row that names no system in a dataset of systems goes to every system's test,
     # which then errors on it (it is a bad row) instead of leaving it out.
     sets = [
-        RowsParam(
+        DatasetParam(
             info,
             tuple(r for r in rows if info.system is None or r.row.system in (info.system, None)),
         )

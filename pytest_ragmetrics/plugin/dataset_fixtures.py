@@ -36,10 +36,10 @@ if TYPE_CHECKING:  # the geometry, and numpy, are imported when a dataset metric
 from pytest_ragmetrics.plugin.fixtures import refuse_late
 from pytest_ragmetrics.plugin.state import (
     DATASET_RECORDER_KEY,
+    DatasetParam,
     DatasetRecorder,
-    RowsParam,
+    dataset_param,
     embedding_store,
-    rows_param,
     run_state,
 )
 
@@ -53,7 +53,7 @@ def rows(request: pytest.FixtureRequest) -> list[Row]:
     """Every row of the test's dataset, for dataset-level metrics; bad rows fail the test
     (or, with ``row_errors = "skip"``, are left out and counted)."""
     param = getattr(request, "param", None)
-    if not isinstance(param, RowsParam):
+    if not isinstance(param, DatasetParam):
         raise pytest.UsageError(
             f"{request.node.nodeid} takes `rows` but has no dataset: "
             f'mark it with @pytest.mark.ragmetrics(dataset="path/to/rows.jsonl")'
@@ -118,7 +118,7 @@ class DatasetMetric:
         bits from a run without it (docs/reports.md#embedding-space)."""
         config = self.request.config
         options = run_state(config).options
-        param = rows_param(self.request.node)
+        param = dataset_param(self.request.node)
         if param is None or (options.html_path is None and options.json_path is None):
             return
         made = config.stash.setdefault(PICTURES_KEY, {})

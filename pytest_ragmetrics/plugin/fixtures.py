@@ -46,11 +46,11 @@ from pytest_ragmetrics.plugin.state import (
     RowRecorder,
     batch_param,
     embedding_store,
+    item_rows,
     live_cache,
     llm_judge,
     located,
     row_param,
-    row_params,
     run_state,
 )
 
@@ -568,7 +568,7 @@ def session_texts(
             if spec.texts is not None
         ]
         single = batch_param(item) is None
-        for param in row_params(item) if embedding else ():
+        for param in item_rows(item) if embedding else ():
             if param.problems:
                 continue
             key = (param.row.source, param.row.index)
@@ -613,7 +613,7 @@ def prepared_rows(items: Sequence[pytest.Item], fixtures: frozenset[str]) -> lis
         taken = fixtures.intersection(own_metrics(item))
         if not taken or batch_param(item) is not None:
             continue
-        for param in row_params(item):
+        for param in item_rows(item):
             if param.problems or param.live is not None:
                 continue
             key = (param.row.source, param.row.index)

@@ -35,7 +35,7 @@ from pytest_ragmetrics.metrics.catalog import in_force
 from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.plugin.fixtures import own_metrics
 from pytest_ragmetrics.plugin.options import workerinput
-from pytest_ragmetrics.plugin.state import RunState, batch_param, row_params
+from pytest_ragmetrics.plugin.state import RunState, batch_param, item_rows
 from pytest_ragmetrics.progress import LineProgress
 
 if TYPE_CHECKING:  # the judge's client and the live cache: in a run that uses them
@@ -115,7 +115,7 @@ def live_totals(items: Sequence[pytest.Item]) -> dict[str, int]:
         if batch is not None and not batch.live:
             continue  # its rows need no reading: no system answers them
         repeats = DETERMINISM in own_metrics(item)
-        for param in row_params(item):
+        for param in item_rows(item):
             if param.live is None or param.problems:
                 continue
             question = param.row.data.get("question")
@@ -141,7 +141,7 @@ def judged_tests(items: Sequence[pytest.Item], settings: MetricSettings) -> dict
     for item in items:
         if asking.isdisjoint(own_metrics(item)):
             continue
-        rows = sum(not param.problems for param in row_params(item))
+        rows = sum(not param.problems for param in item_rows(item))
         if rows:
             judged[item.nodeid] = rows
     return judged

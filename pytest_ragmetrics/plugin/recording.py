@@ -30,14 +30,14 @@ from pytest_ragmetrics.plugin.state import (
     DATASET_RECORDER_KEY,
     RECORDER_KEY,
     BatchParam,
+    DatasetParam,
     RowParam,
     RowRecorder,
-    RowsParam,
     RunState,
     batch_param,
+    dataset_param,
     located,
     row_param,
-    rows_param,
     run_state,
 )
 from pytest_ragmetrics.printable import printable_line, printable_lines, printable_text
@@ -257,7 +257,7 @@ def _session(value: object) -> str | None:
 
 
 def dataset_payload(
-    item: pytest.Item, param: RowsParam, call: pytest.CallInfo[None], report: pytest.TestReport
+    item: pytest.Item, param: DatasetParam, call: pytest.CallInfo[None], report: pytest.TestReport
 ) -> DatasetPayload:
     """The payload of a dataset-level test's final report."""
     recorder = item.stash.get(DATASET_RECORDER_KEY, None)
@@ -285,7 +285,7 @@ def attach_payload(
     """Attach what a row or dataset-level test recorded to its final report; a row whose
     live-system or judge call failed is marked an error and, unless tracebacks were asked
     for, reported with its one line."""
-    evaluated = row_param(item) or rows_param(item) or batch_param(item)
+    evaluated = row_param(item) or dataset_param(item) or batch_param(item)
     if report.failed and evaluated is not None:
         printable_failure(report)
     if not is_final(call, report):
@@ -304,7 +304,7 @@ def attach_payload(
             setattr(report, ERRORED_ATTR, True)  # an attribute: it travels from xdist workers
             if not wants_traceback(item.config):
                 report.longrepr = printable_text(failure)
-    rows = rows_param(item)
+    rows = dataset_param(item)
     if rows is not None:
         carry(item, report, dataset_payload(item, rows, call, report))
     batch = batch_param(item)

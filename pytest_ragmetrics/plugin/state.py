@@ -134,7 +134,7 @@ class RowParam:
 
 
 @dataclass(frozen=True)
-class RowsParam:
+class DatasetParam:
     """The parameter of a dataset-level test (one that takes ``rows``): the eval and every
     row it runs over (the first N with ``--ragmetrics-limit``)."""
 
@@ -210,7 +210,7 @@ def batch_param(item: pytest.Item) -> BatchParam | None:
     return param if isinstance(param, BatchParam) else None
 
 
-def row_params(item: pytest.Item) -> Sequence[RowParam]:
+def item_rows(item: pytest.Item) -> Sequence[RowParam]:
     """The rows an item runs its test on: its row, its batch's rows (read from the
     dataset), or none. A batch whose rows can no longer be read has none here: when it
     runs, each of its rows errors, saying why (``plugin.bulk``)."""
@@ -226,16 +226,16 @@ def row_params(item: pytest.Item) -> Sequence[RowParam]:
         return ()
 
 
-def rows_param(item: pytest.Item) -> RowsParam | None:
+def dataset_param(item: pytest.Item) -> DatasetParam | None:
     """The rows a dataset-level test runs over, or ``None`` for any other test."""
     callspec = getattr(item, "callspec", None)
     param = callspec.params.get("rows") if callspec else None
-    return param if isinstance(param, RowsParam) else None
+    return param if isinstance(param, DatasetParam) else None
 
 
 def eval_of(item: pytest.Item) -> EvalInfo | None:
     """The eval a row test or dataset-level test belongs to."""
-    param = row_param(item) or rows_param(item) or batch_param(item)
+    param = row_param(item) or dataset_param(item) or batch_param(item)
     return param.info if param is not None else None
 
 

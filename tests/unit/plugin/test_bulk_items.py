@@ -18,7 +18,7 @@ from pytest_ragmetrics.plugin.state import (
     BatchParam,
     RowParam,
     eval_of,
-    row_params,
+    item_rows,
 )
 from pytest_ragmetrics.results.summary import EvalInfo
 
@@ -58,7 +58,7 @@ def test_a_batch_is_named_by_the_positions_of_its_rows() -> None:
     later = BatchParam(INFO, GivenRows(tuple(rows)), [1, 2], 5)
     assert (later.id, later.size, later.read()) == ("rows-5-6", 2, rows[1:])
     item = batch("t::test[rows-1-3]", rows)
-    assert list(row_params(item)) == rows
+    assert list(item_rows(item)) == rows
     assert eval_of(item) == INFO
 
 
@@ -108,7 +108,7 @@ def test_a_batch_that_cannot_be_read_is_left_to_error_when_it_runs() -> None:
         ["row", "semantic_similarity", "faithfulness_judge"],
         {"row": BatchParam(INFO, source, [0], 1)},
     )
-    assert row_params(item) == ()
+    assert item_rows(item) == ()
     assert session_texts([item], Settings()) == []
     assert live_totals([item]) == {}
     assert judged_tests([item], Settings()) == {}

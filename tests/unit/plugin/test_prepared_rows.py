@@ -51,7 +51,7 @@ def _param(row: Row, problems: tuple[Problem, ...] = (), live: str | None = None
 @pytest.fixture(autouse=True)
 def fake_items(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fixtures_module, "own_metrics", lambda item: item.metrics)
-    monkeypatch.setattr(fixtures_module, "row_params", lambda item: item.params)
+    monkeypatch.setattr(fixtures_module, "item_rows", lambda item: item.params)
     monkeypatch.setattr(
         fixtures_module, "batch_param", lambda item: object() if item.bulk else None
     )
