@@ -78,7 +78,7 @@ from __future__ import annotations
 import difflib
 import functools
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -289,6 +289,21 @@ class Thresholds:
         if system is not None:
             merged.update(self.overrides.get(f"{eval_name}[{system}]", {}))
         return [gate for gate in merged.values() if gate is not None]
+
+    def bounds(self, eval_name: str, system: str | None = None) -> dict[str, list[Passes]]:
+        """The fixed bounds of one eval's gates on a statistic on its values' own scale
+        (``mean``, ``rate``, ``p50``, ``p95``), by metric, each as the test a value passes:
+        ``f1.mean >= 0.8`` gives ``f1: [v >= 0.8]`` (a judge metric's ``flip_rate``)."""
+        found: dict[str, list[Passes]] = {}
+        for gate in self.gates_for(eval_name, system):
+            if gate.rule.constant is not None and gate.stat in _VALUE_SCALE_STATS:
+                found.setdefault(gate.metric, []).append(gate.rule.holds)
+        return found
+
+
+# The statistics whose value is on the scale of one row's value.
+_VALUE_SCALE_STATS = ("mean", "rate", "p50", "p95")
+Passes = Callable[[float], bool]
 
 
 def _error(path: Path, where: str, message: str) -> ThresholdsError:

@@ -159,10 +159,14 @@ class LlmJudge:
     def __repr__(self) -> str:
         return f"LlmJudge({self.label!r})"
 
-    def judge(self, name: str, fields: Mapping[str, str], *, repeat: int = 0) -> Verdict:
+    def judge(
+        self, name: str, fields: Mapping[str, str], *, repeat: int = 0, fresh: bool = False
+    ) -> Verdict:
         """The verdict of prompt ``name`` with ``fields`` filling its placeholders (exactly
-        those). ``repeat`` 1, 2, ... are independent re-judgments of the same question for
-        measuring the judge's consistency: they bypass the cache, read and write.
+        those). ``repeat`` 0, 1, 2, ... are independent verdicts on the same question (the
+        ``repeats`` of ``[judge]``), each cached under its own index, 0 under the key every
+        single verdict has; ``fresh`` ones (the consistency judgments) bypass the cache,
+        read and write.
 
         With a cache, a lock per entry makes concurrent processes that need the same
         verdict ask once; with ``refresh``, entries of earlier runs (another ``run_id``)
@@ -172,13 +176,14 @@ class LlmJudge:
         request = {
             "model": self.config.model,
             "messages": self._messages(name, fields),
-            "temperature": 0,
+            # 0, not 0.0, at the default: the cache keys of earlier runs stay valid.
+            "temperature": self.config.temperature or 0,
             "max_tokens": self.config.max_tokens,
         }
         keyed = {**request, "base_url": self.config.base_url, "repeat": repeat}
         started = time.perf_counter()
         try:
-            if repeat or self._cache is None:
+            if fresh or self._cache is None:
                 reply = self._ask(name, request)
             else:
                 reply = self._cache.reply(keyed, lambda: self._ask(name, request))

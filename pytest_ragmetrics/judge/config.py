@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragmetrics.files import resolve_setting
+from pytest_ragmetrics.judge import MAX_REPEATS
 from pytest_ragmetrics.judge.prompts import PROMPT_NAMES, placeholder_problem
 
 # The top-level table of thresholds.toml this module reads (also the key of the judge's
@@ -31,6 +32,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY_PREFIXES = ("sk_", "gsk_", "hf_", "ghp_", "gho_", "github_pat_", "AIza", "r8_", "pk_", "rk_")
 _KEY_MIN_LENGTH = 20  # a variable named hf_token or sk_live is no key
 _RANDOM_MIN_LENGTH = 24
+MAX_TEMPERATURE = 2.0  # the OpenAI API's upper bound
 
 
 def looks_like_key(name: str) -> bool:
@@ -77,6 +79,12 @@ class JudgeConfig:
     backoff: float = 0.5
     max_tokens: int = 256
     prompts: Path | None = None
+    # Verdicts asked per judged row, each cached under its own index; the row's value is
+    # their mean (docs/judge.md#repeated-verdicts).
+    repeats: int = 1
+    # Sampling temperature of every request: 0, the default, asks for the most likely
+    # verdict; repeated verdicts measure the judge's noise at the temperature it is run at.
+    temperature: float = 0.0
 
     def __post_init__(self) -> None:
         # A trailing "/" would make equal endpoints differ in the cache key and double the
@@ -102,6 +110,14 @@ class JudgeConfig:
             raise JudgeConfigError("backoff", f"expected seconds >= 0, got {self.backoff!r}")
         if self.max_tokens < 1:
             raise JudgeConfigError("max_tokens", f"expected 1 or more, got {self.max_tokens!r}")
+        if not 1 <= self.repeats <= MAX_REPEATS:
+            raise JudgeConfigError(
+                "repeats", f"expected 1 to {MAX_REPEATS} verdicts a row, got {self.repeats!r}"
+            )
+        if not (math.isfinite(self.temperature) and 0 <= self.temperature <= MAX_TEMPERATURE):
+            raise JudgeConfigError(
+                "temperature", f"expected 0 to {MAX_TEMPERATURE:g}, got {self.temperature!r}"
+            )
         if self.prompts is not None:
             check_prompt_overrides(self.prompts)
 
@@ -133,6 +149,8 @@ _KEY_TYPES: dict[str, type] = {
     "backoff": float,
     "max_tokens": int,
     "prompts": str,
+    "repeats": int,
+    "temperature": float,
 }
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number"}
 

@@ -148,7 +148,9 @@ class MetricInfo:
     statistics. ``levels``: the only suffixes ``@`` may take, for a name whose suffix is
     not a cutoff k (``iprec_at_recall@0.5``). ``misleading``: statistics a gate may not
     use, each with what to use instead (``gm_map.mean`` is map's mean, not trec_eval's
-    gm_map). ``presentation``: how the reports show it (``Presentation``).
+    gm_map). ``presentation``: how the reports show it (``Presentation``). ``derived``:
+    statistics its ``aggregate`` hook gives besides the per-row ones (a judge metric's
+    ``flip_rate`` and ``agreement``): gateable as plain numbers, with no paired interval.
     Hooks, for a metric whose eval-level numbers are not aggregates of per-row values:
     ``aggregate``, how the rows' details under the metric's name become its statistics
     (the Trust-Score suite over the eval's rows, the judge's accounting); ``merge``, how
@@ -167,6 +169,7 @@ class MetricInfo:
     levels: tuple[str, ...] = ()
     misleading: Mapping[str, str] = field(default_factory=dict)
     presentation: Presentation = DEFAULT_PRESENTATION
+    derived: tuple[str, ...] = ()
     aggregate: Aggregate | None = None
     merge: MergeDetail | None = None
     signature: RunSignature | None = None
@@ -185,7 +188,7 @@ class MetricInfo:
     def stats(self) -> tuple[str, ...]:
         if self.dataset is not None:
             return self.dataset
-        every = (*STATS, *((RATE,) if self.binary else ()), *self.corpus)
+        every = (*STATS, *((RATE,) if self.binary else ()), *self.corpus, *self.derived)
         return tuple(stat for stat in every if stat not in self.misleading)
 
 
@@ -284,9 +287,6 @@ class DatasetMeasured:
 
 # -- a declaration's hooks: work before the rows run, and the eval-level numbers ---------
 
-# A row as the run knows it before it runs: its file and its position there.
-RowKey = tuple[str, int]
-
 
 class RunThresholds(Protocol):
     """What a run-signature hook reads of the run's thresholds (``config.thresholds
@@ -323,10 +323,14 @@ class Preparation:
     prepare: PrepareRows
 
 
+# The fixed bounds of an eval's gates on a metric's per-row statistics (``mean``, ``p50``,
+# ...), each as the test a value passes: ``f1.mean >= 0.8`` is ``lambda v: v >= 0.8``.
+Bounds: TypeAlias = "Mapping[str, Sequence[Callable[[float], bool]]]"
 # (each row's detail under the metric's name, in dataset order, the rows without one left
-# out; the eval's statistics of per-row values) -> the metric's statistics (None: none).
+# out; the eval's statistics of per-row values; the eval's gates' fixed bounds by metric)
+# -> the metric's statistics (None: none).
 Aggregate: TypeAlias = (
-    "Callable[[Sequence[Any], Mapping[str, Mapping[str, float]]], Aggregated | None]"
+    "Callable[[Sequence[Any], Mapping[str, Mapping[str, float]], Bounds], Aggregated | None]"
 )
 # (the detail a row holds under the metric's name, another test's) -> the two merged, the
 # same whichever came first.

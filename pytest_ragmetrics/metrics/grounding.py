@@ -43,7 +43,6 @@ from pytest_ragmetrics.metrics.base import (
     Preparation,
     Presentation,
     Range,
-    RowKey,
     Versus,
     golds,
 )
@@ -65,7 +64,7 @@ if TYPE_CHECKING:  # numpy is imported by the functions that compute, not with t
     # A sentence similarity decides (its text without markers) and the context it cites.
     from pytest_ragmetrics.embeddings.prepare import EmbeddingStore
     from pytest_ragmetrics.embeddings.similarities import Pair
-    from pytest_ragmetrics.metrics.hooks import Prepared, PrepareRow
+    from pytest_ragmetrics.metrics.hooks import Prepared, PrepareRow, RowKey
 
 Contexts = Sequence[Mapping[str, Any]]
 DEFAULT_TAU_SIM = 0.65

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_ragmetrics.data.row import Row
-    from pytest_ragmetrics.metrics.base import RowKey
+
+# A row as the run knows it before it runs: its file and its position there.
+RowKey = tuple[str, int]
 
 
 @dataclass(frozen=True, slots=True)

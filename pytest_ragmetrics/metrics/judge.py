@@ -29,6 +29,8 @@ from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.judge.prompts import PROMPT_NAMES, load_prompt
 from pytest_ragmetrics.metrics.base import (
     UNIT,
+    Aggregate,
+    Bounds,
     Measured,
     MetricContext,
     MetricInfo,
@@ -149,13 +151,19 @@ def prompt_fields(row: Row, metric: str) -> dict[str, str]:
 
 
 def _judge_once(
-    judge: LlmJudge, row: Row, metric: str, key: str, fields: Mapping[str, str], repeat: int
+    judge: LlmJudge,
+    row: Row,
+    metric: str,
+    key: str,
+    fields: Mapping[str, str],
+    repeat: int,
+    fresh: bool = False,
 ) -> tuple[float, str, Tally]:
     from pytest_ragmetrics.judge.verdicts import JudgeError
 
     tally = Tally()
     try:
-        verdict = judge.judge(metric, fields, repeat=repeat)
+        verdict = judge.judge(metric, fields, repeat=repeat, fresh=fresh)
     except JudgeError as error:
         tally.add(error.call, error)
         # from None: the judge's frames stay out of the traceback (pytest -l shows locals).
@@ -171,15 +179,47 @@ def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
 
     def measure(row: Row, ctx: MetricContext) -> Measured:
         judge = ctx.judge()
-        score, reason, tally = _judge_once(
-            judge, row, metric, metric, prompt_fields(row, metric), 0
-        )
-        cached = " (cached verdict)" if tally.cached else ""
-        details = {JUDGE_NAME: {metric: {**tally.as_dict(), "score": score, "reason": reason}}}
-        evidence = f"{judge.label} scored {score:g}{cached}: {reason or 'no reason given'}"
-        return Measured({metric: score}, evidence, details=details)
+        fields = prompt_fields(row, metric)
+        repeats = judge.config.repeats
+        scores: list[float] = []
+        tallies: list[Tally] = []
+        reason = ""
+        for repeat in range(repeats):
+            try:
+                score, said, tally = _judge_once(judge, row, metric, metric, fields, repeat)
+            except JudgeRowError as error:  # what the repeats before it cost is counted
+                spent = Tally(**error.details[JUDGE_NAME][metric])
+                error.details = {JUDGE_NAME: {metric: _sum([*tallies, spent]).as_dict()}}
+                raise
+            scores.append(score)
+            tallies.append(tally)
+            reason = reason or said
+        total = _sum(tallies)
+        # The mean of the repeats, summed in order: the same float in every process.
+        value = math.fsum(scores) / repeats
+        record = {**total.as_dict(), "score": value, "reason": reason}
+        details: dict[str, Any] = {JUDGE_NAME: {metric: record}}
+        if repeats > 1:
+            record["scores"] = scores
+            details[metric] = {"scores": scores}
+        cached = _cached_text(total.cached, repeats)
+        said = reason or "no reason given"
+        if repeats == 1:
+            evidence = f"{judge.label} scored {value:g}{cached}: {said}"
+        else:
+            shown = ", ".join(f"{score:g}" for score in scores)
+            evidence = f"{judge.label} scored {value:g}, the mean of {shown}{cached}: {said}"
+        return Measured({metric: value}, evidence, details=details)
 
     return measure
+
+
+def _cached_text(cached: int, repeats: int) -> str:
+    if not cached:
+        return ""
+    if repeats == 1:
+        return " (cached verdict)"
+    return f" ({cached} of {repeats} verdicts cached)"
 
 
 def measure_consistency(
@@ -193,9 +233,9 @@ def measure_consistency(
         )
     judge = ctx.judge()
     fields = prompt_fields(row, metric)
-    first, _, tally = _judge_once(judge, row, metric, CONSISTENCY, fields, 1)
+    first, _, tally = _judge_once(judge, row, metric, CONSISTENCY, fields, 1, fresh=True)
     try:
-        second, _, again = _judge_once(judge, row, metric, CONSISTENCY, fields, 2)
+        second, _, again = _judge_once(judge, row, metric, CONSISTENCY, fields, 2, fresh=True)
     except JudgeRowError as error:
         spent = Tally(**error.details[JUDGE_NAME][CONSISTENCY])
         error.details = {JUDGE_NAME: {CONSISTENCY: _sum([tally, spent]).as_dict()}}
@@ -300,7 +340,9 @@ def judge_statistics(records: list[Mapping[str, Any]]) -> dict[str, float]:
 
 
 def judge_aggregate(
-    details: Sequence[Mapping[str, Any]], metrics: Mapping[str, Mapping[str, float]]
+    details: Sequence[Mapping[str, Any]],
+    metrics: Mapping[str, Mapping[str, float]],
+    bounds: Bounds,
 ) -> Aggregated | None:
     """``JUDGE``'s eval-level statistics: the judge's accounting over every verdict the
     rows asked for (each row's tallies, errored rows included, ``judge_statistics``), and
@@ -317,6 +359,64 @@ def judge_aggregate(
     return Aggregated(statistics)
 
 
+# A judge metric's statistics of its repeated verdicts (``[judge] repeats`` > 1).
+REPEAT_STATS = ("spread", "unstable", "flip_rate")
+
+
+def repeat_statistics(
+    rows: Sequence[Sequence[float]], bounds: Sequence[Callable[[float], bool]]
+) -> dict[str, float]:
+    """The statistics of the rows' repeated verdicts (each row's, in the order asked):
+
+    * ``spread``: the judge's noise, the pooled within-row standard deviation,
+      sqrt(mean over rows of each row's sample variance, n - 1 in the denominator);
+    * ``unstable``: the share of rows whose verdicts are not all the same;
+    * ``flip_rate``: the share of rows whose verdicts fall on both sides of a bound of the
+      eval's gates on the metric (some pass it, some do not), when it has one.
+
+    Only rows asked more than once count; none such, no statistics."""
+    repeated = [scores for scores in rows if len(scores) > 1]
+    if not repeated:
+        return {}
+    variances = []
+    for scores in repeated:
+        mean = math.fsum(scores) / len(scores)
+        variances.append(math.fsum((s - mean) ** 2 for s in scores) / (len(scores) - 1))
+    stats = {
+        "spread": math.sqrt(math.fsum(variances) / len(variances)),
+        "unstable": sum(len(set(scores)) > 1 for scores in repeated) / len(repeated),
+    }
+    if bounds:
+        flipped = sum(
+            any(len({passes(score) for score in scores}) > 1 for passes in bounds)
+            for scores in repeated
+        )
+        stats["flip_rate"] = flipped / len(repeated)
+    return stats
+
+
+def judged_aggregate(metric: str) -> Aggregate:
+    """A judge metric's eval-level statistics from its rows' details under its name: the
+    statistics of the repeated verdicts (``repeat_statistics``)."""
+
+    def aggregate(
+        details: Sequence[Mapping[str, Any]],
+        metrics: Mapping[str, Mapping[str, float]],
+        bounds: Bounds,
+    ) -> Aggregated | None:
+        stats = repeat_statistics(
+            [detail["scores"] for detail in details if "scores" in detail],
+            bounds.get(metric, ()),
+        )
+        if not stats:
+            return None
+        from pytest_ragmetrics.metrics.hooks import Aggregated
+
+        return Aggregated(stats)
+
+    return aggregate
+
+
 def judge_run_signature(thresholds: RunThresholds) -> dict[str, str] | None:
     """What an eval that used the judge adds to its baseline's signature: the judge's
     (``judge_signature``), when the run has one; scores of another judge differ."""
@@ -324,12 +424,16 @@ def judge_run_signature(thresholds: RunThresholds) -> dict[str, str] | None:
 
 
 def judge_signature(config: JudgeConfig) -> dict[str, str]:
-    """What makes judge scores comparable with a stored baseline: the model and the
-    prompts (not the endpoint's address, which differs between machines)."""
+    """What makes judge scores comparable with a stored baseline: the model, the prompts
+    and a temperature other than 0 (not the endpoint's address, which differs between
+    machines, nor ``repeats``: a mean of several verdicts estimates the same score)."""
     prompts = hashlib.sha256()
     for name in PROMPT_NAMES:
         prompts.update(load_prompt(name, config.prompts).encode())
-    return {"model": config.model, "prompts_sha256": prompts.hexdigest()[:16]}
+    signed = {"model": config.model, "prompts_sha256": prompts.hexdigest()[:16]}
+    if config.temperature:
+        signed["temperature"] = f"{config.temperature:g}"
+    return signed
 
 
 # -- the metric fixtures and the judge's statistics --------------------------------------
@@ -402,7 +506,15 @@ SPECS = (
         MetricSpec(
             metric,
             doc + " A verdict that cannot be had makes the row error; it is never a score.",
-            (MetricInfo(metric, description, range=value_range),),
+            (
+                MetricInfo(
+                    metric,
+                    description,
+                    range=value_range,
+                    derived=REPEAT_STATS,
+                    aggregate=judged_aggregate(metric),
+                ),
+            ),
             needs(metric),
             judge_measure(metric),
             untested={"properties": NEEDS_A_JUDGE},

@@ -167,6 +167,11 @@ def interval_kind(
             f"{metric}.{stat} is computed from the whole set at once, not from rows, so no "
             "interval can be drawn by resampling rows"
         )
+    if info is not None and stat in info.derived:
+        return None, (
+            f"{metric}.{stat} is computed from the rows' details at once, not from per-row "
+            "values, so no interval can be drawn by resampling paired rows"
+        )
     if stat == "count":
         return (
             None,

@@ -22,7 +22,6 @@ from pytest_ragmetrics.metrics.base import (
     MetricContext,
     MetricSpec,
     Preparation,
-    RowKey,
 )
 from pytest_ragmetrics.metrics.catalog import (
     DECLARATION_MARK,
@@ -58,7 +57,7 @@ if TYPE_CHECKING:  # the judge's client (HTTP, TLS) is imported when a metric fi
     from pytest_ragmetrics.config.thresholds import Settings
     from pytest_ragmetrics.embeddings.model import Vectors
     from pytest_ragmetrics.judge.client import LlmJudge
-    from pytest_ragmetrics.metrics.hooks import PrepareRow
+    from pytest_ragmetrics.metrics.hooks import PrepareRow, RowKey
 
 __all__ = [
     "DETERMINISM",

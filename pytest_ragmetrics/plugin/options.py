@@ -32,6 +32,7 @@ from pytest_ragmetrics.files import (
     THRESHOLDS_NAME,
     resolve_setting,
 )
+from pytest_ragmetrics.judge import MAX_REPEATS as MAX_JUDGE_REPEATS
 from pytest_ragmetrics.metrics.space.points import (
     DEFAULT_LIMIT,
     MAX_SEED,
@@ -84,6 +85,7 @@ class Options:
     projection_limit: int = DEFAULT_LIMIT
     projection_seed: int = 0
     projection_umap: bool = False
+    judge_repeats: int | None = None  # --ragmetrics-judge-repeats: overrides [judge] repeats
 
     @property
     def thresholds(self) -> Path | None:
@@ -210,6 +212,14 @@ def add_options(parser: pytest.Parser) -> None:
         default=False,
         help="neither read nor write the embedding cache; texts are still encoded only once "
         "per run (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-judge-repeats",
+        metavar="K",
+        default=None,
+        help="ask the LLM judge K times for each judged row, each verdict cached under its "
+        "own index; the row's value is their mean, and the report gives the judge's spread "
+        f"and flip rate, 1 to {MAX_JUDGE_REPEATS} (default: [judge] repeats, else 1)",
     )
     group.addoption(
         "--ragmetrics-refresh",
@@ -436,6 +446,12 @@ def parse_options(config: pytest.Config) -> Options:
         0,
         MAX_SEED,
     )
+    repeats = config.getoption("ragmetrics_judge_repeats")
+    judge_repeats = (
+        None
+        if repeats is None
+        else whole_number("--ragmetrics-judge-repeats", repeats, 1, 1, MAX_JUDGE_REPEATS)
+    )
     ray_timeout = whole_number(
         "--ragmetrics-ray-timeout",
         config.getoption("ragmetrics_ray_timeout"),
@@ -464,4 +480,5 @@ def parse_options(config: pytest.Config) -> Options:
         projection_limit=projection_limit,
         projection_seed=projection_seed,
         projection_umap=umap_wanted(config),
+        judge_repeats=judge_repeats,
     )

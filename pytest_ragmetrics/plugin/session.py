@@ -344,7 +344,10 @@ class RunSession:
             reported = self.gathered.infos.values()
             self._check_configuration(sorted(reported, key=lambda info: info.label))
         try:
-            summaries = self.gathered.summaries(self.state.thresholds.settings)
+            thresholds = self.state.thresholds
+            summaries = self.gathered.summaries(
+                thresholds.settings, lambda info: thresholds.bounds(info.name, info.system)
+            )
             # The summaries hold the rows now; drop the index by id.
             self.gathered = Gathered(self.rows_shown)
             finished = self.finished = finish_run(self.state, summaries, stopped)

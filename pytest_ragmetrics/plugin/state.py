@@ -3,6 +3,7 @@ test: its row parameter and what its metric fixtures record."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, EmbeddingStore
     from pytest_ragmetrics.judge.client import LlmJudge
     from pytest_ragmetrics.live.cache import OutputCache
-    from pytest_ragmetrics.metrics.base import RowKey
+    from pytest_ragmetrics.metrics.hooks import RowKey
     from pytest_ragmetrics.plugin.options import Options
     from pytest_ragmetrics.results.summary import EvalInfo, RowPayload
 
@@ -303,6 +304,8 @@ def llm_judge(config: pytest.Config) -> LlmJudge:
         from pytest_ragmetrics.judge.client import LlmJudge
 
         options = state.options
+        if options.judge_repeats is not None:
+            judge = dataclasses.replace(judge, repeats=options.judge_repeats)
         state.llm = LlmJudge(
             judge, options.cache_dir, refresh=options.refresh, run_id=options.run_id
         )

@@ -91,13 +91,12 @@ def _dataset_stats(metric: str) -> tuple[str, ...] | None:
 
 
 def _mean_part(metric: str, stats: Mapping[str, float]) -> list[str]:
-    """``name mean`` with any corpus statistics in parentheses."""
+    """``name mean`` with any corpus and derived statistics in parentheses."""
     if "mean" not in stats:
         return []
     found = info(metric)
-    extra = [
-        f"{stat} {stats[stat]:.4g}" for stat in (found.corpus if found else ()) if stat in stats
-    ]
+    besides = (*found.corpus, *found.derived) if found else ()
+    extra = [f"{stat} {stats[stat]:.4g}" for stat in besides if stat in stats]
     corpus = f" ({', '.join(extra)})" if extra else ""
     return [f"{metric} {stats['mean']:.4g}{corpus}"]
 
@@ -115,7 +114,7 @@ def _wrapped(parts: Sequence[str], first: str, indent: str) -> list[str]:
 
 def more_metric_lines(evals: Sequence[Entry]) -> list[str]:
     """Every recorded metric the tables do not show: the mean of per-row metrics (with
-    corpus statistics in parentheses), then each statistic of dataset-level metrics."""
+    corpus and derived statistics in parentheses), then each statistic of dataset-level metrics."""
     lines, shown = [], _tabled()
     for entry in evals:
         metrics = entry.metrics

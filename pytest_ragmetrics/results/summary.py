@@ -16,12 +16,12 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragmetrics.metrics.base import Aggregate, MetricSettings
+from pytest_ragmetrics.metrics.base import Aggregate, Bounds, MetricSettings
 from pytest_ragmetrics.metrics.catalog import ERRORS, SIGNATURES, UNJUDGED, in_force
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.results.stats import aggregate
@@ -595,17 +595,21 @@ def _aggregating() -> list[tuple[str, Aggregate]]:
 
 
 def _add_aggregated(
-    metrics: dict[str, dict[str, float]], rows: Sequence[RowResult], details: dict[str, Any]
+    metrics: dict[str, dict[str, float]],
+    rows: Sequence[RowResult],
+    details: dict[str, Any],
+    bounds: Bounds,
 ) -> None:
     """The eval-level statistics of each metric that declares them from its rows' details
-    (the Trust-Score suite, the LLM judge's accounting), given the rows' details under its
-    name in dataset order and the per-row aggregates; what they say of them goes to the
-    eval's details."""
+    (the Trust-Score suite, the LLM judge's accounting, a judge metric's repeats and
+    agreement), given the rows' details under its name in dataset order, the per-row
+    aggregates and the eval's gates' fixed bounds; they join the metric's per-row
+    statistics, if it has any, and what they say of them goes to the eval's details."""
     for name, aggregate_details in _aggregating():
         recorded = [row.details[name] for row in rows if name in row.details]
-        aggregated = aggregate_details(recorded, metrics) if recorded else None
+        aggregated = aggregate_details(recorded, metrics, bounds) if recorded else None
         if aggregated is not None:
-            metrics[name] = dict(aggregated.stats)
+            metrics[name] = {**metrics.get(name, {}), **aggregated.stats}
             details.update(aggregated.details)
 
 
@@ -654,6 +658,7 @@ def _summarize_eval(
     dataset_payloads: list[DatasetPayload],
     settings: MetricSettings,
     uses: Mapping[str, FixtureUse] | None = None,
+    bounds: Bounds | None = None,
 ) -> EvalSummary:
     rows = sorted((row for row in all_rows if row.ran), key=lambda row: row.index)
     for row in rows:
@@ -663,7 +668,7 @@ def _summarize_eval(
     signed = signatures(metrics, breakdowns, settings)
     coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
     details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
-    _add_aggregated(metrics, rows, details)
+    _add_aggregated(metrics, rows, details, bounds or {})
     if dataset_payloads:  # a dataset-level test counts in `errors` like a row
         ran = [p for p in dataset_payloads if not p.skipped or p.error]
         flags = [row.values[ERRORS] for row in rows]
@@ -747,9 +752,12 @@ class Gathered:
                 use = uses[payload.test] = FixtureUse()
             use.add(payload.uncalled)
 
-    def summaries(self, settings: MetricSettings) -> list[EvalSummary]:
+    def summaries(
+        self, settings: MetricSettings, bounds: Callable[[EvalInfo], Bounds] | None = None
+    ) -> list[EvalSummary]:
         """One ``EvalSummary`` per eval and system, sorted by eval name and then by the
-        systems' order in the dataset; ``settings`` are the run's metric settings."""
+        systems' order in the dataset; ``settings`` are the run's metric settings,
+        ``bounds`` gives each eval's gates' fixed bounds (``MetricInfo.aggregate``)."""
         order = sorted(self.infos.values(), key=lambda info: (info.name, info.system_index))
         return [
             _summarize_eval(
@@ -759,6 +767,7 @@ class Gathered:
                 self.datasets.get(info.label, []),
                 settings,
                 self.uses.get(info.label),
+                bounds(info) if bounds is not None else None,
             )
             for info in order
         ]

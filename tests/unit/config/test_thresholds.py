@@ -170,7 +170,7 @@ def test_retrieval_settings_are_trec_eval_options_and_in_the_signature(tmp_path:
         ('[judge]\nmodel = "m"', "[judge] base_url"),
         ('[judge]\nbase_url = "ftp://x/v1"\nmodel = "m"', "[judge] base_url: expected an http(s)"),
         ('[judge]\nbase_url = "http://x/v1"\nmodel = "m"\nretries = -1', "[judge] retries"),
-        ('[judge]\nbase_url = "http://x/v1"\nmodel = "m"\ntemperature = 1', "[judge] temperature"),
+        ('[judge]\nbase_url = "http://x/v1"\nmodel = "m"\ntemperature = 3', "[judge] temperature"),
         ('[judge]\nbase_url = "http://x/v1"\nmodel = "m"\nconcurrency = 0', "[judge] concurrency"),
         ("judge = 3", "[judge]: expected a table"),
         ("[gates\n", "not valid TOML"),

@@ -145,6 +145,24 @@ def sessions(rng: np.random.Generator) -> Sample:
     return Sample(current, reference, Units.of(labels))
 
 
+def judged(repeats: int, drop: float = 0.0) -> Design:
+    """A judge metric read twice on the same answers (a rerun that asks the judge anew):
+    each row's true score ``q`` ~ Beta(2, 2), and each side's value the mean of
+    ``repeats`` verdicts, each 1 with probability ``q`` (this run's lowered by ``drop``)
+    and 0 otherwise: the judge's noise. With no drop the two sides are exchangeable given
+    the row. A row's value is the mean of its repeats, so its within-row noise is inside
+    the pair's difference, and resampling pairs carries it into the interval
+    (docs/judge.md#repeated-verdicts)."""
+
+    def design(rng: np.random.Generator) -> Sample:
+        score = rng.beta(2.0, 2.0, ROWS)
+        reference = rng.binomial(repeats, score) / repeats
+        current = rng.binomial(repeats, np.clip(score - drop, 0.0, 1.0)) / repeats
+        return Sample(current, reference, ROW_UNITS)
+
+    return design
+
+
 def evidence_for(
     rule: Rule, sample: Sample, settings: StatsSettings, *, is_binary: bool = False
 ) -> Evidence:
@@ -197,6 +215,8 @@ def aa_rates(
         pytest.param(f1_like, 202, False, id="f1-like"),
         pytest.param(binary, 303, True, id="binary"),
         pytest.param(sessions, 404, False, id="sessions"),
+        pytest.param(judged(1), 707, True, id="judge-one-verdict"),
+        pytest.param(judged(5), 808, False, id="judge-five-verdicts"),
     ],
 )
 def test_no_change_false_alarms_at_nominal_level(
@@ -263,3 +283,25 @@ def test_drop_of_the_reported_mde_is_detected_at_the_stated_power() -> None:
     for _ in range(RUNS):
         fails += not holds(INFERIORITY, evidence_for(INFERIORITY, continuous(rng, -mde), DEFAULTS))
     assert_near(rate(fails, RUNS), POWER, POWER_BAND, f"detection of a drop of the MDE {mde:.4f}")
+
+
+def test_a_noisier_judge_widens_the_interval_and_repeats_narrow_it() -> None:
+    """A judge's noise does not flip the gate at random: it widens the interval of the
+    change (A/A above: the false-fail rate stays nominal with one verdict a row and with
+    five); five verdicts a row narrow it, and a real drop of 0.1 is then caught more
+    often. Over 400 runs each: the mean interval width falls, and detection rises."""
+    runs = 400
+    widths, caught = {}, {}
+    for repeats, seed in ((1, 909), (5, 910)):
+        rng = np.random.default_rng(seed)
+        width = fails = 0.0
+        for _ in range(runs):
+            evidence = evidence_for(INFERIORITY, judged(repeats, drop=0.1)(rng), DEFAULTS)
+            width += evidence.high - evidence.low
+            fails += not holds(INFERIORITY, evidence)
+        widths[repeats], caught[repeats] = width / runs, fails / runs
+    # A mean of 5 Bernoulli(q) verdicts has a fifth of one's variance q(1 - q) around q;
+    # with Beta(2, 2) rows the pair's difference's variance falls from 2 E[q(1-q)] = 0.4
+    # to 0.08 + ... : the width must shrink by well over a third.
+    assert widths[5] < 0.65 * widths[1], widths
+    assert caught[5] > caught[1] + 0.2, caught

@@ -595,19 +595,42 @@ def test_refresh_ignores_earlier_runs_and_reuses_its_own(tmp_path: Path) -> None
     assert (cached.score, cached.call.cached) == (0.75, True)
 
 
-def test_repeats_bypass_the_cache(tmp_path: Path) -> None:
+def test_fresh_verdicts_bypass_the_cache(tmp_path: Path) -> None:
     script = [Reply(f'{{"score": {s}, "reason": "r{s}"}}') for s in (0.0, 0.5, 1.0, 0.25, 0.75)]
     with ChatServer(script) as server:
         judge = judge_for(server.url, tmp_path)
-        fresh = [judge.judge("answer_relevance", ANSWER, repeat=r).score for r in (0, 1, 2)]
-        again = [judge.judge("answer_relevance", ANSWER, repeat=r) for r in (2, 1, 0)]
-    assert fresh == [0.0, 0.5, 1.0]
-    # The repeats are asked anew; only the ordinary verdict comes from the cache.
-    assert [(v.score, v.call.cached) for v in again] == [(0.25, False), (0.75, False), (0.0, True)]
+        first = judge.judge("answer_relevance", ANSWER).score
+        fresh = [
+            judge.judge("answer_relevance", ANSWER, repeat=r, fresh=True).score for r in (1, 2)
+        ]
+        again = [judge.judge("answer_relevance", ANSWER, repeat=r, fresh=True) for r in (2, 1)]
+        cached = judge.judge("answer_relevance", ANSWER)
+    assert [first, *fresh] == [0.0, 0.5, 1.0]
+    # The fresh ones are asked anew; only the ordinary verdict comes from the cache.
+    assert [(v.score, v.call.cached) for v in again] == [(0.25, False), (0.75, False)]
+    assert (cached.score, cached.call.cached) == (0.0, True)
     assert len(server.requests) == 5
     bodies = [r.body for r in server.requests]
     assert all(body == bodies[0] for body in bodies)  # the same question each time
     assert len(cache_files(tmp_path)) == 1
+
+
+def test_each_repeat_is_cached_under_its_own_index(tmp_path: Path) -> None:
+    script = [Reply(f'{{"score": {s}, "reason": "r{s}"}}') for s in (0.0, 0.5, 1.0)]
+    with ChatServer(script) as server:
+        asked = [
+            judge_for(server.url, tmp_path).judge("answer_relevance", ANSWER, repeat=r)
+            for r in (0, 1, 2)
+        ]
+        # Another judge on the same cache (a rerun, another process) asks nothing.
+        again = [
+            judge_for(server.url, tmp_path).judge("answer_relevance", ANSWER, repeat=r)
+            for r in (2, 0, 1)
+        ]
+    assert [(v.score, v.call.cached) for v in asked] == [(0.0, False), (0.5, False), (1.0, False)]
+    assert [(v.score, v.call.cached) for v in again] == [(1.0, True), (0.0, True), (0.5, True)]
+    assert len(server.requests) == 3
+    assert len(cache_files(tmp_path)) == 3
 
 
 def test_an_unparseable_reply_is_cached_and_replayed_without_a_request(tmp_path: Path) -> None:
@@ -788,7 +811,15 @@ def test_judge_config_defaults() -> None:
         ("max_tokens", 10.0),
         ("prompts", "no_such_directory"),
         ("prompts", 3),
-        ("temperature", 0.7),
+        ("top_p", 0.7),  # not a key of [judge]
+        ("temperature", -0.1),
+        ("temperature", 2.5),
+        ("temperature", float("nan")),
+        ("temperature", "0"),
+        ("repeats", 0),
+        ("repeats", 21),
+        ("repeats", 2.0),
+        ("repeats", True),
     ],
 )
 def test_judge_config_names_the_bad_key(tmp_path: Path, key: str, value: Any) -> None:

@@ -16,6 +16,7 @@ from pytest_ragmetrics.metrics.judge import (
     judge_run_signature,
     judge_signature,
     merge_judge_details,
+    repeat_statistics,
 )
 
 
@@ -57,7 +58,7 @@ def test_the_judges_eval_statistics_come_from_every_rows_tallies() -> None:
     failed = {**_record(0, 3, 0.0), "replies": 0, "failed": 1}
     failed.update(prompt_tokens=0, completion_tokens=0)
     details = [{"faithfulness_judge": _record(0, 1, 40.0)}, {"answer_relevance": failed}]
-    aggregated = judge_aggregate(details, {CONSISTENCY: {"mean": 0.75, "count": 2.0}})
+    aggregated = judge_aggregate(details, {CONSISTENCY: {"mean": 0.75, "count": 2.0}}, {})
     assert aggregated is not None
     stats = aggregated.stats
     assert (stats["verdicts"], stats["requests"], stats["failed"]) == (2, 4, 1)
@@ -65,7 +66,7 @@ def test_the_judges_eval_statistics_come_from_every_rows_tallies() -> None:
     assert stats["avg_latency_ms"] == 40.0
     assert stats["tokens"] == 110
     assert stats[CONSISTENCY] == 0.75
-    assert judge_aggregate([{}], {}) is None  # no verdict tallied: no statistics
+    assert judge_aggregate([{}], {}, {}) is None  # no verdict tallied: no statistics
 
 
 def test_the_judge_declares_its_hooks_and_its_fixtures_ask_it() -> None:
@@ -76,3 +77,27 @@ def test_the_judge_declares_its_hooks_and_its_fixtures_ask_it() -> None:
     signed = judge_run_signature(SimpleNamespace(judge=config, settings=Settings()))
     assert signed == judge_signature(config)
     assert all(spec.asks_judge(Settings()) for spec in SPECS)
+
+
+def test_a_temperature_other_than_zero_is_signed_and_repeats_are_not() -> None:
+    plain = JudgeConfig("http://127.0.0.1:1/v1", "m")
+    # The signature of every baseline stored before temperature was a key: unchanged.
+    assert set(judge_signature(plain)) == {"model", "prompts_sha256"}
+    assert judge_signature(JudgeConfig("http://127.0.0.1:1/v1", "m", repeats=5)) == (
+        judge_signature(plain)
+    )
+    warm = judge_signature(JudgeConfig("http://127.0.0.1:1/v1", "m", temperature=0.7))
+    assert warm == {**judge_signature(plain), "temperature": "0.7"}
+
+
+def test_repeat_statistics_by_hand() -> None:
+    # Rows (1, 0, 1) and (0.5, 0.5): variances 1/3 and 0, pooled sqrt(1/6); one row of two
+    # has verdicts that differ; under ">= 0.8" the first row flips (1 passes, 0 does not),
+    # the second does not (0.5 fails both times); a single verdict does not count.
+    stats = repeat_statistics([[1.0, 0.0, 1.0], [0.5, 0.5], [1.0]], [lambda v: v >= 0.8])
+    assert stats == {"spread": (1 / 6) ** 0.5, "unstable": 0.5, "flip_rate": 0.5}
+    # Under "<= 0.5" as well: the second row still passes every time.
+    both = [lambda v: v >= 0.8, lambda v: v <= 0.5]
+    assert repeat_statistics([[1.0, 0.0, 1.0], [0.5, 0.5]], both)["flip_rate"] == 0.5
+    assert "flip_rate" not in repeat_statistics([[1.0, 0.0]], [])
+    assert repeat_statistics([[1.0], [0.0]], []) == {}  # nobody was asked twice

@@ -277,7 +277,9 @@ def test_a_declared_aggregation_turns_the_rows_details_into_the_evals_statistics
     is the eval's statistics; by hand 2 + 5 = 7, with f1's mean (1 + 0 + 0.5) / 3 = 0.5."""
     seen: list[tuple[list[Any], float]] = []
 
-    def total(details: Sequence[Any], metrics: Mapping[str, Mapping[str, float]]) -> Aggregated:
+    def total(
+        details: Sequence[Any], metrics: Mapping[str, Mapping[str, float]], bounds: Any
+    ) -> Aggregated:
         seen.append((list(details), metrics["f1"]["mean"]))
         return Aggregated({"total": float(sum(details))}, {"toy_note": "summed"})
 
@@ -297,7 +299,9 @@ def test_a_declared_aggregation_turns_the_rows_details_into_the_evals_statistics
 
 
 def test_an_aggregation_without_details_is_not_called() -> None:
-    def never(details: Sequence[Any], metrics: Mapping[str, Mapping[str, float]]) -> Aggregated:
+    def never(
+        details: Sequence[Any], metrics: Mapping[str, Mapping[str, float]], bounds: Any
+    ) -> Aggregated:
         raise AssertionError("called without details")
 
     with _declared(MetricInfo("toy", "-", dataset=("x",), aggregate=never)):
