@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from pytest_ragmetrics.metrics.abstention import SPECS as ABSTENTION
 from pytest_ragmetrics.metrics.anchors import SPECS as ANCHORS
@@ -48,6 +49,7 @@ from pytest_ragmetrics.metrics.judge import DERIVED as JUDGE_DERIVED
 from pytest_ragmetrics.metrics.judge import SPECS as JUDGE
 from pytest_ragmetrics.metrics.repeats import SPECS as REPEATS
 from pytest_ragmetrics.metrics.retrieval import SPECS as RETRIEVAL
+from pytest_ragmetrics.metrics.setting import SettingsTable
 from pytest_ragmetrics.metrics.short import SPECS as SHORT
 from pytest_ragmetrics.metrics.space.embedding import EMBEDDING_SPACE
 from pytest_ragmetrics.metrics.space.sources import SOURCES
@@ -202,16 +204,23 @@ class Declared:
     """A metric declared in user code: what a gate may name of it, its per-row fixture's
     declaration (``None`` for a dataset-level metric, whose fixture takes ``rows``),
     where it was declared (what tells a module imported twice from two metrics of the
-    same name), and the version its author gave it (part of a baseline's signature)."""
+    same name), the version its author gave it (part of a baseline's signature), and a
+    dataset-level metric's settings table (a per-row metric's is its ``spec``'s)."""
 
     info: MetricInfo
     spec: MetricSpec | None
     origin: str
     version: str | None = None
+    dataset_settings: SettingsTable[Any] | None = None
 
     @property
     def name(self) -> str:
         return self.info.name
+
+    @property
+    def settings(self) -> SettingsTable[Any] | None:
+        """Its ``[settings.<name>]`` table, of either kind of metric (``None``: none)."""
+        return self.spec.settings if self.spec is not None else self.dataset_settings
 
 
 # The attribute under which the fixture ``pytest_ragmetrics.metric`` returns (its function
