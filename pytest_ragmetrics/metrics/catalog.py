@@ -256,13 +256,35 @@ def _builtin_place(name: str) -> str:
     return f"{module}.py (the built-in `{spec.fixture}` fixture)"
 
 
+def _builtin_tables() -> Mapping[str, str]:
+    """The built-in settings tables by name, each with the module of its first metric."""
+    tables: dict[str, str] = {}
+    for spec in SPECS:
+        if spec.settings is not None:
+            tables.setdefault(spec.settings.name, spec.declared_at)
+    return MappingProxyType(tables)
+
+
+# A table of the user's under one of these names would never be read: the run reads the
+# built-in table of that name (``config.thresholds.declared_tables`` keeps the first).
+BUILTIN_TABLES: Mapping[str, str] = _builtin_tables()
+
+
 def refuse_builtin_name(declared: Declared) -> None:
-    """``DeclarationError`` when ``declared`` takes the name of a built-in metric."""
+    """``DeclarationError`` when ``declared`` takes the name of a built-in metric, or
+    declares a settings table under the name of a built-in one."""
     name = declared.name
     if name in FIXTURES or name in METRICS or name in DATASET_FIXTURES:
         raise DeclarationError(
             f"{declared.origin}: metric {name!r} is already declared by pytest-ragmetrics in "
             f"{_builtin_place(name)}: give yours another name"
+        )
+    table = declared.settings
+    if table is not None and table.name in BUILTIN_TABLES:
+        raise DeclarationError(
+            f"{declared.origin}: metric {name!r} declares settings, and the settings table "
+            f"{table.name!r} is pytest-ragmetrics's own ({BUILTIN_TABLES[table.name]}), so "
+            "yours would never be read: give the metric another name"
         )
 
 
