@@ -69,7 +69,8 @@ Shape::
 The ``[settings.<name>]`` tables are not listed here: each is declared by the metrics
 that read it (``MetricSpec.settings``, a ``SettingsTable``: the built-in ``retrieval``,
 ``bleu`` and ``chrf`` tables, and any a metric of the user's declares with
-``pytest_ragmetrics.metric(settings=...)``), and every one is read the same way from the
+``pytest_ragmetrics.metric(settings=...)`` or ``dataset_metric(settings=...)``), and
+every one is read the same way from the
 catalog of metrics. Any mistake is a ``ThresholdsError`` naming the file and the key.
 """
 
@@ -156,14 +157,19 @@ _Table = TypeVar("_Table")
 
 
 def declared_tables(catalog: Catalog | None = None) -> tuple[SettingsTable[Any], ...]:
-    """Every settings table the catalog's metric fixtures declare, each once (``chrf`` and
-    ``chrf_pp`` share one): the built-in ones and those of the user's metrics declared
-    before the run was configured (``catalog``: the run's; default: the catalog in
-    force)."""
+    """Every settings table the catalog's metrics declare, each once (``chrf`` and
+    ``chrf_pp`` share one): the built-in ones and those of the user's metrics, per-row
+    and dataset-level, declared before the run was configured (``catalog``: the run's;
+    default: the catalog in force)."""
+    catalog = catalog or in_force()
     tables: dict[str, SettingsTable[Any]] = {}
-    for spec in (catalog or in_force()).fixtures.values():
-        if spec.settings is not None:
-            tables.setdefault(spec.settings.name, spec.settings)
+    declared = (
+        *(spec.settings for spec in catalog.fixtures.values()),
+        *(found.settings for found in catalog.declared.values() if found.spec is None),
+    )
+    for table in declared:
+        if table is not None:
+            tables.setdefault(table.name, table)
     return tuple(tables.values())
 
 

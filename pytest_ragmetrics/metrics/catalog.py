@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from pytest_ragmetrics.metrics.abstention import SPECS as ABSTENTION
 from pytest_ragmetrics.metrics.anchors import SPECS as ANCHORS
@@ -48,6 +49,7 @@ from pytest_ragmetrics.metrics.judge import DERIVED as JUDGE_DERIVED
 from pytest_ragmetrics.metrics.judge import SPECS as JUDGE
 from pytest_ragmetrics.metrics.repeats import SPECS as REPEATS
 from pytest_ragmetrics.metrics.retrieval import SPECS as RETRIEVAL
+from pytest_ragmetrics.metrics.setting import SettingsTable
 from pytest_ragmetrics.metrics.short import SPECS as SHORT
 from pytest_ragmetrics.metrics.space.embedding import EMBEDDING_SPACE
 from pytest_ragmetrics.metrics.space.sources import SOURCES
@@ -202,16 +204,23 @@ class Declared:
     """A metric declared in user code: what a gate may name of it, its per-row fixture's
     declaration (``None`` for a dataset-level metric, whose fixture takes ``rows``),
     where it was declared (what tells a module imported twice from two metrics of the
-    same name), and the version its author gave it (part of a baseline's signature)."""
+    same name), the version its author gave it (part of a baseline's signature), and a
+    dataset-level metric's settings table (a per-row metric's is its ``spec``'s)."""
 
     info: MetricInfo
     spec: MetricSpec | None
     origin: str
     version: str | None = None
+    dataset_settings: SettingsTable[Any] | None = None
 
     @property
     def name(self) -> str:
         return self.info.name
+
+    @property
+    def settings(self) -> SettingsTable[Any] | None:
+        """Its ``[settings.<name>]`` table, of either kind of metric (``None``: none)."""
+        return self.spec.settings if self.spec is not None else self.dataset_settings
 
 
 # The attribute under which the fixture ``pytest_ragmetrics.metric`` returns (its function
@@ -247,13 +256,35 @@ def _builtin_place(name: str) -> str:
     return f"{module}.py (the built-in `{spec.fixture}` fixture)"
 
 
+def _builtin_tables() -> Mapping[str, str]:
+    """The built-in settings tables by name, each with the module of its first metric."""
+    tables: dict[str, str] = {}
+    for spec in SPECS:
+        if spec.settings is not None:
+            tables.setdefault(spec.settings.name, spec.declared_at)
+    return MappingProxyType(tables)
+
+
+# A table of the user's under one of these names would never be read: the run reads the
+# built-in table of that name (``config.thresholds.declared_tables`` keeps the first).
+BUILTIN_TABLES: Mapping[str, str] = _builtin_tables()
+
+
 def refuse_builtin_name(declared: Declared) -> None:
-    """``DeclarationError`` when ``declared`` takes the name of a built-in metric."""
+    """``DeclarationError`` when ``declared`` takes the name of a built-in metric, or
+    declares a settings table under the name of a built-in one."""
     name = declared.name
     if name in FIXTURES or name in METRICS or name in DATASET_FIXTURES:
         raise DeclarationError(
             f"{declared.origin}: metric {name!r} is already declared by pytest-ragmetrics in "
             f"{_builtin_place(name)}: give yours another name"
+        )
+    table = declared.settings
+    if table is not None and table.name in BUILTIN_TABLES:
+        raise DeclarationError(
+            f"{declared.origin}: metric {name!r} declares settings, and the settings table "
+            f"{table.name!r} is pytest-ragmetrics's own ({BUILTIN_TABLES[table.name]}), so "
+            "yours would never be read: give the metric another name"
         )
 
 

@@ -11,7 +11,10 @@ that is not a real number, is NaN or infinite, is too large for a float (an inte
 digits), or lies outside the declared range (0 or 1 for a binary metric) makes the row error
 naming the metric, as does an exception the function raises; a value is never recorded
 silently wrong. The function is given the row read-only (``data.readonly``): a change it
-tries is such an exception, and never reaches the row's other metrics. Nothing here imports
+tries is such an exception, and never reaches the row's other metrics. A dataset-level
+metric (``CustomDatasetMetric``) is a function of all the rows of an eval returning named
+statistics; its ``settings=`` and ``presentation=`` are checked by the same code as a
+per-row metric's and mean the same. Nothing here imports
 pytest: the decorator that turns a declaration into a fixture is
 ``pytest_ragmetrics.plugin.custom``.
 """
@@ -60,7 +63,7 @@ from pytest_ragmetrics.metrics.values import (
 MetricFunction = Callable[[Row], Any]
 # the rows' summed sufficient statistics -> one corpus statistic
 CorpusFunction = Callable[[Mapping[str, float]], float]
-# rows -> {statistic: value}
+# rows -> {statistic: value}; (rows, settings) -> ... when declared with settings=
 DatasetFunction = Callable[[Sequence[Row]], Mapping[str, Any]]
 
 
@@ -256,7 +259,12 @@ class CustomMetric:
 @dataclass(frozen=True)
 class CustomDatasetMetric:
     """A dataset-level metric declared in user code: one set of named statistics over
-    all the rows of an eval (like ``embedding_space``), gated as ``name.stat``."""
+    all the rows of an eval (like ``embedding_space``), gated as ``name.stat``.
+
+    ``settings`` and ``presentation`` mean what they mean for a per-row ``CustomMetric``:
+    its ``[settings.<name>]`` table (the function is then called as
+    ``function(rows, settings)``), and how the reports show it.
+    """
 
     name: str
     function: DatasetFunction
@@ -265,16 +273,24 @@ class CustomDatasetMetric:
     description: str
     doc: str
     origin: str
+    settings: SettingsTable[Any] | None = None
+    presentation: Presentation = DEFAULT_PRESENTATION
 
     def info(self) -> MetricInfo:
-        return MetricInfo(self.name, self.description, dataset=self.stats)
+        return MetricInfo(
+            self.name, self.description, dataset=self.stats, presentation=self.presentation
+        )
 
-    def measure(self, rows: Sequence[Row]) -> DatasetMeasured:
-        """Call the function on every row at once and check the statistics it returned:
-        exactly the declared ones, each a finite number."""
+    def measure(self, rows: Sequence[Row], settings: MetricSettings) -> DatasetMeasured:
+        """Call the function on every row at once (with its table of the run's
+        ``settings``, when it declares one) and check the statistics it returned: exactly
+        the declared ones, each a finite number."""
         # read-only, so what the function does to them cannot reach the row tests' metrics
         views = [read_only(row) for row in rows]
-        returned = _call(self.name, self.origin, self.requires, rows, self.function, views)
+        function: Callable[..., Any] = self.function
+        if self.settings is not None:
+            function = functools.partial(function, settings=settings.table(self.settings))
+        returned = _call(self.name, self.origin, self.requires, rows, function, views)
         stats = self._checked(returned)
         return DatasetMeasured(dict(stats), stats, {})
 
@@ -397,7 +413,7 @@ def declare(
     _check_requires(origin, name, requires)
     checked = _bounds(origin, name, bounds, binary)
     reductions = _corpus(origin, name, corpus, binary)
-    table = _settings_table(origin, name, function, settings, signed)
+    table = _settings_table(origin, name, function, settings, signed, "row")
     shown_as = _presentation(origin, name, presentation)
     doc = _doc(origin, name, function)
     description = doc.splitlines()[0]
@@ -405,8 +421,7 @@ def declare(
     text = f"{doc}\n\n{'0 or 1' if binary else shown}; declared at {origin}."
     if reductions:
         text += f" Corpus statistics: {', '.join(reductions)}."
-    if table is not None:
-        text += f" Settings: [settings.{name}] ({', '.join(table.fields)})."
+    text += _settings_note(table)
     return CustomMetric(
         name,
         function,
@@ -440,10 +455,13 @@ def _settings_table(
     function: Callable[..., Any],
     settings: type | None,
     signed: Sequence[str] | None,
+    argument: str,
 ) -> SettingsTable[Any] | None:
     """The metric's ``[settings.<name>]`` table, checked: a frozen dataclass with a default
     for every field, ``signed`` naming its fields, and a function that takes them as
-    ``settings``."""
+    ``settings`` after its ``argument`` (``row`` for a per-row metric, ``rows`` for a
+    dataset-level one); one check for both kinds, so both refuse the same mistakes in
+    the same words."""
     if settings is None:
         if signed is not None:
             raise DeclarationError(
@@ -462,17 +480,33 @@ def _settings_table(
     except TypeError:
         raise DeclarationError(
             f"{origin}: {name} is declared with settings=, so it is called as "
-            f"{name}(row, settings): give the function a second parameter named settings"
+            f"{name}({argument}, settings): give the function a second parameter named "
+            "settings"
         ) from None
     except ValueError:  # a callable without a signature: it is called and may fail then
         pass
     return table
 
 
+def _settings_note(table: SettingsTable[Any] | None) -> str:
+    """What a declaration's ``pytest --fixtures`` text says of its settings table."""
+    if table is None:
+        return ""
+    return f" Settings: [settings.{table.name}] ({', '.join(table.fields)})."
+
+
 def declare_dataset(
-    function: DatasetFunction, name: str | None, requires: Sequence[str], stats: Sequence[str]
+    function: DatasetFunction,
+    name: str | None,
+    requires: Sequence[str],
+    stats: Sequence[str],
+    settings: type | None = None,
+    signed: Sequence[str] | None = None,
+    presentation: Presentation | None = None,
 ) -> CustomDatasetMetric:
-    """Check a dataset-level declaration and build its ``CustomDatasetMetric``."""
+    """Check a dataset-level declaration and build its ``CustomDatasetMetric``;
+    ``settings``, ``signed`` and ``presentation`` are checked as ``declare`` checks a
+    per-row metric's."""
     origin = origin_of(function)
     name = function.__name__ if name is None else name
     _check_name(origin, name)
@@ -482,10 +516,21 @@ def declare_dataset(
             f"{origin}: {name}: stats is a tuple of the statistics it returns, each a "
             f"Python identifier, e.g. ('share', 'count'); got {stats!r}"
         )
+    table = _settings_table(origin, name, function, settings, signed, "rows")
+    shown_as = _presentation(origin, name, presentation)
     doc = _doc(origin, name, function)
     text = f"{doc}\n\nStatistics: {', '.join(stats)}; declared at {origin}."
+    text += _settings_note(table)
     return CustomDatasetMetric(
-        name, function, tuple(requires), tuple(stats), doc.splitlines()[0], text, origin
+        name,
+        function,
+        tuple(requires),
+        tuple(stats),
+        doc.splitlines()[0],
+        text,
+        origin,
+        table,
+        shown_as,
     )
 
 

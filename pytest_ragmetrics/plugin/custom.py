@@ -106,22 +106,28 @@ def dataset_metric(
     requires: Sequence[str] = (),
     stats: Sequence[str] = (),
     version: str | int | None = None,
+    settings: type | None = None,
+    signed: Sequence[str] | None = None,
+    presentation: Presentation | None = None,
 ) -> Any:
     """Declare ``function(rows) -> {statistic: value}`` as a dataset-level metric: one set
     of statistics over all the rows of an eval, like ``embedding_space``.
 
     ``stats``: the statistics it returns, exactly (gates name them ``name.stat``);
-    ``requires``: the row fields it reads; ``version``: as for ``metric``. Returns its
-    fixture, which a test taking ``rows`` calls: ``name(rows) -> {statistic: value}``. A
-    missing or undeclared statistic, a value that is not a finite number, or an exception
-    makes the test (and the eval's record) an error naming the metric.
+    ``requires``: the row fields it reads; ``version``, ``settings``, ``signed`` and
+    ``presentation``: as for ``metric``, checked by the same code (with ``settings``, the
+    function is called as ``function(rows, settings)``; a ``Column`` of ``presentation``
+    names one of ``stats``). Returns its fixture, which a test taking ``rows`` calls:
+    ``name(rows) -> {statistic: value}``. A missing or undeclared statistic, a value that
+    is not a finite number, or an exception makes the test (and the eval's record) an
+    error naming the metric.
     """
 
     def decorate(function: DatasetFunction) -> Any:
-        declared = declare_dataset(function, name, requires, stats)
+        declared = declare_dataset(function, name, requires, stats, settings, signed, presentation)
         _refuse_plugin_fixture(declared.name, declared.origin)
         checked = check_version(declared.origin, declared.name, version)
-        declaration = Declared(declared.info(), None, declared.origin, checked)
+        declaration = Declared(declared.info(), None, declared.origin, checked, declared.settings)
         _refuse_taken(declaration, function.__globals__)
         return define_dataset_metric_fixture(
             declared.name, declared.doc, declared.measure, function.__module__, declaration

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.metrics.base import DatasetMeasured
+from pytest_ragmetrics.metrics.base import DatasetMeasured, MetricSettings
 from pytest_ragmetrics.metrics.catalog import DECLARATION_MARK, Declared
 from pytest_ragmetrics.metrics.space.embedding import EMBEDDING_SPACE, measure_embedding_space
 from pytest_ragmetrics.metrics.space.points import PICTURE_DETAIL, eval_points
@@ -198,19 +198,21 @@ class CustomDatasetMetricFixture(DatasetMetric):
     """A dataset-level metric declared in user code (``pytest_ragmetrics.dataset_metric``)
     bound to the running test."""
 
-    measure: Callable[[Sequence[Row]], DatasetMeasured]
+    measure: Callable[[Sequence[Row], MetricSettings], DatasetMeasured]
     draws = False
 
     def __call__(self, rows: Sequence[Row]) -> dict[str, float]:
-        """The declared statistics over the test's ``rows``, recorded for the gates."""
-        result: dict[str, float] = self.run(rows, lambda: self.measure(rows))
+        """The declared statistics over the test's ``rows`` under the run's settings (its
+        own ``[settings.<name>]`` among them), recorded for the gates."""
+        settings = run_state(self.request.config).thresholds.settings
+        result: dict[str, float] = self.run(rows, lambda: self.measure(rows, settings))
         return result
 
 
 def define_dataset_metric_fixture(
     name: str,
     doc: str,
-    measure: Callable[[Sequence[Row]], DatasetMeasured],
+    measure: Callable[[Sequence[Row], MetricSettings], DatasetMeasured],
     module: str,
     declared: Declared,
 ) -> Any:

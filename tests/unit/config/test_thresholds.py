@@ -18,7 +18,9 @@ from pytest_ragmetrics.config.thresholds import (
     load_thresholds,
     parse_thresholds,
 )
+from pytest_ragmetrics.metrics.base import MetricInfo
 from pytest_ragmetrics.metrics.bleu import BLEU_SETTINGS, BleuSettings
+from pytest_ragmetrics.metrics.catalog import Catalog, Declared
 from pytest_ragmetrics.metrics.chrf import ChrfSettings
 from pytest_ragmetrics.metrics.setting import SettingError, SettingsTable
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
@@ -452,6 +454,18 @@ def test_a_declared_table_is_read_from_its_own_table(tmp_path: Path) -> None:
     unsigned = parse(tmp_path, '[settings.window]\nunit = "char"\n', WINDOW).settings
     assert "window" not in unsigned.signature()
     assert parse(tmp_path, "", WINDOW).settings.table(WINDOW) == WindowSettings()
+
+
+def test_a_dataset_level_metrics_table_is_declared_by_the_catalog(tmp_path: Path) -> None:
+    """A dataset-level metric of the user's has no per-row fixture: its table is read (and
+    signed) all the same."""
+    info = MetricInfo("window", "a window over the rows", dataset=("share",))
+    catalog = Catalog([Declared(info, None, "conftest.py:1", None, WINDOW)])
+    assert WINDOW in declared_tables(catalog)
+    text = '[settings.window]\nwidth = 5\nunit = "char"\n'
+    settings = parse_thresholds(tmp_path / "thresholds.toml", tomllib.loads(text), catalog).settings
+    assert settings.table(WINDOW) == WindowSettings(5, "char")
+    assert settings.signature()["window"] == {"width": 5}
 
 
 @pytest.mark.parametrize(

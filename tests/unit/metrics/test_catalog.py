@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from pytest_ragmetrics.metrics.catalog import (
 from pytest_ragmetrics.metrics.chrf import ChrfSettings
 from pytest_ragmetrics.metrics.custom import DeclarationError, declare
 from pytest_ragmetrics.metrics.registry import split_aggregate
+from pytest_ragmetrics.metrics.setting import SettingsTable
 
 ROOT = Path(__file__).resolve().parents[3]
 METRICS_DOC = ROOT / "docs" / "metrics.md"
@@ -301,6 +303,35 @@ def test_a_catalog_holds_the_built_in_metrics_and_its_declarations() -> None:
     assert "mine" not in METRICS
     with pytest.raises(registry.UnknownAggregate, match="unknown metric 'mine'"):
         split_aggregate("mine.p95", BUILTINS)
+
+
+@dataclass(frozen=True)
+class OwnSettings:
+    width: int = 3
+
+
+@pytest.mark.parametrize("table", ["retrieval", "squad", "bleu"])
+@pytest.mark.parametrize("kind", ["per-row", "dataset-level"])
+def test_a_table_under_a_built_in_tables_name_is_refused(table: str, kind: str) -> None:
+    """The run reads the built-in table of that name, so the user's would silently be its
+    defaults: ``retrieval`` and ``squad`` are no metric's name, only a table's."""
+    origin = "conftest.py:3"
+
+    def own(row: Any, settings: OwnSettings) -> float:
+        """Doc."""
+        return 1.0
+
+    if kind == "per-row":
+        spec = declare(own, table, (), None, False, None, OwnSettings).spec()
+        declared = Declared(spec.records[0], spec, origin)
+    else:
+        info = MetricInfo(table, "doc", dataset=("share",))
+        declared = Declared(info, None, origin, None, SettingsTable(table, OwnSettings))
+    with pytest.raises(DeclarationError, match=rf"^{origin}: metric '{table}' ") as raised:
+        Catalog([declared])
+    if table != "bleu":  # bleu is a built-in metric's name first
+        assert f"the settings table '{table}' is pytest-ragmetrics's own" in str(raised.value)
+        assert "yours would never be read: give the metric another name" in str(raised.value)
 
 
 def test_the_built_in_tables_and_a_catalog_are_read_only() -> None:

@@ -3,7 +3,9 @@ of every value it returns. Which run's declarations a catalog holds: test_catalo
 
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -11,7 +13,7 @@ import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row, RowError
-from pytest_ragmetrics.metrics.base import MetricContext
+from pytest_ragmetrics.metrics.base import Column, MetricContext, Presentation
 from pytest_ragmetrics.metrics.custom import (
     CorpusError,
     CustomMetric,
@@ -23,7 +25,8 @@ from pytest_ragmetrics.metrics.custom import (
 )
 
 ROW = Row("r1", "rows.jsonl", 3, 0, {"answer": "Paris is the capital [CIT:d1]."})
-CONTEXT = MetricContext(Settings(), embed=lambda texts: [])
+SETTINGS = Settings()
+CONTEXT = MetricContext(SETTINGS, embed=lambda texts: [])
 
 
 def _declared(
@@ -156,7 +159,7 @@ def _dataset(returns: Any) -> Any:
 
 
 def test_a_dataset_level_metric_records_exactly_its_declared_statistics() -> None:
-    measured = _dataset({"share": 0.5, "count": 3}).measure([ROW])
+    measured = _dataset({"share": 0.5, "count": 3}).measure([ROW], SETTINGS)
     assert measured.stats == {"share": 0.5, "count": 3.0}
     assert _dataset({}).info().stats == ("share", "count")
 
@@ -172,13 +175,13 @@ def test_a_dataset_level_metric_records_exactly_its_declared_statistics() -> Non
 )
 def test_a_dataset_level_metric_with_other_statistics_errors(returns: Any, why: str) -> None:
     with pytest.raises(CustomMetricError, match=r"^answer_set \(.*test_custom.py:\d+\) ") as e:
-        _dataset(returns).measure([ROW])
+        _dataset(returns).measure([ROW], SETTINGS)
     assert why in str(e.value)
 
 
 def test_a_dataset_level_statistic_too_large_for_a_float_errors_naming_it() -> None:
     with pytest.raises(CustomMetricError, match=r"^answer_set \(.*test_custom.py:\d+\) ") as e:
-        _dataset({"share": 0.5, "count": 10**400}).measure([ROW])
+        _dataset({"share": 0.5, "count": 10**400}).measure([ROW], SETTINGS)
     assert "returned count = an integer of about 401 digits: too large for a float" in str(e.value)
 
 
@@ -190,6 +193,100 @@ def test_a_dataset_level_metric_names_its_statistics(stats: Any) -> None:
 
     with pytest.raises(DeclarationError, match="stats is a tuple of the statistics it returns"):
         declare_dataset(answer_set, None, (), stats)
+
+
+@dataclass(frozen=True)
+class CitedSettings:
+    marker: str = "["  # what counts as a citation: signed
+    note: str = "cited"  # words only: not signed
+
+
+def _cited_share(rows: Any, settings: CitedSettings) -> Any:
+    """Share of the answers holding the marker."""
+    cited = sum(settings.marker in row.answer for row in rows)
+    return {"share": cited / len(rows), "count": len(rows)}
+
+
+ROWS = [
+    Row("r1", "rows.jsonl", 1, 0, {"answer": "Paris [CIT:d1]."}),
+    Row("r2", "rows.jsonl", 2, 1, {"answer": "Berlin (d2)."}),
+]
+
+
+def test_a_dataset_level_metric_reads_its_own_settings_table() -> None:
+    """r1 holds "[", r2 does not: 1/2; r2 holds "(", r1 does not: 1/2 again, so the marker
+    "CIT" (r1 only) and "." (both: 2/2) tell the table was read."""
+    metric = declare_dataset(
+        _cited_share, "cited", ("answer",), ("share", "count"), CitedSettings, ("marker",)
+    )
+    assert metric.measure(ROWS, SETTINGS).stats == {"share": 0.5, "count": 2.0}
+    dotted = Settings(tables={"cited": CitedSettings(marker=".")})
+    assert metric.measure(ROWS, dotted).stats == {"share": 1.0, "count": 2.0}
+    assert metric.settings is not None
+    assert metric.settings.signed_fields == ("marker",)
+    assert metric.doc.endswith("Settings: [settings.cited] (marker, note).")
+
+
+def test_a_dataset_level_metric_carries_its_presentation() -> None:
+    shown = Presentation(label="Cited", columns=(Column("main", 45, stat="share"),))
+    metric = declare_dataset(_cited_share, "cited", (), ("share",), CitedSettings, None, shown)
+    assert metric.info().presentation == shown
+    assert metric.info().label == "Cited"
+    assert _dataset({}).info().presentation == Presentation()  # the default
+
+
+@dataclass
+class Mutable:
+    marker: str = "["
+
+
+def _uses_no_settings(rows: Any) -> Any:
+    """Takes no settings."""
+    return {}
+
+
+@pytest.mark.parametrize(
+    ("function", "settings", "signed", "presentation", "message"),
+    [
+        (
+            _cited_share,
+            None,
+            ("marker",),
+            None,
+            "signed names fields of its settings, and it has none",
+        ),
+        (_cited_share, Mutable, None, None, "cited: [settings.cited]: Mutable is not frozen"),
+        (_cited_share, CitedSettings, ("other",), None, "signed names 'other', not a field"),
+        (
+            _uses_no_settings,
+            CitedSettings,
+            None,
+            None,
+            "cited is declared with settings=, so it is called as cited({argument}, settings): "
+            "give the function a second parameter named settings",
+        ),
+        (
+            _cited_share,
+            CitedSettings,
+            None,
+            {"label": "Cited"},
+            "cited: presentation is dict, not a Presentation: give presentation=",
+        ),
+    ],
+)
+@pytest.mark.parametrize("argument", ["row", "rows"])
+def test_a_dataset_level_declaration_is_checked_as_a_per_row_one(
+    function: Any, settings: Any, signed: Any, presentation: Any, message: str, argument: str
+) -> None:
+    """``settings``, ``signed`` and ``presentation`` are refused in the same words for a
+    per-row metric (``row``) and a dataset-level one (``rows``)."""
+    if argument == "row":
+        declaring = functools.partial(declare, function, "cited", (), None, False, None)
+    else:
+        declaring = functools.partial(declare_dataset, function, "cited", (), ("share",))
+    with pytest.raises(DeclarationError, match=r"test_custom.py:\d+: ") as raised:
+        declaring(settings, signed, presentation)
+    assert message.format(argument=argument) in str(raised.value)
 
 
 # -- corpus statistics: sufficient statistics per row, reduced from their sums -----------
@@ -358,5 +455,5 @@ def test_a_dataset_level_metric_changing_its_rows_errors_and_the_rows_are_unchan
     row = Row("r1", "rows.jsonl", 3, 0, {"answer": "Paris.", "gold": ["Paris"]})
     metric = declare_dataset(_appending, "appends", (), ("share", "count"))
     with pytest.raises(CustomMetricError, match=r"raised ReadOnlyRowError: row\['gold'\]\.append"):
-        metric.measure([row])
+        metric.measure([row], SETTINGS)
     assert row.data == {"answer": "Paris.", "gold": ["Paris"]}
