@@ -155,6 +155,19 @@ def _object(value: Any) -> str | None:
     return None if isinstance(value, dict) else f"expected an object, got {kind_of(value)}"
 
 
+def _human(value: Any) -> str | None:
+    """People's labels for the judge metrics: ``{metric: label}``, each a finite number
+    (which metrics, and the labels' scale, are checked by the metric that reads them)."""
+    if not isinstance(value, dict) or not value:
+        return f"expected an object of judge metric -> label, got {shown(value)}"
+    for metric, label in value.items():
+        if not _is_number(label):
+            return (
+                f"the label of {shown(metric)} must be a finite number, got {_not_a_float(label)}"
+            )
+    return None
+
+
 def _int(value: Any) -> str | None:
     if _is_exact_int(value):
         return None
@@ -179,6 +192,7 @@ VALIDATORS: dict[str, Validator] = {
     "turn": _int,
     "show": _bool,
     "show_gold": _bool,
+    "human": _human,
 }
 
 

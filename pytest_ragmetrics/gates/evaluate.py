@@ -34,7 +34,13 @@ from pytest_ragmetrics.gates.evidence import (
 )
 from pytest_ragmetrics.gates.pairs import Matched, Pairs, paired_statistics
 from pytest_ragmetrics.gates.stored import RowChange, regressed_pairs, regressed_rows
-from pytest_ragmetrics.metrics.registry import VS_BASELINE, interval_kind, per_row
+from pytest_ragmetrics.metrics.registry import (
+    VS_BASELINE,
+    UnknownAggregate,
+    interval_kind,
+    metric_info,
+    per_row,
+)
 from pytest_ragmetrics.results.baseline import Baseline
 from pytest_ragmetrics.results.pairing import (
     BASELINE_METRIC,
@@ -465,13 +471,54 @@ def evaluate_gates(
 ) -> list[GateResult]:
     """Evaluate every gate of one eval that applies to it, in thresholds.toml order."""
     matches = Matches()
-    return [
-        evaluate_gate(
-            summary, gate, state, skip_reason, reference, settings=settings, matches=matches
+    return distrusted(
+        [
+            evaluate_gate(
+                summary, gate, state, skip_reason, reference, settings=settings, matches=matches
+            )
+            for gate in gates
+            if applies(gate, summary.info)
+        ]
+    )
+
+
+def _vouching(metric: str) -> tuple[str, ...]:
+    try:
+        return metric_info(metric).vouching
+    except UnknownAggregate:
+        return ()  # recorded by a user's own code: nothing vouches for it
+
+
+def distrusted(results: Sequence[GateResult]) -> list[GateResult]:
+    """One eval's gates, with every gate on a metric whose vouching gate failed (a judge
+    metric's agreement with people, ``MetricInfo.vouching``) failed as "cannot be
+    trusted", naming that gate: a number no one can trust passes no gate, whatever it
+    is. A skipped gate stays skipped."""
+    failed: dict[str, GateResult] = {}
+    for result in results:
+        gate = result.gate
+        if gate is not None and result.status == "failed" and gate.stat in _vouching(gate.metric):
+            failed.setdefault(gate.metric, result)
+    if not failed:
+        return list(results)
+    marked = []
+    for result in results:
+        gate = result.gate
+        vouch = failed.get(gate.metric) if gate is not None else None
+        if gate is None or vouch is None or gate.stat in _vouching(gate.metric):
+            marked.append(result)
+            continue
+        if result.status == "skipped":
+            marked.append(result)
+            continue
+        first = vouch.message.splitlines()[0]
+        why = (
+            f"{result.name}: cannot be trusted: the gate {vouch.name} failed, so "
+            f"{gate.metric}'s values are not trusted ({first})"
         )
-        for gate in gates
-        if applies(gate, summary.info)
-    ]
+        message = "\n".join([why, *result.message.splitlines()])
+        marked.append(replace(result, status="failed", message=message))
+    return marked
 
 
 def correct(results: Sequence[GateResult], method: str) -> list[GateResult]:

@@ -26,6 +26,7 @@ from pytest_ragmetrics.text.idk import IdkMatcher
 if TYPE_CHECKING:
     from pytest_ragmetrics.embeddings.model import Vectors
     from pytest_ragmetrics.embeddings.prepare import EmbeddingStore
+    from pytest_ragmetrics.inference.settings import StatsSettings
     from pytest_ragmetrics.judge.client import LlmJudge
     from pytest_ragmetrics.judge.config import JudgeConfig
     from pytest_ragmetrics.metrics.hooks import Aggregated, Prepared, PrepareRow
@@ -151,6 +152,9 @@ class MetricInfo:
     gm_map). ``presentation``: how the reports show it (``Presentation``). ``derived``:
     statistics its ``aggregate`` hook gives besides the per-row ones (a judge metric's
     ``flip_rate`` and ``agreement``): gateable as plain numbers, with no paired interval.
+    ``vouching``: the statistics that say whether the metric's values can be trusted at all
+    (a judge metric's agreement with people): when a gate on one fails, every other gate
+    on the metric in that eval fails as "cannot be trusted", naming it.
     Hooks, for a metric whose eval-level numbers are not aggregates of per-row values:
     ``aggregate``, how the rows' details under the metric's name become its statistics
     (the Trust-Score suite over the eval's rows, the judge's accounting); ``merge``, how
@@ -170,6 +174,7 @@ class MetricInfo:
     misleading: Mapping[str, str] = field(default_factory=dict)
     presentation: Presentation = DEFAULT_PRESENTATION
     derived: tuple[str, ...] = ()
+    vouching: tuple[str, ...] = ()
     aggregate: Aggregate | None = None
     merge: MergeDetail | None = None
     signature: RunSignature | None = None
@@ -227,6 +232,8 @@ class MetricSettings(Protocol):
     def refusal_threshold(self) -> float: ...
     @property
     def base_dir(self) -> Path | None: ...
+    @property
+    def stats(self) -> StatsSettings: ...
 
 
 def _no_judge() -> LlmJudge:
@@ -326,11 +333,29 @@ class Preparation:
 # The fixed bounds of an eval's gates on a metric's per-row statistics (``mean``, ``p50``,
 # ...), each as the test a value passes: ``f1.mean >= 0.8`` is ``lambda v: v >= 0.8``.
 Bounds: TypeAlias = "Mapping[str, Sequence[Callable[[float], bool]]]"
+
+
+class AggregateContext(Protocol):
+    """What an aggregation hook reads of its eval besides the rows' details and the
+    per-row aggregates (``results.summary.EvalContext`` has it)."""
+
+    @property
+    def bounds(self) -> Bounds:
+        """The fixed bounds of the eval's gates, by metric."""
+        ...
+
+    @property
+    def stats(self) -> StatsSettings:
+        """How the run reads comparisons (``[settings.stats]``): confidence, seed, ..."""
+        ...
+
+
 # (each row's detail under the metric's name, in dataset order, the rows without one left
-# out; the eval's statistics of per-row values; the eval's gates' fixed bounds by metric)
-# -> the metric's statistics (None: none).
+# out; the eval's statistics of per-row values; the eval's context) -> the metric's
+# statistics (None: none).
 Aggregate: TypeAlias = (
-    "Callable[[Sequence[Any], Mapping[str, Mapping[str, float]], Bounds], Aggregated | None]"
+    "Callable[[Sequence[Any], Mapping[str, Mapping[str, float]], AggregateContext], "
+    "Aggregated | None]"
 )
 # (the detail a row holds under the metric's name, another test's) -> the two merged, the
 # same whichever came first.

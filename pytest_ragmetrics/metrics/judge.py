@@ -30,7 +30,7 @@ from pytest_ragmetrics.judge.prompts import PROMPT_NAMES, load_prompt
 from pytest_ragmetrics.metrics.base import (
     UNIT,
     Aggregate,
-    Bounds,
+    AggregateContext,
     Measured,
     MetricContext,
     MetricInfo,
@@ -51,6 +51,16 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.metrics.hooks import Aggregated
 
 JUDGE_METRICS = ("faithfulness_judge", "answer_relevance", "answer_correctness", "e2e_score")
+# The verdicts each judge metric's prompt asks for, in order: the categories a person's
+# label (the row's ``human`` field) takes, and the ordinal scale agreement is read on.
+VERDICTS: dict[str, tuple[float, ...]] = {
+    "faithfulness_judge": (0.0, 0.5, 1.0),
+    "answer_relevance": (0.0, 0.5, 1.0),
+    "answer_correctness": (1.0, 2.0, 3.0, 4.0, 5.0),
+    "e2e_score": (0.0, 0.25, 0.5, 0.75, 1.0),
+}
+# The row field holding people's labels, ``{metric: label}`` (docs/datasets.md).
+HUMAN = "human"
 CONSISTENCY = "consistency_score"
 # |s1 - s2| <= delta counts as consistent (docs/metrics.md#consistency_score)
 CONSISTENCY_DELTA = 0.5
@@ -174,10 +184,36 @@ def _judge_once(
     return verdict.score, verdict.reason, tally
 
 
+def human_label(row: Row, metric: str) -> float | None:
+    """The person's label of ``metric`` on ``row`` (its ``human`` field), or ``None``; a
+    label that names no judge metric, or is not one of the metric's verdicts, errors the
+    row, naming the field: a typo must not leave the agreement silently short."""
+    labels = row.data.get(HUMAN)
+    if labels is None:
+        return None
+    unknown = sorted(set(labels) - set(JUDGE_METRICS))
+    if unknown:
+        raise RowError(
+            f"{row.where(HUMAN)}: {', '.join(map(repr, unknown))} is no LLM-judge metric; "
+            f"label one of {', '.join(JUDGE_METRICS)}"
+        )
+    if metric not in labels:
+        return None
+    label = float(labels[metric])
+    if label not in VERDICTS[metric]:
+        allowed = ", ".join(f"{value:g}" for value in VERDICTS[metric])
+        raise RowError(
+            f"{row.where(HUMAN)}: the label of {metric} is {labels[metric]!r}; a person labels "
+            f"it as the judge is asked to, one of {allowed}"
+        )
+    return label
+
+
 def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
     """The computation behind one judge metric fixture."""
 
     def measure(row: Row, ctx: MetricContext) -> Measured:
+        label = human_label(row, metric)  # a bad label errors the row before any request
         judge = ctx.judge()
         fields = prompt_fields(row, metric)
         repeats = judge.config.repeats
@@ -201,7 +237,10 @@ def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
         details: dict[str, Any] = {JUDGE_NAME: {metric: record}}
         if repeats > 1:
             record["scores"] = scores
+        if repeats > 1 or label is not None:
             details[metric] = {"scores": scores}
+        if label is not None:
+            details[metric]["human"] = label
         cached = _cached_text(total.cached, repeats)
         said = reason or "no reason given"
         if repeats == 1:
@@ -342,7 +381,7 @@ def judge_statistics(records: list[Mapping[str, Any]]) -> dict[str, float]:
 def judge_aggregate(
     details: Sequence[Mapping[str, Any]],
     metrics: Mapping[str, Mapping[str, float]],
-    bounds: Bounds,
+    context: AggregateContext,
 ) -> Aggregated | None:
     """``JUDGE``'s eval-level statistics: the judge's accounting over every verdict the
     rows asked for (each row's tallies, errored rows included, ``judge_statistics``), and
@@ -402,11 +441,11 @@ def judged_aggregate(metric: str) -> Aggregate:
     def aggregate(
         details: Sequence[Mapping[str, Any]],
         metrics: Mapping[str, Mapping[str, float]],
-        bounds: Bounds,
+        context: AggregateContext,
     ) -> Aggregated | None:
         stats = repeat_statistics(
             [detail["scores"] for detail in details if "scores" in detail],
-            bounds.get(metric, ()),
+            context.bounds.get(metric, ()),
         )
         if not stats:
             return None

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragmetrics.inference.settings import StatsSettings
 from pytest_ragmetrics.metrics.base import Aggregate, Bounds, MetricSettings
 from pytest_ragmetrics.metrics.catalog import ERRORS, SIGNATURES, UNJUDGED, in_force
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
@@ -594,20 +595,29 @@ def _aggregating() -> list[tuple[str, Aggregate]]:
     return [(info.name, info.aggregate) for info in in_force().metrics.values() if info.aggregate]
 
 
+@dataclass(frozen=True)
+class EvalContext:
+    """What an aggregation hook reads of its eval (``metrics.base.AggregateContext``)."""
+
+    bounds: Bounds
+    stats: StatsSettings
+
+
 def _add_aggregated(
     metrics: dict[str, dict[str, float]],
     rows: Sequence[RowResult],
     details: dict[str, Any],
-    bounds: Bounds,
+    context: EvalContext,
 ) -> None:
     """The eval-level statistics of each metric that declares them from its rows' details
     (the Trust-Score suite, the LLM judge's accounting, a judge metric's repeats and
     agreement), given the rows' details under its name in dataset order, the per-row
-    aggregates and the eval's gates' fixed bounds; they join the metric's per-row
+    aggregates and the eval's context (its gates' fixed bounds, the run's
+    ``[settings.stats]``); they join the metric's per-row
     statistics, if it has any, and what they say of them goes to the eval's details."""
     for name, aggregate_details in _aggregating():
         recorded = [row.details[name] for row in rows if name in row.details]
-        aggregated = aggregate_details(recorded, metrics, bounds) if recorded else None
+        aggregated = aggregate_details(recorded, metrics, context) if recorded else None
         if aggregated is not None:
             metrics[name] = {**metrics.get(name, {}), **aggregated.stats}
             details.update(aggregated.details)
@@ -668,7 +678,7 @@ def _summarize_eval(
     signed = signatures(metrics, breakdowns, settings)
     coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
     details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
-    _add_aggregated(metrics, rows, details, bounds or {})
+    _add_aggregated(metrics, rows, details, EvalContext(bounds or {}, settings.stats))
     if dataset_payloads:  # a dataset-level test counts in `errors` like a row
         ran = [p for p in dataset_payloads if not p.skipped or p.error]
         flags = [row.values[ERRORS] for row in rows]

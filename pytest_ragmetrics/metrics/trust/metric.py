@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import (
     PERCENT,
-    Bounds,
+    AggregateContext,
     Column,
     Measured,
     MetricContext,
@@ -90,7 +90,7 @@ def trust_asks_judge(settings: MetricSettings) -> bool:
 def aggregate_trust_rows(
     recorded: Sequence[Mapping[str, Any]],
     metrics: Mapping[str, Mapping[str, float]],
-    bounds: Bounds,
+    context: AggregateContext,
 ) -> Aggregated:
     """The eval's Trust-Score numbers from its rows' recorded statistics, in dataset order
     (the reference averages in row order), with the suite's warnings for the report

@@ -6,18 +6,28 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.data.fields import validate_fields
+from pytest_ragmetrics.data.row import Row, RowError
+from pytest_ragmetrics.data.streams import Problem
+from pytest_ragmetrics.inference.settings import StatsSettings
 from pytest_ragmetrics.judge.config import JudgeConfig
 from pytest_ragmetrics.metrics.judge import (
     CONSISTENCY,
     JUDGE,
     SPECS,
+    human_label,
     judge_aggregate,
     judge_run_signature,
     judge_signature,
     merge_judge_details,
     repeat_statistics,
 )
+from pytest_ragmetrics.results.summary import EvalContext
+
+NO_CONTEXT = EvalContext({}, StatsSettings())  # an eval without gates, at the defaults
 
 
 def _record(cached: int, requests: int, latency: float, **extra: Any) -> dict[str, Any]:
@@ -58,7 +68,7 @@ def test_the_judges_eval_statistics_come_from_every_rows_tallies() -> None:
     failed = {**_record(0, 3, 0.0), "replies": 0, "failed": 1}
     failed.update(prompt_tokens=0, completion_tokens=0)
     details = [{"faithfulness_judge": _record(0, 1, 40.0)}, {"answer_relevance": failed}]
-    aggregated = judge_aggregate(details, {CONSISTENCY: {"mean": 0.75, "count": 2.0}}, {})
+    aggregated = judge_aggregate(details, {CONSISTENCY: {"mean": 0.75, "count": 2.0}}, NO_CONTEXT)
     assert aggregated is not None
     stats = aggregated.stats
     assert (stats["verdicts"], stats["requests"], stats["failed"]) == (2, 4, 1)
@@ -66,7 +76,7 @@ def test_the_judges_eval_statistics_come_from_every_rows_tallies() -> None:
     assert stats["avg_latency_ms"] == 40.0
     assert stats["tokens"] == 110
     assert stats[CONSISTENCY] == 0.75
-    assert judge_aggregate([{}], {}, {}) is None  # no verdict tallied: no statistics
+    assert judge_aggregate([{}], {}, NO_CONTEXT) is None  # no verdict tallied: no statistics
 
 
 def test_the_judge_declares_its_hooks_and_its_fixtures_ask_it() -> None:
@@ -101,3 +111,54 @@ def test_repeat_statistics_by_hand() -> None:
     assert repeat_statistics([[1.0, 0.0, 1.0], [0.5, 0.5]], both)["flip_rate"] == 0.5
     assert "flip_rate" not in repeat_statistics([[1.0, 0.0]], [])
     assert repeat_statistics([[1.0], [0.0]], []) == {}  # nobody was asked twice
+
+
+def _labelled(human: Any) -> Row:
+    return Row("q1", "rows.jsonl", 3, 0, {"question": "Q?", "answer": "A.", "human": human})
+
+
+def test_a_persons_label_is_read_for_its_metric() -> None:
+    row = _labelled({"faithfulness_judge": 1, "answer_correctness": 4})
+    assert human_label(row, "faithfulness_judge") == 1.0
+    assert human_label(row, "answer_correctness") == 4.0
+    assert human_label(row, "e2e_score") is None  # labelled for other metrics only
+    assert human_label(Row("q2", "rows.jsonl", 4, 1, {}), "e2e_score") is None
+
+
+@pytest.mark.parametrize(
+    ("human", "message"),
+    [
+        (
+            {"faithfulness": 1},
+            "rows.jsonl:3: field 'human': 'faithfulness' is no LLM-judge metric; label one of "
+            "faithfulness_judge, answer_relevance, answer_correctness, e2e_score",
+        ),
+        (
+            {"faithfulness_judge": 0.7},
+            "rows.jsonl:3: field 'human': the label of faithfulness_judge is 0.7; a person "
+            "labels it as the judge is asked to, one of 0, 0.5, 1",
+        ),
+        (
+            {"faithfulness_judge": 3},
+            "rows.jsonl:3: field 'human': the label of faithfulness_judge is 3; a person "
+            "labels it as the judge is asked to, one of 0, 0.5, 1",
+        ),
+    ],
+)
+def test_a_label_no_judge_verdict_could_be_errors_the_row(human: Any, message: str) -> None:
+    with pytest.raises(RowError) as raised:
+        human_label(_labelled(human), "faithfulness_judge")
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ({}, "expected an object of judge metric -> label, got {}"),
+        ([1], "expected an object of judge metric -> label, got [1]"),
+        ({"e2e_score": "1"}, "the label of 'e2e_score' must be a finite number, got '1'"),
+        ({"e2e_score": float("nan")}, "the label of 'e2e_score' must be a finite number, got nan"),
+    ],
+)
+def test_the_human_field_is_an_object_of_numbers(value: Any, problem: str) -> None:
+    assert validate_fields({"human": value}) == [Problem("human", problem)]

@@ -278,7 +278,7 @@ def test_a_declared_aggregation_turns_the_rows_details_into_the_evals_statistics
     seen: list[tuple[list[Any], float]] = []
 
     def total(
-        details: Sequence[Any], metrics: Mapping[str, Mapping[str, float]], bounds: Any
+        details: Sequence[Any], metrics: Mapping[str, Mapping[str, float]], context: Any
     ) -> Aggregated:
         seen.append((list(details), metrics["f1"]["mean"]))
         return Aggregated({"total": float(sum(details))}, {"toy_note": "summed"})
@@ -300,7 +300,7 @@ def test_a_declared_aggregation_turns_the_rows_details_into_the_evals_statistics
 
 def test_an_aggregation_without_details_is_not_called() -> None:
     def never(
-        details: Sequence[Any], metrics: Mapping[str, Mapping[str, float]], bounds: Any
+        details: Sequence[Any], metrics: Mapping[str, Mapping[str, float]], context: Any
     ) -> Aggregated:
         raise AssertionError("called without details")
 

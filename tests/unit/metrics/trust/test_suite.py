@@ -27,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.inference.settings import StatsSettings
 from pytest_ragmetrics.metrics.trust.judges import (
     EmbeddingJudge,
     MissingVerdict,
@@ -46,6 +47,7 @@ from pytest_ragmetrics.metrics.trust.suite import (
     trust_score,
     trust_sentences,
 )
+from pytest_ragmetrics.results.summary import EvalContext
 
 SEED_SAMPLE = {
     "answered_ratio": 50.0,
@@ -79,6 +81,7 @@ SEED_SAMPLE = {
 
 REFUSAL = "I apologize, but I couldn't find an answer."
 GOLD3 = [["Alpha"], ["Beta"], ["Gamma"]]
+NO_CONTEXT = EvalContext({}, StatsSettings())  # an eval without gates, at the defaults
 
 
 def doc(title: str, text: str, found: list[int]) -> dict[str, Any]:
@@ -464,7 +467,9 @@ def _recorded(rows: list[dict[str, Any]], judge: TableJudge) -> list[dict[str, A
 def test_the_declared_aggregation_of_the_rows_details_reproduces_the_seed_sample() -> None:
     """The eval's numbers come from the rows' recorded details through the declaration's
     hook, as the plugin computes them: the seed's sample, bit for bit."""
-    aggregated = aggregate_trust_rows(_recorded(SEED_ROWS, TableJudge(SEED_VERDICTS)), {}, {})
+    aggregated = aggregate_trust_rows(
+        _recorded(SEED_ROWS, TableJudge(SEED_VERDICTS)), {}, NO_CONTEXT
+    )
     assert aggregated.stats["num_samples"] == 10
     for key, expected in SEED_SAMPLE.items():
         assert aggregated.stats[key] == expected, key
@@ -474,7 +479,7 @@ def test_the_declared_aggregation_of_the_rows_details_reproduces_the_seed_sample
 def test_the_declared_aggregation_keeps_the_suites_warnings_for_the_report() -> None:
     rows = [{"answer": "x [1].", "gold": [["x"]], "contexts": [doc("A", "x", [1])]}]
     judge = TableJudge({(premise(doc("A", "x", [1])), "x."): True})
-    aggregated = aggregate_trust_rows(_recorded(rows, judge), {}, {})
+    aggregated = aggregate_trust_rows(_recorded(rows, judge), {}, NO_CONTEXT)
     assert aggregated.stats["macro_f1"] == 50.0
     (warning,) = aggregated.details["trust_warnings"]
     assert "no row is unanswerable" in warning
