@@ -146,6 +146,9 @@ class LlmJudge:
         self._lock = threading.Lock()
         self._unreachable: str | None = None
         self.counts = VerdictCounts()
+        # The judge this one replaces, asked the same questions when the run compares them
+        # (``--ragmetrics-judge-compare``; None otherwise).
+        self.previous: LlmJudge | None = None
         parts = urllib.parse.urlsplit(config.base_url)
         self._host, self._port = parts.hostname or "", parts.port
         self._path = f"{parts.path}/chat/completions"

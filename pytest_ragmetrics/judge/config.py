@@ -85,6 +85,9 @@ class JudgeConfig:
     # Sampling temperature of every request: 0, the default, asks for the most likely
     # verdict; repeated verdicts measure the judge's noise at the temperature it is run at.
     temperature: float = 0.0
+    # ``[judge.previous]``: the judge this one replaces, for ``--ragmetrics-judge-compare``
+    # (its keys override this table's; docs/judge.md#comparing-two-judges).
+    previous: JudgeConfig | None = dataclasses.field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # A trailing "/" would make equal endpoints differ in the cache key and double the
@@ -157,10 +160,33 @@ _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number"}
 
 def judge_config(table: Mapping[str, Any], base_dir: Path) -> JudgeConfig:
     """The ``JudgeConfig`` of a ``[judge]`` table; ``prompts`` is relative to ``base_dir``
-    (thresholds.toml's directory). Any mistake is a ``JudgeConfigError`` naming the key."""
+    (thresholds.toml's directory). A ``[judge.previous]`` table is the judge it replaces:
+    ``[judge]`` with the keys it gives changed. Any mistake is a ``JudgeConfigError``
+    naming the key (``previous.model``)."""
+    own = {key: value for key, value in table.items() if key != PREVIOUS}
+    if PREVIOUS not in table:
+        return _judge_config(own, base_dir)
+    changes = table[PREVIOUS]
+    if not isinstance(changes, Mapping):
+        raise JudgeConfigError(PREVIOUS, "expected a table: [judge.previous]")
+    if PREVIOUS in changes:
+        raise JudgeConfigError(f"{PREVIOUS}.{PREVIOUS}", "one previous judge only")
+    try:
+        previous = _judge_config({**own, **changes}, base_dir)
+    except JudgeConfigError as error:
+        raise JudgeConfigError(f"{PREVIOUS}.{error.key}", error.message) from None
+    return dataclasses.replace(_judge_config(own, base_dir), previous=previous)
+
+
+# The sub-table of [judge] naming the judge a new one replaces.
+PREVIOUS = "previous"
+
+
+def _judge_config(table: Mapping[str, Any], base_dir: Path) -> JudgeConfig:
     for key in table:
         if key not in _KEY_TYPES:
-            raise JudgeConfigError(key, f"unknown key; expected one of {', '.join(_KEY_TYPES)}")
+            known = ", ".join([*_KEY_TYPES, PREVIOUS])
+            raise JudgeConfigError(key, f"unknown key; expected one of {known}")
     for key in ("base_url", "model"):
         if key not in table:
             raise JudgeConfigError(key, "required")

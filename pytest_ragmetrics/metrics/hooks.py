@@ -43,10 +43,21 @@ def _no_details() -> Mapping[str, Any]:
     return MappingProxyType({})
 
 
+# The eval detail under which the aggregations' notes are kept: {title: lines}.
+NOTES_DETAIL = "notes"
+
+
+def _no_notes() -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType({})
+
+
 @dataclass(frozen=True)
 class Aggregated:
-    """A metric's eval-level statistics from its rows' details (``MetricInfo.aggregate``)
-    and what the eval's report says of them (``details``: the suite's warnings)."""
+    """A metric's eval-level statistics from its rows' details (``MetricInfo.aggregate``),
+    what the eval's JSON report keeps of them (``details``: the suite's warnings, a judge
+    comparison), and ``notes``: lines every report shows under a title (a judge metric's
+    agreement with people, the rows two judges disagree on)."""
 
     stats: Mapping[str, float]
     details: Mapping[str, Any] = field(default_factory=_no_details)
+    notes: Mapping[str, tuple[str, ...]] = field(default_factory=_no_notes)

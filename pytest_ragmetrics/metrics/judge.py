@@ -45,6 +45,7 @@ from pytest_ragmetrics.metrics.base import (
 # The client (HTTP, TLS, file locks) and its verdicts are imported when a row is judged:
 # the declarations below, which every pytest run imports with the plugin, need neither.
 if TYPE_CHECKING:
+    from pytest_ragmetrics.inference.settings import StatsSettings
     from pytest_ragmetrics.judge.client import LlmJudge
     from pytest_ragmetrics.judge.config import JudgeConfig
     from pytest_ragmetrics.judge.verdicts import Call, JudgeError
@@ -209,38 +210,57 @@ def human_label(row: Row, metric: str) -> float | None:
     return label
 
 
+def _verdicts(
+    judge: LlmJudge, row: Row, metric: str, key: str, fields: Mapping[str, str]
+) -> tuple[list[float], str, Tally]:
+    """The judge's ``repeats`` verdicts on one item, in the order asked, the first reason
+    given, and what they cost; a verdict that cannot be had errors the row with what the
+    verdicts before it cost, tallied under ``key``."""
+    scores: list[float] = []
+    tallies: list[Tally] = []
+    reason = ""
+    for repeat in range(judge.config.repeats):
+        try:
+            score, said, tally = _judge_once(judge, row, metric, key, fields, repeat)
+        except JudgeRowError as error:
+            spent = Tally(**error.details[JUDGE_NAME][key])
+            error.details = {JUDGE_NAME: {key: _sum([*tallies, spent]).as_dict()}}
+            raise
+        scores.append(score)
+        tallies.append(tally)
+        reason = reason or said
+    return scores, reason, _sum(tallies)
+
+
+def _mean(scores: Sequence[float]) -> float:
+    """The mean of a row's verdicts, summed in order: the same float in every process."""
+    return math.fsum(scores) / len(scores)
+
+
+# The key of the previous judge's tally in a row's ``judge`` detail: ``metric`` + this.
+PREVIOUS_TALLY = "@previous"
+
+
 def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
-    """The computation behind one judge metric fixture."""
+    """The computation behind one judge metric fixture: the mean of the judge's
+    ``repeats`` verdicts; with a previous judge to compare with, its verdicts too."""
 
     def measure(row: Row, ctx: MetricContext) -> Measured:
         label = human_label(row, metric)  # a bad label errors the row before any request
         judge = ctx.judge()
         fields = prompt_fields(row, metric)
-        repeats = judge.config.repeats
-        scores: list[float] = []
-        tallies: list[Tally] = []
-        reason = ""
-        for repeat in range(repeats):
-            try:
-                score, said, tally = _judge_once(judge, row, metric, metric, fields, repeat)
-            except JudgeRowError as error:  # what the repeats before it cost is counted
-                spent = Tally(**error.details[JUDGE_NAME][metric])
-                error.details = {JUDGE_NAME: {metric: _sum([*tallies, spent]).as_dict()}}
-                raise
-            scores.append(score)
-            tallies.append(tally)
-            reason = reason or said
-        total = _sum(tallies)
-        # The mean of the repeats, summed in order: the same float in every process.
-        value = math.fsum(scores) / repeats
+        scores, reason, total = _verdicts(judge, row, metric, metric, fields)
+        repeats = len(scores)
+        value = _mean(scores)
         record = {**total.as_dict(), "score": value, "reason": reason}
         details: dict[str, Any] = {JUDGE_NAME: {metric: record}}
         if repeats > 1:
             record["scores"] = scores
+        kept: dict[str, Any] = {}  # what the metric's own aggregation reads of the row
         if repeats > 1 or label is not None:
-            details[metric] = {"scores": scores}
+            kept["scores"] = scores
         if label is not None:
-            details[metric]["human"] = label
+            kept["human"] = label
         cached = _cached_text(total.cached, repeats)
         said = reason or "no reason given"
         if repeats == 1:
@@ -248,6 +268,18 @@ def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
         else:
             shown = ", ".join(f"{score:g}" for score in scores)
             evidence = f"{judge.label} scored {value:g}, the mean of {shown}{cached}: {said}"
+        if judge.previous is not None:
+            key = metric + PREVIOUS_TALLY
+            try:
+                before, _, spent = _verdicts(judge.previous, row, metric, key, fields)
+            except JudgeRowError as error:  # the new judge's verdicts were had: counted
+                error.details = {JUDGE_NAME: {**error.details[JUDGE_NAME], metric: record}}
+                raise
+            details[JUDGE_NAME][key] = spent.as_dict()
+            kept.update(scores=scores, previous=before, row=row.id)
+            evidence += f"; the previous judge ({judge.previous.config.model}): {_mean(before):g}"
+        if kept:
+            details[metric] = kept
         return Measured({metric: value}, evidence, details=details)
 
     return measure
@@ -400,6 +432,12 @@ def judge_aggregate(
 
 # A judge metric's statistics of its repeated verdicts (``[judge] repeats`` > 1).
 REPEAT_STATS = ("spread", "unstable", "flip_rate")
+# Its statistics against the judge it replaces (``--ragmetrics-judge-compare``): the
+# change of its mean, and the share of rows whose value changed.
+COMPARE_STATS = ("judge_shift", "judge_changed")
+# The eval detail holding each judge metric's comparison of two judges, for the reports.
+JUDGE_COMPARE = "judge_compare"
+CHANGED_SHOWN = 20  # rows whose value changed, listed per metric (all are counted)
 
 
 def repeat_statistics(
@@ -447,13 +485,81 @@ def judged_aggregate(metric: str) -> Aggregate:
             [detail["scores"] for detail in details if "scores" in detail],
             context.bounds.get(metric, ()),
         )
+        compared = [detail for detail in details if "previous" in detail]
+        said: dict[str, Any] = {}
+        notes: dict[str, tuple[str, ...]] = {}
+        if compared:
+            comparison = judge_comparison(compared, context.stats)
+            stats.update(judge_shift=comparison["shift"], judge_changed=comparison["changed_share"])
+            said[JUDGE_COMPARE] = {metric: comparison}
+            notes[f"{metric}: the previous judge and this one"] = comparison_lines(comparison)
         if not stats:
             return None
         from pytest_ragmetrics.metrics.hooks import Aggregated
 
-        return Aggregated(stats)
+        return Aggregated(stats, said, notes)
 
     return aggregate
+
+
+def judge_comparison(compared: Sequence[Mapping[str, Any]], stats: StatsSettings) -> dict[str, Any]:
+    """Two judges on the same rows (each row's detail: the new judge's ``scores``, the
+    previous judge's ``previous``, its ``row`` id), in dataset order: each side's mean,
+    the paired change of the mean (new minus previous) with its interval at the run's
+    confidence (docs/statistics.md, the same evidence a baseline gate computes), the
+    share of rows whose value changed, and the first ``CHANGED_SHOWN`` of them."""
+    import numpy as np
+
+    from pytest_ragmetrics.inference.evidence import paired_evidence
+    from pytest_ragmetrics.inference.resample import Units
+
+    now = np.array([_mean(detail["scores"]) for detail in compared])
+    before = np.array([_mean(detail["previous"]) for detail in compared])
+    evidence = paired_evidence(
+        now,
+        before,
+        statistic="mean",
+        scale="difference",
+        settings=stats,
+        units=Units.rows(len(compared)),
+    )
+    changed = [
+        {"row": detail["row"], "previous": float(old), "current": float(new)}
+        for detail, old, new in zip(compared, before, now, strict=True)
+        if old != new
+    ]
+    return {
+        "rows": len(compared),
+        "mean": float(now.mean()),
+        "previous_mean": float(before.mean()),
+        "shift": evidence.estimate,
+        "interval": [evidence.low, evidence.high],
+        "confidence": evidence.confidence,
+        "method": evidence.method,
+        "p_value": evidence.p_value,
+        "changed_share": len(changed) / len(compared),
+        "changed_count": len(changed),
+        "changed": changed[:CHANGED_SHOWN],
+    }
+
+
+def comparison_lines(comparison: Mapping[str, Any]) -> tuple[str, ...]:
+    """Two judges compared, as every report words it."""
+    low, high = comparison["interval"]
+    p = comparison["p_value"]
+    level = f"{comparison['confidence'] * 100:g}%"
+    lines = [
+        f"mean {comparison['previous_mean']:.4g} -> {comparison['mean']:.4g} over "
+        f"{comparison['rows']} rows: change {comparison['shift']:+.3g} "
+        f"[{low:+.3g}, {high:+.3g}] at {level}" + (f", p {p:.2g}" if p is not None else ""),
+        f"{comparison['changed_count']} of {comparison['rows']} rows changed their value",
+    ]
+    for changed in comparison["changed"]:
+        lines.append(f"  {changed['row']}: {changed['previous']:g} -> {changed['current']:g}")
+    more = comparison["changed_count"] - len(comparison["changed"])
+    if more:
+        lines.append(f"  and {more} more (every row's verdicts are in the JSON report)")
+    return tuple(lines)
 
 
 def judge_run_signature(thresholds: RunThresholds) -> dict[str, str] | None:
@@ -550,7 +656,7 @@ SPECS = (
                     metric,
                     description,
                     range=value_range,
-                    derived=REPEAT_STATS,
+                    derived=(*REPEAT_STATS, *COMPARE_STATS),
                     aggregate=judged_aggregate(metric),
                 ),
             ),

@@ -15,6 +15,7 @@ from pytest_ragmetrics.files import display_path, write_atomic
 from pytest_ragmetrics.gates.evaluate import GateResult, Reference, correct, evaluate_gates
 from pytest_ragmetrics.gates.stored import pair_rows
 from pytest_ragmetrics.inference import release_draws
+from pytest_ragmetrics.judge.config import JUDGE_TABLE
 from pytest_ragmetrics.live.outputs import write_outputs
 from pytest_ragmetrics.metrics.catalog import SPECS, in_force
 from pytest_ragmetrics.plugin.state import RunState
@@ -146,6 +147,12 @@ def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
             + "\nrestore the settings; or, if the new settings are meant to stay, "
             + accepting(command)
         )
+        if any(line.startswith(f"{JUDGE_TABLE}:") for line in check.settings):
+            problem += (
+                "\nfor a new judge, see what changes first: name the old one in "
+                "[judge.previous] and run with --ragmetrics-judge-compare (docs/judge.md"
+                "#comparing-two-judges)"
+            )
         return BaselineState(shown, baseline, problem, command)
     pairing = pair_rows(summary, baseline, state.thresholds.settings)
     note = None

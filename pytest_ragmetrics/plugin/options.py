@@ -86,6 +86,7 @@ class Options:
     projection_seed: int = 0
     projection_umap: bool = False
     judge_repeats: int | None = None  # --ragmetrics-judge-repeats: overrides [judge] repeats
+    judge_compare: bool = False  # --ragmetrics-judge-compare: ask [judge.previous] too
 
     @property
     def thresholds(self) -> Path | None:
@@ -220,6 +221,15 @@ def add_options(parser: pytest.Parser) -> None:
         help="ask the LLM judge K times for each judged row, each verdict cached under its "
         "own index; the row's value is their mean, and the report gives the judge's spread "
         f"and flip rate, 1 to {MAX_JUDGE_REPEATS} (default: [judge] repeats, else 1)",
+    )
+    group.addoption(
+        "--ragmetrics-judge-compare",
+        action="store_true",
+        default=False,
+        help="judge every judged row with [judge] and with the judge it replaces, "
+        "[judge.previous] (both cached), and report their agreement, the shift of each "
+        "judge metric's mean with its interval, and the rows whose verdict changed "
+        "(default: off)",
     )
     group.addoption(
         "--ragmetrics-refresh",
@@ -481,4 +491,5 @@ def parse_options(config: pytest.Config) -> Options:
         projection_seed=projection_seed,
         projection_umap=umap_wanted(config),
         judge_repeats=judge_repeats,
+        judge_compare=config.getoption("ragmetrics_judge_compare"),
     )

@@ -90,6 +90,26 @@ def _thresholds(options: Options, catalog: Catalog) -> Thresholds:
     return thresholds
 
 
+def _check_judge_compare(state: RunState) -> None:
+    """``--ragmetrics-judge-compare`` needs two judges that differ: ``[judge]`` and the one
+    it replaces, ``[judge.previous]``; without them the option could only do nothing."""
+    from pytest_ragmetrics.metrics.judge import judge_signature
+
+    where = state.options.thresholds or "thresholds.toml"
+    judge = state.thresholds.judge
+    if judge is None or judge.previous is None:
+        raise pytest.UsageError(
+            "--ragmetrics-judge-compare compares [judge] with the judge it replaces: add a "
+            f"[judge.previous] table to {where} with the keys that differ (model, prompts, "
+            "base_url, ...)"
+        )
+    if judge_signature(judge) == judge_signature(judge.previous):
+        raise pytest.UsageError(
+            f"--ragmetrics-judge-compare: [judge.previous] in {where} is the same judge as "
+            "[judge] (same model, prompts and temperature): nothing to compare"
+        )
+
+
 class RunSession:
     """The plugin's side of one pytest run, in one process."""
 
@@ -132,6 +152,8 @@ class RunSession:
             ray_engine.check_usable(options)
             state.encode_chunks = ray_engine.chunk_encoder(config)
             state.encoding_device = lambda: ray_engine.encoding_device(config)
+        if options.judge_compare:
+            _check_judge_compare(state)
         config.stash[STATE_KEY] = state
         session = cls(config, state, freezer)
         if session.controller and options.history_dir is not None:

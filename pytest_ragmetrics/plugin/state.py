@@ -309,6 +309,11 @@ def llm_judge(config: pytest.Config) -> LlmJudge:
         state.llm = LlmJudge(
             judge, options.cache_dir, refresh=options.refresh, run_id=options.run_id
         )
+        if options.judge_compare and judge.previous is not None:  # checked when configured
+            previous = dataclasses.replace(judge.previous, repeats=judge.repeats)
+            state.llm.previous = LlmJudge(
+                previous, options.cache_dir, refresh=options.refresh, run_id=options.run_id
+            )
     return state.llm
 
 

@@ -35,6 +35,7 @@ from pytest_ragmetrics.reports.terminal import (
     history_line,
     kinds,
     more_metric_lines,
+    note_lines,
     scale,
     signature_lines,
     stored_baseline_lines,
@@ -246,6 +247,7 @@ def markdown_summary(report: ReportModel | Mapping[str, Any]) -> str:
     lines += _transformation_section(evals)
     lines += _collapsed(stored_baseline_lines(evals))
     lines += _collapsed(more_metric_lines(evals))
+    lines += _collapsed(note_lines(evals))
     lines += _collapsed(signature_lines(evals))
     lines += ["", "### Gates", "", *_gate_section(evals), ""]
     history = history_line(model.history)

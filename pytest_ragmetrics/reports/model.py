@@ -20,6 +20,7 @@ from pytest_ragmetrics.gates.evaluate import GateResult
 from pytest_ragmetrics.gates.evidence import metric_intervals
 from pytest_ragmetrics.inference.records import Evidence
 from pytest_ragmetrics.metrics.catalog import BASELINE, ERRORS
+from pytest_ragmetrics.metrics.hooks import NOTES_DETAIL
 from pytest_ragmetrics.metrics.space.points import PICTURE_DETAIL
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
 from pytest_ragmetrics.reports.presentation import suites
@@ -512,6 +513,13 @@ class EvalView:
             transformations=None if found is None else transformations_of(found),
             transformations_note=written.get("transformations_note"),
         )
+
+    @property
+    def notes(self) -> Mapping[str, Sequence[str]]:
+        """What the metrics' aggregations say of the eval, each block under its title
+        (``metrics.hooks.Aggregated.notes``)."""
+        found = self.dataset_details.get(NOTES_DETAIL)
+        return found if isinstance(found, Mapping) else {}
 
     def stat(self, metric: str, name: str) -> Any:
         """The aggregate ``metric.name``, ``None`` when the eval has none."""

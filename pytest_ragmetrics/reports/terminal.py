@@ -136,6 +136,16 @@ def more_metric_lines(evals: Sequence[Entry]) -> list[str]:
     return ["More metrics (mean over rows unless named):", *lines] if lines else []
 
 
+def note_lines(evals: Sequence[Entry]) -> list[str]:
+    """What the metrics' aggregations say of each eval (a judge metric's agreement with
+    people, two judges compared), each block under its title."""
+    lines = []
+    for entry in evals:
+        for title, said in entry.notes.items():
+            lines += [f"  {entry.label}: {title}", *(f"    {line}" for line in said)]
+    return ["Notes of the metrics:", *lines] if lines else []
+
+
 def signature_lines(evals: Sequence[Entry]) -> list[str]:
     """Per eval, how its tool-dependent numbers were computed: sacrebleu's signature of
     each (``bleu``, ``bleu.corpus``), so numbers computed differently are not compared."""
@@ -380,6 +390,7 @@ def terminal_lines(
         transformation_lines(evals),
         stored_baseline_lines(evals),
         more_metric_lines(evals),
+        note_lines(evals),
         signature_lines(evals),
         trust_lines(model),
     ):

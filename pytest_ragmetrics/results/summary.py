@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragmetrics.inference.settings import StatsSettings
 from pytest_ragmetrics.metrics.base import Aggregate, Bounds, MetricSettings
 from pytest_ragmetrics.metrics.catalog import ERRORS, SIGNATURES, UNJUDGED, in_force
+from pytest_ragmetrics.metrics.hooks import NOTES_DETAIL
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.results.stats import aggregate
 
@@ -621,6 +622,8 @@ def _add_aggregated(
         if aggregated is not None:
             metrics[name] = {**metrics.get(name, {}), **aggregated.stats}
             details.update(aggregated.details)
+            if aggregated.notes:
+                details.setdefault(NOTES_DETAIL, {}).update(aggregated.notes)
 
 
 def _merge_dataset_payloads(

@@ -123,7 +123,7 @@ def test_every_option_is_in_one_group_and_names_its_default(pytester: pytest.Pyt
     group = config._parser.getgroup("ragmetrics")
     names = [name for option in group.options for name in option.names()]
     fields = {field.name for field in dataclasses.fields(Options)}
-    assert len(names) == 21
+    assert len(names) == 22
     assert all(name.startswith("--ragmetrics-") for name in names)
     assert all(option.attrs()["help"].endswith(")") for option in group.options)
     assert all("(default: " in option.attrs()["help"] for option in group.options)
