@@ -79,7 +79,9 @@ def test_both_judges_are_asked_once_and_compared(pytester: pytest.Pytester) -> N
     judges = TwoJudges()
     with ChatServer(default=judges) as server:
         project = _project(pytester, server.url)
-        result, document = project.run_json("--ragmetrics-judge-compare")
+        result, document = project.run_json(
+            "--ragmetrics-judge-compare", "--ragmetrics-md=out.md", "--ragmetrics-html=out.html"
+        )
         asked = len(server.requests)
         _, second = project.run_json("--ragmetrics-judge-compare")
         asked_again = len(server.requests) - asked
@@ -110,6 +112,13 @@ def test_both_judges_are_asked_once_and_compared(pytester: pytest.Pytester) -> N
             "*q5: 0 -> 1",
         ]
     )
+    # The Markdown summary and the HTML page show the same notes.
+    markdown = (project.path / "out.md").read_text(encoding="utf-8")
+    assert "test_faithful.py: faithfulness_judge: the previous judge and this one" in markdown
+    assert "      q5: 0 -> 1" in markdown
+    page = (project.path / "out.html").read_text(encoding="utf-8")
+    assert "<h4>faithfulness_judge: the previous judge and this one</h4>" in page
+    assert "2 of 8 rows changed their value\n  q2: 1 -&gt; 0.5" in page
     assert second["evals"][0]["metrics"] == entry["metrics"] | {
         "judge": second["evals"][0]["metrics"]["judge"]
     }

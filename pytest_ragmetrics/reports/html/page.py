@@ -70,6 +70,18 @@ dt{font-weight:600}dd{margin-left:1rem}
 """
 
 
+def _notes(entries: Sequence[Entry]) -> list[str]:
+    """What the metrics' aggregations say of the eval (a judge metric's agreement with
+    people, two judges compared), each block under its title, per system."""
+    blocks = []
+    for entry in entries:
+        for title, said in entry.notes.items():
+            heading = f"{entry.system}: {title}" if entry.system else title
+            body = escape("\n".join(said))
+            blocks.append(f'<h4>{escape(heading)}</h4><pre class="text">{body}</pre>')
+    return ["<h3>Notes of the metrics</h3>", *blocks] if blocks else []
+
+
 def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
     first = entries[0]
     ids = [anchors(index, s, entry) for s, entry in enumerate(entries)]
@@ -101,6 +113,7 @@ def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
         *transformations(entries, ids),
         *stored_baselines(entries, ids),
         aggregates(entries),
+        *_notes(entries),
         *signatures(entries),
         "<h3>Rows</h3>",
         *(rows_list(index, s, entry) for s, entry in enumerate(entries)),
