@@ -126,3 +126,11 @@ class Project:
     def run_json(self, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
         result = self.run("--ragmetrics-json", "report.json", *args)
         return result, json.loads((self.path / "report.json").read_text(encoding="utf-8"))
+
+    def run_eval(self, thresholds: str, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+        """Run with ``thresholds`` as thresholds.toml: the result and the JSON report's
+        entry of the project's one eval."""
+        self.write("thresholds.toml", thresholds)
+        result, report = self.run_json(*args)
+        (entry,) = report["evals"]
+        return result, entry

@@ -11,8 +11,6 @@ default marker): r1, r2 and r4, share 3/4 = 0.75; holding "CIT": r1 and r4, 2/4 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from helpers.project import Project, terminal_section
 
@@ -63,20 +61,11 @@ def custom(project: Project) -> Project:
     return project
 
 
-def _entry(
-    custom: Project, settings: str, gates: str = ""
-) -> tuple[pytest.RunResult, dict[str, Any]]:
-    custom.write("thresholds.toml", settings + gates)
-    result, report = custom.run_json()
-    (entry,) = report["evals"]
-    return result, entry
-
-
 def test_the_metric_reads_its_table(custom: Project) -> None:
-    result, entry = _entry(custom, "")
+    result, entry = custom.run_eval("")
     result.assert_outcomes(passed=1)
     assert entry["metrics"]["answer_set"] == {"cited_share": 0.75, "answers": 4}
-    result, entry = _entry(custom, '[settings.answer_set]\nmarker = "CIT"\n')
+    result, entry = custom.run_eval('[settings.answer_set]\nmarker = "CIT"\n')
     result.assert_outcomes(passed=1)
     assert entry["metrics"]["answer_set"] == {"cited_share": 0.5, "answers": 4}
 
@@ -114,11 +103,11 @@ def test_a_signed_setting_refuses_the_baseline_and_an_unsigned_one_does_not(
     custom.write("thresholds.toml", GATES)
     custom.run("--ragmetrics-update-baseline").assert_outcomes(passed=1 + 1)
 
-    result, entry = _entry(custom, '[settings.answer_set]\nnote = "quoted"\n', GATES)
+    result, entry = custom.run_eval('[settings.answer_set]\nnote = "quoted"\n' + GATES)
     assert result.ret == 0
     assert entry["baseline"]["status"] == "paired"
 
-    result, entry = _entry(custom, '[settings.answer_set]\nmarker = "CIT"\n', GATES)
+    result, entry = custom.run_eval('[settings.answer_set]\nmarker = "CIT"\n' + GATES)
     assert result.ret == 1
     assert entry["baseline"]["status"] == "not compared"
     result.stdout.fnmatch_lines(

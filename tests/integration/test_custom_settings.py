@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from helpers.project import Project
@@ -64,21 +63,12 @@ def custom(project: Project) -> Project:
     return project
 
 
-def _entry(
-    custom: Project, settings: str, gates: str = ""
-) -> tuple[pytest.RunResult, dict[str, Any]]:
-    custom.write("thresholds.toml", settings + gates)
-    result, report = custom.run_json()
-    (entry,) = report["evals"]
-    return result, entry
-
-
 def test_the_metric_reads_its_table(custom: Project) -> None:
-    result, entry = _entry(custom, "")
+    result, entry = custom.run_eval("")
     result.assert_outcomes(passed=4)
     assert entry["metrics"]["long_words"]["mean"] == 1.75
     assert entry["rows"][0]["evidence"]["long_words"] == "3 long word(s)"
-    result, entry = _entry(custom, '[settings.long_words]\nmin_length = 7\nlabel = "big"\n')
+    result, entry = custom.run_eval('[settings.long_words]\nmin_length = 7\nlabel = "big"\n')
     result.assert_outcomes(passed=4)
     assert entry["metrics"]["long_words"]["mean"] == 0.75
     assert entry["rows"][0]["evidence"]["long_words"] == "2 big word(s)"
@@ -119,11 +109,11 @@ def test_a_signed_setting_refuses_the_baseline_and_an_unsigned_one_does_not(
     stored = json.loads((custom.path / "__baselines__" / "test_eval.json").read_text())
     assert "long_words" not in stored["signature"]  # at its defaults: not signed
 
-    result, entry = _entry(custom, '[settings.long_words]\nlabel = "big"\n', GATES)
+    result, entry = custom.run_eval('[settings.long_words]\nlabel = "big"\n' + GATES)
     assert result.ret == 0
     assert entry["baseline"]["status"] == "paired"
 
-    result, entry = _entry(custom, "[settings.long_words]\nmin_length = 7\n", GATES)
+    result, entry = custom.run_eval("[settings.long_words]\nmin_length = 7\n" + GATES)
     assert result.ret == 1
     assert entry["baseline"]["status"] == "not compared"
     result.stdout.fnmatch_lines(
