@@ -256,9 +256,9 @@ def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
         details: dict[str, Any] = {JUDGE_NAME: {metric: record}}
         if repeats > 1:
             record["scores"] = scores
-        kept: dict[str, Any] = {}  # what the metric's own aggregation reads of the row
-        if repeats > 1 or label is not None:
-            kept["scores"] = scores
+        # What the metric's own aggregation reads of the row: its verdicts (the spread of
+        # repeats; the judge's values on unlabelled rows for the bias-corrected mean).
+        kept: dict[str, Any] = {"scores": scores}
         if label is not None:
             kept["human"] = label
         cached = _cached_text(total.cached, repeats)
@@ -276,10 +276,9 @@ def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
                 error.details = {JUDGE_NAME: {**error.details[JUDGE_NAME], metric: record}}
                 raise
             details[JUDGE_NAME][key] = spent.as_dict()
-            kept.update(scores=scores, previous=before, row=row.id)
+            kept.update(previous=before, row=row.id)
             evidence += f"; the previous judge ({judge.previous.config.model}): {_mean(before):g}"
-        if kept:
-            details[metric] = kept
+        details[metric] = kept
         return Measured({metric: value}, evidence, details=details)
 
     return measure
