@@ -18,7 +18,9 @@ who is no statistician.
   randomization do;
 * ``power``: the minimum detectable effect and the rows that would detect a margin;
 * ``multiplicity``: Holm and Benjamini-Hochberg adjusted p-values;
-* ``evidence``: the entry points, ``paired_evidence`` and ``single_evidence``.
+* ``evidence``: the entry points, ``paired_evidence`` and ``single_evidence``;
+* ``agreement``: a judge's agreement with human labels (accuracy, Cohen's kappa,
+  Krippendorff's alpha, with bootstrap intervals) and the prediction-powered mean.
 """
 
 from __future__ import annotations
