@@ -308,6 +308,14 @@ def evaluate_gate(
     if gate.metric == BASELINE_METRIC:
         return _pairing_gate(summary, gate, state)
     value = aggregate_value(summary, gate)
+    if value is None and gate.metric in summary.metrics:
+        message = (
+            f"{name} {rule}: cannot be checked: the rows of {label} recorded {gate.metric}, "
+            f"but gave it no {gate.stat}: {gate.metric}'s own aggregation computes "
+            f"{gate.stat} from what the rows carry besides their values, and they carry "
+            f"none for it here (the metric's docs say what it needs)"
+        )
+        return GateResult(label, name, rule, "failed", message, gate=gate)
     if value is None:
         errored = sum(row.status == "error" for row in summary.rows)
         errors = (

@@ -260,7 +260,7 @@ def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
         # repeats; the judge's values on unlabelled rows for the bias-corrected mean).
         kept: dict[str, Any] = {"scores": scores}
         if label is not None:
-            kept["human"] = label
+            kept.update(human=label, row=row.id)
         cached = _cached_text(total.cached, repeats)
         said = reason or "no reason given"
         if repeats == 1:
@@ -436,6 +436,14 @@ REPEAT_STATS = ("spread", "unstable", "flip_rate")
 COMPARE_STATS = ("judge_shift", "judge_changed")
 # The eval detail holding each judge metric's comparison of two judges, for the reports.
 JUDGE_COMPARE = "judge_compare"
+# Its agreement with people, over the rows that carry a person's label (``human``): the
+# rows labelled, Krippendorff's alpha at the ordinal level (``agreement``), Cohen's kappa
+# plain and quadratic-weighted, accuracy, and the bias-corrected (PPI++) mean.
+AGREEMENT_STATS = ("labelled", "agreement", "kappa", "weighted_kappa", "accuracy", "ppi_mean")
+# The statistics that vouch for the judge metric: a failed gate on one fails the others.
+VOUCHING = ("agreement", "kappa", "weighted_kappa", "accuracy")
+JUDGE_AGREEMENT = "judge_agreement"  # the eval detail holding each metric's agreement
+DISAGREEMENTS_SHOWN = 20  # labelled rows where judge and people differ, listed per metric
 CHANGED_SHOWN = 20  # rows whose value changed, listed per metric (all are counted)
 
 
@@ -492,6 +500,11 @@ def judged_aggregate(metric: str) -> Aggregate:
             stats.update(judge_shift=comparison["shift"], judge_changed=comparison["changed_share"])
             said[JUDGE_COMPARE] = {metric: comparison}
             notes[f"{metric}: the previous judge and this one"] = comparison_lines(comparison)
+        if any("human" in detail for detail in details):
+            found, agreed, lines = people_agreement(metric, details, context.stats)
+            stats.update(found)
+            said[JUDGE_AGREEMENT] = {metric: agreed}
+            notes[f"{metric}: agreement with people"] = lines
         if not stats:
             return None
         from pytest_ragmetrics.metrics.hooks import Aggregated
@@ -540,6 +553,114 @@ def judge_comparison(compared: Sequence[Mapping[str, Any]], stats: StatsSettings
         "changed_count": len(changed),
         "changed": changed[:CHANGED_SHOWN],
     }
+
+
+def verdict_of(scores: Sequence[float], verdicts: Sequence[float]) -> float:
+    """One verdict for a row asked ``len(scores)`` times, to count against a person's
+    label: the lower median of its verdicts (one of them), moved to the nearest of the
+    metric's ``verdicts`` (the lower of two as near) when the judge answered between
+    them."""
+    middle = sorted(scores)[(len(scores) - 1) // 2]
+    return min(verdicts, key=lambda verdict: (abs(verdict - middle), verdict))
+
+
+def people_agreement(
+    metric: str, details: Sequence[Mapping[str, Any]], stats: StatsSettings
+) -> tuple[dict[str, float], dict[str, Any], tuple[str, ...]]:
+    """A judge metric's agreement with people over its judged rows' details (each: the
+    row's verdicts, and a person's ``human`` label on some): the gateable statistics
+    (``AGREEMENT_STATS``, those with a value), the JSON report's record, and the lines
+    the reports show.
+
+    Agreement is read on the metric's verdicts as an ordinal scale (``VERDICTS``), each
+    row's judge value being ``verdict_of`` its verdicts; the bias-corrected mean (PPI++,
+    ``inference.agreement.ppi_mean``) uses the row's value itself, the mean of its
+    verdicts, on the labelled rows and on the rows nobody labelled."""
+    from pytest_ragmetrics.inference.agreement import NotDefined, agreement, ppi_mean
+
+    verdicts = VERDICTS[metric]
+    judged = [verdict_of(detail["scores"], verdicts) for detail in details]
+    human = [detail.get("human") for detail in details]
+    found = agreement(judged, human, scale="ordinal", values=verdicts, settings=stats)
+    labelled = [(_mean(d["scores"]), d["human"]) for d in details if "human" in d]
+    rest = [_mean(d["scores"]) for d in details if "human" not in d]
+    corrected: Any
+    if len(labelled) >= 2 and len(rest) >= 2:
+        people = [label for _, label in labelled]
+        corrected = ppi_mean(
+            people, [value for value, _ in labelled], rest, confidence=stats.confidence
+        )
+    else:
+        corrected = NotDefined(
+            f"{len(labelled)} labelled and {len(rest)} unlabelled row(s): the bias-corrected "
+            "mean needs 2 of each"
+        )
+    measured = {
+        "agreement": found.alpha,
+        "kappa": found.kappa,
+        "weighted_kappa": found.weighted_kappa,
+        "accuracy": found.accuracy,
+        "ppi_mean": corrected,
+    }
+    values = {"labelled": float(found.labelled)}
+    values.update(
+        {name: got.estimate for name, got in measured.items() if hasattr(got, "estimate")}
+    )
+    disagree = [
+        {"row": d["row"], "judge": j, "human": d["human"]}
+        for d, j in zip(details, judged, strict=True)
+        if "human" in d and j != d["human"]
+    ]
+    record = {
+        **found.as_dict(),
+        "corrected_mean": corrected.as_dict(),
+        "judge_mean_labelled": math.fsum(v for v, _ in labelled) / len(labelled),
+        "disagreements": disagree[:DISAGREEMENTS_SHOWN],
+        "disagreement_count": len(disagree),
+    }
+    return values, record, _agreement_lines(found.labelled, measured, found, disagree)
+
+
+def _agreement_lines(
+    labelled: int, measured: Mapping[str, Any], found: Any, disagree: Sequence[Mapping[str, Any]]
+) -> tuple[str, ...]:
+    """A judge metric's agreement with people, as every report words it."""
+    names = {
+        "agreement": "alpha (ordinal)",
+        "kappa": "kappa",
+        "weighted_kappa": "weighted kappa",
+        "accuracy": "accuracy",
+        "ppi_mean": "bias-corrected mean",
+    }
+    lines = [f"{labelled} labelled row(s)"]
+    for name, got in measured.items():
+        if got is None:
+            continue
+        if hasattr(got, "estimate"):
+            level = f"{got.confidence * 100:g}%"
+            lines.append(
+                f"{names[name]} {got.estimate:.3g} [{got.low:.3g}, {got.high:.3g}] at {level}"
+            )
+        else:
+            lines.append(f"{names[name]}: none ({got.reason})")
+    if found.confusion is not None:
+        lines += _confusion_lines(found.confusion.values, found.confusion.counts)
+    lines.append(f"{len(disagree)} labelled row(s) where the judge and people differ")
+    for row in disagree[:DISAGREEMENTS_SHOWN]:
+        lines.append(f"  {row['row']}: judge {row['judge']:g}, people {row['human']:g}")
+    return tuple(lines)
+
+
+def _confusion_lines(values: Sequence[float], counts: Sequence[Sequence[int]]) -> list[str]:
+    """The confusion table, a row per judge verdict, a column per person's label."""
+    heads = [f"{value:g}" for value in values]
+    width = max(len(text) for text in [*heads, *(str(c) for row in counts for c in row)])
+    corner = "judge \\ people"
+    lines = [corner + "".join(f"  {head:>{width}}" for head in heads)]
+    for head, row in zip(heads, counts, strict=True):
+        cells = "".join(f"  {count:>{width}}" for count in row)
+        lines.append(f"{head:>{len(corner)}}{cells}")
+    return lines
 
 
 def comparison_lines(comparison: Mapping[str, Any]) -> tuple[str, ...]:
@@ -655,7 +776,8 @@ SPECS = (
                     metric,
                     description,
                     range=value_range,
-                    derived=(*REPEAT_STATS, *COMPARE_STATS),
+                    derived=(*REPEAT_STATS, *COMPARE_STATS, *AGREEMENT_STATS),
+                    vouching=VOUCHING,
                     aggregate=judged_aggregate(metric),
                 ),
             ),
