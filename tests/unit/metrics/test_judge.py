@@ -24,6 +24,7 @@ from pytest_ragmetrics.metrics.judge import (
     judge_signature,
     merge_judge_details,
     repeat_statistics,
+    verdict_of,
 )
 from pytest_ragmetrics.results.summary import EvalContext
 
@@ -162,3 +163,13 @@ def test_a_label_no_judge_verdict_could_be_errors_the_row(human: Any, message: s
 )
 def test_the_human_field_is_an_object_of_numbers(value: Any, problem: str) -> None:
     assert validate_fields({"human": value}) == [Problem("human", problem)]
+
+
+def test_a_rows_verdict_against_a_label_is_its_lower_median_on_the_scale() -> None:
+    scale = (0.0, 0.5, 1.0)
+    assert verdict_of([1.0], scale) == 1.0
+    assert verdict_of([1.0, 0.0, 1.0], scale) == 1.0  # median of 0, 1, 1
+    assert verdict_of([1.0, 0.0], scale) == 0.0  # the lower of the two middle verdicts
+    assert verdict_of([0.7], scale) == 0.5  # between verdicts: the nearest, 0.5
+    assert verdict_of([0.75], scale) == 0.5  # as near to 0.5 as to 1: the lower
+    assert verdict_of([4.0, 2.0, 5.0, 3.0], (1.0, 2.0, 3.0, 4.0, 5.0)) == 3.0
