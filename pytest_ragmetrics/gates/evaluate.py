@@ -34,6 +34,7 @@ from pytest_ragmetrics.gates.evidence import (
 )
 from pytest_ragmetrics.gates.pairs import Matched, Pairs, paired_statistics
 from pytest_ragmetrics.gates.stored import RowChange, regressed_pairs, regressed_rows
+from pytest_ragmetrics.inference.settings import Correction
 from pytest_ragmetrics.metrics.registry import (
     VS_BASELINE,
     UnknownAggregate,
@@ -364,7 +365,7 @@ def _headline(
     """The first line of a gate's message: the rule, whether it holds, and why."""
     name, rule = gate.name, gate.rule
     if rule.statistical and stats is not None:
-        shown = interval_text(stats.as_dict())
+        shown = interval_text(stats.view())
         what = "change" if rule.scale != "value" else f"{gate.metric} {gate.stat}"
         return f"{name} {rule.text} {'holds' if passed else 'FAILS'}: the {what} is {shown}"
     return (
@@ -379,7 +380,7 @@ def _stats_lines(gate: Gate, stats: GateStats | None, why: str | None) -> list[s
         return [f"evidence  none: {why}"] if why else []
     e = stats.evidence
     lines = [
-        f"{'change' if e.scale != 'value' else 'interval'}    {evidence_text(stats.as_dict())}",
+        f"{'change' if e.scale != 'value' else 'interval'}    {evidence_text(stats.view())}",
         f"method    {e.method}",
     ]
     if e.delta is not None:
@@ -529,7 +530,7 @@ def distrusted(results: Sequence[GateResult]) -> list[GateResult]:
     return marked
 
 
-def correct(results: Sequence[GateResult], method: str) -> list[GateResult]:
+def correct(results: Sequence[GateResult], method: Correction) -> list[GateResult]:
     """The statistical gates of a run decided on their p-values adjusted by ``method``
     (``holm``, ``bh``; ``none`` leaves every gate as its interval decided it): a default
     reading fails when its adjusted p-value falls below ``1 - confidence``, a ``proven``
@@ -563,7 +564,7 @@ def _p_gate(result: GateResult) -> float:
     return p
 
 
-def _corrected(result: GateResult, p: float, method: str, family: int) -> GateResult:
+def _corrected(result: GateResult, p: float, method: Correction, family: int) -> GateResult:
     """``result`` decided on its adjusted p-value ``p``."""
     if result.gate is None or result.stats is None:
         raise ValueError(f"{result.nodeid}: only a statistical gate is corrected")

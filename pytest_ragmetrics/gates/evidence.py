@@ -16,13 +16,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from pytest_ragmetrics.config.rules import Reading, Rule
 from pytest_ragmetrics.config.thresholds import Gate, Settings
 from pytest_ragmetrics.gates.pairs import Pairs, corpus_parts, reducer
 from pytest_ragmetrics.inference.power import rows_to_detect
-from pytest_ragmetrics.inference.records import Evidence, NotComparable, Statistic
+from pytest_ragmetrics.inference.records import Evidence, NotComparable, Scale, Side, Statistic
+from pytest_ragmetrics.inference.settings import Correction
 from pytest_ragmetrics.metrics.catalog import in_force
 from pytest_ragmetrics.metrics.registry import (
     UnknownAggregate,
@@ -70,34 +71,140 @@ class GateStats:
     verdict: Verdict | None = None
     p_gate: float | None = None
     p_adjusted: float | None = None
-    correction: str = "none"
+    correction: Correction = "none"
     rows_to_detect: int | None = None
     advice: str | None = None
     shared: int | None = None  # the rows both sides have, of which ``evidence.n`` paired
 
+    def view(self) -> GateEvidence:
+        """The evidence as the reports read it (``gates[].stats``): the interval of the
+        change, and of the difference when the change is a ratio."""
+        e = self.evidence
+        delta, ci = (e.estimate, (e.low, e.high)) if e.scale == "difference" else (None, None)
+        if e.delta is not None:
+            delta, ci = e.delta[0], (e.delta[1], e.delta[2])
+        return GateEvidence(
+            scale=e.scale,
+            estimate=e.estimate,
+            interval=(e.low, e.high),
+            delta=delta,
+            ci=ci,
+            confidence=e.confidence,
+            p_value=e.p_value,
+            p_bound=e.p_bound,
+            p_floor=e.p_floor,
+            method=e.method,
+            n_pairs=e.n if e.scale != "value" else None,
+            n_shared=self.shared,
+            n=e.n,
+            units=e.units,
+            clustered=e.clustered,
+            mde=e.mde,
+            bound=self.bound,
+            margin=self.margin,
+            verdict=self.verdict,
+            reading=self.reading,
+            p_gate=self.p_gate,
+            p_adjusted=self.p_adjusted,
+            correction=self.correction,
+            rows_to_detect=self.rows_to_detect,
+            advice=self.advice,
+            sides=GateSides(*e.sides) if e.sides is not None else None,
+            # sacrebleu's paired-bootstrap p-value comes with the sides, or not at all
+            bootstrap_p_value=e.bootstrap_p if e.sides is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class GateSides:
+    """Each side's bootstrap mean and interval of a corpus statistic (``stats.sides``)."""
+
+    current: Side
+    reference: Side
+
+    def as_dict(self) -> dict[str, dict[str, float]]:
+        return {
+            name: {"mean": side.mean, "low": side.low, "high": side.high}
+            for name, side in (("current", self.current), ("reference", self.reference))
+        }
+
+    @classmethod
+    def from_dict(cls, written: Mapping[str, Any]) -> GateSides:
+        current, reference = (written[name] for name in ("current", "reference"))
+        return cls(
+            Side(current["mean"], current["low"], current["high"]),
+            Side(reference["mean"], reference["low"], reference["high"]),
+        )
+
+
+@dataclass(frozen=True)
+class GateEvidence:
+    """A gate's evidence as every report reads it, and as the JSON report holds it
+    (``gates[].stats``, docs/reports.md#json): built from a run's ``GateStats``
+    (``GateStats.view``) or read back from a report document (``from_dict``), so that a
+    JSON file renders as the run that wrote it did.
+
+    ``estimate`` and ``interval`` are on ``scale``; ``delta`` and ``ci``: the difference
+    and its interval (for a ratio too, else ``None`` for one run's value); ``n_pairs``:
+    the pairs of a comparison (``None`` for one run's value); ``n_shared``: the rows both
+    sides have, of which ``n`` paired; ``sides`` and ``bootstrap_p_value``: for a corpus
+    statistic only, written only then. The rest are ``GateStats``'s and ``Evidence``'s.
+    """
+
+    scale: Scale
+    estimate: float
+    interval: tuple[float, float]
+    delta: float | None
+    ci: tuple[float, float] | None
+    confidence: float
+    p_value: float | None
+    p_bound: float | None
+    p_floor: float | None
+    method: str
+    n_pairs: int | None
+    n_shared: int | None
+    n: int
+    units: int
+    clustered: bool
+    mde: float | None
+    bound: float | None
+    margin: float | None
+    verdict: Verdict | None
+    reading: Reading
+    p_gate: float | None
+    p_adjusted: float | None
+    correction: Correction
+    rows_to_detect: int | None
+    advice: str | None
+    sides: GateSides | None = None
+    bootstrap_p_value: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.sides is None and self.bootstrap_p_value is not None:
+            raise ValueError(
+                "gates[].stats: a bootstrap_p_value without the sides it compares; "
+                "give both (a corpus statistic) or neither"
+            )
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON report's ``stats`` entry of the gate."""
-        e = self.evidence
-        delta, ci = (e.estimate, [e.low, e.high]) if e.scale == "difference" else (None, None)
-        if e.delta is not None:
-            delta, ci = e.delta[0], [e.delta[1], e.delta[2]]
         document: dict[str, Any] = {
-            "scale": e.scale,
-            "estimate": e.estimate,
-            "interval": [e.low, e.high],
-            "delta": delta,
-            "ci": ci,
-            "confidence": e.confidence,
-            "p_value": e.p_value,
-            "p_bound": e.p_bound,
-            "p_floor": e.p_floor,
-            "method": e.method,
-            "n_pairs": e.n if e.scale != "value" else None,
-            "n_shared": self.shared,
-            "n": e.n,
-            "units": e.units,
-            "clustered": e.clustered,
-            "mde": e.mde,
+            "scale": self.scale,
+            "estimate": self.estimate,
+            "interval": list(self.interval),
+            "delta": self.delta,
+            "ci": list(self.ci) if self.ci is not None else None,
+            "confidence": self.confidence,
+            "p_value": self.p_value,
+            "p_bound": self.p_bound,
+            "p_floor": self.p_floor,
+            "method": self.method,
+            "n_pairs": self.n_pairs,
+            "n_shared": self.n_shared,
+            "n": self.n,
+            "units": self.units,
+            "clustered": self.clustered,
+            "mde": self.mde,
             "bound": self.bound,
             "margin": self.margin,
             "verdict": self.verdict,
@@ -108,13 +215,60 @@ class GateStats:
             "rows_to_detect": self.rows_to_detect,
             "advice": self.advice,
         }
-        if e.sides is not None:
-            document["sides"] = {
-                name: {"mean": side.mean, "low": side.low, "high": side.high}
-                for name, side in zip(("current", "reference"), e.sides, strict=True)
-            }
-            document["bootstrap_p_value"] = e.bootstrap_p
+        if self.sides is not None:
+            document["sides"] = self.sides.as_dict()
+            document["bootstrap_p_value"] = self.bootstrap_p_value
         return document
+
+    @classmethod
+    def from_dict(cls, written: Mapping[str, Any]) -> GateEvidence:
+        """The evidence as a report document holds it. The keys every version of the
+        report wrote are required; those added since (``p_bound``, ``p_floor``,
+        ``n_shared``) and the optional ones read as absent (``None``) when missing. A
+        closed value (scale, verdict, reading, correction) outside its set is an error."""
+        sides = written.get("sides")
+        low, high = written["interval"]
+        ci = written.get("ci")
+        return cls(
+            scale=_closed(written, "scale", Scale),
+            estimate=written["estimate"],
+            interval=(low, high),
+            delta=written.get("delta"),
+            ci=(ci[0], ci[1]) if ci is not None else None,
+            confidence=written["confidence"],
+            p_value=written.get("p_value"),
+            p_bound=written.get("p_bound"),
+            p_floor=written.get("p_floor"),
+            method=written["method"],
+            n_pairs=written.get("n_pairs"),
+            n_shared=written.get("n_shared"),
+            n=written["n"],
+            units=written["units"],
+            clustered=written["clustered"],
+            mde=written.get("mde"),
+            bound=written.get("bound"),
+            margin=written.get("margin"),
+            verdict=_closed(written, "verdict", Verdict, optional=True),
+            reading=_closed(written, "reading", Reading),
+            p_gate=written.get("p_gate"),
+            p_adjusted=written.get("p_adjusted"),
+            correction=_closed(written, "correction", Correction),
+            rows_to_detect=written.get("rows_to_detect"),
+            advice=written.get("advice"),
+            sides=GateSides.from_dict(sides) if sides is not None else None,
+            bootstrap_p_value=written.get("bootstrap_p_value"),
+        )
+
+
+def _closed(written: Mapping[str, Any], key: str, kind: Any, optional: bool = False) -> Any:
+    """``written[key]`` when it is one of the values of the ``Literal`` ``kind`` (or
+    ``None``, when ``optional``)."""
+    value = written.get(key) if optional else written[key]
+    allowed = get_args(kind)
+    if (value is None and optional) or value in allowed:
+        return value
+    shown = ", ".join(repr(name) for name in allowed)
+    raise ValueError(f"gates[].stats.{key}: {value!r} is not one of {shown}")
 
 
 def _unit(scale: str) -> str:
@@ -142,23 +296,23 @@ def _significant(value: float, digits: int, signed: bool = False) -> str:
     return shown.rstrip("0").rstrip(".") if "." in shown else shown
 
 
-def interval_text(stats: Mapping[str, Any], level: bool = True) -> str:
-    """``+0.345 [95% CI +0.226, +0.476]`` from a gate's ``stats`` (``GateStats.as_dict``);
-    without ``95% CI`` when not ``level``."""
-    scale = stats["scale"]
-    low, high = (number(end, scale) for end in stats["interval"])
-    shown = f"{stats['confidence'] * 100:g}% CI " if level else ""
-    return f"{number(stats['estimate'], scale)} [{shown}{low}, {high}]"
+def interval_text(stats: GateEvidence, level: bool = True) -> str:
+    """``+0.345 [95% CI +0.226, +0.476]`` from a gate's evidence; without ``95% CI``
+    when not ``level``."""
+    scale = stats.scale
+    low, high = (number(end, scale) for end in stats.interval)
+    shown = f"{stats.confidence * 100:g}% CI " if level else ""
+    return f"{number(stats.estimate, scale)} [{shown}{low}, {high}]"
 
 
-def pairs_text(stats: Mapping[str, Any]) -> str:
+def pairs_text(stats: GateEvidence) -> str:
     """``42 pairs``, ``18 sessions of 42 pairs`` (``rows`` for one run's value)."""
-    unit = "pairs" if stats.get("n_pairs") is not None else "rows"
-    shared = stats.get("n_shared")
-    of = f" of {shared}" if shared is not None and shared != stats["n"] else ""
-    if stats.get("clustered"):
-        return f"{stats['units']} sessions of {stats['n']}{of} {unit}"
-    return f"{stats['n']}{of} {unit}"
+    unit = "pairs" if stats.n_pairs is not None else "rows"
+    shared = stats.n_shared
+    of = f" of {shared}" if shared is not None and shared != stats.n else ""
+    if stats.clustered:
+        return f"{stats.units} sessions of {stats.n}{of} {unit}"
+    return f"{stats.n}{of} {unit}"
 
 
 def p_text(p: float) -> str:
@@ -166,20 +320,20 @@ def p_text(p: float) -> str:
     return f"p {p:.2g}" if p >= 0.001 else f"p {p:.1e}"
 
 
-def evidence_text(stats: Mapping[str, Any]) -> str:
+def evidence_text(stats: GateEvidence) -> str:
     """One line of a gate's evidence, as every report writes it: the change and its
     interval, the p-value of no change, the pairs, the MDE, an adjusted p-value, the
     verdict."""
     parts = [interval_text(stats)]
-    if stats.get("p_value") is not None:
-        parts.append(p_text(stats["p_value"]))
+    if stats.p_value is not None:
+        parts.append(p_text(stats.p_value))
     parts.append(pairs_text(stats))
-    if stats.get("mde") is not None:
-        parts.append(f"MDE {stats['mde']:.2g}")
-    if stats.get("p_adjusted") is not None:
-        parts.append(f"{stats['correction']}-adjusted p {stats['p_adjusted']:.2g}")
-    if stats.get("verdict") is not None:
-        parts.append(str(stats["verdict"]))
+    if stats.mde is not None:
+        parts.append(f"MDE {stats.mde:.2g}")
+    if stats.p_adjusted is not None:
+        parts.append(f"{stats.correction}-adjusted p {stats.p_adjusted:.2g}")
+    if stats.verdict is not None:
+        parts.append(stats.verdict)
     return " · ".join(parts)
 
 
@@ -545,5 +699,5 @@ def _gate_stats(rule: Rule, evidence: Evidence, unchanged: bool) -> GateStats:
     )
 
 
-def adjusted(stats: GateStats, p_adjusted: float, method: str) -> GateStats:
+def adjusted(stats: GateStats, p_adjusted: float, method: Correction) -> GateStats:
     return replace(stats, p_adjusted=p_adjusted, correction=method)

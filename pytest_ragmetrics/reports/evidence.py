@@ -5,17 +5,16 @@ model's gates (``GateView.stats``: ``gates[].stats``, docs/reports.md#json)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 
-from pytest_ragmetrics.gates.evidence import interval_text, p_text, pairs_text
+from pytest_ragmetrics.gates.evidence import GateEvidence, interval_text, p_text, pairs_text
 from pytest_ragmetrics.reports.columns import Entry
 from pytest_ragmetrics.reports.document import gate_nodeid
 from pytest_ragmetrics.reports.model import GateView
 from pytest_ragmetrics.results.pairing import SHOWN_IDS
 
 
-def stated_gates(evals: Sequence[Entry]) -> Iterator[tuple[Entry, GateView, Mapping[str, Any]]]:
+def stated_gates(evals: Sequence[Entry]) -> Iterator[tuple[Entry, GateView, GateEvidence]]:
     """Every gate with evidence, with its eval and its stats."""
     for entry in evals:
         for gate in entry.gates:
@@ -29,17 +28,17 @@ def comparison_table(evals: Sequence[Entry]) -> tuple[list[list[str]], int]:
     pairs, MDE, verdict; and how many unchanged comparisons were left out."""
     rows, unchanged = [], 0
     for entry, gate, stats in stated_gates(evals):
-        if stats["scale"] == "value":
+        if stats.scale == "value":
             continue  # one run's value against a number: no comparison
-        partial = stats.get("n_shared") not in (None, stats["n"])
-        if stats.get("verdict") == "unchanged" and gate.status != "failed" and not partial:
+        partial = stats.n_shared not in (None, stats.n)
+        if stats.verdict == "unchanged" and gate.status != "failed" and not partial:
             unchanged += 1  # listed all the same: a failed gate, or one on fewer rows
             continue
-        p = stats.get("p_value")
-        level = f" ({stats['confidence'] * 100:g}%)" if stats["confidence"] != 0.95 else ""
-        verdict = str(stats.get("verdict") or "")
-        if stats.get("p_adjusted") is not None:
-            verdict += f"; {stats['correction']}-adjusted p {stats['p_adjusted']:.2g}"
+        p = stats.p_value
+        level = f" ({stats.confidence * 100:g}%)" if stats.confidence != 0.95 else ""
+        verdict: str = stats.verdict or ""
+        if stats.p_adjusted is not None:
+            verdict += f"; {stats.correction}-adjusted p {stats.p_adjusted:.2g}"
         rows.append(
             [
                 f"{entry.label} {gate.name}",
@@ -47,7 +46,7 @@ def comparison_table(evals: Sequence[Entry]) -> tuple[list[list[str]], int]:
                 interval_text(stats, level=False) + level,
                 p_text(p) if p is not None else "",
                 pairs_text(stats),
-                f"{stats['mde']:.2g}" if stats.get("mde") is not None else "",
+                f"{stats.mde:.2g}" if stats.mde is not None else "",
                 verdict,
             ]
         )
@@ -57,9 +56,9 @@ def comparison_table(evals: Sequence[Entry]) -> tuple[list[list[str]], int]:
 def advice_lines(evals: Sequence[Entry]) -> list[str]:
     """``<gate>: <advice>`` for every gate whose margin the rows cannot back."""
     return [
-        f"{gate_nodeid(entry, gate)}: {stats['advice']}"
+        f"{gate_nodeid(entry, gate)}: {stats.advice}"
         for entry, gate, stats in stated_gates(evals)
-        if stats.get("advice")
+        if stats.advice
     ]
 
 

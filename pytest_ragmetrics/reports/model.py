@@ -17,7 +17,7 @@ from typing import Any
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
-from pytest_ragmetrics.gates.evidence import metric_intervals
+from pytest_ragmetrics.gates.evidence import GateEvidence, metric_intervals
 from pytest_ragmetrics.inference.records import Evidence
 from pytest_ragmetrics.metrics.catalog import BASELINE, ERRORS
 from pytest_ragmetrics.metrics.hooks import NOTES_DETAIL
@@ -83,7 +83,7 @@ class GateView:
     message: str
     regressed: tuple[RegressedRow, ...]
     notes: tuple[str, ...]  # only when the baseline's rows did not pair exactly
-    stats: Mapping[str, Any] | None  # the evidence of its comparison (or of its value)
+    stats: GateEvidence | None  # the evidence of its comparison (or of its value)
     stats_note: str | None  # why a comparison has none
 
     @classmethod
@@ -101,7 +101,7 @@ class GateView:
                 RegressedRow(change.id, change.before, change.after) for change in result.regressed
             ),
             notes=tuple(result.notes),
-            stats=result.stats.as_dict() if result.stats is not None else None,
+            stats=result.stats.view() if result.stats is not None else None,
             stats_note=result.stats_note,
         )
 
@@ -109,6 +109,8 @@ class GateView:
     def from_dict(cls, written: Mapping[str, Any]) -> GateView:
         """The gate as a report document holds it."""
         stats = written.get("stats")
+        if stats is not None and not isinstance(stats, Mapping):
+            raise ValueError(f"gates[].stats of {written['name']}: {stats!r} is not an object")
         return cls(
             name=written["name"],
             rule=written["rule"],
@@ -120,7 +122,7 @@ class GateView:
             message=written.get("message") or "",
             regressed=tuple(RegressedRow.from_dict(c) for c in written.get("regressed") or ()),
             notes=tuple(written.get("notes") or ()),
-            stats=stats if isinstance(stats, Mapping) else None,
+            stats=GateEvidence.from_dict(stats) if stats is not None else None,
             stats_note=written.get("stats_note"),
         )
 
@@ -138,7 +140,7 @@ class GateView:
         }
         if self.notes:
             document["notes"] = list(self.notes)
-        document["stats"] = self.stats
+        document["stats"] = self.stats.as_dict() if self.stats is not None else None
         if self.stats_note:
             document["stats_note"] = self.stats_note
         return document

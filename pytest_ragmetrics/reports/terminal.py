@@ -318,7 +318,7 @@ def _gate_lines(evals: Sequence[Entry]) -> list[str]:
                 status = gate.status.upper()
                 lines.append(f"  {status:7} {gate_nodeid(entry, gate)}: {first_line}")
                 stats = gate.stats
-                if stats and stats.get("verdict") and gate.status == "failed":
+                if stats is not None and stats.verdict and gate.status == "failed":
                     lines.append(f"          evidence: {evidence_text(stats)}")
     return lines
 

@@ -341,3 +341,42 @@ def test_the_statistics_are_the_same_with_xdist_and_in_bulk_mode(
     assert all(value is not None for value in stats[0].values())
     intervals = [report["evals"][0]["intervals"] for report in reports]
     assert intervals[0] == intervals[1] == intervals[2]
+
+
+def test_a_report_s_gate_evidence_reads_back_as_written(project: Project) -> None:
+    # A difference (f1.mean), a ratio with its difference (tokens.mean), a corpus
+    # statistic with each side's bootstrap interval (bleu.corpus) and one run's value
+    # (em.rate against a number): each gate's stats, read back from the JSON report,
+    # is written again key for key, and the report model reads them the same way.
+    from pytest_ragmetrics.gates.evidence import GateEvidence
+    from pytest_ragmetrics.reports.model import ReportModel
+
+    rows = [_row(i) for i in range(ROWS)]
+    project.write(
+        "test_eval.py", EVAL.replace("f1, em, tokens", "f1, em, tokens, bleu") + "    bleu(row)\n"
+    )
+    project.write("rows.jsonl", jsonl(rows))
+    project.write("thresholds.toml", "")
+    project.run("--ragmetrics-update-baseline").assert_outcomes(passed=ROWS)
+    project.write(
+        "thresholds.toml",
+        "[gates]\n"
+        '"f1.mean" = ">= baseline"\n'
+        '"tokens.mean" = "<= 1.2x baseline"\n'
+        '"bleu.corpus" = ">= baseline - 1"\n'
+        '"em.rate" = ">= 0.1 @ 95%"\n',
+    )
+    changed = [_row(i, extra=i % 3 == 0) for i in range(ROWS)]
+    project.write(
+        "rows.jsonl", jsonl([{**r, "tokens": r["tokens"] + i % 4} for i, r in enumerate(changed)])
+    )
+    _, report = project.run_json()
+    found = {name: gate["stats"] for name, gate in _gates(report).items()}
+    assert set(found) == {"f1.mean", "tokens.mean", "bleu.corpus", "em.rate"}
+    assert "sides" in found["bleu.corpus"]
+    assert found["tokens.mean"]["scale"] == "ratio"
+    assert found["em.rate"]["scale"] == "value"
+    for name, written in found.items():
+        assert GateEvidence.from_dict(written).as_dict() == written, name
+    (entry,) = ReportModel.from_document(report).evals
+    assert {gate.name: gate.stats.as_dict() for gate in entry.gates if gate.stats} == found

@@ -13,12 +13,13 @@ of the report model's gates.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_ragmetrics.gates.evidence import GateEvidence
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
-from pytest_ragmetrics.reports.columns import Entry, number
+from pytest_ragmetrics.reports.columns import Entry
 from pytest_ragmetrics.reports.html.numbers import Kind, metric_kind
 from pytest_ragmetrics.reports.html.plots import Draw, plot_figure
 from pytest_ragmetrics.reports.model import GateView
@@ -79,31 +80,24 @@ def panel_title(scale: str, gate: str) -> str:
     return DIFFERENCE_PANELS.get(metric_kind(metric, stat), OTHER_DIFFERENCES)
 
 
-def _comparison(entry: Entry, gate: GateView, stats: Mapping[str, object]) -> Comparison | None:
+def _comparison(entry: Entry, gate: GateView, stats: GateEvidence) -> Comparison | None:
     """The line of one gate's stats, ``None`` when it has no finite interval."""
-    scale, name = str(stats.get("scale")), str(gate.name)
-    interval = stats.get("interval")
-    if not isinstance(interval, Sequence) or len(interval) != 2:
-        return None
-    estimate, confidence = number(stats.get("estimate")), number(stats.get("confidence"))
-    low, high = (number(end) for end in interval)
-    if estimate is None or low is None or high is None or confidence is None:
-        return None
+    name = gate.name
+    estimate, (low, high) = stats.estimate, stats.interval
     if not all(math.isfinite(value) for value in (estimate, low, high)):
         return None
     system = entry.system
-    verdict = stats.get("verdict")
     return Comparison(
         label=name if system is None else f"{name} · {system}",
-        panel=panel_title(scale, name),
-        scale=scale,
+        panel=panel_title(stats.scale, name),
+        scale=stats.scale,
         estimate=estimate,
         low=low,
         high=high,
-        bound=number(stats.get("bound")),
-        verdict=None if verdict is None else str(verdict),
+        bound=stats.bound,
+        verdict=stats.verdict,
         failed=gate.status == "failed",
-        confidence=confidence,
+        confidence=stats.confidence,
     )
 
 
@@ -115,9 +109,9 @@ def comparisons(entries: Sequence[Entry]) -> tuple[list[Comparison], int]:
     for entry in entries:
         for gate in entry.gates:
             stats = gate.stats
-            if stats is None or stats.get("scale") not in SCALES:
+            if stats is None or stats.scale not in SCALES:
                 continue
-            if stats.get("verdict") == "unchanged" and gate.status != "failed":
+            if stats.verdict == "unchanged" and gate.status != "failed":
                 unchanged += 1
             elif (found := _comparison(entry, gate, stats)) is not None:
                 drawn.append(found)

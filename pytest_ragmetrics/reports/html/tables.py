@@ -121,10 +121,10 @@ def evidence_cell(gate: GateView) -> Html:
     if stats is None:
         return escape(gate.stats_note or "")
     parts: list[str] = [escape(evidence_text(stats))]
-    if stats.get("method"):
-        parts.append(f'<br><span class="muted">{escape(stats["method"])}</span>')
-    if stats.get("advice"):
-        parts.append(f'<br><span class="advice">Advice: {escape(stats["advice"])}</span>')
+    if stats.method:
+        parts.append(f'<br><span class="muted">{escape(stats.method)}</span>')
+    if stats.advice:
+        parts.append(f'<br><span class="advice">Advice: {escape(stats.advice)}</span>')
     return Html("".join(parts))
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragmetrics.gates.evidence import evidence_text
+from pytest_ragmetrics.gates.evidence import GateEvidence, evidence_text
 from pytest_ragmetrics.reports.document import entries
 from pytest_ragmetrics.reports.html import render_html
 from pytest_ragmetrics.reports.html.forest import (
@@ -219,7 +219,8 @@ def test_the_gate_table_shows_the_evidence(page: str) -> None:
     evidence = {(row[1], row[2]): row[7] for row in gates[1:]}
     document = evidence_document()
     overlap_b = document["evals"][2]["gates"][0]
-    assert evidence[("config_b", "overlap.mean")] == evidence_text(overlap_b["stats"]) + METHOD
+    written = GateEvidence.from_dict(overlap_b["stats"])
+    assert evidence[("config_b", "overlap.mean")] == evidence_text(written) + METHOD
     assert evidence[("config_b", "overlap.mean")].startswith(
         "-0.25 [95% CI -0.4, -0.1] · p 0.03 · 4 pairs · MDE 0.31 · regressed"
     )
