@@ -1,4 +1,7 @@
-"""An LLM judge over any OpenAI-compatible chat-completions endpoint, standard library only.
+"""An LLM judge over any OpenAI-compatible chat-completions endpoint, standard library only
+(or over a function called in process, ``pytest_ragmetrics.judge.function``: the same
+prompts, cache, parser and counts, with another transport; the HTTP properties below are
+the endpoint's).
 
 ``LlmJudge.judge(name, fields)`` fills one of the judge's prompts
 (``pytest_ragmetrics.judge.prompts``), sends it at temperature 0 and reads back one JSON
