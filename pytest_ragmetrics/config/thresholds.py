@@ -52,7 +52,7 @@ Shape::
     resample_limit = 5000            # more pairs (or sessions): normal intervals
 
     [judge]                          # optional: an OpenAI-compatible LLM judge
-    base_url = "http://127.0.0.1:8000/v1"
+    base_url = "http://127.0.0.1:8000/v1"    # or function = "module:attribute", in process
     model = "qwen2.5-7b-instruct"
     api_key_env = "JUDGE_API_KEY"    # the variable's name; the key itself never goes here
 

@@ -1,4 +1,7 @@
-"""An LLM judge over any OpenAI-compatible chat-completions endpoint, standard library only.
+"""An LLM judge over any OpenAI-compatible chat-completions endpoint, standard library only
+(or over a function called in process, ``pytest_ragmetrics.judge.function``: the same
+prompts, cache, parser and counts, with another transport; the HTTP properties below are
+the endpoint's).
 
 ``LlmJudge.judge(name, fields)`` fills one of the judge's prompts
 (``pytest_ragmetrics.judge.prompts``), sends it at temperature 0 and reads back one JSON
@@ -43,12 +46,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from filelock import FileLock, Timeout
 
 from pytest_ragmetrics.judge.cache import VerdictCache
 from pytest_ragmetrics.judge.config import JudgeConfig, looks_like_key
+from pytest_ragmetrics.judge.function import FunctionTransport
 from pytest_ragmetrics.judge.prompts import (
     PLACEHOLDERS,
     PROMPT_NAMES,
@@ -115,8 +119,23 @@ class VerdictCounts:
         return self.asked + self.cached + self.failed
 
 
+class Transport(Protocol):
+    """Where replies come from: an endpoint (``_HttpTransport``) or a function called in
+    process (``FunctionTransport``)."""
+
+    # Names the judge in messages ("LLM judge <model> at <url>").
+    label: str
+    # What identifies the source in a verdict's cache key, beside the request.
+    identity: Mapping[str, str]
+
+    def ask(self, name: str, request: Mapping[str, Any]) -> Reply:
+        """The reply to ``request`` (prompt ``name``), or a ``JudgeError``."""
+        ...
+
+
 class LlmJudge:
-    """Verdicts from an OpenAI-compatible chat endpoint; safe to use from several threads.
+    """Verdicts from an OpenAI-compatible chat endpoint, or from a function called in
+    process (``[judge] function``); safe to use from several threads.
 
     ``cache_dir`` (None: no cache) holds replies under ``judge/`` and the cross-process
     concurrency slots under ``judge/slots/``; ``refresh`` ignores cached replies but still
@@ -135,29 +154,26 @@ class LlmJudge:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.config = config
-        self._directory = None if cache_dir is None else cache_dir / "judge"
-        self._cache = (
-            None if self._directory is None else VerdictCache(self._directory, run_id, refresh)
-        )
-        self._environ: Mapping[str, str] = os.environ if environ is None else environ
-        self._sleep = sleep
+        directory = None if cache_dir is None else cache_dir / "judge"
+        self._cache = None if directory is None else VerdictCache(directory, run_id, refresh)
         self._prompts = {name: Template(load_prompt(name, config.prompts)) for name in PROMPT_NAMES}
-        self._semaphore = threading.BoundedSemaphore(config.concurrency)
         self._lock = threading.Lock()
-        self._unreachable: str | None = None
         self.counts = VerdictCounts()
         # The judge this one replaces, asked the same questions when the run compares them
         # (``--ragmetrics-judge-compare``; None otherwise).
         self.previous: LlmJudge | None = None
-        parts = urllib.parse.urlsplit(config.base_url)
-        self._host, self._port = parts.hostname or "", parts.port
-        self._path = f"{parts.path}/chat/completions"
-        # Built once: loading the trust store per request would cost more than the request.
-        self._tls = ssl.create_default_context() if parts.scheme == "https" else None
+        # Chosen once: everything above the transport (prompts, cache, parser, counts) is
+        # the same whichever answers.
+        self._transport: Transport
+        if config.function is not None:
+            self._transport = FunctionTransport(config.model, config.function)
+        else:
+            environ = os.environ if environ is None else environ
+            self._transport = _HttpTransport(config, directory, environ, sleep)
 
     @property
     def label(self) -> str:
-        return f"LLM judge {self.config.model} at {self.config.base_url}"
+        return self._transport.label
 
     def __repr__(self) -> str:
         return f"LlmJudge({self.label!r})"
@@ -183,13 +199,13 @@ class LlmJudge:
             "temperature": self.config.temperature or 0,
             "max_tokens": self.config.max_tokens,
         }
-        keyed = {**request, "base_url": self.config.base_url, "repeat": repeat}
+        keyed = {**request, **self._transport.identity, "repeat": repeat}
         started = time.perf_counter()
         try:
             if fresh or self._cache is None:
-                reply = self._ask(name, request)
+                reply = self._transport.ask(name, request)
             else:
-                reply = self._cache.reply(keyed, lambda: self._ask(name, request))
+                reply = self._cache.reply(keyed, lambda: self._transport.ask(name, request))
         except JudgeError:
             self._count(started, cached=False, failed=True)
             raise
@@ -234,7 +250,36 @@ class LlmJudge:
         prompt = self._prompts[name].substitute(fields)
         return [{"role": "system", "content": SYSTEM_MESSAGE}, {"role": "user", "content": prompt}]
 
-    def _ask(self, name: str, request: Mapping[str, Any]) -> Reply:
+
+class _HttpTransport:
+    """Replies from an OpenAI-compatible chat-completions endpoint: retries, backoff, the
+    timeout, the concurrency slots and the API key live here, and nowhere else."""
+
+    def __init__(
+        self,
+        config: JudgeConfig,
+        directory: Path | None,
+        environ: Mapping[str, str],
+        sleep: Callable[[float], None],
+    ) -> None:
+        assert config.base_url is not None  # JudgeConfig holds exactly one source
+        self.config = config
+        self.base_url = config.base_url
+        self.label = f"LLM judge {config.model} at {config.base_url}"
+        self.identity: Mapping[str, str] = {"base_url": config.base_url}
+        self._directory = directory
+        self._environ = environ
+        self._sleep = sleep
+        self._semaphore = threading.BoundedSemaphore(config.concurrency)
+        self._lock = threading.Lock()
+        self._unreachable: str | None = None
+        parts = urllib.parse.urlsplit(config.base_url)
+        self._host, self._port = parts.hostname or "", parts.port
+        self._path = f"{parts.path}/chat/completions"
+        # Built once: loading the trust store per request would cost more than the request.
+        self._tls = ssl.create_default_context() if parts.scheme == "https" else None
+
+    def ask(self, name: str, request: Mapping[str, Any]) -> Reply:
         """The endpoint's reply, unless it was given up on earlier in this run."""
         self._raise_if_unreachable(None)
         return self._call(name, request)
@@ -316,7 +361,7 @@ class LlmJudge:
         # and every later row would wait out the same timeouts.
         if connect_failures + timeouts == attempts:
             self._give_up(
-                f"LLM judge unreachable at {self.config.base_url}: {failure.reason}; "
+                f"LLM judge unreachable at {self.base_url}: {failure.reason}; "
                 "no further judge calls are made in this run",
                 spent,
             )

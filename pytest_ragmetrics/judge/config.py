@@ -68,8 +68,12 @@ class JudgeConfig:
     rules as one read from TOML (which ``judge_config`` additionally type-checks).
     """
 
-    base_url: str
-    model: str
+    # Where verdicts come from: exactly one of an endpoint's URL or an in-process
+    # callable's "module:attribute" (docs/judge.md#an-in-process-judge).
+    base_url: str | None = None
+    # Names the judge (signed in baselines), whichever of the two answers.
+    model: str = ""
+    function: str | None = None
     # The NAME of the variable holding the key, never the key; kept out of the repr, since
     # a key pasted here by mistake would otherwise be printed with the config.
     api_key_env: str | None = dataclasses.field(default=None, repr=False)
@@ -90,10 +94,12 @@ class JudgeConfig:
     previous: JudgeConfig | None = dataclasses.field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        # A trailing "/" would make equal endpoints differ in the cache key and double the
-        # slash in the request path.
-        object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
-        _check_base_url(self.base_url)
+        _check_source(self.base_url, self.function, self.api_key_env)
+        if self.base_url is not None:
+            # A trailing "/" would make equal endpoints differ in the cache key and double
+            # the slash in the request path.
+            object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+            _check_base_url(self.base_url)
         if not self.model.strip():
             raise JudgeConfigError("model", "must not be empty")
         if self.api_key_env is not None and not _ENV_NAME.fullmatch(self.api_key_env):
@@ -125,6 +131,29 @@ class JudgeConfig:
             check_prompt_overrides(self.prompts)
 
 
+NO_SOURCE = "required (or function, for a judge called in process)"
+# "package.module:attribute", the form of an entry point's object reference.
+_FUNCTION = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def _check_source(base_url: str | None, function: str | None, api_key_env: str | None) -> None:
+    """Exactly one place verdicts come from: an endpoint or an in-process function."""
+    if base_url is None and function is None:
+        raise JudgeConfigError("base_url", NO_SOURCE)
+    if base_url is not None and function is not None:
+        raise JudgeConfigError(
+            "function", "give base_url (an endpoint) or function (in process), not both"
+        )
+    if function is None:
+        return
+    if not _FUNCTION.fullmatch(function):
+        raise JudgeConfigError(
+            "function", f'expected "module:attribute" (e.g. "my_judge:judge"), got {function!r}'
+        )
+    if api_key_env is not None:
+        raise JudgeConfigError("api_key_env", "applies to base_url only; function has no key")
+
+
 def _check_base_url(base_url: str) -> None:
     parts = urllib.parse.urlsplit(base_url)
     if "@" in parts.netloc:
@@ -144,6 +173,7 @@ def _check_base_url(base_url: str) -> None:
 # The type each [judge] key takes in TOML; floats accept integers too.
 _KEY_TYPES: dict[str, type] = {
     "base_url": str,
+    "function": str,
     "model": str,
     "api_key_env": str,
     "timeout": float,
@@ -171,8 +201,12 @@ def judge_config(table: Mapping[str, Any], base_dir: Path) -> JudgeConfig:
         raise JudgeConfigError(PREVIOUS, "expected a table: [judge.previous]")
     if PREVIOUS in changes:
         raise JudgeConfigError(f"{PREVIOUS}.{PREVIOUS}", "one previous judge only")
+    inherited = own
+    if SOURCES & changes.keys():
+        # The previous judge names its own place: [judge]'s other one is not inherited.
+        inherited = {key: value for key, value in own.items() if key not in SOURCES}
     try:
-        previous = _judge_config({**own, **changes}, base_dir)
+        previous = _judge_config({**inherited, **changes}, base_dir)
     except JudgeConfigError as error:
         raise JudgeConfigError(f"{PREVIOUS}.{error.key}", error.message) from None
     return dataclasses.replace(_judge_config(own, base_dir), previous=previous)
@@ -180,6 +214,8 @@ def judge_config(table: Mapping[str, Any], base_dir: Path) -> JudgeConfig:
 
 # The sub-table of [judge] naming the judge a new one replaces.
 PREVIOUS = "previous"
+# The keys naming where verdicts come from; a table gives exactly one.
+SOURCES = frozenset({"base_url", "function"})
 
 
 def _judge_config(table: Mapping[str, Any], base_dir: Path) -> JudgeConfig:
@@ -187,9 +223,10 @@ def _judge_config(table: Mapping[str, Any], base_dir: Path) -> JudgeConfig:
         if key not in _KEY_TYPES:
             known = ", ".join([*_KEY_TYPES, PREVIOUS])
             raise JudgeConfigError(key, f"unknown key; expected one of {known}")
-    for key in ("base_url", "model"):
-        if key not in table:
-            raise JudgeConfigError(key, "required")
+    if not SOURCES & table.keys():
+        raise JudgeConfigError("base_url", NO_SOURCE)
+    if "model" not in table:
+        raise JudgeConfigError("model", "required")
     values = {key: _typed(key, value) for key, value in table.items()}
     if "prompts" in values:
         values["prompts"] = resolve_setting(

@@ -299,7 +299,7 @@ def llm_judge(config: pytest.Config) -> LlmJudge:
             where = state.options.thresholds or "thresholds.toml"
             raise JudgeNotConfigured(
                 f"an LLM-judge metric needs an endpoint: add a [judge] table with base_url "
-                f"and model to {where}"
+                f"(or function) and model to {where}"
             )
         from pytest_ragmetrics.judge.client import LlmJudge
 

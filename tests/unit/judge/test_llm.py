@@ -846,11 +846,17 @@ def test_judge_config_does_not_echo_what_may_be_a_secret(key: str, value: Any, s
     assert secret not in str(raised.value)
 
 
-@pytest.mark.parametrize("key", ["base_url", "model"])
-def test_judge_config_requires_base_url_and_model(key: str) -> None:
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("base_url", r"required \(or function, for a judge called in process\)"),
+        ("model", "required"),
+    ],
+)
+def test_judge_config_requires_base_url_and_model(key: str, message: str) -> None:
     table = {"base_url": "http://127.0.0.1:8000/v1", "model": "m"}
     del table[key]
-    with pytest.raises(JudgeConfigError, match=f"^{key}: required$"):
+    with pytest.raises(JudgeConfigError, match=f"^{key}: {message}$"):
         judge_config(table, Path("."))
 
 
