@@ -290,14 +290,23 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def _without_called(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """The report's evals without ``live.cached``: whether this run called the system for
-    the row or read an earlier run's output, which is all that may differ between two
-    runs sharing a cache (the output and its measured latency are the cached ones)."""
+    """The report's evals without what says whether this run called a live system or the
+    judge, or read an earlier run's answer from the cache: ``live.cached``, the judge's
+    ``cached`` and ``requests`` counts (per row and per eval) and the "(cached verdict)"
+    of a judge's evidence. That is all that may differ between two runs sharing a cache
+    (the output or verdict, and its measured latency, are the cached ones)."""
     evals = json.loads(json.dumps(report["evals"]))
     for entry in evals:
+        entry["metrics"].get("judge", {}).pop("cached", None)
+        entry["metrics"].get("judge", {}).pop("requests", None)
         for row in entry["rows"]:
             if "live" in row:
                 del row["live"]["cached"]
+            for tally in row.get("judge", {}).values():
+                del tally["cached"], tally["requests"]
+            for metric, said in row.get("evidence", {}).items():
+                if metric in row.get("judge", {}):
+                    row["evidence"][metric] = said.replace(" (cached verdict)", "")
     return list(evals)
 
 
@@ -306,7 +315,8 @@ def test_the_bundled_evals_report_the_same_in_row_and_bulk_mode(
 ) -> None:
     """The issue's "done when": every bundled eval, row mode then bulk mode in batches of
     5 (so batches end inside every eval), gives the same evals document, except whether a
-    live output was called in this run (the bulk run reads the row run's cache)."""
+    live output or a judge's verdict was asked in this run (the bulk run reads the row
+    run's cache)."""
     shutil.copytree(REPO / "evals", pytester.path / "evals")
     shutil.copy(REPO / "thresholds.toml", pytester.path / "thresholds.toml")
     shutil.copy(REPO / "conftest.py", pytester.path / "conftest.py")  # numbers_cited
