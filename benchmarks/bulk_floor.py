@@ -12,7 +12,9 @@ pair by pair, two whole commands on the same file, each in a subprocess under
   read. What a hand-written loop with no plugin costs;
 * **bulk**: ``pytest --ragmetrics-mode=bulk`` on the eval (no xdist, no cache).
 
-It prints each pair's figures and the median ratio bulk / floor. ``--check`` also writes
+It prints each pair's figures and the median ratios bulk / floor of wall and of CPU
+seconds (user and system: on a machine shared with other work, wall time measures the
+others too). ``--check`` also writes
 the bulk run's ``--ragmetrics-json`` report once and compares its means and sums with the
 floor's, so the two commands are shown to compute the same numbers::
 
@@ -81,11 +83,11 @@ def floor(path: Path) -> dict[str, float]:
     }
 
 
-def timed(command: list[str], cwd: Path) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MB and stdout of ``command``; a failed command stops
-    the benchmark, showing its output."""
+def timed(command: list[str], cwd: Path) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds (user and system), peak RSS in MB and stdout of
+    ``command``; a failed command stops the benchmark, showing its output."""
     done = subprocess.run(
-        ["/usr/bin/time", "-f", "%e %M", *command],
+        ["/usr/bin/time", "-f", "%e %U %S %M", *command],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -93,8 +95,8 @@ def timed(command: list[str], cwd: Path) -> tuple[float, float, str]:
     )
     if done.returncode != 0:
         sys.exit(f"{' '.join(command)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
-    seconds, kilobytes = done.stderr.strip().splitlines()[-1].split()
-    return float(seconds), int(kilobytes) / 1024, done.stdout
+    seconds, user, system, kilobytes = done.stderr.strip().splitlines()[-1].split()
+    return float(seconds), float(user) + float(system), int(kilobytes) / 1024, done.stdout
 
 
 BULK = [
@@ -143,14 +145,15 @@ def main() -> None:
         folder = Path(tmp)
         write_project(folder, args.rows, args.format)
         data = folder / f"rows.{args.format}"
-        ratios, floors = [], []
+        ratios, cpu_ratios, floors = [], [], []
         for round_ in range(args.rounds):
-            floor_s, floor_mb, out = timed(
+            floor_s, floor_cpu, floor_mb, out = timed(
                 [sys.executable, __file__, str(args.rows), "--floor", str(data)], folder
             )
             floors.append(json.loads(out))
-            bulk_s, bulk_mb, _ = timed([sys.executable, *BULK], folder)
+            bulk_s, bulk_cpu, bulk_mb, _ = timed([sys.executable, *BULK], folder)
             ratios.append(bulk_s / floor_s)
+            cpu_ratios.append(bulk_cpu / floor_cpu)
             print(
                 json.dumps(
                     {
@@ -158,15 +161,21 @@ def main() -> None:
                         "rows": args.rows,
                         "format": args.format,
                         "floor_s": floor_s,
+                        "floor_cpu_s": round(floor_cpu, 2),
                         "floor_peak_mb": round(floor_mb, 1),
                         "bulk_s": bulk_s,
+                        "bulk_cpu_s": round(bulk_cpu, 2),
                         "bulk_peak_mb": round(bulk_mb, 1),
                         "bulk/floor": round(bulk_s / floor_s, 2),
+                        "bulk/floor cpu": round(bulk_cpu / floor_cpu, 2),
                     }
                 ),
                 flush=True,
             )
-        print(f"median bulk/floor over {args.rounds} pair(s): {statistics.median(ratios):.2f}")
+        print(
+            f"median bulk/floor over {args.rounds} pair(s): wall {statistics.median(ratios):.2f}, "
+            f"cpu {statistics.median(cpu_ratios):.2f}"
+        )
         if args.check:
             check(folder, floors[0])
 
