@@ -74,7 +74,8 @@ def run_batch(item: pytest.Item) -> bool | None:
 
         runs = ray_engine.run_rows(item.config, job, params)
     else:
-        runs = [run_row(job, param, *_here(item)) for param in params]
+        start, bind = _here(item)  # once for the item: its binders serve every row
+        runs = [run_row(job, param, start, bind) for param in params]
     item.stash[BATCH_PAYLOADS_KEY] = [run.payload for run in runs]
     message = batch_failure(batch, runs)
     if message is not None:

@@ -384,6 +384,13 @@ def carried_payloads(payload: object) -> tuple[Payload, ...]:
     return payloads_from_dict(payload)
 
 
+def carries_batch(payload: object) -> bool:
+    """Whether a report's payload is a bulk item's rows, as itself or its wire form."""
+    if isinstance(payload, Mapping):
+        return payload.get("kind") == BATCH_KIND
+    return isinstance(payload, BatchPayload)
+
+
 def merge_details(details: dict[str, Any], new: Mapping[str, Any]) -> None:
     """Add ``new`` row details to ``details``, the same whichever arrives first: a detail
     under a metric's name that declares how its details merge (``MetricInfo.merge``: the
