@@ -99,8 +99,8 @@ def duration(seconds: float) -> str:
 
 
 def per_second(rate: float) -> str:
-    """A rate with the digits that matter: ``12345``, ``42``, ``3.5``."""
-    return f"{rate:.0f}" if rate >= 10 else f"{rate:.1f}"
+    """A rate with the digits that matter: ``12345``, ``42``, ``3.5``, ``0.01``."""
+    return f"{rate:.0f}" if rate >= 10 else f"{rate:.2g}"
 
 
 @dataclass
