@@ -1,8 +1,8 @@
 """Progress of long work, written as lines for people watching a run: encoding texts,
 calling a live system, asking the LLM judge for verdicts, running bulk evals' rows.
 
-One class serves all three; the caller words the lines, ``LineProgress`` decides when and
-how they are written:
+One class serves the first three; the caller words the lines, ``LineProgress`` decides
+when and how they are written:
 
 * a line when the work starts and one when it ends, with its totals;
 * in between, on a terminal where nothing else is writing (``in_place``, the encoding
@@ -14,9 +14,12 @@ Whole lines are the only safe form while tests run: pytest writes its own progre
 dots, or a test's name and outcome) on the same terminal, and a line rewritten with a
 carriage return would overwrite it; xdist workers write to the same terminal as the
 controller. pytest's own live logging (``log_cli``) writes whole lines between its
-progress for the same reason. The rows of a bulk item are the exception: while the item
-runs pytest writes nothing, so ``RateProgress`` may rewrite its line in place, provided
-it ends the line (``pause``) before pytest reports the item.
+progress for the same reason. The rows of bulk items, many and quick, have a class of
+their own, ``RateProgress``, which words its lines itself (done of the total, the rate,
+the time left). They are the exception: while a bulk item runs pytest writes nothing, so
+on the controller's terminal its line may be rewritten in place, provided it is ended
+(``pause``) before pytest reports the item; elsewhere a whole line each tenth of the rows,
+on a terminal or off one.
 """
 
 from __future__ import annotations
