@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.data.dataset import DatasetError, Row
-from pytest_ragmetrics.plugin.fixtures import MetricFixture, metric_fixtures, own_metrics, start_row
+from pytest_ragmetrics.plugin.fixtures import MetricFixture, metric_binder, own_metrics, start_row
 from pytest_ragmetrics.plugin.recording import Outcome, PayloadContext, payload_for
 from pytest_ragmetrics.plugin.rows import BindMetric, RowJob, RowRun, StartRow, run_row
 from pytest_ragmetrics.plugin.state import (
@@ -114,8 +114,14 @@ def _here(item: pytest.Function) -> tuple[StartRow, BindMetric]:
     def start(param: RowParam, recorder: RowRecorder) -> Row:
         return start_row(param, recorder, item, systems)
 
+    binders: dict[tuple[str, ...], Callable[[RowRecorder, RowParam], list[MetricFixture]]] = {}
+
     def bind(names: Sequence[str], recorder: RowRecorder, param: RowParam) -> list[MetricFixture]:
-        return metric_fixtures(item.config, names, recorder, param)
+        key = tuple(names)  # the item's metric fixtures: the same for each of its rows
+        binder = binders.get(key)
+        if binder is None:
+            binder = binders[key] = metric_binder(item.config, key)
+        return binder(recorder, param)
 
     return start, bind
 
