@@ -107,8 +107,9 @@ def display(config: pytest.Config) -> Display:
 
 def _nothing_else_writes(config: pytest.Config) -> bool:
     """Whether the terminal is pytest's alone while a test runs: its capture keeps what
-    the test prints (not ``-s``), and live logging (``log_cli``) is off."""
-    if config.getoption("capture", "fd") == "no":
+    the test prints (not ``-s``, nor ``--capture=tee-sys``, which also shows it), and
+    live logging (``log_cli``) is off."""
+    if config.getoption("capture", "fd") in ("no", "tee-sys"):
         return False
     return not (config.getoption("log_cli_level", None) or config.getini("log_cli"))
 
