@@ -44,11 +44,12 @@ from pytest_ragmetrics.results.summary import RowPayload
 SHOWN_ROWS = 10
 
 
-def run_batch(item: pytest.Item) -> bool | None:
+def run_batch(item: pytest.Item, count: Callable[[int], None] = lambda rows: None) -> bool | None:
     """Run a bulk item's test once per row and keep the rows' payloads for its report;
     ``None`` for any other item (pytest calls it as usual). The rows run in this process,
-    or on Ray with the Ray engine (``plugin.ray_engine``). Fails the item, listing the
-    first failing rows, unless every row passed or was skipped."""
+    or on Ray with the Ray engine (``plugin.ray_engine``); ``count`` is told of the rows
+    as they finish (the progress of bulk rows). Fails the item, listing the first failing
+    rows, unless every row passed or was skipped."""
     batch = batch_param(item)
     if batch is None or not isinstance(item, pytest.Function):
         return None
@@ -72,15 +73,21 @@ def run_batch(item: pytest.Item) -> bool | None:
     if run_state(item.config).engine == "ray" and not batch.live:
         from pytest_ragmetrics.plugin import ray_engine  # imports Ray when first used
 
-        runs = ray_engine.run_rows(item.config, job, params)
+        runs = ray_engine.run_rows(item.config, job, params, count)
     else:
         start, bind = _here(item)  # once for the item: its binders serve every row
-        runs = [run_row(job, param, start, bind) for param in params]
+        runs = [_counted(run_row(job, param, start, bind), count) for param in params]
     item.stash[BATCH_PAYLOADS_KEY] = [run.payload for run in runs]
     message = batch_failure(batch, runs)
     if message is not None:
         pytest.fail(message, pytrace=False)
     return True
+
+
+def _counted(run: RowRun, count: Callable[[int], None]) -> RowRun:
+    """``run``, counted as one row done: a call and a comparison a row (``RateProgress``)."""
+    count(1)
+    return run
 
 
 def unreadable(item: pytest.Item, batch: BatchParam, problem: str) -> list[RowPayload]:

@@ -39,7 +39,7 @@ import socket
 import sys
 import urllib.parse
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -315,8 +315,14 @@ class WorkerJob:
         return Catalog(self.declared)
 
 
-def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> list[RowRun]:
-    """Each row of ``params`` run on Ray, in order. The rows of a task that failed on every
+def run_rows(
+    config: pytest.Config,
+    job: RowJob,
+    params: Sequence[RowParam],
+    count: Callable[[int], None] = lambda rows: None,
+) -> list[RowRun]:
+    """Each row of ``params`` run on Ray, in order, ``count`` told of each task's rows as
+    they come back (the progress of bulk rows). The rows of a task that failed on every
     attempt (a row that kills its worker, or makes the task fail) are run again one row a
     task, so that only the row at fault is lost. A row that did not come back (its own
     task failed on every attempt, or Ray could not be reached, or the test's arguments or
@@ -335,10 +341,10 @@ def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> 
     everything = list(enumerate(params))
     # One block a task, of at most ROWS_PER_TASK rows: a task that fails for good loses no
     # more, and its rows are then run one a task.
-    back, why = _score(ray, work, everything, -(-len(everything) // ROWS_PER_TASK))
+    back, why = _score(ray, work, everything, -(-len(everything) // ROWS_PER_TASK), count)
     missing = [(i, param) for i, param in everything if i not in back]
     if missing:
-        alone, why = _score(ray, work, missing, len(missing))
+        alone, why = _score(ray, work, missing, len(missing), count)
         back.update(alone)
     return [
         RowRun(param, *back[i]) if i in back else _lost(job, param, why)
@@ -347,10 +353,15 @@ def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> 
 
 
 def _score(
-    ray: Any, work: WorkerJob, indexed: Sequence[tuple[int, RowParam]], blocks: int
+    ray: Any,
+    work: WorkerJob,
+    indexed: Sequence[tuple[int, RowParam]],
+    blocks: int,
+    count: Callable[[int], None],
 ) -> tuple[dict[int, tuple[RowPayload, str | None]], str]:
     """The rows of ``indexed`` scored by ``score_rows`` in ``blocks`` tasks: what came
-    back (payload and message by index), and why the others did not."""
+    back (payload and message by index, ``count`` told as each task's rows come), and
+    why the others did not."""
     items = [{"i": i, "param": pickle.dumps(param)} for i, param in indexed]
     with _without_retry_deprecations():
         scored = ray.data.from_items(items, override_num_blocks=blocks).map_batches(
@@ -370,6 +381,7 @@ def _score(
                 back[int(i)] = came
             if stop is not None:
                 break
+            count(len(batch["i"]))
     except Exception as error:  # Ray stopped the whole run: each row not back errors
         why = f"the Ray engine lost this row: {type(error).__name__}: {_first_line(error)}"
     if stop is not None:
