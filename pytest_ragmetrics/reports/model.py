@@ -279,8 +279,8 @@ class RowView:
             "gold": self.gold,
             "answerable": self.answerable,
             "metrics": self.metrics,
-            ERRORS: self.errors,
-            "evidence": self.evidence,
+            ERRORS: list(self.errors),  # a row's own are a tuple (``RowResult``)
+            "evidence": dict(self.evidence),  # a row without any shares a read-only one
             "status": self.status,
             "failed_tests": self.failed_tests,
         }

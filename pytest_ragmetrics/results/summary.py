@@ -425,24 +425,38 @@ def _census(counts: tuple[tuple[str, int], ...]) -> Mapping[str, int]:
     return MappingProxyType(dict(counts))
 
 
+# What a row without evidence, details or shown fields holds: one read-only empty mapping
+# shared by all of them (each empty dict was 64 bytes a row on the controller), replaced
+# by the row's own dict when the first entry comes (``RowResult.merge``).
+NOTHING: Mapping[str, Any] = MappingProxyType({})
+
+
+def _nothing() -> Mapping[str, Any]:
+    return NOTHING
+
+
 @dataclass(slots=True)
 class RowResult:
     """Everything recorded for one row of an eval, over all the tests that ran it.
 
-    The controller holds one per row to the end of the run, so it has slots, and its sets
-    of test names and its citation census are shared between rows (``_with_test``,
-    ``_census``) rather than copied into each.
+    The controller holds one per row to the end of the run, so it has slots, its sets of
+    test names and its citation census are shared between rows (``_with_test``,
+    ``_census``) rather than copied into each, and so are its empty evidence, details,
+    shown fields (``NOTHING``) and errors (``()``): read-only, so nothing can write into
+    what every row shares; ``merge`` gives a row its own when it has some.
     """
 
     id: str
     index: int
     values: dict[str, float] = field(default_factory=dict)
     breakdowns: dict[str, dict[str, float]] = field(default_factory=dict)
-    evidence: dict[str, str] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
+    evidence: Mapping[str, str] = field(default_factory=_nothing)
+    details: Mapping[str, Any] = field(default_factory=_nothing)
+    errors: tuple[str, ...] = ()
     tests: frozenset[str] = frozenset()
-    fields: dict[str, Any] = field(default_factory=dict)  # question, answer, gold, answerable
+    fields: Mapping[str, Any] = field(
+        default_factory=_nothing
+    )  # question, answer, gold, answerable
     output: dict[str, Any] | None = None  # a live row's saved line (--ragmetrics-save-outputs)
     inputs: str = ""  # digest of the row's inputs (pytest_ragmetrics.results.baseline.input_digest)
     citations: Mapping[str, int] | None = None  # markers and contexts, if citations were read
@@ -476,22 +490,27 @@ class RowResult:
             self.citations = _census(tuple(payload.citations.items()))
         for metric, value in payload.values.items():
             if metric in self.values and self.values[metric] != value:
-                self.errors.append(
+                self.errors = (
+                    *self.errors,
                     f"{metric} recorded twice with different values "
-                    f"({self.values[metric]!r} and {value!r})"
+                    f"({self.values[metric]!r} and {value!r})",
                 )
                 continue
             self.values[metric] = value
         for name, parts in payload.breakdowns.items():
             self.breakdowns.setdefault(name, {}).update(parts)
-        if shown:
-            self.evidence.update(payload.evidence)
-            self.fields.update(payload.fields)
-        merge_details(self.details, payload.details)
+        if shown and payload.evidence:
+            self.evidence = {**self.evidence, **payload.evidence}
+        if shown and payload.fields:
+            self.fields = {**self.fields, **payload.fields}
+        if payload.details:
+            details = dict(self.details)
+            merge_details(details, payload.details)
+            self.details = details
         if payload.output is not None:
             self.output = dict(payload.output)
         if payload.error and payload.error not in self.errors:
-            self.errors.append(payload.error)
+            self.errors = (*self.errors, payload.error)
 
 
 @dataclass(frozen=True)
@@ -682,7 +701,8 @@ def _summarize_eval(
 ) -> EvalSummary:
     rows = sorted((row for row in all_rows if row.ran), key=lambda row: row.index)
     for row in rows:
-        row.errors.sort()  # arrival order differs between xdist runs
+        if len(row.errors) > 1:
+            row.errors = tuple(sorted(row.errors))  # arrival order differs between xdist runs
         row.values[ERRORS] = 1.0 if row.errors else 0.0
     metrics, breakdowns = aggregate_rows(rows, settings)
     signed = signatures(metrics, breakdowns, settings)

@@ -118,7 +118,7 @@ def test_summarize_takes_typed_payloads() -> None:
     (summary,) = summarize([ROW, DATASET], Settings())
     assert summary.info == INFO
     assert [row.id for row in summary.rows] == ["r1"]
-    assert summary.rows[0].errors == ["x.jsonl:3: field 'gold': missing"]
+    assert summary.rows[0].errors == ("x.jsonl:3: field 'gold': missing",)
     assert summary.metrics["embedding_space"] == {"avg_nn_distance": 0.25}
     # Every test function the eval collected, from the row and the dataset payload.
     assert summary.coverage == {
