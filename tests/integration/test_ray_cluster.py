@@ -1,0 +1,241 @@
+"""The Ray engine on a cluster of two nodes on this machine: the local engine's reports,
+rows scored on both nodes, and a worker killed mid-run.
+
+``ray.cluster_utils.Cluster`` starts a head node and one worker node (one CPU each, no
+dashboard) as separate raylets on this machine, shared by the module's tests and shut
+down when they end. Each run on it is a pytest subprocess with ``RAY_ADDRESS`` set to the
+cluster, under a timeout (a run that hung fails its test, never the suite), and its cache
+folder one every node reads at the same path, as a cluster needs. The reference for every
+number is the local engine's run (bulk mode) of the same eval on the same data.
+
+The eval records, on a Ray worker, which node scored each row, in a side file: a test of
+two nodes that scored everything on one would prove nothing.
+
+Skipped, with the reason, where Ray is not installed; with ``CI`` set (``.ci/run``, which
+installs the ``ray`` extra) a missing Ray fails instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from helpers.project import Project, jsonl
+
+if os.environ.get("CI") and importlib.util.find_spec("ray") is None:
+    pytest.fail("CI is set but Ray is not installed: pip install -e '.[dev,ray]'", pytrace=False)
+ray = pytest.importorskip("ray", reason="the Ray engine's tests need Ray: pip install -e '.[ray]'")
+
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist"]
+ROWS = 3000
+CITIES = ["Paris", "Rome", "Berlin", "Madrid", "Lisbon"]
+BROKEN = 1234  # the position of the one line that is not JSON (line 1235)
+
+
+def _rows() -> str:
+    """3,000 rows, deterministic: every seventh answers the wrong city (f1 0, so the
+    test's assert fails it), every eleventh says it does not know yet cites a document
+    (idk_citation 1, f1 0), and line 1235 is not JSON (a bad row, its error naming the
+    line).
+    The texts repeat (five cities, 3,000 distinct contexts would be slow to encode)."""
+    lines = []
+    for i in range(ROWS):
+        if i == BROKEN:
+            lines.append('{"id": "g1234", "answer": \n')
+            continue
+        city = CITIES[i % 5]
+        said = CITIES[(i + 1) % 5] if i % 7 == 0 else city
+        row = {
+            "id": f"g{i:04d}",
+            "question": f"Which city is number {i % 5}?",
+            "answer": (
+                f"I don't know [CIT:d{i % 5}]."
+                if i % 11 == 0
+                else f"{said} is the city [CIT:d{i % 5}]."
+            ),
+            "gold": [city],
+            "contexts": [{"doc_id": f"d{i % 5}", "text": f"{city} is city number {i % 5}."}],
+            "tokens": 100 + i % 13,
+        }
+        lines.append(jsonl([row]))
+    return "".join(lines)
+
+
+EVAL = """
+import os
+import signal
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", batch_size=1500)
+
+NODES = {nodes!r}  # where a Ray worker notes which node scored each row
+KILLED = {killed!r}  # the marker of a kill that happened
+KILL_ONCE = {kill_once!r}  # the row whose worker is killed on its first attempt
+KILL_ALWAYS = {kill_always!r}  # the row whose worker is killed on every attempt
+
+
+def _ray_node():
+    \"\"\"The node this row runs on when a Ray worker runs it; None in the pytest
+    process (the local engine never imports Ray).\"\"\"
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return None
+    return ray.get_runtime_context().get_node_id()
+
+
+def _on_ray(row):
+    node = _ray_node()
+    if node is None:
+        return
+    if row.id == KILL_ALWAYS or (row.id == KILL_ONCE and not os.path.exists(KILLED)):
+        with open(KILLED, "a") as marker:
+            marker.write(row.id + "\\n")
+        os.kill(os.getpid(), signal.SIGKILL)
+    with open(NODES, "a") as noted:
+        noted.write(f"{{node}} {{os.getpid()}} {{row.id}}\\n")
+
+
+def test_answers(row, em, f1, idk_citation, tokens, overlap):
+    _on_ray(row)
+    em(row); idk_citation(row); tokens(row); overlap(row)
+    assert f1(row) > 0
+"""
+
+GATES = """
+[gates]
+"f1.mean" = ">= 0.3"
+"em.mean" = ">= 0.5 @ 95%"
+"idk_citation.sum" = "== 0"
+"overlap.count" = ">= 1"
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """A head node and a worker node, one CPU each, shut down when the module's tests
+    are done (or when starting them failed half-way)."""
+    from ray.cluster_utils import Cluster
+
+    started = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}
+    )
+    try:
+        started.add_node(num_cpus=1)
+        started.wait_for_nodes(timeout=60)
+        yield started
+    finally:
+        started.shutdown()
+
+
+def _node_ids(cluster: Any) -> set[str]:
+    return {node.node_id for node in cluster.list_all_nodes()}
+
+
+def _project(pytester: pytest.Pytester, kill_once: str = "", kill_always: str = "") -> Project:
+    project = Project(pytester)
+    project.write("data/rows.jsonl", _rows())
+    eval_source = EVAL.format(
+        nodes=str(pytester.path / "nodes.txt"),
+        killed=str(pytester.path / "killed.txt"),
+        kill_once=kill_once,
+        kill_always=kill_always,
+    )
+    project.write("test_eval.py", eval_source)
+    project.write("thresholds.toml", GATES)
+    return project
+
+
+def _on_the_cluster(cluster: Any, project: Project) -> tuple[subprocess.CompletedProcess[str], Any]:
+    """The eval run by the Ray engine on ``cluster``, its cache a folder every node reads
+    at the same path (they share this machine's): the process and its JSON report."""
+    done = subprocess.run(
+        [
+            *PYTEST,
+            "--ragmetrics-engine=ray",
+            f"--ragmetrics-cache-dir={project.path / 'shared-cache'}",
+            "--ragmetrics-json=ray-report.json",
+        ],
+        cwd=project.path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        env={**os.environ, "RAY_ADDRESS": cluster.address},
+    )
+    report = project.path / "ray-report.json"
+    assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    return done, json.loads(report.read_text(encoding="utf-8"))
+
+
+def _local(project: Project) -> dict[str, Any]:
+    """The reference: the local engine's run of the same eval (bulk mode, cold cache),
+    encoding on one thread as each of the cluster's encoding actors does (one CPU each,
+    so Ray gives each one thread): a vector's last bits depend on how many threads
+    encoded it (docs/scale.md), on either engine."""
+    done = subprocess.run(
+        [
+            *PYTEST,
+            "--ragmetrics-mode=bulk",
+            "--ragmetrics-no-cache",
+            "--ragmetrics-json=local-report.json",
+        ],
+        cwd=project.path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # failing rows
+    report: dict[str, Any] = json.loads(
+        (project.path / "local-report.json").read_text(encoding="utf-8")
+    )
+    return report
+
+
+def _assert_same_evals(on_ray: dict[str, Any], local: dict[str, Any]) -> None:
+    """The ``evals`` of two reports equal key by key (so that a difference names its key),
+    then as a whole."""
+    (ray_eval,) = on_ray["evals"]
+    (local_eval,) = local["evals"]
+    assert sorted(ray_eval) == sorted(local_eval)
+    for key in local_eval:
+        assert ray_eval[key] == local_eval[key], key
+    assert on_ray["evals"] == local["evals"]
+
+
+def _scored_on(project: Project) -> dict[str, list[str]]:
+    """The nodes the side file says scored each row (a row retried after its worker died
+    may be noted more than once)."""
+    nodes: dict[str, list[str]] = {}
+    for line in (project.path / "nodes.txt").read_text(encoding="utf-8").splitlines():
+        node, _pid, row_id = line.split()
+        nodes.setdefault(row_id, []).append(node)
+    return nodes
+
+
+def test_two_nodes_give_the_local_engines_report(cluster: Any, pytester: pytest.Pytester) -> None:
+    """Values, gates, failing rows and the bad row's error identical to the local
+    engine's, and both nodes scored rows."""
+    project = _project(pytester)
+    local = _local(project)
+    done, on_ray = _on_the_cluster(cluster, project)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    _assert_same_evals(on_ray, local)
+    (evaluation,) = on_ray["evals"]
+    statuses = [row["status"] for row in evaluation["rows"]]
+    # by hand: 429 rows answer the wrong city (0, 7, ..., 2996), 273 do not know (0, 11,
+    # ..., 2992), 39 both (multiples of 77): 663 fail; line 1235 is not JSON
+    assert (len(statuses), statuses.count("failed"), statuses.count("error")) == (3000, 663, 1)
+    assert evaluation["rows"][BROKEN]["errors"][0].startswith("data/rows.jsonl:1235: ")
+    scored = _scored_on(project)
+    assert len(scored) == ROWS - 1  # the bad row fails before the test runs
+    assert {node for nodes in scored.values() for node in nodes} == _node_ids(cluster)
