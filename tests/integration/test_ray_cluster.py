@@ -239,3 +239,49 @@ def test_two_nodes_give_the_local_engines_report(cluster: Any, pytester: pytest.
     scored = _scored_on(project)
     assert len(scored) == ROWS - 1  # the bad row fails before the test runs
     assert {node for nodes in scored.values() for node in nodes} == _node_ids(cluster)
+
+
+def test_a_worker_killed_mid_run_loses_no_row_and_counts_none_twice(
+    cluster: Any, pytester: pytest.Pytester
+) -> None:
+    """Row g2222's test kills its own worker process on its first attempt only (the
+    marker file says it happened): Ray runs the task again, and every row is in the
+    report once, with the local engine's numbers."""
+    project = _project(pytester, kill_once="g2222")
+    local = _local(project)
+    done, on_ray = _on_the_cluster(cluster, project)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (project.path / "killed.txt").read_text(encoding="utf-8") == "g2222\n"
+    (evaluation,) = on_ray["evals"]
+    ids = [row["id"] for row in evaluation["rows"]]
+    assert len(ids) == len(set(ids)) == ROWS == evaluation["n"]
+    _assert_same_evals(on_ray, local)
+    assert "g2222" in _scored_on(project)  # scored on its second attempt
+
+
+LOST = (
+    "data/rows.jsonl:2223: call raised LostRow: the Ray engine lost this row: run alone, "
+    "its task failed on every attempt (Ray's error is above)"
+)
+
+
+def test_a_row_that_kills_its_worker_every_time_errors_alone_on_two_nodes(
+    cluster: Any, pytester: pytest.Pytester
+) -> None:
+    """Row g2222 kills its worker on every attempt: its task fails three times (two
+    retries), its rows are run again one a task, and g2222 fails three times more; only
+    it errors, with the engine's message, as on a local Ray (test_ray_engine.py), and
+    every other row is the local engine's."""
+    project = _project(pytester, kill_always="g2222")
+    local = _local(project)
+    done, on_ray = _on_the_cluster(cluster, project)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (project.path / "killed.txt").read_text(encoding="utf-8") == "g2222\n" * 6
+    (evaluation,) = on_ray["evals"]
+    (local_eval,) = local["evals"]
+    lost = evaluation["rows"][2222]
+    assert (lost["id"], lost["status"], lost["errors"]) == ("g2222", "error", [LOST])
+    others = evaluation["rows"][:2222] + evaluation["rows"][2223:]
+    assert others == local_eval["rows"][:2222] + local_eval["rows"][2223:]
+    assert (evaluation["n"], evaluation["errors"]) == (ROWS, 2)  # g2222 and the bad line
+    assert "rows-1501-3000: 330 of 1500 rows failed, 1 errored" in done.stdout
