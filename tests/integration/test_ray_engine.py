@@ -456,3 +456,69 @@ def test_pytest_exit_in_a_row_on_ray_stops_the_run_as_in_row_mode(
     result = project.run("--ragmetrics-engine=ray")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*Exit: stop here*"])
+
+
+# -- the tasks read their own rows --------------------------------------------------------
+
+PLAIN = EVAL.replace(", overlap):", "):").replace("; overlap(row)", "")
+
+
+def test_the_pytest_process_reads_no_row_of_a_batch_on_ray(
+    local_ray: None, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading a batch's rows in this process fails here (a patch that Ray's worker
+    processes do not have): the run still gives the local engine's report, so the tasks
+    read the rows. No embedding metric: listing the texts to embed reads the rows here."""
+    from pytest_ragmetrics.plugin.collect import BatchRows
+
+    rows = [*MANY[:20], {k: v for k, v in MANY[20].items() if k != "answer"}, *MANY[21:]]
+    project.write("data/rows.jsonl", jsonl(rows) + "not json\n")
+    project.write("test_eval.py", PLAIN)
+    project.write("thresholds.toml", GATES.replace('"overlap.count" = ">= 1"\n', ""))
+    local, local_report = project.run_json("--ragmetrics-mode=bulk")
+
+    def refused(self: BatchRows, *args: object) -> None:
+        raise AssertionError("the pytest process read a batch's rows")
+
+    monkeypatch.setattr(BatchRows, "params", refused)
+    on_ray, ray_report = project.run_json("--ragmetrics-engine=ray")
+    assert "the pytest process read" not in str(on_ray.outlines)
+    assert on_ray.ret == local.ret == 1
+    assert _evals(ray_report) == _evals(local_report)
+    (evaluation,) = ray_report["evals"]
+    assert (evaluation["n"], evaluation["errors"]) == (41, 2)  # by hand: row 21 and line 41
+    assert evaluation["rows"][40]["errors"][0].startswith("data/rows.jsonl:41: ")
+
+
+MOVES_THE_DATA = """
+import os
+
+
+def pytest_collection_finish(session):
+    os.rename("data/rows.jsonl", "data/moved.jsonl")  # after the scan, before any row
+"""
+
+
+def test_a_worker_that_cannot_read_the_dataset_errors_its_rows_naming_path_and_node(
+    local_ray: None, project: Project
+) -> None:
+    """The file is gone once collection has scanned it, as on a node that does not mount
+    it: each row errors, naming the file, its path and the node that tried to read it."""
+    project.write("data/rows.jsonl", jsonl(MANY[:8]))
+    project.write("test_eval.py", PLAIN.replace("batch_size=16", "batch_size=4"))
+    project.write("thresholds.toml", "")
+    project.write("conftest.py", MOVES_THE_DATA)
+    result, report = project.run_json("--ragmetrics-engine=ray")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*rows-1-4: 0 of 4 rows failed, 4 errored*"])
+    (evaluation,) = report["evals"]
+    assert [row["status"] for row in evaluation["rows"]] == ["error"] * 8
+    node = ray.util.get_node_ip_address()
+    path = project.path / "data" / "rows.jsonl"
+    assert evaluation["rows"][5]["errors"] == [
+        f"data/rows.jsonl:6: data/rows.jsonl: cannot read the dataset: No such file or "
+        f"directory [read by a Ray worker on node {node} "
+        f"({ray.get_runtime_context().get_node_id()[:12]}) at {path}: on a cluster the "
+        "dataset must be the same file at the same path on every node, e.g. on a file "
+        "system every node mounts]"
+    ]
