@@ -369,11 +369,18 @@ def reads_on_workers(config: pytest.Config, batch: BatchParam) -> bool:
     decided = _ray_session(config).on_workers
     rows = _batch_rows(batch)
     if rows not in decided:
-        index = rows.reader.index
-        starts = [resume.position for resume in index.resumes] + [len(index)]
-        ahead = max(later - earlier for earlier, later in itertools.pairwise(starts))
-        decided[rows] = not is_sql(index.path) and ahead <= READ_AHEAD
+        decided[rows] = workers_can_read(rows.reader.index)
     return decided[rows]
+
+
+def workers_can_read(index: DatasetIndex) -> bool:
+    """Whether tasks can read the rows of ``index``'s dataset themselves: a file (a SQL
+    query's rows come from a database the pytest process was given access to) in which
+    no row is more than ``READ_AHEAD`` rows past a place a reader can start."""
+    if is_sql(index.path):
+        return False
+    starts = [resume.position for resume in index.resumes] + [len(index)]
+    return max(later - earlier for earlier, later in itertools.pairwise(starts)) <= READ_AHEAD
 
 
 def _batch_rows(batch: BatchParam) -> BatchRows:

@@ -13,6 +13,7 @@ installs the ``ray`` extra) a missing Ray fails instead.
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
 import os
@@ -522,3 +523,32 @@ def test_a_worker_that_cannot_read_the_dataset_errors_its_rows_naming_path_and_n
         "dataset must be the same file at the same path on every node, e.g. on a file "
         "system every node mounts]"
     ]
+
+
+def test_a_file_tasks_could_only_read_from_its_start_is_read_here_and_sent(
+    local_ray: None, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gzipped JSONL is read from its start; with ``READ_AHEAD`` made 10 rows, its 41
+    rows are too many for each task to read again from the start, so this process reads
+    each batch and sends its rows, as before the tasks read their own: the same report."""
+    from pytest_ragmetrics.plugin import ray_engine
+
+    rows = [*MANY[:20], {k: v for k, v in MANY[20].items() if k != "answer"}, *MANY[21:]]
+    (project.path / "data" / "rows.jsonl.gz").write_bytes(
+        gzip.compress((jsonl(rows) + "not json\n").encode("utf-8"))
+    )
+    project.write("test_eval.py", PLAIN.replace("rows.jsonl", "rows.jsonl.gz"))
+    project.write("thresholds.toml", GATES.replace('"overlap.count" = ">= 1"\n', ""))
+    local, local_report = project.run_json("--ragmetrics-mode=bulk")
+
+    def refused(*args: object) -> None:
+        raise AssertionError("a task was to read the rows")
+
+    monkeypatch.setattr(ray_engine, "READ_AHEAD", 10)
+    monkeypatch.setattr(ray_engine, "run_batch", refused)
+    on_ray, ray_report = project.run_json("--ragmetrics-engine=ray")
+    assert "a task was to read" not in str(on_ray.outlines)
+    assert on_ray.ret == local.ret == 1
+    assert _evals(ray_report) == _evals(local_report)
+    (evaluation,) = ray_report["evals"]
+    assert (evaluation["n"], evaluation["errors"]) == (41, 2)  # by hand: row 21 and line 41
