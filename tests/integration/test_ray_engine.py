@@ -25,6 +25,10 @@ from typing import Any
 import pytest
 from helpers.project import ROWS, Project, jsonl
 from test_bulk_mode import ENDINGS, ENDINGS_ROWS, EXITING
+from test_systems import GATES as STUDY_GATES
+from test_systems import ROWS as SYSTEM_ROWS
+from test_systems import STUDY
+from test_systems import _rerun as rerun_rows
 
 from test_custom_metrics import CORPUS_METRIC, DATASET_EVAL, DATASET_METRIC, WITH_MARKERS
 from test_custom_metrics import EVAL as CUSTOM_EVAL
@@ -552,3 +556,26 @@ def test_a_file_tasks_could_only_read_from_its_start_is_read_here_and_sent(
     assert _evals(ray_report) == _evals(local_report)
     (evaluation,) = ray_report["evals"]
     assert (evaluation["n"], evaluation["errors"]) == (41, 2)  # by hand: row 21 and line 41
+
+
+def test_systems_compared_with_a_second_run_on_ray_as_locally(
+    local_ray: None, project: Project
+) -> None:
+    """test_systems.py's study: two systems, compared with `base`, and `determinism`
+    reading a second run. The tasks make each row's parameter from what travels with the
+    dataset's index (which rows the reference system has, the rerun's rows), as the
+    local engine does. Without its `overlap` test: a vector's last bits depend on the
+    threads that encoded it (docs/scale.md), and this process encodes on two, Ray's
+    actors on one each."""
+    grounded = "def test_grounded(row, overlap):\n    overlap(row)\n"
+    assert grounded in STUDY
+    project.write("data/runs.jsonl", jsonl(SYSTEM_ROWS))
+    project.write("data/rerun.jsonl", jsonl(rerun_rows()))
+    project.write("test_eval.py", STUDY.replace(grounded, ""))
+    project.write("thresholds.toml", STUDY_GATES)
+    local, local_report = project.run_json("--ragmetrics-mode=bulk", "--ragmetrics-no-cache")
+    on_ray, ray_report = project.run_json("--ragmetrics-engine=ray", "--ragmetrics-no-cache")
+    assert on_ray.ret == local.ret == 1  # cand's gates fail (test_systems.py)
+    assert _evals(ray_report) == _evals(local_report)
+    labels = [evaluation["label"] for evaluation in ray_report["evals"]]
+    assert labels == ["test_eval.py[base]", "test_eval.py[cand]"]
