@@ -3,9 +3,13 @@ rows scored on both nodes, and a worker killed mid-run.
 
 ``ray.cluster_utils.Cluster`` starts a head node and one worker node (one CPU each, no
 dashboard) as separate raylets on this machine, shared by the module's tests and shut
-down when they end. Each run on it is a pytest subprocess with ``RAY_ADDRESS`` set to the
-cluster, under a timeout (a run that hung fails its test, never the suite), and its cache
-folder one every node reads at the same path, as a cluster needs. The reference for every
+down when they end. It runs in a helper process of its own, with a token of the test's
+(Ray's token authentication, ``RAY_AUTH_TOKEN``): a Ray started earlier in this process
+(test_ray_engine.py's) leaves Ray's token mode and a cached token behind, which a cluster
+started here would use and a pytest subprocess could not find. Each run on it is a
+pytest subprocess with ``RAY_ADDRESS`` set to the cluster and the same token, under a
+timeout (a run that hung fails its test, never the suite), and its cache folder one
+every node reads at the same path, as a cluster needs. The reference for every
 number is the local engine's run (bulk mode) of the same eval on the same data.
 
 The eval records, on a Ray worker, which node scored each row, in a side file: a test of
@@ -20,10 +24,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import IO, Any
 
 import pytest
 from helpers.project import Project, jsonl
@@ -118,25 +125,76 @@ GATES = """
 """
 
 
+# The helper process: a two-node cluster, its address and node ids on a line of their own
+# (after anything Ray prints), shut down when the test closes its stdin.
+CLUSTER = """
+import json
+import sys
+
+from ray.cluster_utils import Cluster
+
+cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+try:
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes(timeout=60)
+    nodes = [node.node_id for node in cluster.list_all_nodes()]
+    print("CLUSTER", json.dumps({"address": cluster.address, "nodes": nodes}), flush=True)
+    sys.stdin.read()
+finally:
+    cluster.shutdown()
+"""
+
+
+@dataclass(frozen=True)
+class TwoNodes:
+    """The running cluster: its address, its nodes' ids, and the environment of a process
+    that joins it (the address and the token)."""
+
+    address: str
+    node_ids: frozenset[str]
+    env: dict[str, str]
+
+
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
+def cluster() -> Iterator[TwoNodes]:
     """A head node and a worker node, one CPU each, shut down when the module's tests
-    are done (or when starting them failed half-way)."""
-    from ray.cluster_utils import Cluster
-
-    started = Cluster(
-        initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}
+    are done (or when starting them failed half-way); 120 s to start."""
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_AUTH_TOKEN_PATH")}
+    helper = subprocess.Popen(
+        [sys.executable, "-c", CLUSTER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**env, **auth},
     )
+    assert helper.stdin is not None
+    assert helper.stdout is not None
+    waiting = ThreadPoolExecutor(1)  # reads the helper's line, within a time limit
     try:
-        started.add_node(num_cpus=1)
-        started.wait_for_nodes(timeout=60)
-        yield started
+        line = waiting.submit(_started, helper.stdout).result(timeout=120)
+        assert line, f"the cluster did not start (exit status {helper.poll()})"
+        started = json.loads(line)
+        address = started["address"]
+        nodes = frozenset(started["nodes"])
+        yield TwoNodes(address, nodes, {**env, **auth, "RAY_ADDRESS": address})
     finally:
-        started.shutdown()
+        helper.stdin.close()  # the helper shuts the cluster down
+        try:
+            helper.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # stuck starting: its stdout closes with it
+            helper.kill()
+            helper.wait()
+        waiting.shutdown()
 
 
-def _node_ids(cluster: Any) -> set[str]:
-    return {node.node_id for node in cluster.list_all_nodes()}
+def _started(helper_output: IO[str]) -> str:
+    """The helper's line saying the cluster started, without its marker; ``""`` if the
+    helper ended first."""
+    for line in helper_output:
+        if line.startswith("CLUSTER "):
+            return line.removeprefix("CLUSTER ")
+    return ""
 
 
 def _project(pytester: pytest.Pytester, kill_once: str = "", kill_always: str = "") -> Project:
@@ -153,7 +211,9 @@ def _project(pytester: pytest.Pytester, kill_once: str = "", kill_always: str = 
     return project
 
 
-def _on_the_cluster(cluster: Any, project: Project) -> tuple[subprocess.CompletedProcess[str], Any]:
+def _on_the_cluster(
+    cluster: TwoNodes, project: Project
+) -> tuple[subprocess.CompletedProcess[str], Any]:
     """The eval run by the Ray engine on ``cluster``, its cache a folder every node reads
     at the same path (they share this machine's): the process and its JSON report."""
     done = subprocess.run(
@@ -168,7 +228,7 @@ def _on_the_cluster(cluster: Any, project: Project) -> tuple[subprocess.Complete
         text=True,
         timeout=240,
         check=False,
-        env={**os.environ, "RAY_ADDRESS": cluster.address},
+        env=cluster.env,
     )
     report = project.path / "ray-report.json"
     assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
@@ -222,7 +282,9 @@ def _scored_on(project: Project) -> dict[str, list[str]]:
     return nodes
 
 
-def test_two_nodes_give_the_local_engines_report(cluster: Any, pytester: pytest.Pytester) -> None:
+def test_two_nodes_give_the_local_engines_report(
+    cluster: TwoNodes, pytester: pytest.Pytester
+) -> None:
     """Values, gates, failing rows and the bad row's error identical to the local
     engine's, and both nodes scored rows."""
     project = _project(pytester)
@@ -238,11 +300,11 @@ def test_two_nodes_give_the_local_engines_report(cluster: Any, pytester: pytest.
     assert evaluation["rows"][BROKEN]["errors"][0].startswith("data/rows.jsonl:1235: ")
     scored = _scored_on(project)
     assert len(scored) == ROWS - 1  # the bad row fails before the test runs
-    assert {node for nodes in scored.values() for node in nodes} == _node_ids(cluster)
+    assert {node for nodes in scored.values() for node in nodes} == cluster.node_ids
 
 
 def test_a_worker_killed_mid_run_loses_no_row_and_counts_none_twice(
-    cluster: Any, pytester: pytest.Pytester
+    cluster: TwoNodes, pytester: pytest.Pytester
 ) -> None:
     """Row g2222's test kills its own worker process on its first attempt only (the
     marker file says it happened): Ray runs the task again, and every row is in the
@@ -266,7 +328,7 @@ LOST = (
 
 
 def test_a_row_that_kills_its_worker_every_time_errors_alone_on_two_nodes(
-    cluster: Any, pytester: pytest.Pytester
+    cluster: TwoNodes, pytester: pytest.Pytester
 ) -> None:
     """Row g2222 kills its worker on every attempt: its task fails three times (two
     retries), its rows are run again one a task, and g2222 fails three times more; only
