@@ -13,8 +13,10 @@ reference cycle, and reference counting frees the temporaries at once. Two ways 
   and a row test's item holds its row: going over them again and again was a third of
   what the plugin added to a run of 50,000 row tests (docs/performance.md, "Per-row
   cost"). So the plugin freezes what the process holds each time a dataset's rows are
-  parametrized and again when the rows are about to run: later collections pass over it,
-  and what the rows create is collected as usual. Reference counting is untouched: an
+  parametrized, again when the rows are about to run, and on the controller each time a
+  bulk item's records have been gathered (they too live to the end: walking them was half
+  the CPU of a run of 200,000 bulk rows): later collections pass over it, and what the
+  rows create is collected as usual. Reference counting is untouched: an
   object no longer referenced is freed at once, frozen or not; only a reference cycle
   among frozen objects waits for the end of the run. At the very end (the config's last
   cleanup, after pytest's own final collection) the plugin moves them back
@@ -49,12 +51,18 @@ class Freezer:
     def __init__(self) -> None:
         self._freezes: bool | None = None
 
-    def hold(self) -> None:
+    def hold(self, *, young_garbage: bool = False) -> None:
         """Move what the process holds now into the collector's permanent generation,
-        unless the collector is off or the process froze objects before this run did."""
+        unless the collector is off or the process froze objects before this run did.
+        ``young_garbage``: collect the young generations first, so that reference cycles
+        the last stretch of work left (a failed row's traceback and its frames) are freed
+        now rather than frozen with what lives on (a cheap collection: it walks only what
+        was made since the last one)."""
         if self._freezes is None:
             self._freezes = gc.isenabled() and gc.get_freeze_count() == 0
         if self._freezes:
+            if young_garbage:
+                gc.collect(1)
             gc.freeze()
 
     @property

@@ -151,6 +151,20 @@ def ident(checked: Checked) -> Ident:
     return Ident(checked.record.line, given, system_of(checked), made_up)
 
 
+def ident_of(record: Record) -> Ident:
+    """``ident(check(record))`` without checking the row's fields, which its id does not
+    depend on: what a scan of the dataset keeps of each row. A row whose text holds a
+    lone surrogate's escape takes the whole check, since escaping it changes the fields
+    the id is read from."""
+    data = record.data
+    if data is not None and _SURROGATE_ESCAPE.search(record.text):
+        return ident(check(record))
+    given, _ = _given_id(data)
+    system = data.get("system") if data is not None else None
+    made_up = _fallback_id(record) if given is None else None
+    return Ident(record.line, given, system if isinstance(system, str) else None, made_up)
+
+
 def assign_ids(idents: list[Ident], unit: str) -> Iterator[tuple[str, tuple[Problem, ...]]]:
     """Each row's id, unique per system, and the problem with its own id if it has one.
     A row's own id is kept unless an earlier row of its system has it; made-up ids

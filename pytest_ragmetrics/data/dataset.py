@@ -34,7 +34,15 @@ from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_ragmetrics.data.checks import Ident, assign_ids, check, ident, loaded_row, system_of
+from pytest_ragmetrics.data.checks import (
+    Ident,
+    assign_ids,
+    check,
+    ident,
+    ident_of,
+    loaded_row,
+    system_of,
+)
 from pytest_ragmetrics.data.fields import EXACT_INT, VALIDATORS, Validator, validate_fields
 from pytest_ragmetrics.data.formats import (
     FORMATS,
@@ -207,7 +215,7 @@ def scan_dataset(
     places: list[Record] = []  # the records a reader may start at (see _resumes)
     for position, make in enumerate(read_records(path, kind, source, digest)):
         record = make()
-        idents.append(ident(check(record)))
+        idents.append(ident_of(record))
         digests.append(_digest(record.text))
         if position % RESUME_EVERY == 0:
             places.append(record)

@@ -196,6 +196,9 @@ VALIDATORS: dict[str, Validator] = {
 }
 
 
+_ORDER = {name: place for place, name in enumerate(VALIDATORS)}
+
+
 def kind_of(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -203,9 +206,12 @@ def kind_of(value: Any) -> str:
 def validate_fields(data: Mapping[str, Any]) -> list[Problem]:
     """Problems with the known fields of ``data``; unknown fields are kept unchecked."""
     problems = []
-    for name, validator in VALIDATORS.items():
-        if name in data:
-            message = validator(data[name])
+    for name, value in data.items():  # a row has a few of the known fields: look them up
+        validator = VALIDATORS.get(name)
+        if validator is not None:
+            message = validator(value)
             if message:
                 problems.append(Problem(name, message))
+    if len(problems) > 1:  # in the order of VALIDATORS, whatever the row's order
+        problems.sort(key=lambda problem: _ORDER[problem.field])
     return problems

@@ -22,13 +22,13 @@ one outcome per item; the rows' own statuses are in the reports.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
 from pytest_ragmetrics.data.dataset import DatasetError, Row
-from pytest_ragmetrics.plugin.fixtures import MetricFixture, metric_fixtures, own_metrics, start_row
+from pytest_ragmetrics.plugin.fixtures import MetricFixture, metric_binder, own_metrics, start_row
 from pytest_ragmetrics.plugin.recording import Outcome, PayloadContext, payload_for
 from pytest_ragmetrics.plugin.rows import BindMetric, RowJob, RowRun, StartRow, run_row
 from pytest_ragmetrics.plugin.state import (
@@ -45,11 +45,12 @@ from pytest_ragmetrics.results.summary import RowPayload
 SHOWN_ROWS = 10
 
 
-def run_batch(item: pytest.Item) -> bool | None:
+def run_batch(item: pytest.Item, count: Callable[[int], None] = lambda rows: None) -> bool | None:
     """Run a bulk item's test once per row and keep the rows' payloads for its report;
     ``None`` for any other item (pytest calls it as usual). The rows run in this process,
-    or on Ray with the Ray engine (``plugin.ray_engine``). Fails the item, listing the
-    first failing rows, unless every row passed or was skipped."""
+    or on Ray with the Ray engine (``plugin.ray_engine``); ``count`` is told of the rows
+    as they finish (the progress of bulk rows). Fails the item, listing the first failing
+    rows, unless every row passed or was skipped."""
     batch = batch_param(item)
     if batch is None or not isinstance(item, pytest.Function):
         return None
@@ -60,7 +61,7 @@ def run_batch(item: pytest.Item) -> bool | None:
 
         if ray_engine.reads_on_workers(item.config, batch):  # the tasks read the rows
             first = batch.source.unread(batch.info, batch.positions[:1])[0]
-            runs = ray_engine.run_batch(item.config, _job(item, first), batch)
+            runs = ray_engine.run_batch(item.config, _job(item, first), batch, count)
             return _finish(item, batch, runs)
     problem: str | None = None
     try:
@@ -72,9 +73,10 @@ def run_batch(item: pytest.Item) -> bool | None:
         pytest.fail(f"{batch.label}: {problem}", pytrace=False)
     job = _job(item, params[0])
     if on_ray:
-        runs = ray_engine.run_rows(item.config, job, params)
+        runs = ray_engine.run_rows(item.config, job, params, count)
     else:
-        runs = [run_row(job, param, *_here(item)) for param in params]
+        start, bind = _here(item)  # once for the item: its binders serve every row
+        runs = [_counted(run_row(job, param, start, bind), count) for param in params]
     return _finish(item, batch, runs)
 
 
@@ -98,6 +100,12 @@ def _finish(item: pytest.Item, batch: BatchParam, runs: Sequence[RowRun]) -> boo
     if message is not None:
         pytest.fail(message, pytrace=False)
     return True
+
+
+def _counted(run: RowRun, count: Callable[[int], None]) -> RowRun:
+    """``run``, counted as one row done: a call and a comparison a row (``RateProgress``)."""
+    count(1)
+    return run
 
 
 def unreadable(item: pytest.Item, batch: BatchParam, problem: str) -> list[RowPayload]:
@@ -125,8 +133,14 @@ def _here(item: pytest.Function) -> tuple[StartRow, BindMetric]:
     def start(param: RowParam, recorder: RowRecorder) -> Row:
         return start_row(param, recorder, item, systems)
 
+    binders: dict[tuple[str, ...], Callable[[RowRecorder, RowParam], list[MetricFixture]]] = {}
+
     def bind(names: Sequence[str], recorder: RowRecorder, param: RowParam) -> list[MetricFixture]:
-        return metric_fixtures(item.config, names, recorder, param)
+        key = tuple(names)  # the item's metric fixtures: the same for each of its rows
+        binder = binders.get(key)
+        if binder is None:
+            binder = binders[key] = metric_binder(item.config, key)
+        return binder(recorder, param)
 
     return start, bind
 

@@ -11,6 +11,7 @@ lists the metrics. Which metrics a run knows is its catalog (``plugin.catalog``)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,7 @@ __all__ = [
     "define_metric_fixture",
     "embeds",
     "late_metrics",
+    "metric_binder",
     "metric_fixtures",
     "metrics_taken",
     "missing_fields",
@@ -107,15 +109,19 @@ class Score(float):
     __str__ = __repr__
 
 
-@dataclass(frozen=True, slots=True)
 class MetricFixture:
     """A metric bound to the running test: call it with the test's ``row``. Built for
     every metric of every row, so it holds no more than the declaration, the row's
-    recorder and the context the row's metrics share."""
+    recorder and the context the row's metrics share: a plain class with slots, not a
+    frozen dataclass, whose ``__init__`` would cost several times as much per row (its
+    fields are set once and never reassigned)."""
 
-    spec: MetricSpec
-    recorder: RowRecorder
-    context: MetricContext
+    __slots__ = ("context", "recorder", "spec")
+
+    def __init__(self, spec: MetricSpec, recorder: RowRecorder, context: MetricContext) -> None:
+        self.spec = spec
+        self.recorder = recorder
+        self.context = context
 
     @property
     def name(self) -> str:
@@ -163,25 +169,40 @@ def missing_fields(
 ) -> list[Problem]:
     """Fields the requested metric fixtures need that ``row`` lacks, one problem each;
     ``catalog``: the run's (default: the catalog in force)."""
-    fixtures = (catalog or in_force()).fixtures
+    data = row.data
+    return [
+        Problem(field_name, f"required by {users} but missing")
+        for field_name, users in _requirements(catalog or in_force(), tuple(fixture_names))
+        if field_name not in data
+    ]
+
+
+@functools.lru_cache(maxsize=64)  # a few catalogs a process, a few tests each
+def _requirements(catalog: Catalog, fixture_names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The fields ``fixture_names`` need, each with the fixtures that need it: the same for
+    every row of a test, so worked out once (a catalog is immutable once the run holds it)."""
+    fixtures = catalog.fixtures
     needed: dict[str, list[str]] = {}
     for name in fixture_names:
         spec = fixtures.get(name)
         for field_name in spec.requires if spec else ():
             needed.setdefault(field_name, []).append(name)
-    return [
-        Problem(field_name, f"required by {', '.join(users)} but missing")
-        for field_name, users in needed.items()
-        if field_name not in row.data
-    ]
+    return tuple((field_name, ", ".join(users)) for field_name, users in needed.items())
 
 
 def metric_fixtures(
     config: pytest.Config, names: Sequence[str], recorder: RowRecorder, param: RowParam | None
 ) -> list[MetricFixture]:
     """The metric fixtures ``names`` (metrics of the run's catalog) bound to one row's
-    recorder: their values in a row test, and what a bulk item gives its test for each
-    row."""
+    recorder: their values in a row test."""
+    return metric_binder(config, names)(recorder, param)
+
+
+def metric_binder(
+    config: pytest.Config, names: Sequence[str]
+) -> Callable[[RowRecorder, RowParam | None], list[MetricFixture]]:
+    """What binds the metric fixtures ``names`` to each row's recorder, with what every
+    row of a test shares looked up once: what a bulk item gives its test for each row."""
 
     def embed(texts: Sequence[str]) -> Vectors:
         return embedding_store(config).embed(texts)  # built on first use only
@@ -190,11 +211,16 @@ def metric_fixtures(
         return llm_judge(config)
 
     state = run_state(config)
-    if state.prepared:
-        _take_prepared(state.prepared, names, recorder)
+    prepared = state.prepared
     settings = state.thresholds.settings
     fixtures = run_catalog(config).fixtures
-    return bound_metrics(names, recorder, param, settings, embed, judge, fixtures)
+
+    def bind(recorder: RowRecorder, param: RowParam | None) -> list[MetricFixture]:
+        if prepared:
+            _take_prepared(prepared, names, recorder)
+        return bound_metrics(names, recorder, param, settings, embed, judge, fixtures)
+
+    return bind
 
 
 def _take_prepared(

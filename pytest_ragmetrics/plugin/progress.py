@@ -1,5 +1,5 @@
-"""Progress lines while rows run: where they are written, and the progress of live
-systems' outputs and of the LLM judge's verdicts.
+"""Progress lines while rows run: where they are written, the progress of live systems'
+outputs and of the LLM judge's verdicts, and that of bulk items' rows.
 
 Every process that runs tests reports its own work: the controller without xdist, each
 xdist worker with it (named ``[gw0] ragmetrics``, on stderr), never the xdist controller,
@@ -18,13 +18,18 @@ The counts are read after each test (``pytest_runtest_protocol``), when pytest h
 written its outcome. A progress starts with the first output it had to call, or the first
 verdict it had to ask, so a run served from the caches stays quiet. Under xdist a worker
 counts what it did against the run's total: the workers share the work.
+
+The rows of bulk items (bulk mode, or the Ray engine) have a progress of their own
+(``BulkProgress``): their total is the selected bulk items' rows, and it is counted while
+an item runs, row by row on the local engine and as each Ray task's rows come back, so
+that one item of 5,000 rows does not leave the line still for minutes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +41,7 @@ from pytest_ragmetrics.metrics.repeats import DETERMINISM
 from pytest_ragmetrics.plugin.fixtures import own_metrics
 from pytest_ragmetrics.plugin.options import workerinput
 from pytest_ragmetrics.plugin.state import RunState, batch_param, item_rows
-from pytest_ragmetrics.progress import LineProgress
+from pytest_ragmetrics.progress import LineProgress, RateProgress
 
 if TYPE_CHECKING:  # the judge's client and the live cache: in a run that uses them
     from pytest_ragmetrics.judge.client import VerdictCounts
@@ -45,12 +50,15 @@ if TYPE_CHECKING:  # the judge's client and the live cache: in a run that uses t
 
 @dataclass(frozen=True)
 class Display:
-    """Where a process writes its progress: ``write``, whether that is a terminal, and the
-    name each line starts with."""
+    """Where a process writes its progress: ``write``, whether that is a terminal, the
+    name each line starts with, and whether a line may be rewritten in place there while
+    a test runs (``in_place``: the controller's terminal, when pytest's capture keeps the
+    tests' own output and live logging off it)."""
 
     write: Callable[[str], None]
     tty: bool
     prefix: str = "ragmetrics"
+    in_place: bool = False
 
     def lines(self, in_place: bool = False) -> LineProgress:
         return LineProgress(self.write, self.tty, self.prefix, in_place)
@@ -79,9 +87,10 @@ def display(config: pytest.Config) -> Display:
             with uncaptured():
                 if not text.startswith(("\r", "\n")):  # those continue a line of ours
                     _end_open_line(reporter)
-                reporter.write(text)
+                reporter.write(text, flush=True)  # a line drawn in place has no newline
 
-        return Display(to_reporter, bool(reporter.isatty))
+        tty = bool(reporter.isatty)
+        return Display(to_reporter, tty, in_place=tty and _nothing_else_writes(config))
     name = f"[{given['workerid']}] ragmetrics" if given else "ragmetrics"
     stream = sys.__stderr__ or sys.stderr
     tty = stream.isatty()
@@ -94,6 +103,15 @@ def display(config: pytest.Config) -> Display:
             stream.flush()
 
     return Display(to_stderr, tty, name)
+
+
+def _nothing_else_writes(config: pytest.Config) -> bool:
+    """Whether the terminal is pytest's alone while a test runs: its capture keeps what
+    the test prints (not ``-s``, nor ``--capture=tee-sys``, which also shows it), and
+    live logging (``log_cli``) is off."""
+    if config.getoption("capture", "fd") in ("no", "tee-sys"):
+        return False
+    return not (config.getoption("log_cli_level", None) or config.getini("log_cli"))
 
 
 def _end_open_line(reporter: Any) -> None:
@@ -266,3 +284,49 @@ def rows_progress(
     live = live_totals(items)
     judged = judged_tests(items, state.thresholds.settings)
     return RowsProgress(shown, live, judged) if live or judged else None
+
+
+def _no_count(rows: int) -> None:
+    """Rows counted for no progress (a run without bulk items)."""
+
+
+@dataclass
+class BulkProgress:
+    """The progress of the rows of the selected bulk items in one process (``lines``),
+    told when each item starts and ends (``running``) and, while it runs, as its rows
+    finish (``count``)."""
+
+    lines: RateProgress
+    items: int  # the selected bulk items
+
+    @property
+    def count(self) -> Callable[[int], None]:
+        """What an item calls with the number of rows just finished."""
+        return self.lines.count
+
+    @contextlib.contextmanager
+    def running(self, rows: int) -> Iterator[None]:
+        """An item of ``rows`` rows runs: its seconds count toward the rate; when it ends,
+        however it ends, its rows are done (the rows it could not run, errors in its
+        report, included) and an in-place line is ended before pytest reports the item."""
+        lines = self.lines
+        if not lines.started:
+            lines.start(f"{lines.total} row(s) in {self.items} bulk item(s)")
+        first = lines.done
+        lines.resume()
+        try:
+            yield
+        finally:
+            lines.pause(first + rows)
+
+
+def bulk_progress(items: Sequence[pytest.Item], shown: Display, share: int) -> BulkProgress | None:
+    """The progress of the selected bulk items' rows (``share``: the processes that run
+    them, xdist's workers); ``None`` without bulk items."""
+    sizes = [batch.size for batch in map(batch_param, items) if batch is not None]
+    if not sum(sizes):
+        return None
+    lines = RateProgress(
+        shown.write, shown.in_place, sum(sizes), shown.prefix, "bulk rows", "rows", share
+    )
+    return BulkProgress(lines, len(sizes))

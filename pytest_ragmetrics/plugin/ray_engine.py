@@ -49,7 +49,7 @@ import sys
 import urllib.parse
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -424,25 +424,40 @@ def _shared_here(shared: Any) -> tuple[RowSource, DatasetIndex]:
     return _HERE[key]
 
 
-def run_rows(config: pytest.Config, job: RowJob, params: Sequence[RowParam]) -> list[RowRun]:
+def run_rows(
+    config: pytest.Config,
+    job: RowJob,
+    params: Sequence[RowParam],
+    count: Callable[[int], None] = lambda rows: None,
+) -> list[RowRun]:
     """Each row of ``params``, read by the pytest process, run on Ray, in order (see
     ``_run_on_ray``)."""
-    return _run_on_ray(config, job, params, None)
+    return _run_on_ray(config, job, params, None, count)
 
 
-def run_batch(config: pytest.Config, job: RowJob, batch: BatchParam) -> list[RowRun]:
+def run_batch(
+    config: pytest.Config,
+    job: RowJob,
+    batch: BatchParam,
+    count: Callable[[int], None] = lambda rows: None,
+) -> list[RowRun]:
     """Each row of ``batch`` run on Ray, in order, its tasks reading the rows themselves
     (``reads_on_workers``): the pytest process holds each row as the dataset's index
     knows it (id, line, position), what a failed batch's message names. A row lost on
     Ray is read here, so that its error shows its fields as a row read here would."""
-    return _run_on_ray(config, job, batch.unread(), batch)
+    return _run_on_ray(config, job, batch.unread(), batch, count)
 
 
 def _run_on_ray(
-    config: pytest.Config, job: RowJob, params: Sequence[RowParam], batch: BatchParam | None
+    config: pytest.Config,
+    job: RowJob,
+    params: Sequence[RowParam],
+    batch: BatchParam | None,
+    count: Callable[[int], None],
 ) -> list[RowRun]:
     """Each row of ``params`` run on Ray, in order; with ``batch``, the tasks read the
-    rows, ``params`` naming them only. The rows of a task that failed on every
+    rows, ``params`` naming them only. ``count`` is told of each task's rows as they come
+    back (the progress of bulk rows). The rows of a task that failed on every
     attempt (a row that kills its worker, or makes the task fail) are run again one row a
     task, so that only the row at fault is lost. A row that did not come back (its own
     task failed on every attempt, or Ray could not be reached, or the test's arguments or
@@ -464,10 +479,10 @@ def _run_on_ray(
     everything = list(enumerate(params))
     # One block a task, of at most ROWS_PER_TASK rows: a task that fails for good loses no
     # more, and its rows are then run one a task.
-    back, why = _score(ray, work, everything, -(-len(everything) // ROWS_PER_TASK))
+    back, why = _score(ray, work, everything, -(-len(everything) // ROWS_PER_TASK), count)
     missing = [(i, param) for i, param in everything if i not in back]
     if missing:
-        alone, why = _score(ray, work, missing, len(missing))
+        alone, why = _score(ray, work, missing, len(missing), count)
         back.update(alone)
     lost = [param for i, param in everything if i not in back]
     lost_runs = iter(_lost_rows(job, lost, batch, why))
@@ -490,11 +505,16 @@ def _lost_rows(
 
 
 def _score(
-    ray: Any, work: WorkerJob, indexed: Sequence[tuple[int, RowParam]], blocks: int
+    ray: Any,
+    work: WorkerJob,
+    indexed: Sequence[tuple[int, RowParam]],
+    blocks: int,
+    count: Callable[[int], None],
 ) -> tuple[dict[int, tuple[RowPayload, str | None]], str]:
     """The rows of ``indexed`` scored by ``score_rows`` in ``blocks`` tasks: what came
-    back (payload and message by index), and why the others did not. A task is given
-    its rows, or their positions when it reads them itself."""
+    back (payload and message by index, ``count`` told as each task's rows come), and
+    why the others did not. A task is given its rows, or their positions when it reads
+    them itself."""
     if work.rows is None:
         items = [{"i": i, "param": pickle.dumps(param)} for i, param in indexed]
     else:
@@ -517,6 +537,7 @@ def _score(
                 back[int(i)] = came
             if stop is not None:
                 break
+            count(len(batch["i"]))
     except Exception as error:  # Ray stopped the whole run: each row not back errors
         why = f"the Ray engine lost this row: {type(error).__name__}: {_first_line(error)}"
     if stop is not None:

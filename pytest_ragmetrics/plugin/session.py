@@ -54,13 +54,13 @@ from pytest_ragmetrics.plugin.state import (
     eval_of,
 )
 from pytest_ragmetrics.printable import printable_line
-from pytest_ragmetrics.results.summary import EvalInfo, Gathered, carried_payloads
+from pytest_ragmetrics.results.summary import EvalInfo, Gathered, carried_payloads, carries_batch
 
 # What runs rows, finishes a run and reports it is imported when it is needed: importing
 # the plugin, which every pytest run does, needs none of it.
 if TYPE_CHECKING:
     from pytest_ragmetrics.plugin.finish import Finished
-    from pytest_ragmetrics.plugin.progress import Display, RowsProgress
+    from pytest_ragmetrics.plugin.progress import BulkProgress, Display, RowsProgress
     from pytest_ragmetrics.reports.model import ReportModel
     from pytest_ragmetrics.reports.write import Unwritten
     from pytest_ragmetrics.results.history import History, RunRecord
@@ -127,6 +127,7 @@ class RunSession:
         self.expected_gates = 0  # counted in the progress line before the rows ran
         self.checked = False  # the configuration was checked before the rows ran
         self.rows_progress: RowsProgress | None = None  # in each process that runs rows
+        self.bulk_progress: BulkProgress | None = None  # there too, with bulk items
         # --ragmetrics-history (controller): the history as found, then what this run did.
         self.history: History | None = None
         self.history_records: tuple[RunRecord, ...] = ()
@@ -224,10 +225,13 @@ class RunSession:
         collection_failed = session.testsfailed and not config.option.continue_on_collection_errors
         if not session.items or config.option.collectonly or collection_failed:
             return
-        from pytest_ragmetrics.plugin.progress import display, rows_progress
+        from pytest_ragmetrics.plugin.progress import bulk_progress, display, rows_progress
 
         shown = display(config)
         self.rows_progress = rows_progress(session.items, self.state, shown)
+        given = workerinput(config)
+        share = int(given.get("workercount", 1)) if given else 1
+        self.bulk_progress = bulk_progress(session.items, shown, share)
         try:
             if self.rows_progress is not None:  # live outputs or verdicts: kept in the cache
                 ready_cache_dir(self.state.options.cache_dir)
@@ -293,6 +297,9 @@ class RunSession:
         if self.rows_progress is not None:
             self.rows_progress.end(self.state)
             self.rows_progress = None
+        if self.bulk_progress is not None:
+            self.bulk_progress.lines.finish()  # unless the last item's rows wrote it
+            self.bulk_progress = None
 
     def attach_payload(
         self, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
@@ -300,13 +307,18 @@ class RunSession:
         attach_payload(item, call, report)
 
     def run_batch(self, item: pytest.Function) -> bool | None:
-        """Run a bulk item's rows (``plugin.bulk``); ``None``, for pytest to run it, for
-        any other test."""
-        if batch_param(item) is None:
+        """Run a bulk item's rows (``plugin.bulk``), counting them in the progress of bulk
+        rows; ``None``, for pytest to run it, for any other test."""
+        batch = batch_param(item)
+        if batch is None:
             return None
         from pytest_ragmetrics.plugin.bulk import run_batch
 
-        return run_batch(item)
+        progress = self.bulk_progress
+        if progress is None:  # no progress was prepared (nothing was to run)
+            return run_batch(item)
+        with progress.running(batch.size):
+            return run_batch(item, progress.count)
 
     def hand_over_stats(self) -> None:
         """Keep this process's embedding statistics (a worker sends them to the controller)."""
@@ -342,6 +354,12 @@ class RunSession:
             # pytest keeps every report to the end (the terminal's statistics): drop the
             # wire form, read now, so a row's record is held once, not twice.
             delattr(report, PAYLOAD_ATTR)
+            if carries_batch(payload):
+                # A bulk item's rows' records live to the end of the run: kept from the
+                # collector, whose full collections would otherwise walk every record
+                # gathered so far, again and again (half the CPU of a run of 200,000 bulk
+                # rows, docs/performance.md). Young garbage goes first, not frozen with them.
+                self.freezer.hold(young_garbage=True)
 
     def start_loop(self, session: pytest.Session) -> None:
         """Without xdist the items are known before any row runs: refuse configuration

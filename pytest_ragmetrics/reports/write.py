@@ -105,7 +105,10 @@ def write_reports(
     if html_path is not None:
         from pytest_ragmetrics.reports.html import render_html
 
-        page = render_html(model)
+        records = None
+        if json_path is not None:  # every row is there; the page may show a sample
+            records = Path(os.path.relpath(json_path, html_path.parent)).as_posix()
+        page = render_html(model, records)
         attempt("--ragmetrics-html", shown(html_path), lambda: write_atomic(html_path, page))
     github = os.environ.get(GITHUB_SUMMARY_ENV)
     if not model.evals or (md_path is None and not github):

@@ -384,6 +384,13 @@ def carried_payloads(payload: object) -> tuple[Payload, ...]:
     return payloads_from_dict(payload)
 
 
+def carries_batch(payload: object) -> bool:
+    """Whether a report's payload is a bulk item's rows, as itself or its wire form."""
+    if isinstance(payload, Mapping):
+        return payload.get("kind") == BATCH_KIND
+    return isinstance(payload, BatchPayload)
+
+
 def merge_details(details: dict[str, Any], new: Mapping[str, Any]) -> None:
     """Add ``new`` row details to ``details``, the same whichever arrives first: a detail
     under a metric's name that declares how its details merge (``MetricInfo.merge``: the
@@ -452,6 +459,30 @@ class RowResult:
     def ran(self) -> bool:
         """True when some test ran the row (a skip counts only if the row was bad)."""
         return bool(self.tests)
+
+    @classmethod
+    def first(cls, payload: RowPayload, shown: bool = True) -> RowResult:
+        """The row as the first test that ran it sent it: what ``merge`` makes of one
+        payload on a new row, built at once (most rows have one test, and this runs for
+        every row of the run)."""
+        unjudged = payload.values.get(UNJUDGED) == 1.0
+        counted = not payload.skipped or payload.error or unjudged
+        return cls(
+            payload.row,
+            payload.index,
+            dict(payload.values),
+            {name: dict(parts) for name, parts in payload.breakdowns.items()},
+            dict(payload.evidence) if shown else {},
+            dict(payload.details),
+            [payload.error] if payload.error else [],
+            _with_test(frozenset(), payload.test) if counted else frozenset(),
+            dict(payload.fields) if shown else {},
+            dict(payload.output) if payload.output is not None else None,
+            payload.inputs or "",
+            None if payload.citations is None else _census(tuple(payload.citations.items())),
+            _with_test(frozenset(), payload.test) if payload.failed else frozenset(),
+            payload.session or None,
+        )
 
     def merge(self, payload: RowPayload, shown: bool = True) -> None:
         """Add what one test sent for the row; its evidence and shown fields only when
@@ -756,8 +787,9 @@ class Gathered:
             return
         row = by_id.get(payload.row)
         if row is None:
-            row = by_id[payload.row] = RowResult(payload.row, payload.index)
-        row.merge(payload, self.shown)
+            by_id[payload.row] = RowResult.first(payload, self.shown)
+        else:
+            row.merge(payload, self.shown)
         if payload.uncalled is not None:
             uses = self.uses.setdefault(info.label, {})
             use = uses.get(payload.test)

@@ -72,3 +72,27 @@ def test_a_run_lets_go_of_its_rows_results_when_it_ends(project: Project) -> Non
     gc.collect()
     ids = {row["id"] for row in ROWS}
     assert [o for o in gc.get_objects() if type(o) is RowResult and o.id in ids] == []
+
+
+BULK_TEST = """
+import gc
+import pytest
+
+from pytest_ragmetrics.results.summary import RowResult
+
+pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", mode="bulk", batch_size=1)
+
+
+def test_answers(row):
+    # The records of the items before this one were gathered by now: frozen, the
+    # collector's walks never meet them (gc.get_objects leaves the frozen out).
+    walked = [o.id for o in gc.get_objects() if type(o) is RowResult]
+    assert walked == [], walked
+"""
+
+
+def test_a_bulk_items_records_are_frozen_once_gathered(project: Project) -> None:
+    project.write("thresholds.toml", "")
+    project.write("test_eval.py", BULK_TEST)
+    project.run().assert_outcomes(passed=len(ROWS))
+    assert gc.get_freeze_count() == 0

@@ -603,3 +603,29 @@ def test_every_format_is_read_by_the_tasks_as_locally(local_ray: None, project: 
         assert ray_report["evals"][0]["errors"] == 1, name
         assert on_ray.ret == local.ret == pytest.ExitCode.TESTS_FAILED
         on_ray.stdout.fnmatch_lines([bad_row])
+
+
+def test_the_progress_of_bulk_rows_on_ray_reaches_the_local_engines_total(
+    local_ray: None, project: Project
+) -> None:
+    """The local engine's run of the same eval is the reference: the same first line and
+    the same total. On Ray the rows are counted as each task's come back: a batch of 16
+    (one task) at once, so the tenths crossed are those at 16 and 32 of 40."""
+    project.write("data/rows.jsonl", jsonl(MANY))
+    project.write("test_eval.py", EVAL.replace(", overlap):", "):").replace("; overlap(row)", ""))
+    project.write("thresholds.toml", "")
+    local = project.run("--ragmetrics-mode=bulk")
+    on_ray = project.run("--ragmetrics-engine=ray")
+    local.assert_outcomes(passed=3)
+    on_ray.assert_outcomes(passed=3)
+    local_lines, ray_lines = (
+        [line for line in run.outlines if line.startswith("ragmetrics: bulk rows: ")]
+        for run in (local, on_ray)
+    )
+    assert ray_lines[0] == local_lines[0] == "ragmetrics: bulk rows: 40 row(s) in 3 bulk item(s)"
+    assert [line.split(",")[0] for line in ray_lines[1:-1]] == [
+        "ragmetrics: bulk rows: 16/40 (40%)",
+        "ragmetrics: bulk rows: 32/40 (80%)",
+    ]
+    assert ray_lines[-1].split(" in ")[0] == local_lines[-1].split(" in ")[0]
+    assert ray_lines[-1].startswith("ragmetrics: bulk rows: 40/40 (100%) in ")

@@ -82,7 +82,9 @@ def _notes(entries: Sequence[Entry]) -> list[str]:
     return ["<h3>Notes of the metrics</h3>", *blocks] if blocks else []
 
 
-def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
+def _eval_section(
+    index: int, name: str, entries: Sequence[Entry], records: str | None = None
+) -> str:
     first = entries[0]
     ids = [anchors(index, s, entry) for s, entry in enumerate(entries)]
     dataset_errors = [error for entry in entries for error in entry.dataset_errors]
@@ -116,7 +118,7 @@ def _eval_section(index: int, name: str, entries: Sequence[Entry]) -> str:
         *_notes(entries),
         *signatures(entries),
         "<h3>Rows</h3>",
-        *(rows_list(index, s, entry) for s, entry in enumerate(entries)),
+        *(rows_list(index, s, entry, records) for s, entry in enumerate(entries)),
         "</section>",
     ]
     return "\n".join(part for part in parts if part)
@@ -156,9 +158,11 @@ def _header(model: ReportModel, groups: Mapping[str, Sequence[Entry]]) -> str:
     )
 
 
-def render_html(report: ReportModel | Mapping[str, Any]) -> str:
+def render_html(report: ReportModel | Mapping[str, Any], records: str | None = None) -> str:
     """The whole page for the report model (or a JSON report document read into it);
-    entries of one eval (same ``name``) are its systems, in document order."""
+    entries of one eval (same ``name``) are its systems, in document order. ``records``:
+    the run's JSON report, as a link from the page's folder, which a table of a large
+    system points to for the rows it leaves out (``rows.shown_rows``)."""
     model = model_of(report)
     groups: dict[str, list[Entry]] = {}
     for entry in model.evals:
@@ -173,7 +177,10 @@ def render_html(report: ReportModel | Mapping[str, Any]) -> str:
             f"<title>pytest-ragmetrics: {escape(run_verdict(_all_entries(groups))[0])}</title>",
             f"<style>{STYLE}{projection_style()}</style></head><body>",
             _header(model, groups),
-            *(_eval_section(i, name, entries) for i, (name, entries) in enumerate(groups.items())),
+            *(
+                _eval_section(i, name, entries, records)
+                for i, (name, entries) in enumerate(groups.items())
+            ),
             trends_section(model),
             f"<script>{SCRIPT}</script>",
             "</body></html>",

@@ -11,8 +11,11 @@ order, every one of them shown.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from pytest_ragmetrics.reports.columns import NOT_COMPUTED, Entry, number
 from pytest_ragmetrics.reports.html.markup import Html, escape, scrolling, table
@@ -22,6 +25,13 @@ from pytest_ragmetrics.reports.model import RowView
 from pytest_ragmetrics.reports.presentation import distribution_metrics, not_row_values
 
 STATUSES = ("passed", "failed", "error")
+# A system's table shows every row up to SHOWN_ROWS. A larger one shows its errored and
+# failed rows (errored first, at most SHOWN_PROBLEMS of them) and a random sample of the
+# others to fill it, in dataset order: a page of a million rows' drill-downs is more than
+# a browser opens. Every row stays in the JSON report (docs/reports.md).
+SHOWN_ROWS = 1000
+SHOWN_PROBLEMS = 750
+SAMPLE_SEED = 0
 
 
 def row_status(row: RowView) -> str:
@@ -41,11 +51,52 @@ def row_metrics(rows: Sequence[RowView]) -> list[str]:
     return [*main, *sorted(names - set(main))]
 
 
+@dataclass(frozen=True)
+class ShownRows:
+    """The rows of a system's table: their positions among its rows, in dataset order,
+    and how many errored and failed rows and how many others there are and were shown."""
+
+    positions: tuple[int, ...]
+    total: int
+    problems: int = 0
+    problems_shown: int = 0
+    sampled: int = 0
+
+    @property
+    def every_row(self) -> bool:
+        return len(self.positions) == self.total
+
+
+def shown_rows(rows: Sequence[RowView]) -> ShownRows:
+    """Every row when there are at most ``SHOWN_ROWS``; else the errored rows, then the
+    failed ones, up to ``SHOWN_PROBLEMS``, and a sample of the others (``random.Random``
+    seeded with ``SAMPLE_SEED``, so the same run shows the same rows) filling the table."""
+    total = len(rows)
+    if total <= SHOWN_ROWS:
+        return ShownRows(tuple(range(total)), total)
+    statuses = [row_status(row) for row in rows]
+    errored = [p for p, status in enumerate(statuses) if status == "error"]
+    failed = [p for p, status in enumerate(statuses) if status == "failed"]
+    problems = [*errored, *failed][:SHOWN_PROBLEMS]
+    others = [p for p, status in enumerate(statuses) if status not in ("error", "failed")]
+    room = min(SHOWN_ROWS - len(problems), len(others))
+    sample = random.Random(SAMPLE_SEED).sample(others, room)
+    return ShownRows(
+        tuple(sorted([*problems, *sample])),
+        total,
+        len(errored) + len(failed),
+        len(problems),
+        room,
+    )
+
+
 def anchors(index: int, system: int, entry: Entry) -> dict[str, str]:
-    """Row id -> the id of its drill-down; built from positions, so any row id is safe."""
+    """Row id -> the id of its drill-down, for the rows the table shows (a link to another
+    row's id is its plain text); built from positions, so any row id is safe."""
+    rows = entry.rows or ()
     found: dict[str, str] = {}
-    for r, row in enumerate(entry.rows or ()):
-        found.setdefault(str(row.id), f"row-{index}-{system}-{r}")
+    for r in shown_rows(rows).positions:
+        found.setdefault(str(rows[r].id), f"row-{index}-{system}-{r}")
     return found
 
 
@@ -175,12 +226,17 @@ def _controls(rows: Sequence[RowView]) -> str:
     )
 
 
-def rows_list(index: int, system: int, entry: Entry) -> str:
-    """A system's rows: heading, controls and the table of rows with their drill-downs."""
+def rows_list(index: int, system: int, entry: Entry, records: str | None = None) -> str:
+    """A system's rows: heading, controls and the table of rows with their drill-downs;
+    for a system of more than ``SHOWN_ROWS`` rows, those ``shown_rows`` picks, under a
+    line that says which and where every row is (``records``: the JSON report's path
+    from the page's folder, when the run wrote one)."""
     rows = list(entry.rows or ())
     heading = f"<h4>{escape(system_name(entry))} ({len(rows)} rows)</h4>"
     if not rows:
         return heading
+    shown = shown_rows(rows)
+    picked = [rows[r] for r in shown.positions]
     metrics = row_metrics(rows)
     head = "".join(
         [
@@ -189,7 +245,32 @@ def rows_list(index: int, system: int, entry: Entry) -> str:
         ]
     )
     bodies = "".join(
-        _row(f"row-{index}-{system}-{r}", r, row, metrics) for r, row in enumerate(rows)
+        _row(f"row-{index}-{system}-{r}", r, rows[r], metrics) for r in shown.positions
     )
     found = scrolling(f'<table class="rows num"><thead><tr>{head}</tr></thead>{bodies}</table>')
-    return f'<div class="rows-list">{heading}{_controls(rows)}{found}</div>'
+    note = "" if shown.every_row else _sampled_note(shown, records)
+    return f'<div class="rows-list">{heading}{note}{_controls(picked)}{found}</div>'
+
+
+def _sampled_note(shown: ShownRows, records: str | None) -> str:
+    """What a table of a large system shows, and where the rest is."""
+    others = shown.total - shown.problems
+    sample = f"a random sample of {shown.sampled:,} of the {others:,} other rows"
+    if not shown.problems:
+        picked = f"no row errored or failed; {sample}"
+    elif shown.problems_shown == shown.problems:
+        picked = f"all {shown.problems:,} errored and failed rows, and {sample}"
+    else:
+        picked = (
+            f"the first {shown.problems_shown:,} of the {shown.problems:,} errored and failed "
+            f"rows (errored first), and {sample}"
+        )
+    where = (
+        f'<a href="{escape(quote(records))}">the JSON report</a>'
+        if records is not None
+        else "the JSON report (--ragmetrics-json=FILE)"
+    )
+    return (
+        f'<p class="muted">Showing {len(shown.positions):,} of {shown.total:,} rows: '
+        f"{picked} (seed {SAMPLE_SEED}). Every row is in {where}.</p>"
+    )

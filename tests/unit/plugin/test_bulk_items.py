@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from helpers.items import FakeItem
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import DatasetError, Problem, Row
 from pytest_ragmetrics.plugin.fixtures import session_texts
-from pytest_ragmetrics.plugin.progress import judged_tests, live_totals
+from pytest_ragmetrics.plugin.progress import Display, bulk_progress, judged_tests, live_totals
 from pytest_ragmetrics.plugin.state import (
     BatchParam,
     RowParam,
@@ -112,3 +113,38 @@ def test_a_batch_that_cannot_be_read_is_left_to_error_when_it_runs() -> None:
     assert session_texts([item], Settings()) == []
     assert live_totals([item]) == {}
     assert judged_tests([item], Settings()) == {}
+
+
+def test_the_progress_of_bulk_rows_counts_the_selected_batches_rows() -> None:
+    # Batches of 3 and 2 rows and a row test: 5 rows in 2 bulk items, none read for it.
+    read: list[Sequence[int]] = []
+    source = GivenRows(tuple(param(r, "x") for r in "abcde"), read=read)
+    items = [
+        FakeItem("t::f[rows-1-3]", ["row", "f1"], {"row": BatchParam(INFO, source, [0, 1, 2], 1)}),
+        FakeItem("t::f[rows-4-5]", ["row", "f1"], {"row": BatchParam(INFO, source, [3, 4], 4)}),
+        FakeItem("t::g[a]", ["row", "f1"], {"row": param("a", "x")}),
+    ]
+    written: list[str] = []
+    progress = bulk_progress(items, Display(written.append, tty=False), share=1)
+    assert progress is not None
+    assert (progress.lines.total, progress.items, read) == (5, 2, [])
+    # The first item counts one row, then stops short: its 3 rows are done when it ends.
+
+    def stops_short() -> None:
+        with progress.running(3):
+            progress.count(1)
+            raise RuntimeError("the item stopped")
+
+    with pytest.raises(RuntimeError):
+        stops_short()
+    assert progress.lines.done == 3
+    with progress.running(2):
+        progress.count(2)
+    assert written[0] == "ragmetrics: bulk rows: 5 row(s) in 2 bulk item(s)\n"
+    assert written[-1].startswith("ragmetrics: bulk rows: 5/5 (100%) in ")
+    assert progress.lines.finished
+
+
+def test_without_bulk_items_there_is_no_progress_of_bulk_rows() -> None:
+    items = [FakeItem("t::g[a]", ["row", "f1"], {"row": param("a", "x")}), FakeItem("t::p", [])]
+    assert bulk_progress(items, Display(print, tty=True), share=1) is None

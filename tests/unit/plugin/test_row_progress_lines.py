@@ -19,6 +19,7 @@ from pytest_ragmetrics.live.cache import OutputCache
 from pytest_ragmetrics.plugin.progress import (
     Display,
     RowsProgress,
+    _nothing_else_writes,
     judged_tests,
     live_totals,
 )
@@ -112,3 +113,25 @@ def test_the_judges_progress_counts_judged_tests_and_reports_verdicts() -> None:
         "[gw1] ragmetrics: LLM judge: 2/2 judged test(s): 5 verdict(s), 3 asked, 1 from "
         "cache, 1 failed; 0.0 s waiting on the endpoint\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("capture", "log_cli_level", "log_cli", "in_place"),
+    [
+        ("fd", None, False, True),
+        ("sys", None, False, True),
+        ("no", None, False, False),  # -s: the test's prints reach the terminal
+        ("tee-sys", None, False, False),  # shown as well as captured
+        ("fd", "INFO", False, False),  # --log-cli-level: live logging
+        ("fd", None, True, False),  # log_cli = true
+    ],
+)
+def test_a_line_is_rewritten_in_place_only_where_nothing_else_writes(
+    capture: str, log_cli_level: str | None, log_cli: bool, in_place: bool
+) -> None:
+    options = {"capture": capture, "log_cli_level": log_cli_level}
+    config = SimpleNamespace(
+        getoption=lambda name, default=None: options.get(name, default),
+        getini=lambda name: {"log_cli": log_cli}[name],
+    )
+    assert _nothing_else_writes(cast(pytest.Config, config)) is in_place

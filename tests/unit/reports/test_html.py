@@ -12,6 +12,7 @@ import base64
 import copy
 import hashlib
 import html
+import random
 import re
 import statistics
 import subprocess
@@ -22,7 +23,7 @@ from typing import Any
 import pytest
 
 from pytest_ragmetrics.reports.columns import ms
-from pytest_ragmetrics.reports.document import entries
+from pytest_ragmetrics.reports.document import entries, model_of
 from pytest_ragmetrics.reports.html import pareto_optimal, render_html
 from pytest_ragmetrics.reports.html.markup import without_empty_columns
 from pytest_ragmetrics.reports.html.numbers import formatted, metric_kind
@@ -32,7 +33,9 @@ from pytest_ragmetrics.reports.html.plots import (
     distribution_series,
     ecdf,
 )
+from pytest_ragmetrics.reports.html.rows import SAMPLE_SEED, SHOWN_PROBLEMS, SHOWN_ROWS, anchors
 from pytest_ragmetrics.reports.html.script import SCRIPT as PAGE_SCRIPT
+from pytest_ragmetrics.reports.html.tables import link
 
 STUDY = "evals/test_study.py"
 SINGLE = "evals/test_single.py"
@@ -818,3 +821,97 @@ def test_a_document_without_row_status_still_colours_errors() -> None:
     statuses = [status for _, status, *_ in ROW_BODY.findall(section(render_html(document), 0))]
     assert statuses.count("error") == 1  # config_b's st-01 has an error
     assert statuses.count("failed") == 0  # nothing says a test failed
+
+
+# -- the table of a large system: problem rows and a seeded sample ------------------------
+
+
+def large_document(total: int, errored: set[int], failed: set[int]) -> dict[str, Any]:
+    """The study's report with its single-system eval grown to ``total`` rows; the rows at
+    ``errored`` and ``failed`` ended so."""
+    study = study_document()
+    entry = _single_entry()
+    rows = []
+    for i in range(total):
+        status = "error" if i in errored else "failed" if i in failed else "passed"
+        rows.append(
+            {
+                "id": f"q{i}",
+                "system": None,
+                "question": f"Question {i}?",
+                "answer": f"Answer {i}.",
+                "metrics": {"f1": 1.0 if status == "passed" else 0.0},
+                "errors": [f"rows.jsonl:{i + 1}: bad row"] if status == "error" else [],
+                "evidence": {},
+                "status": status,
+                "failed_tests": ["evals/test_single.py::test_x"] if status == "failed" else [],
+            }
+        )
+    entry.update(rows=rows, n=total, dataset_rows=total)
+    # A gate whose message names a row that may or may not be on the page.
+    entry["gates"] = [_gate("f1.mean", ">= 0.5", "passed", 0.9, 0.5)]
+    study["evals"] = [*study["evals"][:3], entry]
+    return study
+
+
+def shown_ids(page: str) -> list[int]:
+    """The ids of the rows the single-system eval's table shows, in page order."""
+    table = page.split('<section id="eval-1">')[1]
+    return [int(found) for found in re.findall(r"<tr class=\"line\"><td>q(\d+)</td>", table)]
+
+
+def test_a_table_of_at_most_the_limit_shows_every_row_and_no_note() -> None:
+    page = render_html(large_document(SHOWN_ROWS, {3}, {5}), "report.json")
+    assert shown_ids(page) == list(range(SHOWN_ROWS))
+    assert "Showing" not in page
+
+
+def test_a_larger_table_shows_every_problem_row_and_a_seeded_sample_of_the_others() -> None:
+    total, errored, failed = 5000, {10, 4000}, {7, 11, 4999}
+    page = render_html(large_document(total, errored, failed), "out/report.json")
+    shown = shown_ids(page)
+    assert len(shown) == SHOWN_ROWS
+    assert shown == sorted(shown)  # in dataset order
+    assert errored | failed <= set(shown)
+    others = [i for i in range(total) if i not in errored | failed]
+    sample = random.Random(SAMPLE_SEED).sample(others, SHOWN_ROWS - 5)
+    assert set(shown) == errored | failed | set(sample)
+    assert (
+        "Showing 1,000 of 5,000 rows: all 5 errored and failed rows, and a random sample "
+        "of 995 of the 4,995 other rows (seed 0). Every row is in "
+        '<a href="out/report.json">the JSON report</a>.'
+    ) in page
+    assert page == render_html(large_document(total, errored, failed), "out/report.json")
+
+
+def test_problem_rows_beyond_their_share_are_cut_errored_first() -> None:
+    total = 3000
+    errored = set(range(2000, 2000 + 500))
+    failed = set(range(0, 400))
+    page = render_html(large_document(total, errored, failed))
+    shown = set(shown_ids(page))
+    assert errored <= shown  # every errored row, then the first failed ones
+    assert set(range(SHOWN_PROBLEMS - len(errored))) <= shown
+    assert not shown & set(range(SHOWN_PROBLEMS - len(errored), 400))
+    assert len(shown) == SHOWN_ROWS
+    assert (
+        "the first 750 of the 900 errored and failed rows (errored first), and a random "
+        "sample of 250 of the 2,100 other rows (seed 0). Every row is in the JSON report "
+        "(--ragmetrics-json=FILE)."
+    ) in page
+
+
+def test_a_large_table_with_no_problem_row_says_so() -> None:
+    page = render_html(large_document(1500, set(), set()))
+    assert "Showing 1,000 of 1,500 rows: no row errored or failed; a random sample" in page
+
+
+def test_only_the_rows_on_the_page_have_an_anchor_and_a_link_to_another_is_its_id() -> None:
+    study = large_document(5000, {4000}, set())
+    on_page = shown_ids(render_html(study))
+    (entry,) = [e for e in model_of(study).evals if e.name == SINGLE]
+    found = anchors(1, 0, entry)
+    assert set(found) == {f"q{i}" for i in on_page}
+    assert link("q4000", found).startswith('<a href="#row-1-0-4000">')  # errored: shown
+    off = next(i for i in range(5000) if i not in on_page)
+    assert link(f"q{off}", found) == f"q{off}"

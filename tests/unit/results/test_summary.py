@@ -327,3 +327,41 @@ def test_a_rows_details_from_two_tests_merge_as_their_metric_declares() -> None:
 def _declared(info: MetricInfo) -> contextlib.AbstractContextManager[None]:
     """The catalog of a run whose user code declared ``info``, in force for the block."""
     return catalog_in_force(Catalog([Declared(info, None, "conftest.py:1")]))
+
+
+PAYLOAD_FIELDS = st.fixed_dictionaries(
+    {
+        "values": st.dictionaries(
+            st.sampled_from(["em", "f1", "unjudged", "tokens"]),
+            st.sampled_from([0.0, 1.0, 0.5]),
+        ),
+        "breakdowns": st.dictionaries(
+            st.sampled_from(["tokens_by_stage"]),
+            st.dictionaries(st.sampled_from(["(unstaged)", "gen"]), st.just(3.0)),
+        ),
+        "error": st.sampled_from([None, "", "rows.jsonl:3: bad row"]),
+        "skipped": st.booleans(),
+        "failed": st.booleans(),
+        "evidence": st.dictionaries(st.sampled_from(["em", "f1"]), st.text(max_size=3)),
+        "details": st.dictionaries(st.sampled_from(["live", "other"]), st.just({"cached": True})),
+        "fields": st.dictionaries(st.sampled_from(["question", "answer"]), st.text(max_size=3)),
+        "output": st.one_of(st.none(), st.just({"answer": "a"})),
+        "inputs": st.sampled_from(["", "abc123"]),
+        "citations": st.one_of(st.none(), st.just({"cites": 1, "contexts": 2})),
+        "session": st.sampled_from([None, "", "s1"]),
+    }
+)
+
+
+@given(PAYLOAD_FIELDS, st.booleans())
+def test_a_rows_first_payload_makes_what_merging_it_into_a_new_row_makes(
+    fields: dict[str, Any], shown: bool
+) -> None:
+    """``RowResult.first`` is a shortcut for the first payload of a row: it must build
+    exactly what ``merge`` builds on an empty row, whatever the payload holds."""
+    from pytest_ragmetrics.results.summary import RowResult
+
+    payload = RowPayload(INFO, "r1", 0, **fields)
+    merged = RowResult("r1", 0)
+    merged.merge(payload, shown)
+    assert RowResult.first(payload, shown) == merged
