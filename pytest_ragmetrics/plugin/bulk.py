@@ -5,8 +5,9 @@ A bulk eval is parametrized over batches of rows (``plugin.state.BatchParam``) i
 one item per row, which saves pytest's per-item cost (about 1 ms and 18 KB of controller
 memory a row). A batch holds its rows' positions only: its item reads them from the
 dataset when it runs (``data.dataset.DatasetReader``), so no process holds a JSONL or
-Parquet dataset whole. The user's test function is unchanged: for each row the item does what a
-row test's fixtures would do (``plugin.fixtures.start_row``: a bad row fails or is
+Parquet dataset whole; on the Ray engine its tasks read them (``plugin.ray_engine``).
+The user's test function is unchanged: for each row the item does what a row test's
+fixtures would do (``plugin.fixtures.start_row``: a bad row fails or is
 skipped, a live row is answered), gives the test the row and fresh metric fixtures bound
 to that row's recorder, and every other argument as pytest set it up for the batch. How a
 row ended is classified by the rules of row mode (``plugin.recording``), and each row's
@@ -53,6 +54,15 @@ def run_batch(item: pytest.Item, count: Callable[[int], None] = lambda rows: Non
     batch = batch_param(item)
     if batch is None or not isinstance(item, pytest.Function):
         return None
+    # Live rows are answered by the systems of this process: they stay on the local engine.
+    on_ray = run_state(item.config).engine == "ray" and not batch.live
+    if on_ray:
+        from pytest_ragmetrics.plugin import ray_engine  # imports Ray when first used
+
+        if ray_engine.reads_on_workers(item.config, batch):  # the tasks read the rows
+            first = batch.source.unread(batch.info, batch.positions[:1])[0]
+            runs = ray_engine.run_batch(item.config, _job(item, first), batch, count)
+            return _finish(item, batch, runs)
     problem: str | None = None
     try:
         params = batch.read()
@@ -61,22 +71,30 @@ def run_batch(item: pytest.Item, count: Callable[[int], None] = lambda rows: Non
     if problem is not None:  # failed outside the except block: no chained traceback
         item.stash[BATCH_PAYLOADS_KEY] = unreadable(item, batch, problem)
         pytest.fail(f"{batch.label}: {problem}", pytrace=False)
-    argnames: Sequence[str] = item._fixtureinfo.argnames  # what pytest itself passes
-    job = RowJob(
-        item.obj,
-        {name: item.funcargs[name] for name in argnames if name != "row"},
-        tuple(own_metrics(item, argnames)),
-        PayloadContext.of_item(item, params[0]),
-        runxfail=bool(item.config.option.runxfail),
-    )
-    # Live rows are answered by the systems of this process: they stay on the local engine.
-    if run_state(item.config).engine == "ray" and not batch.live:
-        from pytest_ragmetrics.plugin import ray_engine  # imports Ray when first used
-
+    job = _job(item, params[0])
+    if on_ray:
         runs = ray_engine.run_rows(item.config, job, params, count)
     else:
         start, bind = _here(item)  # once for the item: its binders serve every row
         runs = [_counted(run_row(job, param, start, bind), count) for param in params]
+    return _finish(item, batch, runs)
+
+
+def _job(item: pytest.Function, first: RowParam) -> RowJob:
+    """What running each row of ``item`` takes besides the row (``first``: any row of its
+    batch, for the eval it belongs to)."""
+    argnames: Sequence[str] = item._fixtureinfo.argnames  # what pytest itself passes
+    return RowJob(
+        item.obj,
+        {name: item.funcargs[name] for name in argnames if name != "row"},
+        tuple(own_metrics(item, argnames)),
+        PayloadContext.of_item(item, first),
+        runxfail=bool(item.config.option.runxfail),
+    )
+
+
+def _finish(item: pytest.Item, batch: BatchParam, runs: Sequence[RowRun]) -> bool:
+    """Keep the rows' payloads for the item's report; fail it if a row failed or errored."""
     item.stash[BATCH_PAYLOADS_KEY] = [run.payload for run in runs]
     message = batch_failure(batch, runs)
     if message is not None:

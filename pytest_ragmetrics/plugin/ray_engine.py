@@ -13,6 +13,14 @@ in bulk mode and two things leave the pytest process (docs/scale.md):
   vectors read from the cache directory. Each row comes back as its payload (the
   ``RowPayload`` its own row test would have sent), so aggregates, gates, baselines and
   reports are those of the local engine.
+- **Reading.** The tasks read their own rows (``reads_on_workers``): the pytest process
+  sends the rows' positions, and the dataset's index with how a row is made a parameter
+  (``collect.RowSource``) travels once a run through the object store; each task reads
+  its positions with ``data.dataset.DatasetReader`` and makes them parameters as
+  ``collect.BatchRows.params`` does, so validation, a bad row's ``file:line`` and the ids
+  are the local engine's. Ray Data's own readers (``read_json``, ``read_parquet``) cannot
+  number a row by its line nor validate it so. The file must be at the same path on every
+  node; a worker that cannot read it errors its task's rows, naming the path and the node.
 
 The eval module is sent to the workers by value, and so are the metrics declared in user
 code that its test takes (``pytest_ragmetrics.metric``), with the modules declaring them:
@@ -32,6 +40,7 @@ local engine never imports it.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import pickle
@@ -39,8 +48,9 @@ import socket
 import sys
 import urllib.parse
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +58,14 @@ import numpy as np
 import pytest
 
 from pytest_ragmetrics.config.thresholds import Settings
-from pytest_ragmetrics.data.dataset import Row, RowError
+from pytest_ragmetrics.data.dataset import (
+    DatasetError,
+    DatasetIndex,
+    DatasetReader,
+    Row,
+    RowError,
+)
+from pytest_ragmetrics.data.formats import is_sql
 from pytest_ragmetrics.embeddings.cache import CacheReadError, read_vectors
 from pytest_ragmetrics.embeddings.model import (
     Embedder,
@@ -61,12 +78,13 @@ from pytest_ragmetrics.metrics.base import Embed, Texts
 from pytest_ragmetrics.metrics.catalog import Catalog, Declared, catalog_in_force
 from pytest_ragmetrics.metrics.custom import CustomMetric
 from pytest_ragmetrics.plugin.catalog import run_catalog
+from pytest_ragmetrics.plugin.collect import BatchRows, RowSource
 from pytest_ragmetrics.plugin.fixtures import MetricFixture, bound_metrics, check_row
 from pytest_ragmetrics.plugin.options import Options
 from pytest_ragmetrics.plugin.recording import Outcome, payload_for
 from pytest_ragmetrics.plugin.rows import RowJob, RowRun, run_row
-from pytest_ragmetrics.plugin.state import RowParam, RowRecorder, run_state
-from pytest_ragmetrics.results.summary import RowPayload
+from pytest_ragmetrics.plugin.state import BatchParam, RowParam, RowRecorder, run_state
+from pytest_ragmetrics.results.summary import EvalInfo, RowPayload
 
 RAY_ADDRESS_ENV = "RAY_ADDRESS"
 # Rows in one scoring task: enough to pay a task's overhead, few enough to spread a
@@ -74,6 +92,12 @@ RAY_ADDRESS_ENV = "RAY_ADDRESS"
 ROWS_PER_TASK = 256
 # Attempts of a task whose worker died before it gives up (Ray's own retry).
 TASK_RETRIES = 2
+# The most rows a task reading its own rows may have to read past before its first one
+# (from the nearest place a reader can start, ``DatasetIndex.resumes``): plain JSONL can
+# start every 1,024 rows, so any of its batches qualifies; a file that can only be read
+# from its start (compressed JSONL, CSV, Parquet in large row groups) would be read again
+# from its start by every task, and is read by the pytest process instead.
+READ_AHEAD = 4096
 
 
 class RayEngineError(EncodingError):
@@ -104,9 +128,14 @@ class StopRun:
 
 @dataclass(frozen=True)
 class RaySession:
-    """The Ray the run uses: ``started`` when this run started it (and stops it)."""
+    """The Ray the run uses: ``started`` when this run started it (and stops it).
+    ``on_workers``: for each dataset whose batches ran on Ray, whether its tasks read
+    its rows (``reads_on_workers``); ``shared``: for those, the object-store reference
+    of its index and row source, put there once a run."""
 
     started: bool
+    on_workers: dict[BatchRows, bool] = field(default_factory=dict)
+    shared: dict[BatchRows, Any] = field(default_factory=dict)
 
 
 NEEDS_RAY = (
@@ -299,20 +328,100 @@ class ChunkEncoderActor:
 
 
 @dataclass(frozen=True)
+class WorkerRows:
+    """How a task gets its rows when it reads them itself (``reads_on_workers``): the
+    dataset's ``(RowSource, DatasetIndex)`` in the object store, put once a run, and the
+    eval the rows are made parameters of. The task is given the rows' positions."""
+
+    shared: Any  # the ray.ObjectRef of (RowSource, DatasetIndex)
+    info: EvalInfo
+
+    def rows(self) -> BatchRows:
+        """The dataset's rows as ``collect.BatchRows`` reads them, with a reader of this
+        task's own (a reader holds an open file)."""
+        source, index = _shared_here(self.shared)
+        return BatchRows(source, DatasetReader(index))
+
+
+@dataclass(frozen=True)
 class WorkerJob:
     """What a scoring task gets: the rows' job, where the vectors are and under what model
     identity, and the test's metrics declared in user code (``declared``: the part of the
     run's catalog the worker builds its own from). A metric declared too late never gets
-    here: its test failed to collect (``fixtures.late_metrics``)."""
+    here: its test failed to collect (``fixtures.late_metrics``). ``rows``: where the task
+    reads its rows, or ``None`` when they come with it, read by the pytest process."""
 
     job: RowJob
     cache_dir: Path
     identity: str | None  # the embedding model's cache identity; None without embedding
     declared: tuple[Declared, ...] = ()
+    rows: WorkerRows | None = None
 
     def catalog(self) -> Catalog:
         """The catalog the worker scores the job's rows with."""
         return Catalog(self.declared)
+
+
+def reads_on_workers(config: pytest.Config, batch: BatchParam) -> bool:
+    """Whether the tasks read the batch's rows themselves: a file (not a SQL query, whose
+    rows come from a database the pytest process was given access to) that a reader can
+    start anywhere within ``READ_AHEAD`` rows. Decided once a dataset."""
+    decided = _ray_session(config).on_workers
+    rows = _batch_rows(batch)
+    if rows not in decided:
+        decided[rows] = workers_can_read(rows.reader.index)
+    return decided[rows]
+
+
+def workers_can_read(index: DatasetIndex) -> bool:
+    """Whether tasks can read the rows of ``index``'s dataset themselves: a file (a SQL
+    query's rows come from a database the pytest process was given access to) in which
+    no row is more than ``READ_AHEAD`` rows past a place a reader can start."""
+    if is_sql(index.path):
+        return False
+    starts = [resume.position for resume in index.resumes] + [len(index)]
+    return max(later - earlier for earlier, later in itertools.pairwise(starts)) <= READ_AHEAD
+
+
+def _batch_rows(batch: BatchParam) -> BatchRows:
+    rows = batch.source
+    assert isinstance(rows, BatchRows)  # the only kind collection makes
+    return rows
+
+
+def _ray_session(config: pytest.Config) -> RaySession:
+    """The run's ``RaySession``, Ray joined or started if it was not yet."""
+    session(config)
+    ray_session = run_state(config).ray
+    assert isinstance(ray_session, RaySession)  # what session() sets
+    return ray_session
+
+
+def _shared(ray: Any, config: pytest.Config, rows: BatchRows) -> Any:
+    """The object-store reference of the dataset's index and row source, put on first
+    use: one copy a run, which every task of every batch of the dataset reads."""
+    shared = _ray_session(config).shared
+    if rows not in shared:
+        shared[rows] = ray.put((rows.source, rows.reader.index))
+    return shared[rows]
+
+
+# The datasets this worker process took from the object store, by reference, the last
+# few: a worker that Ray gives many tasks of a run unpickles a dataset's index once.
+_HERE: OrderedDict[str, tuple[RowSource, DatasetIndex]] = OrderedDict()
+KEPT_HERE = 2
+
+
+def _shared_here(shared: Any) -> tuple[RowSource, DatasetIndex]:
+    import ray
+
+    key = shared.hex()
+    if key not in _HERE:
+        _HERE[key] = ray.get(shared)
+        while len(_HERE) > KEPT_HERE:
+            _HERE.popitem(last=False)
+    _HERE.move_to_end(key)
+    return _HERE[key]
 
 
 def run_rows(
@@ -321,8 +430,34 @@ def run_rows(
     params: Sequence[RowParam],
     count: Callable[[int], None] = lambda rows: None,
 ) -> list[RowRun]:
-    """Each row of ``params`` run on Ray, in order, ``count`` told of each task's rows as
-    they come back (the progress of bulk rows). The rows of a task that failed on every
+    """Each row of ``params``, read by the pytest process, run on Ray, in order (see
+    ``_run_on_ray``)."""
+    return _run_on_ray(config, job, params, None, count)
+
+
+def run_batch(
+    config: pytest.Config,
+    job: RowJob,
+    batch: BatchParam,
+    count: Callable[[int], None] = lambda rows: None,
+) -> list[RowRun]:
+    """Each row of ``batch`` run on Ray, in order, its tasks reading the rows themselves
+    (``reads_on_workers``): the pytest process holds each row as the dataset's index
+    knows it (id, line, position), what a failed batch's message names. A row lost on
+    Ray is read here, so that its error shows its fields as a row read here would."""
+    return _run_on_ray(config, job, batch.unread(), batch, count)
+
+
+def _run_on_ray(
+    config: pytest.Config,
+    job: RowJob,
+    params: Sequence[RowParam],
+    batch: BatchParam | None,
+    count: Callable[[int], None],
+) -> list[RowRun]:
+    """Each row of ``params`` run on Ray, in order; with ``batch``, the tasks read the
+    rows, ``params`` naming them only. ``count`` is told of each task's rows as they come
+    back (the progress of bulk rows). The rows of a task that failed on every
     attempt (a row that kills its worker, or makes the task fail) are run again one row a
     task, so that only the row at fault is lost. A row that did not come back (its own
     task failed on every attempt, or Ray could not be reached, or the test's arguments or
@@ -331,13 +466,16 @@ def run_rows(
     try:
         ray = session(config)
     except RayEngineError as error:
-        return [_lost(job, param, str(error)) for param in params]
+        return _lost_rows(job, params, batch, str(error))
     declared = _user_metrics(config, job)
     _send_by_value(ray, job, declared)
     unsendable = _unpicklable(ray, job) or _unpicklable_metric(ray, declared)
     if unsendable is not None:
-        return [_lost(job, param, unsendable) for param in params]
-    work = WorkerJob(job, *_vectors_at(config, job), declared)
+        return _lost_rows(job, params, batch, unsendable)
+    rows = None
+    if batch is not None:
+        rows = WorkerRows(_shared(ray, config, _batch_rows(batch)), batch.info)
+    work = WorkerJob(job, *_vectors_at(config, job), declared, rows)
     everything = list(enumerate(params))
     # One block a task, of at most ROWS_PER_TASK rows: a task that fails for good loses no
     # more, and its rows are then run one a task.
@@ -346,10 +484,24 @@ def run_rows(
     if missing:
         alone, why = _score(ray, work, missing, len(missing), count)
         back.update(alone)
-    return [
-        RowRun(param, *back[i]) if i in back else _lost(job, param, why)
-        for i, param in enumerate(params)
-    ]
+    lost = [param for i, param in everything if i not in back]
+    lost_runs = iter(_lost_rows(job, lost, batch, why))
+    return [RowRun(param, *back[i]) if i in back else next(lost_runs) for i, param in everything]
+
+
+def _lost_rows(
+    job: RowJob, params: Sequence[RowParam], batch: BatchParam | None, why: str
+) -> list[RowRun]:
+    """Each row of ``params`` lost, saying ``why``; rows the tasks were to read are read
+    here first (as the index knows them if they cannot be), so that the error of a lost
+    row shows its fields on either path."""
+    if batch is not None and params:
+        positions = [param.row.index for param in params]
+        # Unreadable here too: the rows as the index knows them, their error saying why
+        # they were lost.
+        with contextlib.suppress(DatasetError):
+            params = batch.source.params(batch.info, positions)
+    return [_lost(job, param, why) for param in params]
 
 
 def _score(
@@ -361,8 +513,12 @@ def _score(
 ) -> tuple[dict[int, tuple[RowPayload, str | None]], str]:
     """The rows of ``indexed`` scored by ``score_rows`` in ``blocks`` tasks: what came
     back (payload and message by index, ``count`` told as each task's rows come), and
-    why the others did not."""
-    items = [{"i": i, "param": pickle.dumps(param)} for i, param in indexed]
+    why the others did not. A task is given its rows, or their positions when it reads
+    them itself."""
+    if work.rows is None:
+        items = [{"i": i, "param": pickle.dumps(param)} for i, param in indexed]
+    else:
+        items = [{"i": i, "position": param.row.index} for i, param in indexed]
     with _without_retry_deprecations():
         scored = ray.data.from_items(items, override_num_blocks=blocks).map_batches(
             score_rows, batch_size=None, fn_kwargs={"work": work}, max_retries=TASK_RETRIES
@@ -491,7 +647,22 @@ def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[
     """A scoring task: each row of the batch run as ``plugin.rows.run_row`` runs it, its
     payload and message pickled back; a row that calls ``pytest.exit`` sends back
     ``{STOP: (reason, returncode)}`` instead of the batch."""
-    params: list[RowParam] = [pickle.loads(blob) for blob in batch["param"]]
+    if work.rows is None:
+        params: list[RowParam] = [pickle.loads(blob) for blob in batch["param"]]
+    else:
+        positions = [int(position) for position in batch["position"]]
+        rows = work.rows.rows()
+        problem: str | None = None
+        try:
+            params = rows.params(work.rows.info, positions)
+        except DatasetError as error:
+            problem = _unreadable_here(error, rows.reader.index)
+        finally:
+            rows.reader.close()
+        if problem is not None:
+            unread = rows.unread(work.rows.info, positions)
+            runs = [_unreadable_run(work.job, param, problem) for param in unread]
+            return {"i": list(batch["i"]), "run": [pickle.dumps((r.payload, None)) for r in runs]}
     catalog = work.catalog()
     try:  # the run's catalog, in force for the batch: what the user's code looks up reads it
         with catalog_in_force(catalog), _runxfail(work.job.runxfail):
@@ -502,6 +673,29 @@ def score_rows(batch: dict[str, np.ndarray], work: WorkerJob) -> dict[str, list[
         stop = {STOP: (stopped.msg, stopped.returncode)}
         return {"i": list(batch["i"][:1]), "run": [pickle.dumps(stop)]}
     return {"i": list(batch["i"]), "run": [pickle.dumps((r.payload, r.message)) for r in runs]}
+
+
+def _unreadable_here(error: DatasetError, index: DatasetIndex) -> str:
+    """Why a task could not read its rows, naming the file and the node it ran on: on a
+    cluster, every node must see the dataset at the path the pytest process scanned."""
+    import ray
+
+    address = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+    node = f"{address} ({ray.get_runtime_context().get_node_id()[:12]})"
+    return (
+        f"{error} [read by a Ray worker on node {node} at {index.path}: on a cluster the "
+        "dataset must be the same file at the same path on every node, e.g. on a file "
+        "system every node mounts]"
+    )
+
+
+def _unreadable_run(job: RowJob, param: RowParam, problem: str) -> RowRun:
+    """A row its task could not read: its error, as ``bulk.unreadable`` makes it when the
+    pytest process cannot read a batch."""
+    recorder = RowRecorder(param.row)
+    recorder.error = f"{param.row.where()}: {problem}"
+    outcome = Outcome("setup", None, failed=True, skipped=False)
+    return RowRun(param, payload_for(job.payload, param, recorder, outcome), None)
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ installs the ``ray`` extra) a missing Ray fails instead.
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
 import os
@@ -23,7 +24,12 @@ from typing import Any
 
 import pytest
 from helpers.project import ROWS, Project, jsonl
-from test_bulk_mode import ENDINGS, ENDINGS_ROWS, EXITING
+from test_bulk_mode import ENDINGS, ENDINGS_ROWS, EXITING, F1_VERDICT
+from test_dataset_formats_eval import uniform_rows, write_parquet
+from test_systems import GATES as STUDY_GATES
+from test_systems import ROWS as SYSTEM_ROWS
+from test_systems import STUDY
+from test_systems import _rerun as rerun_rows
 
 from test_custom_metrics import CORPUS_METRIC, DATASET_EVAL, DATASET_METRIC, WITH_MARKERS
 from test_custom_metrics import EVAL as CUSTOM_EVAL
@@ -456,6 +462,147 @@ def test_pytest_exit_in_a_row_on_ray_stops_the_run_as_in_row_mode(
     result = project.run("--ragmetrics-engine=ray")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*Exit: stop here*"])
+
+
+# -- the tasks read their own rows --------------------------------------------------------
+
+PLAIN = EVAL.replace(", overlap):", "):").replace("; overlap(row)", "")
+
+
+def test_the_pytest_process_reads_no_row_of_a_batch_on_ray(
+    local_ray: None, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading a batch's rows in this process fails here (a patch that Ray's worker
+    processes do not have): the run still gives the local engine's report, so the tasks
+    read the rows. No embedding metric: listing the texts to embed reads the rows here."""
+    from pytest_ragmetrics.plugin.collect import BatchRows
+
+    rows = [*MANY[:20], {k: v for k, v in MANY[20].items() if k != "answer"}, *MANY[21:]]
+    project.write("data/rows.jsonl", jsonl(rows) + "not json\n")
+    project.write("test_eval.py", PLAIN)
+    project.write("thresholds.toml", GATES.replace('"overlap.count" = ">= 1"\n', ""))
+    local, local_report = project.run_json("--ragmetrics-mode=bulk")
+
+    def refused(self: BatchRows, *args: object) -> None:
+        raise AssertionError("the pytest process read a batch's rows")
+
+    monkeypatch.setattr(BatchRows, "params", refused)
+    on_ray, ray_report = project.run_json("--ragmetrics-engine=ray")
+    assert "the pytest process read" not in str(on_ray.outlines)
+    assert on_ray.ret == local.ret == 1
+    assert _evals(ray_report) == _evals(local_report)
+    (evaluation,) = ray_report["evals"]
+    assert (evaluation["n"], evaluation["errors"]) == (41, 2)  # by hand: row 21 and line 41
+    assert evaluation["rows"][40]["errors"][0].startswith("data/rows.jsonl:41: ")
+
+
+MOVES_THE_DATA = """
+import os
+
+
+def pytest_collection_finish(session):
+    os.rename("data/rows.jsonl", "data/moved.jsonl")  # after the scan, before any row
+"""
+
+
+def test_a_worker_that_cannot_read_the_dataset_errors_its_rows_naming_path_and_node(
+    local_ray: None, project: Project
+) -> None:
+    """The file is gone once collection has scanned it, as on a node that does not mount
+    it: each row errors, naming the file, its path and the node that tried to read it."""
+    project.write("data/rows.jsonl", jsonl(MANY[:8]))
+    project.write("test_eval.py", PLAIN.replace("batch_size=16", "batch_size=4"))
+    project.write("thresholds.toml", "")
+    project.write("conftest.py", MOVES_THE_DATA)
+    result, report = project.run_json("--ragmetrics-engine=ray")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*rows-1-4: 0 of 4 rows failed, 4 errored*"])
+    (evaluation,) = report["evals"]
+    assert [row["status"] for row in evaluation["rows"]] == ["error"] * 8
+    node = ray.util.get_node_ip_address()
+    path = project.path / "data" / "rows.jsonl"
+    assert evaluation["rows"][5]["errors"] == [
+        f"data/rows.jsonl:6: data/rows.jsonl: cannot read the dataset: No such file or "
+        f"directory [read by a Ray worker on node {node} "
+        f"({ray.get_runtime_context().get_node_id()[:12]}) at {path}: on a cluster the "
+        "dataset must be the same file at the same path on every node, e.g. on a file "
+        "system every node mounts]"
+    ]
+
+
+def test_a_file_tasks_could_only_read_from_its_start_is_read_here_and_sent(
+    local_ray: None, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gzipped JSONL is read from its start; with ``READ_AHEAD`` made 10 rows, its 41
+    rows are too many for each task to read again from the start, so this process reads
+    each batch and sends its rows, as before the tasks read their own: the same report."""
+    from pytest_ragmetrics.plugin import ray_engine
+
+    rows = [*MANY[:20], {k: v for k, v in MANY[20].items() if k != "answer"}, *MANY[21:]]
+    (project.path / "data" / "rows.jsonl.gz").write_bytes(
+        gzip.compress((jsonl(rows) + "not json\n").encode("utf-8"))
+    )
+    project.write("test_eval.py", PLAIN.replace("rows.jsonl", "rows.jsonl.gz"))
+    project.write("thresholds.toml", GATES.replace('"overlap.count" = ">= 1"\n', ""))
+    local, local_report = project.run_json("--ragmetrics-mode=bulk")
+
+    def refused(*args: object) -> None:
+        raise AssertionError("a task was to read the rows")
+
+    monkeypatch.setattr(ray_engine, "READ_AHEAD", 10)
+    monkeypatch.setattr(ray_engine, "run_batch", refused)
+    on_ray, ray_report = project.run_json("--ragmetrics-engine=ray")
+    assert "a task was to read" not in str(on_ray.outlines)
+    assert on_ray.ret == local.ret == 1
+    assert _evals(ray_report) == _evals(local_report)
+    (evaluation,) = ray_report["evals"]
+    assert (evaluation["n"], evaluation["errors"]) == (41, 2)  # by hand: row 21 and line 41
+
+
+def test_systems_compared_with_a_second_run_on_ray_as_locally(
+    local_ray: None, project: Project
+) -> None:
+    """test_systems.py's study: two systems, compared with `base`, and `determinism`
+    reading a second run. The tasks make each row's parameter from what travels with the
+    dataset's index (which rows the reference system has, the rerun's rows), as the
+    local engine does. Without its `overlap` test: a vector's last bits depend on the
+    threads that encoded it (docs/scale.md), and this process encodes on two, Ray's
+    actors on one each."""
+    grounded = "def test_grounded(row, overlap):\n    overlap(row)\n"
+    assert grounded in STUDY
+    project.write("data/runs.jsonl", jsonl(SYSTEM_ROWS))
+    project.write("data/rerun.jsonl", jsonl(rerun_rows()))
+    project.write("test_eval.py", STUDY.replace(grounded, ""))
+    project.write("thresholds.toml", STUDY_GATES)
+    local, local_report = project.run_json("--ragmetrics-mode=bulk", "--ragmetrics-no-cache")
+    on_ray, ray_report = project.run_json("--ragmetrics-engine=ray", "--ragmetrics-no-cache")
+    assert on_ray.ret == local.ret == 1  # cand's gates fail (test_systems.py)
+    assert _evals(ray_report) == _evals(local_report)
+    labels = [evaluation["label"] for evaluation in ray_report["evals"]]
+    assert labels == ["test_eval.py[base]", "test_eval.py[cand]"]
+
+
+def test_every_format_is_read_by_the_tasks_as_locally(local_ray: None, project: Project) -> None:
+    """Parquet and gzipped JSONL, read by the tasks (short files: every row is near a
+    place to start): the local engine's reports, a bad row (a null gold in Parquet, a
+    line that is no JSON) keeping its file:line, as test_bulk_mode.py has it locally."""
+    rows = uniform_rows()
+    rows[1]["gold"] = None
+    write_parquet(project.path / "data/rows.parquet", rows)
+    text = jsonl(uniform_rows()).replace('"id": "r3"', '"id": "r3",, ')
+    (project.path / "data/rows.jsonl.gz").write_bytes(gzip.compress(text.encode()))
+    expected = {
+        "rows.parquet": "*data/rows.parquet:2: field 'gold': required by f1 but missing*",
+        "rows.jsonl.gz": "*data/rows.jsonl.gz:3: field '<json>': not valid JSON*",
+    }
+    for name, bad_row in expected.items():
+        project.write("test_eval.py", F1_VERDICT.replace("data/rows.jsonl", f"data/{name}"))
+        local, local_report = project.run_json("--ragmetrics-mode=bulk")
+        on_ray, ray_report = project.run_json("--ragmetrics-engine=ray")
+        assert _evals(ray_report) == _evals(local_report), name
+        assert ray_report["evals"][0]["errors"] == 1, name
+        assert on_ray.ret == local.ret == pytest.ExitCode.TESTS_FAILED
+        on_ray.stdout.fnmatch_lines([bad_row])
 
 
 def test_the_progress_of_bulk_rows_on_ray_reaches_the_local_engines_total(
