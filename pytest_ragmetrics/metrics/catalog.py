@@ -305,9 +305,11 @@ class Catalog:
     Read-only once built; ``DeclarationError`` naming both places when a declaration
     takes a built-in name or another declaration's."""
 
-    __slots__ = ("corpus_stats", "declared", "fixtures", "metrics")
+    __slots__ = ("_requirements", "corpus_stats", "declared", "fixtures", "metrics")
 
     def __init__(self, declarations: Iterable[Declared] = ()) -> None:
+        # What each test's metric fixtures need of a row, worked out once (``requirements``).
+        self._requirements: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
         declared: dict[str, Declared] = {}
         for declaration in declarations:
             refuse_builtin_name(declaration)
@@ -329,6 +331,21 @@ class Catalog:
                 },
             }
         )
+
+    def requirements(self, fixture_names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """The row fields the metric fixtures ``fixture_names`` need, each with the names
+        of those that need it (``"em, f1"``), in the order they are first needed: the same
+        for every row of a test, so worked out once per catalog and test."""
+        found = self._requirements.get(fixture_names)
+        if found is None:
+            needed: dict[str, list[str]] = {}
+            for name in fixture_names:
+                spec = self.fixtures.get(name)
+                for field_name in spec.requires if spec else ():
+                    needed.setdefault(field_name, []).append(name)
+            found = tuple((field_name, ", ".join(users)) for field_name, users in needed.items())
+            self._requirements[fixture_names] = found
+        return found
 
     def __repr__(self) -> str:
         return f"<Catalog: built-in metrics and {sorted(self.declared) or 'no others'}>"

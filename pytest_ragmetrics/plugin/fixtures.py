@@ -11,7 +11,6 @@ lists the metrics. Which metrics a run knows is its catalog (``plugin.catalog``)
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -172,22 +171,9 @@ def missing_fields(
     data = row.data
     return [
         Problem(field_name, f"required by {users} but missing")
-        for field_name, users in _requirements(catalog or in_force(), tuple(fixture_names))
+        for field_name, users in (catalog or in_force()).requirements(tuple(fixture_names))
         if field_name not in data
     ]
-
-
-@functools.lru_cache(maxsize=64)  # a few catalogs a process, a few tests each
-def _requirements(catalog: Catalog, fixture_names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """The fields ``fixture_names`` need, each with the fixtures that need it: the same for
-    every row of a test, so worked out once (a catalog is immutable once the run holds it)."""
-    fixtures = catalog.fixtures
-    needed: dict[str, list[str]] = {}
-    for name in fixture_names:
-        spec = fixtures.get(name)
-        for field_name in spec.requires if spec else ():
-            needed.setdefault(field_name, []).append(name)
-    return tuple((field_name, ", ".join(users)) for field_name, users in needed.items())
 
 
 def metric_fixtures(
