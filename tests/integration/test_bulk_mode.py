@@ -9,7 +9,6 @@ from the rows.
 
 from __future__ import annotations
 
-import gzip
 import json
 import shutil
 import subprocess
@@ -19,7 +18,7 @@ from typing import Any
 
 import pytest
 from helpers.project import ROWS, Project, jsonl
-from test_dataset_formats_eval import uniform_rows, write_parquet
+from test_dataset_formats_eval import bad_row_in_every_format
 from test_live_eval import SYSTEMS, _project
 
 from pytest_ragmetrics.files import CACHE_DIR_ENV
@@ -391,15 +390,7 @@ def test_a_dataset_changed_after_collection_errors_every_row_of_its_batches(
 def test_every_format_runs_in_bulk_mode_as_in_row_mode(project: Project) -> None:
     """Rows read a batch at a time from Parquet and gzip'd JSONL: the reports of row mode,
     and a bad row (a null gold in Parquet, a line that is no JSON) keeps its file:line."""
-    rows = uniform_rows()
-    rows[1]["gold"] = None
-    write_parquet(project.path / "data/rows.parquet", rows)
-    text = jsonl(uniform_rows()).replace('"id": "r3"', '"id": "r3",, ')
-    (project.path / "data/rows.jsonl.gz").write_bytes(gzip.compress(text.encode()))
-    expected = {
-        "rows.parquet": "*data/rows.parquet:2: field 'gold': required by f1 but missing*",
-        "rows.jsonl.gz": "*data/rows.jsonl.gz:3: field '<json>': not valid JSON*",
-    }
+    expected = bad_row_in_every_format(project)
     for name, bad_row in expected.items():
         project.write("test_eval.py", F1_VERDICT.replace("data/rows.jsonl", f"data/{name}"))
         row_result, row_report, bulk_result, bulk_report = _both(

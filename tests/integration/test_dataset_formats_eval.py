@@ -45,6 +45,21 @@ def write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), path)
 
 
+def bad_row_in_every_format(project: Project) -> dict[str, str]:
+    """The uniform rows as Parquet with a null gold in its second row, and as gzipped
+    JSONL with its third line no JSON: each file's name, with the error line of its bad
+    row (an f1 eval's) as pytest's output shows it."""
+    rows = uniform_rows()
+    rows[1]["gold"] = None
+    write_parquet(project.path / "data/rows.parquet", rows)
+    text = jsonl(uniform_rows()).replace('"id": "r3"', '"id": "r3",, ')
+    (project.path / "data/rows.jsonl.gz").write_bytes(gzip.compress(text.encode()))
+    return {
+        "rows.parquet": "*data/rows.parquet:2: field 'gold': required by f1 but missing*",
+        "rows.jsonl.gz": "*data/rows.jsonl.gz:3: field '<json>': not valid JSON*",
+    }
+
+
 def use_dataset(project: Project, name: str) -> None:
     project.write("test_eval.py", EVAL.replace("data/rows.jsonl", f"data/{name}"))
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from helpers.project import ROWS, Project, jsonl
 from test_bulk_mode import ENDINGS, ENDINGS_ROWS, EXITING, F1_VERDICT
-from test_dataset_formats_eval import uniform_rows, write_parquet
+from test_dataset_formats_eval import bad_row_in_every_format
 from test_systems import GATES as STUDY_GATES
 from test_systems import ROWS as SYSTEM_ROWS
 from test_systems import STUDY
@@ -586,15 +586,7 @@ def test_every_format_is_read_by_the_tasks_as_locally(local_ray: None, project: 
     """Parquet and gzipped JSONL, read by the tasks (short files: every row is near a
     place to start): the local engine's reports, a bad row (a null gold in Parquet, a
     line that is no JSON) keeping its file:line, as test_bulk_mode.py has it locally."""
-    rows = uniform_rows()
-    rows[1]["gold"] = None
-    write_parquet(project.path / "data/rows.parquet", rows)
-    text = jsonl(uniform_rows()).replace('"id": "r3"', '"id": "r3",, ')
-    (project.path / "data/rows.jsonl.gz").write_bytes(gzip.compress(text.encode()))
-    expected = {
-        "rows.parquet": "*data/rows.parquet:2: field 'gold': required by f1 but missing*",
-        "rows.jsonl.gz": "*data/rows.jsonl.gz:3: field '<json>': not valid JSON*",
-    }
+    expected = bad_row_in_every_format(project)
     for name, bad_row in expected.items():
         project.write("test_eval.py", F1_VERDICT.replace("data/rows.jsonl", f"data/{name}"))
         local, local_report = project.run_json("--ragmetrics-mode=bulk")
