@@ -33,46 +33,15 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 import pytest
-from helpers.project import Project, jsonl
+from helpers.generated import BROKEN, GENERATED_ROWS, generated_rows
+from helpers.project import Project
 
 if os.environ.get("CI") and importlib.util.find_spec("ray") is None:
     pytest.fail("CI is set but Ray is not installed: pip install -e '.[dev,ray]'", pytrace=False)
 ray = pytest.importorskip("ray", reason="the Ray engine's tests need Ray: pip install -e '.[ray]'")
 
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist"]
-ROWS = 3000
-CITIES = ["Paris", "Rome", "Berlin", "Madrid", "Lisbon"]
-BROKEN = 1234  # the position of the one line that is not JSON (line 1235)
-
-
-def _rows() -> str:
-    """3,000 rows, deterministic: every seventh answers the wrong city (f1 0, so the
-    test's assert fails it), every eleventh says it does not know yet cites a document
-    (idk_citation 1, f1 0), and line 1235 is not JSON (a bad row, its error naming the
-    line).
-    The texts repeat (five cities, 3,000 distinct contexts would be slow to encode)."""
-    lines = []
-    for i in range(ROWS):
-        if i == BROKEN:
-            lines.append('{"id": "g1234", "answer": \n')
-            continue
-        city = CITIES[i % 5]
-        said = CITIES[(i + 1) % 5] if i % 7 == 0 else city
-        row = {
-            "id": f"g{i:04d}",
-            "question": f"Which city is number {i % 5}?",
-            "answer": (
-                f"I don't know [CIT:d{i % 5}]."
-                if i % 11 == 0
-                else f"{said} is the city [CIT:d{i % 5}]."
-            ),
-            "gold": [city],
-            "contexts": [{"doc_id": f"d{i % 5}", "text": f"{city} is city number {i % 5}."}],
-            "tokens": 100 + i % 13,
-        }
-        lines.append(jsonl([row]))
-    return "".join(lines)
-
+ROWS = GENERATED_ROWS
 
 EVAL = """
 import os
@@ -199,7 +168,7 @@ def _started(helper_output: IO[str]) -> str:
 
 def _project(pytester: pytest.Pytester, kill_once: str = "", kill_always: str = "") -> Project:
     project = Project(pytester)
-    project.write("data/rows.jsonl", _rows())
+    project.write("data/rows.jsonl", generated_rows())
     eval_source = EVAL.format(
         nodes=str(pytester.path / "nodes.txt"),
         killed=str(pytester.path / "killed.txt"),
