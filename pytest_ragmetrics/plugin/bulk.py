@@ -59,7 +59,7 @@ def run_batch(item: pytest.Item, count: Callable[[int], None] = lambda rows: Non
     if on_ray:
         from pytest_ragmetrics.plugin import ray_engine  # imports Ray when first used
 
-        if ray_engine.reads_on_workers(item.config, batch):  # the tasks read the rows
+        if ray_engine.reads_on_workers(batch):  # the tasks read the rows
             first = batch.source.unread(batch.info, batch.positions[:1])[0]
             runs = ray_engine.run_batch(item.config, _job(item, first), batch, count)
             return _finish(item, batch, runs)

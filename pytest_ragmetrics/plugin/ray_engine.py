@@ -129,12 +129,10 @@ class StopRun:
 @dataclass(frozen=True)
 class RaySession:
     """The Ray the run uses: ``started`` when this run started it (and stops it).
-    ``on_workers``: for each dataset whose batches ran on Ray, whether its tasks read
-    its rows (``reads_on_workers``); ``shared``: for those, the object-store reference
-    of its index and row source, put there once a run."""
+    ``shared``: for each dataset whose tasks read its rows (``reads_on_workers``), the
+    object-store reference of its index and row source, put there once a run."""
 
     started: bool
-    on_workers: dict[BatchRows, bool] = field(default_factory=dict)
     shared: dict[BatchRows, Any] = field(default_factory=dict)
 
 
@@ -362,15 +360,9 @@ class WorkerJob:
         return Catalog(self.declared)
 
 
-def reads_on_workers(config: pytest.Config, batch: BatchParam) -> bool:
-    """Whether the tasks read the batch's rows themselves: a file (not a SQL query, whose
-    rows come from a database the pytest process was given access to) that a reader can
-    start anywhere within ``READ_AHEAD`` rows. Decided once a dataset."""
-    decided = _ray_session(config).on_workers
-    rows = _batch_rows(batch)
-    if rows not in decided:
-        decided[rows] = workers_can_read(rows.reader.index)
-    return decided[rows]
+def reads_on_workers(batch: BatchParam) -> bool:
+    """Whether the tasks read the batch's rows themselves (``workers_can_read``)."""
+    return workers_can_read(_batch_rows(batch).reader.index)
 
 
 def workers_can_read(index: DatasetIndex) -> bool:

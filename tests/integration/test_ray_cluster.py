@@ -185,23 +185,29 @@ def _on_the_cluster(
 ) -> tuple[subprocess.CompletedProcess[str], Any]:
     """The eval run by the Ray engine on ``cluster``, its cache a folder every node reads
     at the same path (they share this machine's): the process and its JSON report."""
-    done = subprocess.run(
-        [
-            *PYTEST,
-            "--ragmetrics-engine=ray",
-            f"--ragmetrics-cache-dir={project.path / 'shared-cache'}",
-            "--ragmetrics-json=ray-report.json",
-        ],
+    done = _pytest(
+        project,
+        cluster.env,
+        "--ragmetrics-engine=ray",
+        f"--ragmetrics-cache-dir={project.path / 'shared-cache'}",
+        "--ragmetrics-json=ray-report.json",
+    )
+    report = project.path / "ray-report.json"
+    assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    return done, json.loads(report.read_text(encoding="utf-8"))
+
+
+def _pytest(project: Project, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest run on the project in a process of its own, bounded in time."""
+    return subprocess.run(
+        [*PYTEST, *args],
         cwd=project.path,
         capture_output=True,
         text=True,
         timeout=240,
         check=False,
-        env=cluster.env,
+        env=env,
     )
-    report = project.path / "ray-report.json"
-    assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
-    return done, json.loads(report.read_text(encoding="utf-8"))
 
 
 def _local(project: Project) -> dict[str, Any]:
@@ -209,19 +215,12 @@ def _local(project: Project) -> dict[str, Any]:
     encoding on one thread as each of the cluster's encoding actors does (one CPU each,
     so Ray gives each one thread): a vector's last bits depend on how many threads
     encoded it (docs/scale.md), on either engine."""
-    done = subprocess.run(
-        [
-            *PYTEST,
-            "--ragmetrics-mode=bulk",
-            "--ragmetrics-no-cache",
-            "--ragmetrics-json=local-report.json",
-        ],
-        cwd=project.path,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    done = _pytest(
+        project,
+        {**os.environ, "OMP_NUM_THREADS": "1"},
+        "--ragmetrics-mode=bulk",
+        "--ragmetrics-no-cache",
+        "--ragmetrics-json=local-report.json",
     )
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # failing rows
     report: dict[str, Any] = json.loads(
