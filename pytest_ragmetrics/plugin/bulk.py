@@ -29,6 +29,7 @@ import pytest
 
 from pytest_ragmetrics.data.dataset import DatasetError, Row
 from pytest_ragmetrics.plugin.fixtures import MetricFixture, metric_binder, own_metrics, start_row
+from pytest_ragmetrics.plugin.progress import judging_fixtures
 from pytest_ragmetrics.plugin.recording import Outcome, PayloadContext, payload_for
 from pytest_ragmetrics.plugin.rows import BindMetric, RowJob, RowRun, StartRow, run_row
 from pytest_ragmetrics.plugin.state import (
@@ -36,6 +37,7 @@ from pytest_ragmetrics.plugin.state import (
     BatchParam,
     RowParam,
     RowRecorder,
+    RunState,
     batch_param,
     run_state,
 )
@@ -54,8 +56,10 @@ def run_batch(item: pytest.Item, count: Callable[[int], None] = lambda rows: Non
     batch = batch_param(item)
     if batch is None or not isinstance(item, pytest.Function):
         return None
-    # Live rows are answered by the systems of this process: they stay on the local engine.
-    on_ray = run_state(item.config).engine == "ray" and not batch.live
+    # Live rows are answered by the systems of this process, and the LLM judge is called
+    # from it: such batches stay on the local engine.
+    state = run_state(item.config)
+    on_ray = state.engine == "ray" and not batch.live and not _asks_judge(item, state)
     if on_ray:
         from pytest_ragmetrics.plugin import ray_engine  # imports Ray when first used
 
@@ -78,6 +82,14 @@ def run_batch(item: pytest.Item, count: Callable[[int], None] = lambda rows: Non
         start, bind = _here(item)  # once for the item: its binders serve every row
         runs = [_counted(run_row(job, param, start, bind), count) for param in params]
     return _finish(item, batch, runs)
+
+
+def _asks_judge(item: pytest.Function, state: RunState) -> bool:
+    """Whether the item's test takes a metric fixture that asks the LLM judge for
+    verdicts under the run's settings: its rows are judged from this process, where the
+    judge's client, its cache and its accounting live (docs/scale.md)."""
+    judging = judging_fixtures(state.thresholds.settings)
+    return not judging.isdisjoint(own_metrics(item))
 
 
 def _job(item: pytest.Function, first: RowParam) -> RowJob:

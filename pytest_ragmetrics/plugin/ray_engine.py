@@ -28,8 +28,9 @@ a worker imports no conftest.py, so each task scores its rows with a catalog of 
 built from the run's declarations the job carries (``Catalog.snapshot``); a worker that
 Ray reuses for another job (another project's, whose metric may have the same name and
 other code) keeps nothing of it. The rest (this package, the modules the eval and the
-metrics import) must be importable there. Rows answered by live systems stay in the
-pytest process; the LLM judge is not called from workers (such a row errors, saying so).
+metrics import) must be importable there. Rows answered by live systems, and rows of a
+test that asks the LLM judge, stay in the pytest process (``plugin.bulk``); a worker that
+is asked for the judge all the same errors the row, saying so.
 
 The rows of a task that failed for good (its worker died on every attempt) are run again,
 one row a task, so that only the row at fault is lost; a row that is lost is never

@@ -226,22 +226,63 @@ def test_an_argument_that_cannot_travel_errors_every_row_naming_it(
     assert evaluation["errors"] == 4
 
 
-def test_a_judge_metric_on_ray_errors_its_row_saying_why(local_ray: None, project: Project) -> None:
+def test_a_judge_eval_on_ray_is_judged_here_as_the_local_engine_judges_it(
+    local_ray: None, project: Project
+) -> None:
+    """The LLM judge is called from the pytest process (its client, cache and accounting
+    live there), so a bulk item whose test asks it stays on the local engine: the Ray
+    run's report is the local engine's, but for the judge's measured latency. By hand:
+    the judge scores an answer naming Berlin 1.0 and any other 0.0; row i answers
+    CITIES[(i + (i % 4 == 0)) % 4], Berlin for i % 4 == 2: ten of forty rows, mean 0.25."""
     project.write(
         "test_eval.py",
-        EVAL.replace("batch_size=16", "batch_size=4").replace(
+        EVAL.replace("batch_size=16", "batch_size=8").replace(
             "def test_answers(row, em, f1, idk_citation, tokens, overlap):\n"
             "    assert idk_citation(row) == 0\n"
             "    em(row); f1(row); tokens(row); overlap(row)",
             "def test_answers(row, faithfulness_judge):\n    faithfulness_judge(row)",
         ),
     )
-    project.write("data/rows.jsonl", jsonl([{**ROWS[0], "question": "Capital of France?"}]))
-    result, report = project.run_json("--ragmetrics-engine=ray")
-    assert result.ret == 1
-    result.stdout.fnmatch_lines(["*the LLM judge is called from the pytest process only*"])
-    (evaluation,) = report["evals"]
-    assert [row["status"] for row in evaluation["rows"]] == ["error"]
+    project.write(
+        "berlin_judge.py",
+        "import json\n\n\ndef judge(messages):\n"
+        "    score = 1.0 if 'Berlin is the city' in messages[-1]['content'] else 0.0\n"
+        "    return json.dumps({'score': score, 'reason': 'names Berlin'})\n",
+    )
+    project.write(
+        "thresholds.toml",
+        '[judge]\nmodel = "stand-in"\nfunction = "berlin_judge:judge"\n\n'
+        '[gates]\n"faithfulness_judge.mean" = ">= 0"\n',
+    )
+    project.write("data/rows.jsonl", jsonl(MANY))
+    local, local_report = project.run_json("--ragmetrics-mode=bulk", "--ragmetrics-no-cache")
+    on_ray, ray_report = project.run_json("--ragmetrics-engine=ray", "--ragmetrics-no-cache")
+    assert local.ret == on_ray.ret == 0
+    (evaluation,) = ray_report["evals"]
+    assert evaluation["metrics"]["faithfulness_judge"]["mean"] == 0.25
+    assert on_ray.stdout.str().count("faithfulness_judge") == local.stdout.str().count(
+        "faithfulness_judge"
+    )
+    for report in (local_report, ray_report):
+        (judged,) = report["evals"]
+        judge = judged["metrics"]["judge"]
+        assert judge["verdicts"] == judge["requests"] == 40
+        _drop_latencies(judge)  # measured, so never the same twice
+        for row in judged["rows"]:
+            _drop_latencies(row["judge"])
+    assert _evals(ray_report) == _evals(local_report)
+
+
+def _drop_latencies(part: Any) -> None:
+    """``part`` without the judge's measured latencies (``latency_ms``, ``avg_latency_ms``)."""
+    if isinstance(part, dict):
+        for key in ("latency_ms", "avg_latency_ms"):
+            part.pop(key, None)
+        parts = part.values()
+    else:
+        parts = part if isinstance(part, list) else []
+    for inner in parts:
+        _drop_latencies(inner)
 
 
 # -- metrics declared in the project's conftest.py (pytest_ragmetrics.metric) ------------
