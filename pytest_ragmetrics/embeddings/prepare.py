@@ -177,9 +177,13 @@ class EmbeddingStore:
         cache: EmbeddingCache,
         encode_chunks: ChunkEncoder = encode_here,
         keep_vectors: bool = True,
+        encode_alone: ChunkEncoder | None = None,
     ):
         self._make_embedder = make_embedder
         self._encode_chunks = encode_chunks
+        # Who encodes the texts a row asks for alone (``embed``: a live row's answer, a
+        # dataset metric's texts), a few at a time: ``encode_chunks`` unless given.
+        self._encode_alone = encode_alone or encode_chunks
         # False where the rows are scored elsewhere (the Ray engine's workers read the
         # cache): the vectors are then only stored, not also held in this process.
         self._keep_vectors = keep_vectors
@@ -232,7 +236,8 @@ class EmbeddingStore:
             misses = [text for text in needed if text not in found]
             self._count_lookup(started, len(needed), len(found))
             if misses:
-                self._encode(identity, misses, progress)
+                encode = self._encode_chunks if whole else self._encode_alone
+                self._encode(identity, misses, progress, encode)
             if packed is not None:
                 self.cache.put_set(packed, self.vectors.rows(packed.texts))
             if not self._keep_vectors:  # read elsewhere: the file must hold them all
@@ -253,7 +258,9 @@ class EmbeddingStore:
         self.stats.texts += texts
         self.stats.cached += cached
 
-    def _encode(self, identity: str, misses: list[str], progress: Progress | None) -> None:
+    def _encode(
+        self, identity: str, misses: list[str], progress: Progress | None, encode: ChunkEncoder
+    ) -> None:
         embedder = self.embedder
         if progress:
             progress.start(len(misses), embedder.name)
@@ -263,7 +270,7 @@ class EmbeddingStore:
             ordered[begin : begin + ENCODE_CHUNK] for begin in range(0, len(ordered), ENCODE_CHUNK)
         ]
         done = 0
-        for chunk, vectors in self._encode_chunks(embedder, chunks):
+        for chunk, vectors in encode(embedder, chunks):
             if vectors.shape[0] != len(chunk):
                 raise RuntimeError(
                     f"{embedder.name} returned {vectors.shape[0]} vectors for {len(chunk)} texts"

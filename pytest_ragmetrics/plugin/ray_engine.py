@@ -73,7 +73,7 @@ from pytest_ragmetrics.embeddings.model import (
     SentenceTransformerEmbedder,
     Vectors,
 )
-from pytest_ragmetrics.embeddings.prepare import EncodingError
+from pytest_ragmetrics.embeddings.prepare import EncodingError, encode_here
 from pytest_ragmetrics.judge.client import LlmJudge
 from pytest_ragmetrics.metrics.base import Embed, Texts
 from pytest_ragmetrics.metrics.catalog import Catalog, Declared, catalog_in_force
@@ -295,6 +295,23 @@ def chunk_encoder(config: pytest.Config) -> Any:
                 f"{len(chunks) - len(done)} of {len(chunks)} chunk(s) of texts (Ray's errors "
                 "are above); what was encoded is in the cache"
             )
+
+    return encode
+
+
+def alone_encoder(config: pytest.Config, pool: Any) -> Any:
+    """The ``ChunkEncoder`` of the texts a row asks for alone (a live row's answer, a
+    dataset metric's texts), a few at a time and from the pytest process: on a cluster
+    without GPUs they are encoded here, by the model this process loads once, rather
+    than by a new pool of actors that each load it for a handful of texts (seconds a
+    row); on GPUs by the ``pool`` (``chunk_encoder``), whose vectors are cached under the
+    GPU's model identity."""
+
+    def encode(embedder: Embedder, chunks: list[list[str]]) -> Iterator[tuple[list[str], Vectors]]:
+        if encoding_device(config) == "cpu":
+            return encode_here(embedder, chunks)
+        result: Iterator[tuple[list[str], Vectors]] = pool(embedder, chunks)
+        return result
 
     return encode
 

@@ -62,6 +62,7 @@ class RunState:
     # Who encodes the texts the store misses: this process, or the Ray engine's actors,
     # and on what device ("cuda" where the Ray engine's cluster has GPUs).
     encode_chunks: ChunkEncoder | None = None  # None: this process (``encode_here``)
+    encode_alone: ChunkEncoder | None = None  # a row's own texts; None: as encode_chunks
     encoding_device: Callable[[], str] = lambda: "cpu"
     # What the metrics' before-rows hooks prepared for this process's rows, by the hook's
     # key (``metrics.base.Preparation``; ``plugin.fixtures.run_preparations``).
@@ -113,7 +114,7 @@ def embedding_store(config: pytest.Config) -> EmbeddingStore:
         # On the Ray engine the workers read the vectors from the cache: not held here.
         keep = state.engine != "ray"
         encode = state.encode_chunks or encode_here
-        state.store = EmbeddingStore(make_embedder, cache, encode, keep)
+        state.store = EmbeddingStore(make_embedder, cache, encode, keep, state.encode_alone)
     return state.store
 
 

@@ -26,6 +26,8 @@ import pytest
 from helpers.project import ROWS, Project, jsonl
 from test_bulk_mode import ENDINGS, ENDINGS_ROWS, EXITING, F1_VERDICT
 from test_dataset_formats_eval import bad_row_in_every_format
+from test_live_eval import QUESTIONS as LIVE_QUESTIONS
+from test_live_eval import SYSTEMS as LIVE_SYSTEMS
 from test_systems import GATES as STUDY_GATES
 from test_systems import ROWS as SYSTEM_ROWS
 from test_systems import STUDY
@@ -283,6 +285,47 @@ def _drop_latencies(part: Any) -> None:
         parts = part if isinstance(part, list) else []
     for inner in parts:
         _drop_latencies(inner)
+
+
+def test_a_live_evals_rows_are_encoded_here_not_by_a_pool_started_for_each(
+    local_ray: None, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Live rows are answered and scored in the pytest process; the texts each asks for
+    are encoded here too, by the model loaded once, on a cluster without GPUs (a new
+    pool of encoder actors for each row's few texts loaded the model again for each).
+    The report is the local engine's, and the pool was never asked."""
+    from pytest_ragmetrics.plugin import ray_engine
+
+    pools: list[int] = []
+    make_pool = ray_engine.chunk_encoder
+
+    def counted(config: pytest.Config) -> Any:
+        pool = make_pool(config)
+
+        def encode(embedder: Any, chunks: list[list[str]]) -> Any:
+            pools.append(len(chunks))
+            return pool(embedder, chunks)
+
+        return encode
+
+    monkeypatch.setattr(ray_engine, "chunk_encoder", counted)
+    project.write("conftest.py", LIVE_SYSTEMS)
+    project.write(
+        "test_eval.py",
+        "import pytest\n\n"
+        "pytestmark = pytest.mark.ragmetrics(\n"
+        '    dataset="data/questions.jsonl", systems=["base", "cand"], compare_to="base"\n'
+        ")\n\n\n"
+        "def test_similar(row, semantic_similarity):\n    semantic_similarity(row)\n",
+    )
+    project.write("data/questions.jsonl", jsonl(LIVE_QUESTIONS))
+    project.write("thresholds.toml", '[gates]\n"semantic_similarity.mean" = ">= 0"\n')
+    local, local_report = project.run_json("--ragmetrics-no-cache")
+    on_ray, ray_report = project.run_json("--ragmetrics-engine=ray", "--ragmetrics-no-cache")
+    assert local.ret == on_ray.ret == 0
+    assert [entry["n"] for entry in ray_report["evals"]] == [3, 3]  # both systems scored
+    assert _evals(ray_report) == _evals(local_report)
+    assert pools == []
 
 
 # -- metrics declared in the project's conftest.py (pytest_ragmetrics.metric) ------------
