@@ -6,11 +6,13 @@ ever pasted into a shell script: action.yml hands every input over as an environ
 variable, and the words of ``evals``, ``pytest-args`` and ``requirements`` are split as a
 shell splits them (``shlex``), without expanding variables, globs or commands.
 
-Each subcommand reads ``RAGMETRICS_*`` variables and GitHub's own (``GITHUB_OUTPUT``,
-``GITHUB_STEP_SUMMARY``, ``GITHUB_EVENT_NAME``, ``GITHUB_EVENT_PATH``,
-``GITHUB_REPOSITORY``, ``GITHUB_ACTION_PATH``), and writes the step's outputs to
-``$GITHUB_OUTPUT``. Only the standard library is used: ``install`` runs before anything
-else is there. Bad input stops the step with an ``::error::`` line saying what to fix.
+Each subcommand reads ``RAGMETRICS_ACTION_*`` variables (a prefix of their own: the
+plugin reads ``RAGMETRICS_CACHE_DIR``, and pytest inherits the step's environment) and
+GitHub's own (``GITHUB_OUTPUT``, ``GITHUB_STEP_SUMMARY``, ``GITHUB_EVENT_NAME``,
+``GITHUB_EVENT_PATH``, ``GITHUB_REPOSITORY``, ``GITHUB_ACTION_PATH``), and writes the
+step's outputs to ``$GITHUB_OUTPUT``. Only the standard library is used: ``install`` runs
+before anything else is there. Bad input stops the step with an ``::error::`` line saying
+what to fix.
 """
 
 from __future__ import annotations
@@ -76,9 +78,9 @@ def words(name: str) -> list[str]:
 
 
 def input_name(variable: str) -> str:
-    """The action input a ``RAGMETRICS_*`` variable carries (``RAGMETRICS_PYTEST_ARGS``
-    carries ``pytest-args``), as messages name it to the workflow's author."""
-    return variable.removeprefix("RAGMETRICS_").lower().replace("_", "-")
+    """The action input a ``RAGMETRICS_ACTION_*`` variable carries
+    (``RAGMETRICS_ACTION_PYTEST_ARGS`` carries ``pytest-args``), as messages name it."""
+    return variable.removeprefix("RAGMETRICS_ACTION_").lower().replace("_", "-")
 
 
 def flag(name: str) -> bool:
@@ -123,13 +125,13 @@ def pip(arguments: Sequence[str]) -> None:
 def install() -> None:
     """torch first (pinned, from the CPU index by default), then the plugin, then the
     caller's requirements."""
-    torch = env("RAGMETRICS_TORCH").strip()
+    torch = env("RAGMETRICS_ACTION_TORCH").strip()
     if torch:
-        index = env("RAGMETRICS_TORCH_INDEX_URL").strip()
+        index = env("RAGMETRICS_ACTION_TORCH_INDEX_URL").strip()
         pip([torch, *(["--index-url", index] if index else [])])
-    package = env("RAGMETRICS_PACKAGE").strip() or env("GITHUB_ACTION_PATH")
+    package = env("RAGMETRICS_ACTION_PACKAGE").strip() or env("GITHUB_ACTION_PATH")
     pip([package])
-    requirements = words("RAGMETRICS_REQUIREMENTS")
+    requirements = words("RAGMETRICS_ACTION_REQUIREMENTS")
     if requirements:
         pip(requirements)
 
@@ -149,10 +151,13 @@ def plugin_version() -> str:
 def prepare() -> None:
     """The cache's absolute folder and the parts of its key known before the run: the
     plugin's version and a digest of what is run (test paths and pytest arguments)."""
-    cache = env("RAGMETRICS_CACHE_DIR").strip()
+    cache = env("RAGMETRICS_ACTION_CACHE_DIR").strip()
     if not cache:
         raise StepError("cache-dir: empty; name the plugin's cache folder")
-    run = {"evals": words("RAGMETRICS_EVALS"), "pytest-args": words("RAGMETRICS_PYTEST_ARGS")}
+    run = {
+        "evals": words("RAGMETRICS_ACTION_EVALS"),
+        "pytest-args": words("RAGMETRICS_ACTION_PYTEST_ARGS"),
+    }
     digest = hashlib.sha256(json.dumps(run, sort_keys=True).encode("utf-8")).hexdigest()
     set_outputs(
         plugin_version=plugin_version(),
@@ -164,11 +169,11 @@ def prepare() -> None:
 def pytest_command(report_dir: Path) -> list[str]:
     """``python -m pytest`` with the evals, the caller's arguments, the cache folder and
     the reports; the caller's arguments come first, so ours are the ones in force."""
-    evals = words("RAGMETRICS_EVALS")
+    evals = words("RAGMETRICS_ACTION_EVALS")
     if not evals:
         raise StepError("evals: empty; name the test paths, e.g. evals/")
-    command = [sys.executable, "-m", "pytest", *evals, *words("RAGMETRICS_PYTEST_ARGS")]
-    command.append(f"{CACHE_OPTION}={env('RAGMETRICS_CACHE_DIR')}")
+    command = [sys.executable, "-m", "pytest", *evals, *words("RAGMETRICS_ACTION_PYTEST_ARGS")]
+    command.append(f"{CACHE_OPTION}={env('RAGMETRICS_ACTION_CACHE_DIR')}")
     command.extend(f"{option}={report_dir / name}" for option, name in REPORT_OPTIONS)
     return command
 
@@ -177,7 +182,7 @@ def run() -> None:
     """Run pytest and record its exit code as an output; the step itself succeeds, so the
     cache is saved, the reports uploaded and the comment posted after a failing run too
     (``finish`` fails the action with the code at the end)."""
-    report_dir = Path(env("RAGMETRICS_REPORT_DIR").strip() or ".").absolute()
+    report_dir = Path(env("RAGMETRICS_ACTION_REPORT_DIR").strip() or ".").absolute()
     report_dir.mkdir(parents=True, exist_ok=True)
     command = pytest_command(report_dir)
     print(shlex.join(command), flush=True)
@@ -190,7 +195,7 @@ def run() -> None:
         json=str(reports[1]),
         comment=str(reports[2]),
         reports_exist=str(any(path.is_file() for path in reports)).lower(),
-        cache_exists=str(Path(env("RAGMETRICS_CACHE_DIR")).is_dir()).lower(),
+        cache_exists=str(Path(env("RAGMETRICS_ACTION_CACHE_DIR")).is_dir()).lower(),
     )
 
 
@@ -216,7 +221,7 @@ def comment_refusal() -> str | None:
 def comment() -> None:
     """Decide whether the sticky comment is posted (output ``post``), and add the
     reports artifact's link to it when it fits under GitHub's limit."""
-    if not flag("RAGMETRICS_COMMENT"):
+    if not flag("RAGMETRICS_ACTION_COMMENT"):
         print("comment: 'false': no pull-request comment")
         set_outputs(post="false")
         return
@@ -225,12 +230,12 @@ def comment() -> None:
         print(workflow_command("notice", refusal))
         set_outputs(post="false")
         return
-    path = Path(env("RAGMETRICS_COMMENT_FILE"))
+    path = Path(env("RAGMETRICS_ACTION_COMMENT_FILE"))
     if not path.is_file():
         print(workflow_command("warning", f"pytest wrote no comment ({path}); see the run's log"))
         set_outputs(post="false")
         return
-    url = env("RAGMETRICS_ARTIFACT_URL").strip()
+    url = env("RAGMETRICS_ACTION_ARTIFACT_URL").strip()
     if url:
         text = path.read_text(encoding="utf-8")
         link = f"\n\n[Download the HTML and JSON reports]({url})\n"
@@ -243,12 +248,12 @@ def comment() -> None:
 
 def finish() -> int:
     """Link the reports in the job summary and fail with pytest's exit code."""
-    code_text = env("RAGMETRICS_EXIT_CODE").strip()
+    code_text = env("RAGMETRICS_ACTION_EXIT_CODE").strip()
     try:
         code = int(code_text)
     except ValueError:
         raise StepError(f"pytest's exit code is {code_text!r}, not a number") from None
-    url = env("RAGMETRICS_ARTIFACT_URL").strip()
+    url = env("RAGMETRICS_ACTION_ARTIFACT_URL").strip()
     if url:
         append_summary(f"\n[pytest-ragmetrics reports (HTML, JSON)]({url})\n")
     if code != 0:
