@@ -425,3 +425,11 @@ jobs:
 """
     found = [str(f) for f in lint.workflow_findings("w.yml", workflow, {"evals"})]
     assert found == ["w.yml:8: input 'pytest-arg' is not an input of action.yml"]
+
+
+def test_docs_list_every_input_and_output() -> None:
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([\w-]+)` \|", text, flags=re.MULTILINE)
+    assert rows == list(ACTION["inputs"])
+    for output in ACTION["outputs"]:
+        assert f"`{output}`" in text, output
