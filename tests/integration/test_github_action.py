@@ -433,3 +433,43 @@ def test_docs_list_every_input_and_output() -> None:
     assert rows == list(ACTION["inputs"])
     for output in ACTION["outputs"]:
         assert f"`{output}`" in text, output
+
+
+def test_install_puts_torch_first_from_its_index_then_the_plugin_then_the_requirements(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The install step's pip commands, recorded instead of run (it would install into
+    the test's environment)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("action_steps", STEPS_SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    steps = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(steps)
+    commands: list[list[str]] = []
+
+    def record(command: list[str], check: bool) -> subprocess.CompletedProcess[str]:
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(steps.subprocess, "run", record)
+    inputs = {name: str(given.get("default", "")) for name, given in ACTION["inputs"].items()}
+    inputs["requirements"] = "-r 'requirements evals.txt' pytest-xdist $HOME"
+    for name, template in step_by_name("Install")["env"].items():
+        (expression,) = EXPRESSION.findall(template)
+        monkeypatch.setenv(name, inputs[expression.removeprefix("inputs.")])
+    monkeypatch.setenv("GITHUB_ACTION_PATH", "/home/runner/work/_actions/o/pytest-ragmetrics/v1")
+    assert steps.main(["install"]) == 0
+    pip = [sys.executable, "-m", "pip", "install"]
+    assert commands == [
+        [*pip, "torch==2.13.0", "--index-url", "https://download.pytorch.org/whl/cpu"],
+        [*pip, "/home/runner/work/_actions/o/pytest-ragmetrics/v1"],
+        [*pip, "-r", "requirements evals.txt", "pytest-xdist", "$HOME"],
+    ]
+    assert capsys.readouterr().out.count("::group::") == 3
+
+
+def step_by_name(start: str) -> dict[str, Any]:
+    (found,) = (s for s in ACTION["runs"]["steps"] if s.get("name", "").startswith(start))
+    return dict(found)
