@@ -156,13 +156,16 @@ def row_annotations(
         place = places[info.dataset]
         word = "errored" if row.status == "error" else "failed"
         note = unread.get(info.dataset)
+        line = lines[info.dataset].get(row.id)
+        if note is None and place.lined and line is None:
+            note = f"(its line is not known: {info.dataset} changed since the run)"
         annotations.append(
             Annotation(
                 "error",
                 f"pytest-ragmetrics: row {row.id} of {info.label} {word}",
                 _row_message(row) if note is None else f"{_row_message(row)}\n{note}",
                 None if place.file is None else repository_path(place.file, repository),
-                lines[info.dataset].get(row.id),
+                line,
             )
         )
     return annotations, len(found) - len(shown)

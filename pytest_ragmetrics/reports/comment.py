@@ -51,6 +51,8 @@ GITHUB_COMMENT_LIMIT = 65_536
 COMMENT_BUDGET = 60_000
 # Rows shown per list (a gate's regressed rows, a kind of transformation, the failed rows).
 ROWS_SHOWN = 10
+# Rows listed in all (a comment is read in a review, not searched: the reports have them all).
+ROWS_LISTED = 20
 # Characters of one text from the data (a question, an answer, an evidence line).
 TEXT_SHOWN = 300
 # The run's page on GitHub, from the variables GitHub Actions sets in every job.
@@ -270,6 +272,18 @@ def _gate_rows(entry: EvalView, rows: Mapping[str, RowView]) -> Iterator[tuple[s
             yield "", left
 
 
+def _role_metrics(row: RowView | None) -> list[str]:
+    """The metrics of a row that the transformations read (those declaring a ``role``:
+    whether it abstains, is correct, is supported): the evidence of its change."""
+    if row is None:
+        return []
+    return [
+        metric
+        for metric in sorted(row.evidence)
+        if (declared := info(metric)) is not None and declared.presentation.role is not None
+    ]
+
+
 def _transformed_rows(entry: EvalView, rows: Mapping[str, RowView]) -> Iterator[tuple[str, int]]:
     """The rows that went supported → unsupported (regressed) or IDK → supported
     (recovered), against the reference system, or the stored baseline."""
@@ -287,10 +301,8 @@ def _transformed_rows(entry: EvalView, rows: Mapping[str, RowView]) -> Iterator[
                     f"{word} · {_html(entry.label)} · <code>{_html(row_id)}</code> · "
                     f"{_html(title)} vs {_html(against)}"
                 )
-                yield (
-                    _details(summary, _evidence_lines(rows.get(row_id) if rows else None, None)),
-                    0,
-                )
+                row = rows.get(row_id) if rows else None
+                yield _details(summary, _evidence_lines(row, _role_metrics(row))), 0
             if left:
                 yield "", left
 
@@ -303,9 +315,10 @@ def row_section(evals: Sequence[EvalView]) -> Section:
     for entry in evals:
         rows = _row_index(entry) if entry.rows is not None else {}
         for item, left in (*_gate_rows(entry, rows), *_transformed_rows(entry, rows)):
-            if item:
+            if item and len(items) < ROWS_LISTED:
                 items.append(item)
-            capped += left
+            else:
+                capped += left or 1
     return Section(("#### Rows that regressed or recovered", ""), tuple(items), "rows", capped)
 
 

@@ -97,3 +97,17 @@ def test_where_a_dataset_is(tmp_path: Path) -> None:
     sqlite = dataset_place("sql(evals/rows.db, answers)", tmp_path)
     assert (sqlite.file, sqlite.lined) == (tmp_path / "evals/rows.db", False)
     assert dataset_place("sql($DATABASE_URL, answers)", tmp_path).file is None
+
+
+def test_a_rows_line_is_its_records_first_line_in_the_file(tmp_path: Path) -> None:
+    from pytest_ragmetrics.plugin.annotate import DatasetPlace, _row_lines
+    from pytest_ragmetrics.results.summary import RowResult
+
+    # line 1 the header; r1 spans lines 2-3 (a quoted newline); r2 line 4; r3 line 5
+    csv = 'id,answer,gold\nr1,"two\nlines",x\nr2,b,y\nr3,c,z\n'
+    (tmp_path / "rows.csv").write_text(csv, encoding="utf-8")
+    place = DatasetPlace(tmp_path / "rows.csv", lined=True)
+    rows = [RowResult("r1", 0), RowResult("r2", 1), RowResult("r3", 2)]
+    assert _row_lines(place, "rows.csv", rows) == {"r1": 2, "r2": 4, "r3": 5}
+    # a row whose position holds another id now (the file changed): no line
+    assert _row_lines(place, "rows.csv", [RowResult("r9", 1)]) == {}
