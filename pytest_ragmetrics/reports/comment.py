@@ -372,7 +372,7 @@ def _before(entry: EvalView, evals: Sequence[EvalView]) -> tuple[str, Mapping[st
 def _spent_cell(metric: str, stat: str, after: Any, before: Any) -> str:
     declared = info(metric)
     shown = declared.presentation.format if declared is not None else None
-    fmt = FORMATS[shown] if shown is not None and stat != "sum" else general
+    fmt = FORMATS.get(shown, general) if shown is not None and stat != "sum" else general
     now, then = number(after), number(before)
     if now is None:
         return NOT_COMPUTED

@@ -216,3 +216,19 @@ def test_the_least_important_sections_go_first() -> None:
     assert "| **FAIL** | evals/test\\_a.py::gate::f1.mean" in text  # the gates stay
     assert "- answer: Madrid" not in text  # the rows' evidence goes
     assert "rows left out: see the HTML report" in text or "more rows" in text
+
+
+def test_money_spent_reads_before_and_after_when_the_eval_records_it() -> None:
+    """Whatever metric of what a query spends an eval recorded is shown, cost in money
+    included; the others' columns are left out."""
+    document = _document()
+    (entry,) = document["evals"]
+    entry["metrics"]["cost_usd"] = {"mean": 0.003, "sum": 0.009}
+    entry["baseline"]["metrics"]["cost_usd"] = {"mean": 0.002, "sum": 0.006}
+    lines = pr_comment(document).splitlines()
+    heading = next(line for line in lines if line.startswith("| Eval | Before"))
+    assert heading == "| Eval | Before | tokens.mean | cost_usd.mean | cost_usd.sum |"
+    row = lines[lines.index(heading) + 2]
+    # 0.002 → 0.003 is +50%, and so is the sum's 0.006 → 0.009
+    assert row.startswith("| evals/test\\_a.py | stored baseline | 160.0 → 200.0 (+25.0%) | ")
+    assert row.count("(+50.0%)") == 2
