@@ -369,10 +369,12 @@ def _before(entry: EvalView, evals: Sequence[EvalView]) -> tuple[str, Mapping[st
     return None
 
 
-def _spent_cell(metric: str, stat: str, after: Any, before: Any) -> str:
+def _spent_cell(metric: str, after: Any, before: Any) -> str:
+    """``before → after (+change%)`` in the metric's declared format (its sum too: money
+    and tokens add up in their own units); ``after`` alone with nothing to compare."""
     declared = info(metric)
     shown = declared.presentation.format if declared is not None else None
-    fmt = FORMATS.get(shown, general) if shown is not None and stat != "sum" else general
+    fmt = FORMATS.get(shown, general) if shown is not None else general
     now, then = number(after), number(before)
     if now is None:
         return NOT_COMPUTED
@@ -397,9 +399,7 @@ def spent_section(evals: Sequence[EvalView]) -> Section:
         before = _before(entry, evals)
         against, stored = before if before is not None else ("", {})
         cells = [
-            _spent_cell(
-                metric, stat, entry.stat(metric, stat), (stored.get(metric) or {}).get(stat)
-            )
+            _spent_cell(metric, entry.stat(metric, stat), (stored.get(metric) or {}).get(stat))
             for metric, stat in columns
         ]
         items.append(
