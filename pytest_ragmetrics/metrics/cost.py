@@ -192,3 +192,8 @@ SPECS = (
         measure_rounds,
     ),
 )
+
+# What a query spends, as the pull-request comment shows it before → after
+# (``reports.comment``): each metric's statistic, shown for the evals that recorded it.
+# The money a query costs belongs here beside its tokens and time.
+SPENT = (("tokens", "mean"), ("latency_ms", "p50"), ("cost_usd", "mean"), ("cost_usd", "sum"))

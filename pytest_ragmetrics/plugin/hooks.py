@@ -258,7 +258,8 @@ class ControllerHooks:
             self.session.end_loop(session, stopped)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        """Print the main table, the appendix and the gate summary."""
+        """Print the main table, the appendix and the gate summary; under GitHub Actions,
+        the annotations of the failed gates and rows."""
         from pytest_ragmetrics.printable import printable_lines
 
         lines = self.session.terminal_lines()
@@ -266,6 +267,10 @@ class ControllerHooks:
             terminalreporter.section("ragmetrics")
         for line in printable_lines(lines):  # ids, answers and messages from the data
             terminalreporter.write_line(line)
+        # GitHub reads workflow commands from the step's output: the terminal's stream.
+        # Made safe by reports.annotations, so not defused here.
+        for command in self.session.annotation_lines():
+            terminalreporter.write_line(command)
 
     @pytest.hookimpl(trylast=True)  # after the module-level hook stored local statistics
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -87,6 +87,11 @@ class Options:
     projection_umap: bool = False
     judge_repeats: int | None = None  # --ragmetrics-judge-repeats: overrides [judge] repeats
     judge_compare: bool = False  # --ragmetrics-judge-compare: ask [judge.previous] too
+    # --ragmetrics-pr-comment and -pr-comment-link: the pull-request comment, and the page
+    # it links to (None: the GitHub run's page, when GitHub's variables name one)
+    pr_comment_path: Path | None = None
+    pr_comment_link: str | None = None
+    annotations: bool = True  # --ragmetrics-annotations: "auto" (True) or "off"
 
     @property
     def thresholds(self) -> Path | None:
@@ -162,6 +167,32 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="write one self-contained HTML report (tables, gates, plots, transformations, "
         "per-row drill-down) to PATH (default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-pr-comment",
+        metavar="PATH",
+        default=None,
+        help="write a Markdown comment for a pull request to PATH: the verdict, the gates "
+        "that failed or moved, the rows that regressed or recovered, tokens, latency and "
+        "cost before and after, a link to the run's page; under 65,536 characters "
+        "(default: off)",
+    )
+    group.addoption(
+        "--ragmetrics-pr-comment-link",
+        metavar="URL",
+        default=None,
+        help="the page the comment links to for the HTML report (default: the GitHub "
+        "Actions run's page from $GITHUB_SERVER_URL, $GITHUB_REPOSITORY and "
+        "$GITHUB_RUN_ID, else no link)",
+    )
+    group.addoption(
+        "--ragmetrics-annotations",
+        metavar="WHEN",
+        default="auto",
+        choices=("auto", "off"),
+        help="annotate failed gates at their line of thresholds.toml and errored or "
+        "failing rows at their dataset line, as GitHub workflow commands: auto (only when "
+        "$GITHUB_ACTIONS is true) or off (default: auto)",
     )
     group.addoption(
         "--ragmetrics-projection-limit",
@@ -492,4 +523,7 @@ def parse_options(config: pytest.Config) -> Options:
         projection_umap=umap_wanted(config),
         judge_repeats=judge_repeats,
         judge_compare=config.getoption("ragmetrics_judge_compare"),
+        pr_comment_path=_path(config, "ragmetrics_pr_comment"),
+        pr_comment_link=config.getoption("ragmetrics_pr_comment_link") or None,
+        annotations=config.getoption("ragmetrics_annotations") != "off",
     )

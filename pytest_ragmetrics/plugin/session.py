@@ -9,11 +9,13 @@ as tests, and renders the reports from one document.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import time
 from collections.abc import Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
@@ -62,7 +64,7 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.plugin.finish import Finished
     from pytest_ragmetrics.plugin.progress import BulkProgress, Display, RowsProgress
     from pytest_ragmetrics.reports.model import ReportModel
-    from pytest_ragmetrics.reports.write import Unwritten
+    from pytest_ragmetrics.reports.write import Comment, Unwritten
     from pytest_ragmetrics.results.history import History, RunRecord
 
 # What an xdist worker hands back to the controller (``workeroutput``).
@@ -531,9 +533,50 @@ class RunSession:
             options.html_path,
             options.md_path,
             lambda path: display_path(path, root),
+            self._comment(session),
         )
         if self.unwritten:
             self._fail_for_unwritten(session)
+
+    def _comment(self, session: pytest.Session) -> Comment | None:
+        """The pull-request comment asked for, linking to the option's page, else the
+        GitHub run's; the run has failed already when its exit status is not 0."""
+        path = self.state.options.pr_comment_path
+        if path is None:
+            return None
+        from pytest_ragmetrics.reports.comment import run_page_link
+        from pytest_ragmetrics.reports.write import Comment
+
+        link = self.state.options.pr_comment_link or run_page_link(os.environ)
+        failed = session.exitstatus != pytest.ExitCode.OK or bool(self.unwritten)
+        return Comment(path, link, failed)
+
+    def annotation_lines(self) -> list[str]:
+        """Under GitHub Actions (and not ``--ragmetrics-annotations=off``), the workflow
+        commands that annotate the failed gates and the errored or failing rows."""
+        finished = self.finished
+        if finished is None or not self.state.options.annotations:
+            return []
+        from pytest_ragmetrics.plugin.annotate import (
+            WORKSPACE_ENV,
+            annotations_of,
+            under_github,
+        )
+
+        if not under_github(os.environ):
+            return []
+        from pytest_ragmetrics.reports.annotations import annotation_commands
+
+        workspace = os.environ.get(WORKSPACE_ENV)
+        repository = Path(workspace) if workspace else self.config.rootpath
+        gates, rows, left = annotations_of(
+            finished.gate_results,
+            finished.summaries,
+            self.state.options.thresholds,
+            self.state.project_root,
+            repository,
+        )
+        return annotation_commands(gates, rows, left)
 
     def _fail_for_unwritten(self, session: pytest.Session) -> None:
         """Each file not written as an error in pytest's summary (the ERRORS section, the

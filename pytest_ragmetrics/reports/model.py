@@ -287,12 +287,19 @@ class RowView:
 
 
 def baseline_document(stored: BaselineState) -> dict[str, Any]:
-    """The stored baseline's entry; for one whose rows pair with this run's, also each
+    """The stored baseline's entry, with its aggregates (``metrics``: metric -> statistic
+    -> value) when it is compared; for one whose rows pair with this run's, also each
     stored row's values (``row_values``: id -> metric -> value), so a report can draw the
-    baseline's distribution beside this run's; not those of a metric the baseline holds
-    another version of (``not_compared``)."""
+    baseline's distribution beside this run's; in both, not those of a metric the
+    baseline holds another version of (``not_compared``)."""
     document = stored.as_dict()
     baseline = stored.baseline
+    if baseline is not None and not stored.problem:  # its aggregates, compared: "before"
+        document["metrics"] = {
+            metric: dict(stats)
+            for metric, stats in sorted(baseline.metrics.items())
+            if metric not in stored.not_compared
+        }
     paired = stored.pairing is not None and not stored.problem
     if paired and baseline is not None and baseline.rows is not None:
         document["row_values"] = {
@@ -368,6 +375,12 @@ class BaselineView:
     @property
     def transformations_note(self) -> str | None:
         return self.written.get("transformations_note")
+
+    @property
+    def metrics(self) -> Mapping[str, Mapping[str, float]]:
+        """The stored aggregates (metric -> statistic -> value) this run is compared
+        with; empty for a baseline that is not compared."""
+        return self.written.get("metrics") or {}
 
     @property
     def row_values(self) -> Mapping[str, Mapping[str, Any]]:

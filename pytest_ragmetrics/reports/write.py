@@ -79,12 +79,15 @@ def write_reports(
     html_path: Path | None,
     md_path: Path | None,
     shown: Callable[[Path], str] = str,
+    comment: Comment | None = None,
 ) -> list[Unwritten]:
     """Write each report of ``report`` (the run's model, or a report document) asked for,
     and return those that could not be written, each with its cause (``shown`` gives a
     path as the user reads it). JSON and HTML are written for any run; the Markdown
     summary only when some eval ran (an empty summary would only add noise to a CI page).
     A report that cannot be written does not keep the others from being written.
+    ``comment``: the pull-request comment asked for, written last, when every other file
+    is written or known not to be, so its verdict knows whether the run failed.
 
     Each renderer is imported here, when the run ends and its report is asked for:
     importing this module should not import them."""
@@ -111,16 +114,31 @@ def write_reports(
         page = render_html(model, records)
         attempt("--ragmetrics-html", shown(html_path), lambda: write_atomic(html_path, page))
     github = os.environ.get(GITHUB_SUMMARY_ENV)
-    if not model.evals or (md_path is None and not github):
-        return unwritten
-    from pytest_ragmetrics.reports.markdown import markdown_summary
+    if model.evals and (md_path is not None or github):
+        from pytest_ragmetrics.reports.markdown import markdown_summary
 
-    markdown = markdown_summary(model)
-    if md_path is not None:
-        attempt("--ragmetrics-md", shown(md_path), lambda: write_atomic(md_path, markdown))
-    if github:  # GitHub Actions collects what every step appends to this file
-        attempt(f"${GITHUB_SUMMARY_ENV}", github, lambda: _append(github, markdown))
+        markdown = markdown_summary(model)
+        if md_path is not None:
+            attempt("--ragmetrics-md", shown(md_path), lambda: write_atomic(md_path, markdown))
+        if github:  # GitHub Actions collects what every step appends to this file
+            attempt(f"${GITHUB_SUMMARY_ENV}", github, lambda: _append(github, markdown))
+    if comment is not None:
+        from pytest_ragmetrics.reports.comment import pr_comment
+
+        text = pr_comment(model, comment.link, comment.run_failed or bool(unwritten))
+        path = comment.path
+        attempt("--ragmetrics-pr-comment", shown(path), lambda: write_atomic(path, text))
     return unwritten
+
+
+@dataclass(frozen=True)
+class Comment:
+    """The pull-request comment asked for: where it goes, the page it links to (``None``:
+    no link line), and whether the run failed already (its exit status is not 0)."""
+
+    path: Path
+    link: str | None
+    run_failed: bool
 
 
 def _append(path: str, text: str) -> None:

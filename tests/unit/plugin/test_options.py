@@ -123,7 +123,7 @@ def test_every_option_is_in_one_group_and_names_its_default(pytester: pytest.Pyt
     group = config._parser.getgroup("ragmetrics")
     names = [name for option in group.options for name in option.names()]
     fields = {field.name for field in dataclasses.fields(Options)}
-    assert len(names) == 22
+    assert len(names) == 25
     assert all(name.startswith("--ragmetrics-") for name in names)
     assert all(option.attrs()["help"].endswith(")") for option in group.options)
     assert all("(default: " in option.attrs()["help"] for option in group.options)
@@ -290,3 +290,24 @@ def test_every_option_has_a_line_in_the_docs_table(pytester: pytest.Pytester) ->
     names = [name for option in group.options for name in option.names()]
     missing = [name for name in names if f"| `{name}" not in table]
     assert missing == []
+
+
+def test_the_pr_comment_options(pytester: pytest.Pytester) -> None:
+    options = parse_options(
+        pytester.parseconfig(
+            "--ragmetrics-pr-comment=out/c.md",
+            "--ragmetrics-pr-comment-link",
+            "https://x.test/r",
+            "--ragmetrics-annotations=off",
+        )
+    )
+    assert options.pr_comment_path == pytester.path / "out" / "c.md"
+    assert options.pr_comment_link == "https://x.test/r"
+    assert options.annotations is False
+    plain = parse_options(pytester.parseconfig())
+    assert (plain.pr_comment_path, plain.pr_comment_link, plain.annotations) == (None, None, True)
+
+
+def test_annotations_take_auto_or_off(pytester: pytest.Pytester) -> None:
+    with pytest.raises(pytest.UsageError, match="invalid choice: 'on'"):
+        pytester.parseconfig("--ragmetrics-annotations=on")
