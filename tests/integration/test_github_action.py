@@ -102,21 +102,10 @@ class Runner:
         return StepRun(done.returncode, done.stdout + done.stderr, outputs)
 
 
-def require_pr_comment_option(pytester: pytest.Pytester) -> None:
-    """The Action passes ``--ragmetrics-pr-comment``, which the comment's part of issue 40
-    adds to the plugin; until it is there, the tests that run pytest through the Action
-    cannot pass. Remove this once it is merged."""
-    try:
-        pytester.parseconfig().getoption("ragmetrics_pr_comment")
-    except ValueError:
-        pytest.xfail("--ragmetrics-pr-comment is not in the plugin yet (issue 40, the comment)")
-
-
 # -- what the Action says, against the plugin and the example ----------------------------
 
 
 def test_every_ragmetrics_option_the_action_passes_exists(pytester: pytest.Pytester) -> None:
-    require_pr_comment_option(pytester)
     text = (ROOT / "action.yml").read_text(encoding="utf-8") + STEPS_SCRIPT.read_text("utf-8")
     options = sorted(set(OPTION.findall(text)))
     assert "--ragmetrics-pr-comment" in options
@@ -172,7 +161,6 @@ def starter(pytester: pytest.Pytester) -> Path:
 def test_a_passing_run_records_code_0_reports_and_the_summary(
     pytester: pytest.Pytester, starter: Path
 ) -> None:
-    require_pr_comment_option(pytester)
     runner = Runner(starter)
     prepared = runner.run("prepare")
     assert prepared.code == 0, prepared.stdout
@@ -196,7 +184,6 @@ def test_a_passing_run_records_code_0_reports_and_the_summary(
 def test_a_failing_run_still_succeeds_as_a_step_and_fails_the_action_at_the_end(
     pytester: pytest.Pytester, starter: Path
 ) -> None:
-    require_pr_comment_option(pytester)
     data = starter / "evals" / "data" / "answers.jsonl"
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
     rows[1]["tokens"] = 2000  # tokens.mean (370.4 accepted) rises to 692.8 > 1.2 x 370.4
@@ -217,7 +204,6 @@ def test_a_failing_run_still_succeeds_as_a_step_and_fails_the_action_at_the_end(
 def test_pytest_arguments_are_split_as_a_shell_would_without_expansion(
     pytester: pytest.Pytester, starter: Path
 ) -> None:
-    require_pr_comment_option(pytester)
     runner = Runner(starter)
     assert runner.run("prepare").code == 0
     done = runner.run("evals", **{"pytest-args": "-k 'not q9' --collect-only -q $HOME"})
