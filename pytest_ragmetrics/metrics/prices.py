@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 PRICES_TABLE = "prices"  # [settings.prices]
@@ -64,16 +63,13 @@ class Price:
         return {"prompt": self.prompt, "completion": self.completion}
 
 
-def _no_prices() -> Mapping[str, Price]:
-    return MappingProxyType({})
-
-
 @dataclass(frozen=True)
 class Prices:
     """The run's ``[settings.prices]``: a ``Price`` by model (or system) name; empty when
-    thresholds.toml has no such table."""
+    thresholds.toml has no such table. A plain mapping, not a read-only view: the settings
+    are pickled to the processes that score rows (Ray workers), and a view cannot be."""
 
-    by_name: Mapping[str, Price] = field(default_factory=_no_prices, hash=False)
+    by_name: Mapping[str, Price] = field(default_factory=dict, hash=False)
 
     def __bool__(self) -> bool:
         return bool(self.by_name)
@@ -159,4 +155,4 @@ def parse_prices(table: Any) -> Prices:
         if not name.strip():
             raise PriceError(f'"{name}"', "a model's name cannot be empty or blank")
         prices[name] = _price(name, value)
-    return Prices(MappingProxyType(prices))
+    return Prices(prices)

@@ -108,3 +108,11 @@ def test_prices_that_are_not_a_table(tmp_path: Path) -> None:
     path.write_text("[settings]\nprices = 0.15\n", encoding="utf-8")
     with pytest.raises(ThresholdsError, match=r"\[settings.prices\]: expected a table"):
         load_thresholds(path)
+
+
+def test_the_settings_with_prices_travel_to_other_processes(tmp_path: Path) -> None:
+    """Ray workers get the run's settings pickled; the prices go with them."""
+    import pickle
+
+    settings = _load(tmp_path, '"m" = { prompt = 1, completion = 2 }').settings
+    assert pickle.loads(pickle.dumps(settings)).prices.price("m") == Price(1.0, 2.0)
