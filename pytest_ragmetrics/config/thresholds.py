@@ -101,8 +101,10 @@ from pytest_ragmetrics.metrics.answer import SquadVersion
 from pytest_ragmetrics.metrics.bleu import DEFAULT_BLEU, BleuSettings
 from pytest_ragmetrics.metrics.catalog import Catalog, in_force
 from pytest_ragmetrics.metrics.chrf import ChrfSettings
+from pytest_ragmetrics.metrics.cost import COST_USD
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
 from pytest_ragmetrics.metrics.prices import (
+    EXAMPLE,
     NO_PRICES,
     PRICES_TABLE,
     PriceError,
@@ -583,7 +585,25 @@ def parse_thresholds(
                 path, f"[gates] {key!r}", "false only switches a gate off in an eval's table"
             )
         gates[key] = gate
+    _check_priced(path, settings, [*gates.values(), *_overriding(overrides)])
     return Thresholds(path, settings, gates, overrides, judge)
+
+
+def _overriding(overrides: Mapping[str, Mapping[str, Gate | None]]) -> list[Gate]:
+    return [gate for table in overrides.values() for gate in table.values() if gate is not None]
+
+
+def _check_priced(path: Path, settings: Settings, gates: Sequence[Gate]) -> None:
+    """A gate on cost_usd with no prices to compute it from is a usage error now, not an
+    error of every row later."""
+    priced = [gate.name for gate in gates if gate.metric == COST_USD]
+    if priced and not settings.prices:
+        raise _error(
+            path,
+            f"[settings.{PRICES_TABLE}]",
+            f"missing, and the gate {priced[0]!r} needs it: {COST_USD} prices each LLM call "
+            f"from it; add the table, e.g. [settings.{PRICES_TABLE}] {EXAMPLE}",
+        )
 
 
 def _judge(path: Path, table: Any) -> JudgeConfig | None:

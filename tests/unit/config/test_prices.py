@@ -116,3 +116,15 @@ def test_the_settings_with_prices_travel_to_other_processes(tmp_path: Path) -> N
 
     settings = _load(tmp_path, '"m" = { prompt = 1, completion = 2 }').settings
     assert pickle.loads(pickle.dumps(settings)).prices.price("m") == Price(1.0, 2.0)
+
+
+def test_a_cost_gate_without_prices_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "thresholds.toml"
+    path.write_text('[gates."evals/test_costs.py"]\n"cost_usd.sum" = "<= 1"\n', encoding="utf-8")
+    with pytest.raises(ThresholdsError) as raised:
+        load_thresholds(path)
+    assert str(raised.value) == (
+        f"{path}: [settings.prices]: missing, and the gate 'cost_usd.sum' needs it: cost_usd "
+        "prices each LLM call from it; add the table, e.g. [settings.prices] "
+        '"gpt-4o-mini" = { prompt = 0.15, completion = 0.60 }'
+    )
