@@ -171,3 +171,20 @@ def test_cost_is_the_sum_of_its_calls_whatever_their_order(calls: list[dict[str,
     assert cost >= 0
     assert cost == pytest.approx(expected, rel=1e-12, abs=1e-18)
     assert _measure(_row(tokens=calls[::-1])).values["cost_usd"] == cost
+
+
+def test_a_model_is_a_non_empty_string_on_the_row_and_on_a_call() -> None:
+    from pytest_ragmetrics.data.fields import validate_fields
+
+    assert validate_fields({"model": "gpt-4o"}) == []
+    (problem,) = validate_fields({"model": " "})
+    assert (problem.field, problem.message) == (
+        "model",
+        "expected the model's name, a non-empty string, got ' '",
+    )
+    calls = [{"prompt_tokens": 1, "completion_tokens": 1, "model": 4}]
+    (problem,) = validate_fields({"tokens": calls})
+    assert (problem.field, problem.message) == (
+        "tokens",
+        "call 0: 'model': expected the model's name, a non-empty string, got 4",
+    )
