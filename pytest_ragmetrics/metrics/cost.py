@@ -306,11 +306,6 @@ SPECS = (
         ),
         ("tokens",),
         measure_cost_usd,
-        untested={
-            "properties": "the generated rows name no model and some hold a bare total of "
-            "tokens, which cost_usd refuses; tests/unit/metrics/test_cost_usd.py checks its "
-            "properties on priced rows of its own"
-        },
     ),
     MetricSpec(
         "latency",
