@@ -42,6 +42,9 @@ Shape::
 
     [settings.my_metric]             # the table a metric of the user's declares, if any
 
+    [settings.prices]                # optional: US dollars per million tokens (cost_usd)
+    "gpt-4o-mini" = { prompt = 0.15, completion = 0.60 }  # a model, or a system's name
+
     [settings.stats]                 # optional: how comparisons are read (statistics.md)
     confidence = 0.95                # of the intervals reports show
     resamples = 2000                 # bootstrap resamples
@@ -98,7 +101,16 @@ from pytest_ragmetrics.metrics.answer import SquadVersion
 from pytest_ragmetrics.metrics.bleu import DEFAULT_BLEU, BleuSettings
 from pytest_ragmetrics.metrics.catalog import Catalog, in_force
 from pytest_ragmetrics.metrics.chrf import ChrfSettings
+from pytest_ragmetrics.metrics.cost import COST_USD
 from pytest_ragmetrics.metrics.grounding import DEFAULT_TAU_SIM
+from pytest_ragmetrics.metrics.prices import (
+    EXAMPLE,
+    NO_PRICES,
+    PRICES_TABLE,
+    PriceError,
+    Prices,
+    parse_prices,
+)
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, interval_kind, split_aggregate
 from pytest_ragmetrics.metrics.setting import SettingError, SettingsTable
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
@@ -203,6 +215,10 @@ class Settings:
     # How comparisons are resampled and read ([settings.stats]); never changes a value,
     # so not in the signature.
     stats: StatsSettings = field(default_factory=StatsSettings)
+    # US dollars per million tokens by model ([settings.prices]). Not in the settings'
+    # signature: only cost_usd reads them, and its baselines are signed with the price of
+    # each model they priced (metrics.cost.price_signature), not with the whole table.
+    prices: Prices = NO_PRICES
     # Where bulk evals' rows are scored: "local" (the pytest process) or "ray" (Ray Data).
     # It changes where values are computed, never what they are: not in the signature.
     engine: str = "local"
@@ -325,7 +341,7 @@ def _string_list(path: Path, key: str, value: Any) -> tuple[str, ...]:
 def _settings(path: Path, table: Any, declared: Sequence[SettingsTable[Any]]) -> Settings:
     if not isinstance(table, dict):
         raise _error(path, "[settings]", "expected a table")
-    known = {*SETTINGS_KEYS, STATS_TABLE}
+    known = {*SETTINGS_KEYS, STATS_TABLE, PRICES_TABLE}
     for declared_table in declared:
         known.update(declared_table.fields if declared_table.flat else [declared_table.name])
     for key in table:
@@ -378,6 +394,7 @@ def _settings(path: Path, table: Any, declared: Sequence[SettingsTable[Any]]) ->
         engine=engine,
         base_dir=path.parent,
         stats=_stats_settings(path, table.get(STATS_TABLE, {})),
+        prices=_prices(path, table),
         tables=tables,
         declared=tuple(declared),
         **attributes,
@@ -395,7 +412,7 @@ def _declared_tables(
     tables: dict[str, Any] = {}
     attributes: dict[str, Any] = {}
     flat_keys = [key for table in declared if table.flat for key in table.fields]
-    taken = {*SETTINGS_KEYS, *flat_keys, STATS_TABLE, *_SIGNATURE_KEYS}
+    taken = {*SETTINGS_KEYS, *flat_keys, STATS_TABLE, PRICES_TABLE, *_SIGNATURE_KEYS}
     for table in declared:
         where = table.where
         if table.flat:
@@ -449,6 +466,17 @@ def _stats_settings(path: Path, table: Any) -> StatsSettings:
         return StatsSettings(**table)
     except StatsSettingError as error:
         raise _error(path, f"[settings.stats] {error.key}", error.problem) from None
+
+
+def _prices(path: Path, table: Mapping[str, Any]) -> Prices:
+    """``[settings.prices]``: US dollars per million tokens by model (docs/gates.md)."""
+    if PRICES_TABLE not in table:
+        return NO_PRICES
+    try:
+        return parse_prices(table[PRICES_TABLE])
+    except PriceError as error:
+        where = f"[settings.{PRICES_TABLE}] {error.key}".strip()
+        raise _error(path, where, error.problem) from None
 
 
 def _trust_settings(path: Path, table: Mapping[str, Any]) -> dict[str, Any]:
@@ -557,7 +585,25 @@ def parse_thresholds(
                 path, f"[gates] {key!r}", "false only switches a gate off in an eval's table"
             )
         gates[key] = gate
+    _check_priced(path, settings, [*gates.values(), *_overriding(overrides)])
     return Thresholds(path, settings, gates, overrides, judge)
+
+
+def _overriding(overrides: Mapping[str, Mapping[str, Gate | None]]) -> list[Gate]:
+    return [gate for table in overrides.values() for gate in table.values() if gate is not None]
+
+
+def _check_priced(path: Path, settings: Settings, gates: Sequence[Gate]) -> None:
+    """A gate on cost_usd with no prices to compute it from is a usage error now, not an
+    error of every row later."""
+    priced = [gate.name for gate in gates if gate.metric == COST_USD]
+    if priced and not settings.prices:
+        raise _error(
+            path,
+            f"[settings.{PRICES_TABLE}]",
+            f"missing, and the gate {priced[0]!r} needs it: {COST_USD} prices each LLM call "
+            f"from it; add the table, e.g. [settings.{PRICES_TABLE}] {EXAMPLE}",
+        )
 
 
 def _judge(path: Path, table: Any) -> JudgeConfig | None:

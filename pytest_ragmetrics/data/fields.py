@@ -134,8 +134,17 @@ def _tokens(value: Any) -> str | None:
                     return f"call {i}: {key!r}: {problem}"
             if "stage" in call and not isinstance(call["stage"], str):
                 return f"call {i}: 'stage' must be a string, got {kind_of(call['stage'])}"
+            if "model" in call and _model(call["model"]):
+                return f"call {i}: 'model': {_model(call['model'])}"
         return None
     return f"expected an int, {{prompt, completion}} or a list of calls, got {kind_of(value)}"
+
+
+def _model(value: Any) -> str | None:
+    """The model that spent a row's (or a call's) tokens, as ``[settings.prices]`` names it."""
+    if isinstance(value, str) and value.strip():
+        return None
+    return f"expected the model's name, a non-empty string, got {shown(value)}"
 
 
 def _not_a_float(value: Any) -> str:
@@ -185,6 +194,7 @@ VALIDATORS: dict[str, Validator] = {
     "tokens": _tokens,
     "latency_ms": _latency,
     "system": _str,
+    "model": _model,
     "telemetry": _object,
     "repeats": _str_list,
     "retrieved_repeats": _ranked_lists,

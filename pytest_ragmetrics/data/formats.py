@@ -142,7 +142,7 @@ def _jsonl_record(line: Line) -> Record:
 _CSV_JSON_FIELDS = frozenset(
     {"contexts", "relevant", "telemetry", "repeats", "retrieved", "retrieved_repeats"}
 )
-_CSV_TEXT_FIELDS = frozenset({"id", "question", "answer", "system", "session_id"})
+_CSV_TEXT_FIELDS = frozenset({"id", "question", "answer", "system", "model", "session_id"})
 _CSV_BOOL = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
 
 

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar
 
 from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.metrics.prices import Prices
 from pytest_ragmetrics.metrics.setting import SettingsTable
 from pytest_ragmetrics.metrics.trec_options import TrecOptions
 from pytest_ragmetrics.text.citations import CitationFormat, strip_citations
@@ -54,9 +55,9 @@ _Table = TypeVar("_Table")
 # ``count`` an integer, ``integer`` (a count per row, as tokens) 0.0 for a statistic and
 # one row's value as the integer it is, ``ms`` milliseconds (whole from 1 ms up, two
 # decimals below), ``ratio`` 1.10×, ``delta`` +0.250, ``number`` an integer when the value
-# is one, else 0.000.
+# is one, else 0.000, ``usd`` US dollars to three significant digits ($0.000270, $1.50).
 NumberFormat = Literal[
-    "score", "amount", "hundredths", "count", "integer", "ms", "ratio", "delta", "number"
+    "score", "amount", "hundredths", "count", "integer", "ms", "ratio", "delta", "number", "usd"
 ]
 # The report tables a statistic may be a column of: ``main`` (the first table of the
 # terminal and the Markdown summary, and of the HTML report's systems table), ``systems``
@@ -234,6 +235,8 @@ class MetricSettings(Protocol):
     def base_dir(self) -> Path | None: ...
     @property
     def stats(self) -> StatsSettings: ...
+    @property
+    def prices(self) -> Prices: ...
 
 
 def _no_judge() -> LlmJudge:
@@ -338,6 +341,11 @@ Bounds: TypeAlias = "Mapping[str, Sequence[Callable[[float], bool]]]"
 class AggregateContext(Protocol):
     """What an aggregation hook reads of its eval besides the rows' details and the
     per-row aggregates (``results.summary.EvalContext`` has it)."""
+
+    @property
+    def prices(self) -> Prices:
+        """The run's ``[settings.prices]`` (the judge's tokens are priced with them)."""
+        ...
 
     @property
     def bounds(self) -> Bounds:

@@ -1,4 +1,5 @@
-"""Cost metrics: LLM tokens per query (with a breakdown by stage) and latency.
+"""Cost metrics: LLM tokens per query (with a breakdown by stage), their cost in US
+dollars at the prices of ``[settings.prices]``, and latency.
 
 ``tokens`` in a row takes one of three shapes (docs/metrics.md#tokens):
 
@@ -9,11 +10,17 @@
 
 The total is prompt + completion summed over every call. Validation happens when the
 dataset is loaded (see ``pytest_ragmetrics.data.dataset``); these functions assume valid shapes.
+
+``cost_usd`` prices each call by its model (docs/metrics.md#cost_usd): the call's
+``model``, else the row's ``model``, else the row's ``system`` when ``[settings.prices]``
+names it. A total with no prompt/completion split cannot be priced (the two are priced
+differently), and a model without a price is an error of the row: never a cost of 0.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +36,7 @@ from pytest_ragmetrics.metrics.base import (
     Presentation,
     Versus,
 )
+from pytest_ragmetrics.metrics.prices import EXAMPLE, PRICES_TABLE, Price, Prices, dollars
 
 UNSTAGED = "(unstaged)"
 NO_STOP_REASON = "(none)"
@@ -75,6 +83,138 @@ def measure_tokens(row: Row, ctx: MetricContext) -> Measured:
     stages = ", ".join(f"{stage} {count}" for stage, count in usage.by_stage.items())
     breakdown = {stage: float(count) for stage, count in usage.by_stage.items()}
     return Measured(values, f"{usage.total} tokens ({stages})", {"tokens_by_stage": breakdown})
+
+
+COST_USD = "cost_usd"
+# The row's cost by the model that spent it, summed over the rows: which models (and so
+# which prices) an eval's cost_usd was computed with (``price_signature``).
+COST_BY_MODEL = "cost_usd_by_model"
+MODEL = "model"  # the row field, and the key of a call, naming the model of its tokens
+
+
+@dataclass(frozen=True)
+class PricedCall:
+    """One LLM call of a row, with the name its price was found under."""
+
+    model: str
+    prompt: int
+    completion: int
+    price: Price
+
+    @property
+    def cost(self) -> float:
+        return self.price.cost(self.prompt, self.completion)
+
+
+def _calls(row: Row) -> list[tuple[int, int, str | None, str]]:
+    """The row's calls as (prompt, completion, the call's own model or None, where the
+    tokens are); a bare total cannot be priced: prompt and completion cost differently."""
+    tokens = row.require("tokens", COST_USD)
+    if isinstance(tokens, int):
+        raise RowError(
+            f"{row.where('tokens')}: {COST_USD} needs prompt and completion tokens apart (they "
+            f"are priced differently) and the row has only a total ({tokens}); record tokens "
+            'as {"prompt": ..., "completion": ...} or as a list of calls with prompt_tokens '
+            "and completion_tokens"
+        )
+    if isinstance(tokens, dict):
+        return [(int(tokens["prompt"]), int(tokens["completion"]), None, "tokens")]
+    return [
+        (
+            int(call["prompt_tokens"]),
+            int(call["completion_tokens"]),
+            call.get(MODEL),
+            f"tokens[{index}]",
+        )
+        for index, call in enumerate(tokens)
+    ]
+
+
+def call_models(row: Row, prices: Prices) -> list[PricedCall]:
+    """Each LLM call of ``row`` with its price, the model of a call being, in order: the
+    call's ``model`` (the list form of ``tokens``), the row's ``model``, the row's
+    ``system`` when ``[settings.prices]`` has a price under that name. A call with no
+    model, or a model with no price, is a ``RowError`` naming the row's file and line."""
+    if not prices:
+        raise RowError(
+            f"{row.where()}: {COST_USD} needs [settings.{PRICES_TABLE}] in thresholds.toml, "
+            f"which has none; add the price of each model the rows name, e.g. {EXAMPLE}"
+        )
+    row_model = row.data.get(MODEL)
+    system = row.data.get("system")
+    fallback = system if isinstance(system, str) and prices.price(system) else None
+    priced = []
+    for prompt, completion, own, where in _calls(row):
+        model = own or row_model or fallback
+        if model is None:
+            system_hint = (
+                f", or price its system {system!r} in [settings.{PRICES_TABLE}]" if system else ""
+            )
+            raise RowError(
+                f"{row.where(where)}: {COST_USD} cannot tell which model made this call: add a "
+                f'"{MODEL}" field to the row (or "{MODEL}" to each call of tokens){system_hint}'
+            )
+        price = prices.price(model)
+        if price is None:
+            field_name = f"{where}.{MODEL}" if own else (MODEL if row_model else "system")
+            raise RowError(
+                f"{row.where(field_name)}: model {model!r} has no price in "
+                f"[settings.{PRICES_TABLE}] (priced: {prices.names()}); add "
+                f'"{model}" = {{ prompt = ..., completion = ... }} in US dollars per million '
+                "tokens"
+            )
+        priced.append(PricedCall(model, prompt, completion, price))
+    return priced
+
+
+def cost_usd(calls: Sequence[PricedCall]) -> float:
+    """The cost of a query in US dollars: the sum over its LLM calls of
+    prompt_tokens * prompt_price / 1e6 + completion_tokens * completion_price / 1e6, each
+    call at the price of its own model (prices are per million tokens).
+
+    No call (an empty list of calls) costs 0.0, as 0 tokens do. Not rounded: the floats as
+    computed, summed with ``math.fsum`` so the order of the calls does not change the
+    last digit."""
+    return math.fsum(call.cost for call in calls)
+
+
+def _by_model(calls: Sequence[PricedCall]) -> dict[str, tuple[int, int, float]]:
+    """Prompt tokens, completion tokens and cost per model, in the order first called."""
+    found: dict[str, tuple[int, int, float]] = {}
+    for call in calls:
+        prompt, completion, cost = found.get(call.model, (0, 0, 0.0))
+        found[call.model] = (prompt + call.prompt, completion + call.completion, cost + call.cost)
+    return found
+
+
+def measure_cost_usd(row: Row, ctx: MetricContext) -> Measured:
+    calls = call_models(row, ctx.settings.prices)
+    value = cost_usd(calls)
+    models = _by_model(calls)
+    if not models:
+        return Measured({COST_USD: 0.0}, "$0: no LLM call")
+    spent = [
+        f"{prompt:,} prompt + {completion:,} completion tokens of {model}"
+        + (f" ({dollars(cost)})" if len(models) > 1 else "")
+        for model, (prompt, completion, cost) in models.items()
+    ]
+    breakdown = {model: cost for model, (_, _, cost) in models.items()}
+    evidence = f"{dollars(value)}: {'; '.join(spent)}"
+    return Measured({COST_USD: value}, evidence, {COST_BY_MODEL: breakdown})
+
+
+def price_signature(models: Sequence[str], prices: Prices) -> dict[str, dict[str, float]]:
+    """What a baseline's signature holds of the prices an eval's ``cost_usd`` was computed
+    with: under ``cost_usd.price[<model>]``, the price of each model its rows were priced
+    with. Compared only for a model both the baseline and the run priced
+    (``results.baseline.check_signature``): a model only one of them used says nothing of
+    the other's numbers, while one priced differently makes ``cost_usd`` unlike."""
+    signed = {}
+    for model in models:
+        price = prices.price(model)
+        if price is not None:
+            signed[f"{COST_USD}.price[{model}]"] = price.as_dict()
+    return signed
 
 
 def measure_latency(row: Row, ctx: MetricContext) -> Measured:
@@ -143,6 +283,29 @@ SPECS = (
         ),
         ("tokens",),
         measure_tokens,
+    ),
+    MetricSpec(
+        COST_USD,
+        "Cost of the query in US dollars: the sum over its LLM calls of prompt tokens x the "
+        "prompt price + completion tokens x the completion price, prices per million tokens "
+        "from [settings.prices], each call at its model's (the call's model, else the row's "
+        "model, else a priced system); >= 0, unrounded. A row with only a total of tokens, or "
+        "a model with no price, errors; an empty list of calls costs 0.",
+        (
+            MetricInfo(
+                COST_USD,
+                "US dollars the query's LLM calls cost at [settings.prices]",
+                range=COUNT,
+                presentation=Presentation(
+                    label="Cost $",
+                    format="usd",
+                    columns=(Column("systems", 45, format="usd"),),
+                    versus=(Versus("mean", "ratio", 3),),
+                ),
+            ),
+        ),
+        ("tokens",),
+        measure_cost_usd,
     ),
     MetricSpec(
         "latency",

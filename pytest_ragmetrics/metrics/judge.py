@@ -41,6 +41,7 @@ from pytest_ragmetrics.metrics.base import (
     always,
     golds,
 )
+from pytest_ragmetrics.metrics.prices import PRICES_TABLE, Prices, dollars
 
 # The client (HTTP, TLS, file locks) and its verdicts are imported when a row is judged:
 # the declarations below, which every pytest run imports with the plugin, need neither.
@@ -68,6 +69,7 @@ CONSISTENCY_DELTA = 0.5
 TRUST_ENTAILMENT = "trust_entailment"  # the tally of the Trust-Score judge's verdicts
 # The judge's eval-level metric (``JUDGE``), and the row detail its tallies are kept in.
 JUDGE_NAME = "judge"
+COST_STAT = "cost_usd"  # judge.cost_usd: the judge's tokens at [settings.prices]
 # What each metric's prompt is filled with.
 _NEEDS: dict[str, tuple[str, ...]] = {
     "faithfulness_judge": ("question", "answer", "contexts"),
@@ -179,7 +181,7 @@ def _judge_once(
         tally.add(error.call, error)
         # from None: the judge's frames stay out of the traceback (pytest -l shows locals).
         raise JudgeRowError(
-            f"{row.where()}: {key}: {error}", {JUDGE_NAME: {key: tally.as_dict()}}
+            f"{row.where()}: {key}: {error}", {JUDGE_NAME: {key: _record(tally, judge)}}
         ) from None
     tally.add(verdict.call)
     return verdict.score, verdict.reason, tally
@@ -223,8 +225,8 @@ def _verdicts(
         try:
             score, said, tally = _judge_once(judge, row, metric, key, fields, repeat)
         except JudgeRowError as error:
-            spent = Tally(**error.details[JUDGE_NAME][key])
-            error.details = {JUDGE_NAME: {key: _sum([*tallies, spent]).as_dict()}}
+            spent = Tally(**_tally(error.details[JUDGE_NAME][key]))
+            error.details = {JUDGE_NAME: {key: _record(_sum([*tallies, spent]), judge)}}
             raise
         scores.append(score)
         tallies.append(tally)
@@ -252,7 +254,7 @@ def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
         scores, reason, total = _verdicts(judge, row, metric, metric, fields)
         repeats = len(scores)
         value = _mean(scores)
-        record = {**total.as_dict(), "score": value, "reason": reason}
+        record = {**_record(total, judge), "score": value, "reason": reason}
         details: dict[str, Any] = {JUDGE_NAME: {metric: record}}
         if repeats > 1:
             record["scores"] = scores
@@ -275,7 +277,7 @@ def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
             except JudgeRowError as error:  # the new judge's verdicts were had: counted
                 error.details = {JUDGE_NAME: {**error.details[JUDGE_NAME], metric: record}}
                 raise
-            details[JUDGE_NAME][key] = spent.as_dict()
+            details[JUDGE_NAME][key] = _record(spent, judge.previous)
             kept.update(previous=before, row=row.id)
             evidence += f"; the previous judge ({judge.previous.config.model}): {_mean(before):g}"
         details[metric] = kept
@@ -307,13 +309,15 @@ def measure_consistency(
     try:
         second, _, again = _judge_once(judge, row, metric, CONSISTENCY, fields, 2, fresh=True)
     except JudgeRowError as error:
-        spent = Tally(**error.details[JUDGE_NAME][CONSISTENCY])
-        error.details = {JUDGE_NAME: {CONSISTENCY: _sum([tally, spent]).as_dict()}}
+        spent = Tally(**_tally(error.details[JUDGE_NAME][CONSISTENCY]))
+        error.details = {JUDGE_NAME: {CONSISTENCY: _record(_sum([tally, spent]), judge)}}
         raise
     total = _sum([tally, again])
     consistent = abs(first - second) <= CONSISTENCY_DELTA
     details = {
-        JUDGE_NAME: {CONSISTENCY: {**total.as_dict(), "metric": metric, "scores": [first, second]}}
+        JUDGE_NAME: {
+            CONSISTENCY: {**_record(total, judge), "metric": metric, "scores": [first, second]}
+        }
     }
     verdict = "within" if consistent else "more than"
     evidence = (
@@ -337,7 +341,9 @@ class TalliedEntailment:
         self.tally = Tally()
 
     def details(self) -> dict[str, Any]:
-        return {JUDGE_NAME: {TRUST_ENTAILMENT: self.tally.as_dict()}} if self.tally.verdicts else {}
+        if not self.tally.verdicts:
+            return {}
+        return {JUDGE_NAME: {TRUST_ENTAILMENT: _record(self.tally, self.judge)}}
 
     def __call__(self, premise: str, hypothesis: str) -> bool:
         from pytest_ragmetrics.judge.verdicts import JudgeError
@@ -385,6 +391,58 @@ def _tally(record: Mapping[str, Any]) -> dict[str, Any]:
     return {name: record[name] for name in Tally.__dataclass_fields__}
 
 
+# The key of a judge record naming the model of the judge that made its verdicts: the
+# judge's tokens are priced by it (``judge_cost``).
+JUDGE_MODEL = "model"
+
+
+def _record(tally: Tally, judge: LlmJudge) -> dict[str, Any]:
+    """A tally as a row's ``judge`` detail records it, with the model that spent it."""
+    return {**tally.as_dict(), JUDGE_MODEL: judge.config.model}
+
+
+def judge_cost(
+    records: Sequence[Mapping[str, Any]], prices: Prices
+) -> tuple[dict[str, float], tuple[str, ...]]:
+    """The judge's cost in US dollars over every verdict tallied (``judge.cost_usd``), and
+    the lines the reports show of it, when ``[settings.prices]`` exists.
+
+    Each record's prompt and completion tokens at the price of the model of the judge
+    that made them (the run's ``[judge]``, or the previous judge of a comparison): the
+    same tokens as ``judge.prompt_tokens`` and ``judge.completion_tokens``, so a verdict
+    served from the cache counts at what it cost when it was asked. Kept apart from the
+    rows' ``cost_usd``, the system's cost. A model without a price gives no cost and a
+    line saying so (never a cost of 0); without ``[settings.prices]``, nothing."""
+    if not prices:
+        return {}, ()
+    spent: dict[str, tuple[float, float]] = {}
+    for record in records:
+        model = str(record.get(JUDGE_MODEL, ""))
+        prompt, completion = spent.get(model, (0.0, 0.0))
+        spent[model] = (prompt + record["prompt_tokens"], completion + record["completion_tokens"])
+    unpriced = sorted(model for model in spent if prices.price(model) is None)
+    if unpriced:
+        return {}, (
+            f"not priced: [settings.{PRICES_TABLE}] has no price for the judge's model "
+            f"{', '.join(map(repr, unpriced))}; add it to see judge.{COST_STAT}",
+        )
+    lines = []
+    costs = []
+    for model, (prompt, completion) in spent.items():
+        price = prices.price(model)
+        assert price is not None  # every model was checked above
+        cost = price.cost(int(prompt), int(completion))
+        costs.append(cost)
+        lines.append(
+            f"{dollars(cost)}: {prompt:,.0f} prompt + {completion:,.0f} completion tokens of "
+            f"{model}"
+        )
+    total = math.fsum(costs)
+    if len(lines) > 1:
+        lines.insert(0, f"{dollars(total)} in all")
+    return {COST_STAT: total}, tuple(lines)
+
+
 def judge_statistics(records: list[Mapping[str, Any]]) -> dict[str, float]:
     """The eval's ``judge`` statistics from every row's tallies (errored rows included).
 
@@ -416,17 +474,19 @@ def judge_aggregate(
 ) -> Aggregated | None:
     """``JUDGE``'s eval-level statistics: the judge's accounting over every verdict the
     rows asked for (each row's tallies, errored rows included, ``judge_statistics``), and
-    ``consistency_score``, the rows' mean (docs/metrics.md#judge-quality); none when no
-    verdict was tallied."""
+    ``consistency_score``, the rows' mean (docs/metrics.md#judge-quality), and with
+    ``[settings.prices]`` its cost (``judge_cost``); none when no verdict was tallied."""
     records = [record for tallies in details for record in tallies.values()]
     if not records:
         return None
     statistics = judge_statistics(records)
     if CONSISTENCY in metrics:
         statistics[CONSISTENCY] = metrics[CONSISTENCY]["mean"]
+    cost, lines = judge_cost(records, context.prices)
+    statistics.update(cost)
     from pytest_ragmetrics.metrics.hooks import Aggregated
 
-    return Aggregated(statistics)
+    return Aggregated(statistics, notes={JUDGE_COST_NOTE: lines} if lines else {})
 
 
 # A judge metric's statistics of its repeated verdicts (``[judge] repeats`` > 1).
@@ -716,8 +776,11 @@ JUDGE_STATS = (
     "prompt_tokens",
     "completion_tokens",
     "tokens",
+    COST_STAT,
     "consistency_score",
 )
+# The title of the judge's cost in every report's notes.
+JUDGE_COST_NOTE = "LLM judge cost"
 # Judge-quality numbers that may be named alone, as docs/metrics.md#judge-quality names them.
 JUDGE_QUALITY = ("consistency_score", "error_rate", "avg_latency_ms")
 JUDGE = MetricInfo(
@@ -733,6 +796,7 @@ JUDGE = MetricInfo(
             "prompt_tokens": "integer",
             "completion_tokens": "integer",
             "tokens": "integer",
+            COST_STAT: "usd",
         }
     ),
 )

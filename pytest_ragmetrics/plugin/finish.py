@@ -18,6 +18,7 @@ from pytest_ragmetrics.inference import release_draws
 from pytest_ragmetrics.judge.config import JUDGE_TABLE
 from pytest_ragmetrics.live.outputs import write_outputs
 from pytest_ragmetrics.metrics.catalog import SPECS, in_force
+from pytest_ragmetrics.metrics.cost import COST_BY_MODEL, price_signature
 from pytest_ragmetrics.plugin.state import RunState
 from pytest_ragmetrics.reports.write import Unwritten, os_cause
 from pytest_ragmetrics.results.baseline import (
@@ -61,6 +62,9 @@ def current_signature(summary: EvalSummary, state: RunState) -> dict[str, Any]:
             signed = metric.signature(state.thresholds)
             if signed is not None:
                 signature[metric.name] = signed
+    # the price of each model cost_usd priced the rows with: only its numbers are refused
+    priced = sorted(summary.breakdowns.get(COST_BY_MODEL, {}))
+    signature.update(price_signature(priced, state.thresholds.settings.prices))
     for spec in SPECS:  # a built-in metric redefined: only its own numbers are refused
         for record in spec.records if spec.version is not None else ():
             if record.name in summary.metrics:

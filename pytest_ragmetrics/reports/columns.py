@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from pytest_ragmetrics.metrics.base import MetricInfo, NumberFormat
+from pytest_ragmetrics.metrics.prices import dollars
 from pytest_ragmetrics.reports.model import EvalView, IntervalView
 from pytest_ragmetrics.reports.presentation import Shown, columns, versus_columns
 
@@ -99,6 +100,7 @@ FORMATS: dict[NumberFormat, Callable[[float], str]] = {
     "ratio": ratio,
     "delta": delta,
     "number": general,
+    "usd": dollars,
 }
 
 

@@ -8,8 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_ragmetrics.gates.evidence import evidence_text
-from pytest_ragmetrics.metrics.base import MetricInfo
+from pytest_ragmetrics.metrics.base import MetricInfo, NumberFormat
 from pytest_ragmetrics.reports.columns import (
+    FORMATS,
     NOT_COMPUTED,
     Column,
     Entry,
@@ -98,7 +99,20 @@ def _mean_part(metric: str, stats: Mapping[str, float]) -> list[str]:
     besides = (*found.corpus, *found.derived) if found else ()
     extra = [f"{stat} {stats[stat]:.4g}" for stat in besides if stat in stats]
     corpus = f" ({', '.join(extra)})" if extra else ""
-    return [f"{metric} {stats['mean']:.4g}{corpus}"]
+    declared = found.presentation.format if found else None
+    return [f"{metric} {_listed(stats['mean'], declared)}{corpus}"]
+
+
+def _listed(value: float, declared: NumberFormat | None) -> str:
+    """A number of "More metrics": to 4 significant digits, or in dollars for a metric
+    declared in them (``usd``): an amount of money without its sign reads as a score."""
+    return FORMATS["usd"](value) if declared == "usd" else f"{value:.4g}"
+
+
+def _dataset_part(metric: str, stat: str, value: float) -> str:
+    """``stat value`` of a dataset-level metric (``judge.cost_usd`` in dollars)."""
+    found = info(metric)
+    return f"{stat} {_listed(value, found.presentation.formats.get(stat) if found else None)}"
 
 
 def _wrapped(parts: Sequence[str], first: str, indent: str) -> list[str]:
@@ -129,7 +143,7 @@ def more_metric_lines(evals: Sequence[Entry]) -> list[str]:
         block = _wrapped(per_row, "    ", "    ")
         for name in dataset_level:
             stats, wanted = metrics[name], _dataset_stats(name) or ()
-            parts = [f"{stat} {stats[stat]:.4g}" for stat in wanted if stat in stats]
+            parts = [_dataset_part(name, stat, stats[stat]) for stat in wanted if stat in stats]
             block += _wrapped(parts, f"    {name}: ", "      ")
         if block:
             lines += [f"  {entry.label} ({entry.n} rows):", *block]

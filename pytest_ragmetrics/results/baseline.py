@@ -286,14 +286,30 @@ def signature_differences(stored: Mapping[str, Any], current: Mapping[str, Any])
 
 
 VERSION_KEY = ".version"  # ``<metric>.version``: the version of a metric of the user's
+# ``<metric>.price[<model>]``: the price a metric's numbers were computed with for one
+# model (``cost_usd.price[gpt-4o-mini]``, ``metrics.cost.price_signature``).
+PRICE_KEY = ".price["
 
 
 def metric_of(key: str) -> str | None:
     """The metric a signature key is of (``words`` for ``words.version``, the version a
-    metric declared in user code was given), ``None`` for a setting that every metric
-    shares (``tau_sim``, the embedding model, the system, the judge)."""
+    metric declared in user code was given; ``cost_usd`` for one of its prices), ``None``
+    for a setting that every metric shares (``tau_sim``, the embedding model, the system,
+    the judge)."""
     metric, dot, rest = key.partition(".")
-    return metric if dot and f".{rest}" == VERSION_KEY else None
+    if not dot:
+        return None
+    if f".{rest}" == VERSION_KEY or (f".{rest}".startswith(PRICE_KEY) and rest.endswith("]")):
+        return metric
+    return None
+
+
+def _one_sided(key: str, stored: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
+    """A model's price that only one side holds: that side alone priced rows with the
+    model, which says nothing of the other's numbers (a run that moved from one model to
+    another compares its cost with the baseline's). Only a model both priced, at
+    different prices, makes the metric's numbers unlike."""
+    return PRICE_KEY in key and (key in stored) != (key in current)
 
 
 @dataclass(frozen=True)
@@ -313,6 +329,8 @@ def check_signature(stored: Mapping[str, Any], current: Mapping[str, Any]) -> Si
     settings: list[str] = []
     metrics: dict[str, tuple[str, ...]] = {}
     for key in sorted(set(stored) | set(current)):
+        if _one_sided(key, stored, current):
+            continue
         lines = signature_differences(
             {key: stored[key]} if key in stored else {},
             {key: current[key]} if key in current else {},

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_ragmetrics.metrics.catalog import BASELINE
-from pytest_ragmetrics.results.baseline import Baseline
+from pytest_ragmetrics.results.baseline import PRICE_KEY, Baseline
 from pytest_ragmetrics.results.transformations import Transformations
 
 BASELINE_METRIC = BASELINE  # baseline.coverage, .shared, .added, .removed, .changed
@@ -167,12 +167,16 @@ class BaselineState:
         differences = self.not_compared.get(metric)
         if not differences:
             return None
+        # cost_usd's numbers differ by the price of a model both sides priced
+        changed = "prices" if all(PRICE_KEY in line for line in differences) else "version"
         return (
-            f"the baseline {self.path} was made with another version of {metric}, so "
+            f"the baseline {self.path} was made with "
+            f"{'other prices' if changed == 'prices' else 'another version'} of {metric}, so "
             f"{metric} is not compared (its other metrics are); what differs:\n  "
             + "\n  ".join(differences)
-            + f"\nrestore the earlier version of {metric}; or, if the new version is meant "
-            "to stay, " + accepting(self.update_command)
+            + f"\nrestore the earlier {changed} of {metric}; or, if the new {changed} "
+            f"{'are' if changed == 'prices' else 'is'} meant to stay, "
+            + accepting(self.update_command)
         )
 
     @property

@@ -25,6 +25,7 @@ from pytest_ragmetrics.inference.settings import StatsSettings
 from pytest_ragmetrics.metrics.base import Aggregate, Bounds, MetricSettings
 from pytest_ragmetrics.metrics.catalog import ERRORS, SIGNATURES, UNJUDGED, in_force
 from pytest_ragmetrics.metrics.hooks import NOTES_DETAIL
+from pytest_ragmetrics.metrics.prices import NO_PRICES, Prices
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
 from pytest_ragmetrics.results.stats import aggregate
 
@@ -628,6 +629,7 @@ class EvalContext:
 
     bounds: Bounds
     stats: StatsSettings
+    prices: Prices = NO_PRICES  # [settings.prices]: the judge's tokens are priced with them
 
 
 def _add_aggregated(
@@ -708,7 +710,9 @@ def _summarize_eval(
     signed = signatures(metrics, breakdowns, settings)
     coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
     details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
-    _add_aggregated(metrics, rows, details, EvalContext(bounds or {}, settings.stats))
+    _add_aggregated(
+        metrics, rows, details, EvalContext(bounds or {}, settings.stats, settings.prices)
+    )
     if dataset_payloads:  # a dataset-level test counts in `errors` like a row
         ran = [p for p in dataset_payloads if not p.skipped or p.error]
         flags = [row.values[ERRORS] for row in rows]

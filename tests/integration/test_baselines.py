@@ -403,15 +403,25 @@ def _thresholds_of(eval_name: str) -> str:
     """The project's thresholds.toml with the gate tables of one eval only (the others'
     modules are not in the test's project, which would be a usage error)."""
     document = tomllib.loads((REPOSITORY / "thresholds.toml").read_text())
+    settings = document["settings"]
     tables = {
-        "settings": document["settings"],
+        "settings": {k: v for k, v in settings.items() if not isinstance(v, dict)},
+        # [settings.prices]: a table of tables, each model's price an inline table
+        **{f"settings.{k}": v for k, v in settings.items() if isinstance(v, dict)},
         "gates": {k: v for k, v in document["gates"].items() if not isinstance(v, dict)},
         f'gates."{eval_name}"': document["gates"][eval_name],
     }
     return "".join(
-        f"[{table}]\n" + "".join(f"{json.dumps(k)} = {json.dumps(v)}\n" for k, v in body.items())
+        f"[{table}]\n" + "".join(f"{json.dumps(k)} = {_toml(v)}\n" for k, v in body.items())
         for table, body in tables.items()
     )
+
+
+def _toml(value: object) -> str:
+    """A value as TOML: JSON's spelling, but a table inline (``{ prompt = 0.15, ... }``)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)
 
 
 def test_the_bundled_grounding_eval_catches_a_changed_log(pytester: pytest.Pytester) -> None:

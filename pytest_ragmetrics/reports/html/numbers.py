@@ -14,6 +14,8 @@ dataset-level statistic ``Presentation.formats``), so no list of metrics is kept
   decimals below (a cached call's ``0.27`` must not read as ``0``);
 * ``ratio`` and ``delta``: a compared system's ``vs_baseline`` statistics, ``1.10×`` and
   ``+0.250``;
+* ``usd`` (``cost_usd``, ``judge.cost_usd``): US dollars to three significant digits,
+  ``$0.000270``, as in every report (``metrics.prices.dollars``);
 * ``number``: anything else (an unknown metric, a dataset-level statistic): an integer when
   the value is one, else 3 decimals.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pytest_ragmetrics.metrics.base import NumberFormat
+from pytest_ragmetrics.metrics.prices import dollars
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, split_aggregate
 from pytest_ragmetrics.reports.columns import NOT_COMPUTED, delta, ms, number, ratio
 from pytest_ragmetrics.reports.presentation import info
@@ -67,6 +70,7 @@ FORMATS: dict[Kind, Callable[[float], str]] = {
     "ratio": ratio,
     "delta": delta,
     "number": _general,
+    "usd": dollars,
 }
 
 

@@ -173,3 +173,51 @@ def test_a_rows_verdict_against_a_label_is_its_lower_median_on_the_scale() -> No
     assert verdict_of([0.7], scale) == 0.5  # between verdicts: the nearest, 0.5
     assert verdict_of([0.75], scale) == 0.5  # as near to 0.5 as to 1: the lower
     assert verdict_of([4.0, 2.0, 5.0, 3.0], (1.0, 2.0, 3.0, 4.0, 5.0)) == 3.0
+
+
+def test_the_judges_cost_is_its_tokens_at_its_models_price() -> None:
+    """Two rows judged by model j (100 prompt + 10 completion tokens each), one by the
+    previous judge p of a comparison (100 + 10): by hand, at j = $1 / $2 per million and
+    p = $3 / $4 per million, j costs 200 x 1 / 1e6 + 20 x 2 / 1e6 = 0.00024 and p
+    100 x 3 / 1e6 + 10 x 4 / 1e6 = 0.00034; in all 0.00058."""
+    from pytest_ragmetrics.metrics.judge import COST_STAT, JUDGE_COST_NOTE
+    from pytest_ragmetrics.metrics.prices import Price, Prices
+
+    details = [
+        {"faithfulness_judge": _record(0, 1, 40.0, model="j")},
+        {
+            "faithfulness_judge": _record(0, 1, 40.0, model="j"),
+            "faithfulness_judge@previous": _record(0, 1, 40.0, model="p"),
+        },
+    ]
+    prices = Prices({"j": Price(1.0, 2.0), "p": Price(3.0, 4.0)})
+    aggregated = judge_aggregate(details, {}, EvalContext({}, StatsSettings(), prices))
+    assert aggregated is not None
+    assert aggregated.stats[COST_STAT] == pytest.approx(0.00058, rel=1e-12)
+    assert aggregated.notes[JUDGE_COST_NOTE] == (
+        "$0.000580 in all",
+        "$0.000240: 200 prompt + 20 completion tokens of j",
+        "$0.000340: 100 prompt + 10 completion tokens of p",
+    )
+    # never mixed into the rows' cost: the judge's is a statistic of its own
+    assert "cost_usd" not in {name for detail in details for name in detail}
+
+
+def test_an_unpriced_judge_gets_no_cost_and_a_line_that_says_why() -> None:
+    from pytest_ragmetrics.metrics.judge import COST_STAT, JUDGE_COST_NOTE
+    from pytest_ragmetrics.metrics.prices import Price, Prices
+
+    details = [{"faithfulness_judge": _record(0, 1, 40.0, model="j")}]
+    context = EvalContext({}, StatsSettings(), Prices({"gpt-4o": Price(2.5, 10.0)}))
+    aggregated = judge_aggregate(details, {}, context)
+    assert aggregated is not None
+    assert COST_STAT not in aggregated.stats
+    assert aggregated.notes[JUDGE_COST_NOTE] == (
+        "not priced: [settings.prices] has no price for the judge's model 'j'; add it to "
+        "see judge.cost_usd",
+    )
+    # without [settings.prices] at all: no cost, and nothing to say
+    plain = judge_aggregate(details, {}, NO_CONTEXT)
+    assert plain is not None
+    assert COST_STAT not in plain.stats
+    assert not plain.notes

@@ -21,9 +21,11 @@ import pytest
 from hypothesis import Phase, settings
 from hypothesis import strategies as st
 
+from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import UNTESTED, Measured, MetricInfo, MetricSpec
 from pytest_ragmetrics.metrics.catalog import BUILTIN_FIXTURES, FIXTURES, SPECS
+from pytest_ragmetrics.metrics.prices import Price, Prices
 from pytest_ragmetrics.testing import check_metric, strategies
 from pytest_ragmetrics.testing.strategies import as_row
 from pytest_ragmetrics.text.citations import strip_citations
@@ -61,10 +63,35 @@ def trust_rows(draw: st.DrawFn) -> Row:
     return as_row({**row.data, "gold": groups, "contexts": contexts}, row.index)
 
 
+# The prices cost_usd's rows are priced at (US dollars per million tokens).
+PRICES = Prices({"small": Price(0.15, 0.60), "large": Price(2.50, 10.00), "free": Price(0, 0)})
+_MODEL = st.sampled_from(sorted(PRICES.by_name))
+
+
+@st.composite
+def priced_rows(draw: st.DrawFn) -> Row:
+    """Rows cost_usd can price: a model, and tokens split into prompt and completion (one
+    call, or a list of calls, each may name a model of its own)."""
+    row = draw(strategies.rows(requires=("tokens",)))
+    count = st.integers(0, 10**6)
+    call = st.fixed_dictionaries(
+        {"prompt_tokens": count, "completion_tokens": count}, optional={"model": _MODEL}
+    )
+    tokens = draw(
+        st.one_of(
+            st.fixed_dictionaries({"prompt": count, "completion": count}),
+            st.lists(call, max_size=4),
+        )
+    )
+    return as_row({**row.data, "tokens": tokens, "model": draw(_MODEL)}, row.index)
+
+
 # Rows of their own for a metric whose fields go beyond the default rows' (the Trust-Score
-# suite reads `answers_found` in every context); every other metric gets
-# strategies.rows(requires=...).
-ROWS: dict[str, st.SearchStrategy[Row]] = {"trust": trust_rows()}
+# suite reads `answers_found` in every context; cost_usd a model and split tokens); every
+# other metric gets strategies.rows(requires=...).
+ROWS: dict[str, st.SearchStrategy[Row]] = {"trust": trust_rows(), "cost_usd": priced_rows()}
+# Settings of their own for a metric that needs more than the defaults.
+METRIC_SETTINGS = {"cost_usd": Settings(prices=PRICES)}
 
 
 def calls(spec: MetricSpec) -> list[dict[str, Any]]:
@@ -105,7 +132,11 @@ def test_declared_metric_properties(name: str, options: dict[str, Any]) -> None:
     spec = FIXTURES[name]
     embeds = spec.texts is not None  # the packaged model runs: fewer examples
     check_metric(
-        name, options=options, rows=ROWS.get(name), settings=EMBEDDED if embeds else EXAMPLES
+        name,
+        options=options,
+        rows=ROWS.get(name),
+        settings=EMBEDDED if embeds else EXAMPLES,
+        metric_settings=METRIC_SETTINGS.get(name),
     )
 
 

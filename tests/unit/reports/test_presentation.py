@@ -62,6 +62,7 @@ def test_the_systems_table_puts_f1_short_beside_f1_and_the_counts_after() -> Non
         "F1",
         "F1 short",
         "Tokens",
+        "Cost $",
         "P50 ms",
         "Abstain",
         "Wrong on answerable (sum)",
@@ -76,6 +77,7 @@ def test_a_compared_system_gets_the_declared_ratios_and_deltas() -> None:
     assert shown == [
         ("Tokens mean ×", "vs_baseline", "tokens_mean_ratio", "1.10×"),
         ("Tokens p50 ×", "vs_baseline", "tokens_p50_ratio", "1.10×"),
+        ("Cost $ mean ×", "vs_baseline", "cost_usd_mean_ratio", "1.10×"),
         ("Δ Overlap", "vs_baseline", "overlap_mean_delta", "+1.100"),
         ("Δ F1", "vs_baseline", "f1_mean_delta", "+1.100"),
         ("Δ F1 short", "vs_baseline", "f1_short_mean_delta", "+1.100"),

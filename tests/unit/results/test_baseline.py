@@ -220,6 +220,28 @@ def test_a_metric_version_is_that_metrics_alone() -> None:
     assert metric_of("words.other") is None
 
 
+def test_a_models_price_is_compared_only_where_both_sides_priced_that_model() -> None:
+    """cost_usd's prices are signed per model it priced: a model only one side used says
+    nothing of the other's numbers (moving from one model to another is what the cost gate
+    is there to read); the same model at another price makes cost_usd alone unlike."""
+    mini = {"prompt": 0.15, "completion": 0.6}
+    stored = {"tau_sim": 0.65, "cost_usd.price[gpt-4o-mini]": mini}
+    moved = {"tau_sim": 0.65, "cost_usd.price[gpt-4.1]": {"prompt": 2.0, "completion": 8.0}}
+    assert check_signature(stored, moved) == SignatureCheck()
+    assert check_signature(stored, {**moved, **stored}) == SignatureCheck()
+    repriced = {"tau_sim": 0.65, "cost_usd.price[gpt-4o-mini]": {**mini, "prompt": 0.3}}
+    check = check_signature(stored, repriced)
+    assert check.settings == ()
+    assert check.metrics == {
+        "cost_usd": (
+            'cost_usd.price[gpt-4o-mini]: stored {"completion": 0.6, "prompt": 0.15}, now '
+            '{"completion": 0.6, "prompt": 0.3}',
+        )
+    }
+    assert metric_of("cost_usd.price[gpt-4.1]") == "cost_usd"  # a dot in the model's name
+    assert metric_of("cost_usd.price") is None
+
+
 def test_a_rows_input_digest_ignores_what_the_system_answered() -> None:
     asked = {"id": "q1", "question": "Capital?", "gold": ["Paris"], "answerable": True}
     answered = {**asked, "answer": "Paris [1].", "tokens": 120, "latency_ms": 800.0}
