@@ -19,6 +19,7 @@ import pytest
 
 from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.metrics.base import (
+    Evidence,
     MetricContext,
     MetricSpec,
     Preparation,
@@ -88,19 +89,30 @@ class Score(float):
     """A metric value that keeps the evidence behind it.
 
     It compares and computes like the float it is; its ``repr`` names the metric, the row
-    and the evidence, which is what pytest prints when an assertion on it fails.
+    and the evidence, which is what pytest prints when an assertion on it fails. The
+    evidence is built when first read (``metrics.base.Evidence``): a passing assertion
+    never reads it.
     """
 
-    __slots__ = ("evidence", "metric", "row_id")  # one per metric call: no __dict__
+    __slots__ = ("_evidence", "metric", "row_id")  # one per metric call: no __dict__
 
     metric: str
     row_id: str
-    evidence: str
+    _evidence: str | Evidence
 
-    def __new__(cls, value: float, metric: str, row_id: str, evidence: str) -> Score:
+    def __new__(cls, value: float, metric: str, row_id: str, evidence: str | Evidence) -> Score:
         score = super().__new__(cls, value)
-        score.metric, score.row_id, score.evidence = metric, row_id, evidence
+        score.metric, score.row_id, score._evidence = metric, row_id, evidence
         return score
+
+    @property
+    def evidence(self) -> str:
+        """The evidence text, built on first read."""
+        evidence = self._evidence
+        if type(evidence) is str:
+            return evidence
+        text = self._evidence = str(evidence)
+        return text
 
     def __repr__(self) -> str:
         return f"{self.metric}={float(self):g} (row {self.row_id!r}: {self.evidence})"
