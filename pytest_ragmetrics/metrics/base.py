@@ -249,6 +249,10 @@ def _none() -> Mapping[str, Any]:
     return _NONE
 
 
+# How a frozen dataclass with a hand-written ``__init__`` sets its fields.
+_set = object.__setattr__
+
+
 class Evidence:
     """A metric's evidence text, built only when something reads it.
 
@@ -308,7 +312,7 @@ def evidence_text(evidence: str | Evidence) -> str:
     return evidence if type(evidence) is str else str(evidence)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Measured:
     """What computing a metric on a row produced: its value(s) and the evidence.
 
@@ -326,6 +330,25 @@ class Measured:
     # What the fixture returns when it records no per-row value of its own (``trust``,
     # whose numbers exist only for the whole eval).
     score: float | None = None
+
+    # Written out, with the shared empty mapping as a plain default: one is made per
+    # metric call, and the generated frozen ``__init__`` (a default factory called per
+    # empty field, a global look-up per field) cost about twice as much.
+    def __init__(
+        self,
+        values: Mapping[str, float],
+        evidence: str | Evidence,
+        breakdowns: Mapping[str, Mapping[str, float]] = _NONE,
+        details: Mapping[str, Any] = _NONE,
+        primary: str | None = None,
+        score: float | None = None,
+    ) -> None:
+        _set(self, "values", values)
+        _set(self, "evidence", evidence)
+        _set(self, "breakdowns", breakdowns)
+        _set(self, "details", details)
+        _set(self, "primary", primary)
+        _set(self, "score", score)
 
 
 @dataclass(frozen=True, slots=True)
@@ -584,9 +607,10 @@ class MetricSpec:
             for info in self.records
         }
 
-    @property
+    @functools.cached_property
     def primary(self) -> str:
-        """The recorded metric the fixture returns by default."""
+        """The recorded metric the fixture returns by default (read on every call of the
+        fixture: kept)."""
         return self.records[0].name
 
     @property

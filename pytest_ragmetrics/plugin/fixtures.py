@@ -101,7 +101,7 @@ class Score(float):
     _evidence: str | Evidence
 
     def __new__(cls, value: float, metric: str, row_id: str, evidence: str | Evidence) -> Score:
-        score = super().__new__(cls, value)
+        score = float.__new__(cls, value)  # not super(): made on every metric call
         score.metric, score.row_id, score._evidence = metric, row_id, evidence
         return score
 
@@ -150,10 +150,12 @@ class MetricFixture:
             )
         spec = self.spec
         recorder.called.add(spec.fixture)
-        if options:
-            self._check_options(options)
         try:
-            measured = spec.compute(row, self.context, **options)
+            if options:
+                self._check_options(options)
+                measured = spec.compute(row, self.context, **options)
+            else:  # the common call: no keyword arguments to unpack
+                measured = spec.compute(row, self.context)
             check_measured(spec, measured)  # every value within its declaration
         except RowError as error:
             if isinstance(error, JudgeRowError):  # keep what the failed judge call cost
@@ -161,10 +163,11 @@ class MetricFixture:
             recorder.fail(located(row, str(error)))
             raise
         primary = measured.primary or spec.primary
-        recorder.record(measured.values, measured.breakdowns, measured.details)
-        recorder.evidence[primary] = measured.evidence
-        value = measured.values[primary] if measured.score is None else measured.score
-        return Score(value, primary, row.id, measured.evidence)
+        values = measured.values
+        recorder.record(values, measured.breakdowns, measured.details)
+        evidence = recorder.evidence[primary] = measured.evidence
+        score = measured.score
+        return Score(values[primary] if score is None else score, primary, row.id, evidence)
 
     def _check_options(self, options: Mapping[str, Any]) -> None:
         """A ``TypeError`` for keyword arguments the metric does not take."""

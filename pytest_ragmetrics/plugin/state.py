@@ -274,8 +274,9 @@ class RowRecorder:
         details: Mapping[str, Any] | None = None,
     ) -> None:
         self.values.update(values)
-        for name, parts in breakdowns.items():
-            self.breakdowns[name] = dict(parts)
+        if breakdowns:  # most metrics have none
+            for name, parts in breakdowns.items():
+                self.breakdowns[name] = dict(parts)
         if details:
             from pytest_ragmetrics.results.summary import merge_details
 
