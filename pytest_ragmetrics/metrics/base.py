@@ -307,11 +307,6 @@ class Evidence:
         return (Evidence, (self._build, *self._args))
 
 
-def evidence_text(evidence: str | Evidence) -> str:
-    """The text of a metric's evidence, built if it is an ``Evidence``."""
-    return evidence if type(evidence) is str else str(evidence)
-
-
 @dataclass(frozen=True, slots=True, init=False)
 class Measured:
     """What computing a metric on a row produced: its value(s) and the evidence.

@@ -8,7 +8,6 @@ import pickle
 import pytest
 
 from pytest_ragmetrics import Evidence
-from pytest_ragmetrics.metrics.base import evidence_text
 
 BUILDS: list[int] = []
 
@@ -39,8 +38,6 @@ def test_it_equals_and_hashes_as_its_text() -> None:
     assert evidence != "2 of 2"
     assert hash(evidence) == hash("1 of 2")
     assert repr(evidence) == "Evidence('1 of 2')"
-    assert evidence_text(evidence) == "1 of 2"
-    assert evidence_text("as is") == "as is"
 
 
 def test_it_pickles_as_its_builder_and_arguments() -> None:
