@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.data.sql import SqlDataset
     from pytest_ragmetrics.embeddings.model import embedder_for
     from pytest_ragmetrics.live.system import LiveSystem, LiveSystemError
-    from pytest_ragmetrics.metrics.base import Column, Presentation
+    from pytest_ragmetrics.metrics.base import Column, Evidence, Presentation
     from pytest_ragmetrics.metrics.custom import RowValue
     from pytest_ragmetrics.plugin.custom import dataset_metric, metric
     from pytest_ragmetrics.plugin.fixtures import Score
@@ -36,6 +36,7 @@ _PUBLIC = {
     "metric": "pytest_ragmetrics.plugin.custom",
     "dataset_metric": "pytest_ragmetrics.plugin.custom",
     "RowValue": "pytest_ragmetrics.metrics.custom",
+    "Evidence": "pytest_ragmetrics.metrics.base",
     # how the reports show a metric of one's own (its presentation=)
     "Presentation": "pytest_ragmetrics.metrics.base",
     "Column": "pytest_ragmetrics.metrics.base",
@@ -53,6 +54,7 @@ _PUBLIC = {
 
 __all__ = [
     "Column",
+    "Evidence",
     "LiveSystem",
     "LiveSystemError",
     "Presentation",

@@ -16,6 +16,7 @@ from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import (
     UNIT,
     Column,
+    Evidence,
     Measured,
     MetricContext,
     MetricInfo,
@@ -127,10 +128,13 @@ def measure_idk_citation(row: Row, ctx: MetricContext) -> Measured:
     )
     if not result.cited:
         return Measured({"idk_citation": 0.0}, "no IDK sentence carries a citation")
-    evidence = "; ".join(
-        f"IDK sentence {c.sentence!r} carries {', '.join(c.markers)}" for c in result.cited
-    )
-    return Measured({"idk_citation": 1.0}, evidence)
+    return Measured({"idk_citation": 1.0}, Evidence(_cited_idk_evidence, result.cited))
+
+
+def _cited_idk_evidence(cited: Sequence[CitedIdk]) -> str:
+    """``idk_citation``'s evidence of a row with cited IDK sentences: each, with its
+    markers."""
+    return "; ".join(f"IDK sentence {c.sentence!r} carries {', '.join(c.markers)}" for c in cited)
 
 
 def answerable(row: Row, metric: str) -> bool:

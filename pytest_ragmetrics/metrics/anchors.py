@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import (
     UNIT,
+    Evidence,
     Measured,
     MetricContext,
     MetricInfo,
@@ -305,7 +306,8 @@ def measure_anchor_coverage(row: Row, ctx: MetricContext) -> Measured:
             "missing": list(result.missing),
         }
     }
-    return Measured({"anchor_coverage": result.score}, result.evidence(), details=details)
+    evidence = Evidence(AnchorCoverage.evidence, result)
+    return Measured({"anchor_coverage": result.score}, evidence, details=details)
 
 
 SPECS = (

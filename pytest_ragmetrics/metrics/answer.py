@@ -32,6 +32,7 @@ from pytest_ragmetrics.metrics.abstention import answerable, row_abstention
 from pytest_ragmetrics.metrics.base import (
     UNIT,
     Column,
+    Evidence,
     Measured,
     MetricContext,
     MetricInfo,
@@ -350,10 +351,12 @@ def measure_em(row: Row, ctx: MetricContext) -> Measured:
         version=settings.squad_version,
         ascii_punctuation=settings.squad_ascii_punctuation,
     )
-    verdict = "matches a gold" if value else f"matches none of {len(references)} gold(s)"
-    return Measured(
-        _with_split("em", value, references, ctx), f"answer {verdict} after normalisation"
+    evidence = (
+        "answer matches a gold after normalisation"
+        if value
+        else Evidence("answer matches none of {} gold(s) after normalisation", len(references))
     )
+    return Measured(_with_split("em", value, references, ctx), evidence)
 
 
 def measure_f1(row: Row, ctx: MetricContext) -> Measured:
@@ -364,9 +367,12 @@ def measure_f1(row: Row, ctx: MetricContext) -> Measured:
         version=settings.squad_version,
         ascii_punctuation=settings.squad_ascii_punctuation,
     )
-    evidence = (
-        f"best gold {match.gold!r}: {match.common} common token(s), "
-        f"precision {match.precision:.3g}, recall {match.recall:.3g}"
+    evidence = Evidence(
+        "best gold {!r}: {} common token(s), precision {:.3g}, recall {:.3g}",
+        match.gold,
+        match.common,
+        match.precision,
+        match.recall,
     )
     return Measured(_with_split("f1", match.score, references, ctx), evidence)
 
@@ -383,10 +389,9 @@ def measure_wrong_on_answerable(row: Row, ctx: MetricContext) -> Measured:
     references = golds(row, metric)
     match = best_f1(claim_text(row, metric, ctx.settings), references)
     if match.score > 0:
-        return Measured({metric: 0.0}, f"answered with F1 {match.score:.3g} > 0")
-    return Measured(
-        {metric: 1.0}, f"answerable, answered, F1 0 against all {len(references)} gold(s)"
-    )
+        return Measured({metric: 0.0}, Evidence("answered with F1 {:.3g} > 0", match.score))
+    evidence = Evidence("answerable, answered, F1 0 against all {} gold(s)", len(references))
+    return Measured({metric: 1.0}, evidence)
 
 
 SPECS = (

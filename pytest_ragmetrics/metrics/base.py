@@ -252,22 +252,101 @@ def _none() -> Mapping[str, Any]:
     return _NONE
 
 
-@dataclass(frozen=True, slots=True)
+# How a frozen dataclass with a hand-written ``__init__`` sets its fields.
+_set = object.__setattr__
+
+
+class Evidence:
+    """A metric's evidence text, built only when something reads it.
+
+    ``Evidence(template, *args)`` is the text ``template.format(*args)``;
+    ``Evidence(build, *args)``, with ``build`` a function, is ``build(*args)``. Either is
+    built by ``str(evidence)``, once: the first read keeps the text. A metric fixture is
+    called on every row, and most runs read no row's evidence (only the JSON and HTML
+    reports show it, and a failed assertion prints it), so formatting numbers and
+    quoting golds on every call is work thrown away: an ``Evidence`` keeps only its
+    arguments until then. A metric returns it wherever it would return the text, the
+    built-in metrics as a user's ``@metric`` (docs/custom-metrics.md).
+
+    It equals (and hashes as) the text it builds, so a test comparing a metric's
+    evidence with a string reads the same whichever the metric returned. Pickled, it is
+    its builder and arguments (a module-level function, a template); the plugin builds
+    the text before a row's payload leaves the process that ran the row, so nothing lazy
+    travels to the controller (pytest-xdist, Ray).
+    """
+
+    __slots__ = ("_args", "_build", "_text")
+
+    def __init__(self, build: str | Callable[..., str], *args: Any) -> None:
+        self._build = build
+        self._args = args
+        self._text: str | None = None
+
+    def __str__(self) -> str:
+        text = self._text
+        if text is None:
+            build = self._build
+            text = build.format(*self._args) if isinstance(build, str) else build(*self._args)
+            if not isinstance(text, str):
+                raise TypeError(
+                    f"Evidence({build!r}, ...) built {type(text).__name__} {text!r}, not a "
+                    "string: its function must return the evidence text"
+                )
+            self._text = text
+        return text
+
+    def __repr__(self) -> str:
+        return f"Evidence({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Evidence | str):
+            return str(self) == str(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Evidence, (self._build, *self._args))
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Measured:
     """What computing a metric on a row produced: its value(s) and the evidence.
 
-    ``primary`` names the value the fixture returns when it is not the fixture's own name
-    (``ndcg(row, k=10)`` records and returns ``ndcg@10``).
+    ``evidence``: the text a failed assertion and the reports show, or an ``Evidence``
+    that builds it only when one of them reads it. ``primary`` names the value the
+    fixture returns when it is not the fixture's own name (``ndcg(row, k=10)`` records
+    and returns ``ndcg@10``).
     """
 
     values: Mapping[str, float]
-    evidence: str
+    evidence: str | Evidence
     breakdowns: Mapping[str, Mapping[str, float]] = field(default_factory=_none)
     details: Mapping[str, Any] = field(default_factory=_none)  # JSON-able, per-row report
     primary: str | None = None
     # What the fixture returns when it records no per-row value of its own (``trust``,
     # whose numbers exist only for the whole eval).
     score: float | None = None
+
+    # Written out, with the shared empty mapping as a plain default: one is made per
+    # metric call, and the generated frozen ``__init__`` (a default factory called per
+    # empty field, a global look-up per field) cost about twice as much.
+    def __init__(
+        self,
+        values: Mapping[str, float],
+        evidence: str | Evidence,
+        breakdowns: Mapping[str, Mapping[str, float]] = _NONE,
+        details: Mapping[str, Any] = _NONE,
+        primary: str | None = None,
+        score: float | None = None,
+    ) -> None:
+        _set(self, "values", values)
+        _set(self, "evidence", evidence)
+        _set(self, "breakdowns", breakdowns)
+        _set(self, "details", details)
+        _set(self, "primary", primary)
+        _set(self, "score", score)
 
 
 @dataclass(frozen=True, slots=True)
@@ -531,9 +610,10 @@ class MetricSpec:
             for info in self.records
         }
 
-    @property
+    @functools.cached_property
     def primary(self) -> str:
-        """The recorded metric the fixture returns by default."""
+        """The recorded metric the fixture returns by default (read on every call of the
+        fixture: kept)."""
         return self.records[0].name
 
     @property

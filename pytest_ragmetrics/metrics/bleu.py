@@ -42,6 +42,7 @@ from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import (
     PERCENT,
     CorpusReduction,
+    Evidence,
     Measured,
     MetricContext,
     MetricInfo,
@@ -489,6 +490,15 @@ def corpus_bleu_from_stats(
 BLEU_STATS = "bleu_stats"
 
 
+def _bleu_evidence(result: SentenceBleu) -> str:
+    """``bleu``'s evidence: the score, the lengths and the matched n-grams."""
+    stats = result.stats
+    return (
+        f"sentence BLEU {result.score:.2f}: {stats.sys_len} hypothesis / {stats.ref_len} "
+        f"reference tokens, matched n-grams {'/'.join(map(str, stats.correct))}"
+    )
+
+
 def measure_bleu(row: Row, ctx: MetricContext) -> Measured:
     """``bleu``: sentence BLEU with ``[settings.bleu]``, effective order always on (as
     ``sacrebleu.sentence_bleu``; the setting is the corpus score's). The row's statistics
@@ -497,10 +507,7 @@ def measure_bleu(row: Row, ctx: MetricContext) -> Measured:
     settings = replace(ctx.settings.table(BLEU_SETTINGS), effective_order=True)
     result = sentence_bleu_with(claim_text(row, "bleu", ctx.settings), references, settings)
     stats = result.stats
-    evidence = (
-        f"sentence BLEU {result.score:.2f}: {stats.sys_len} hypothesis / {stats.ref_len} "
-        f"reference tokens, matched n-grams {'/'.join(map(str, stats.correct))}"
-    )
+    evidence = Evidence(_bleu_evidence, result)
     recorded = {**stats.as_dict(), **reference_count(len(references))}
     return Measured({"bleu": result.score}, evidence, {BLEU_STATS: recorded})
 

@@ -63,6 +63,7 @@ from pytest_ragmetrics.metrics.base import (
     PERCENT,
     Compute,
     CorpusReduction,
+    Evidence,
     Measured,
     MetricContext,
     MetricInfo,
@@ -456,6 +457,16 @@ def chrf_signature(settings: ChrfSettings, word_order: int, nrefs: int | str = 1
 # --------------------------------------------------------------------------- the metric fixtures
 
 
+def _chrf_evidence(result: SentenceChrf, beta: int, word_order: int) -> str:
+    """A chrF fixture's evidence: the score, its beta and the matched characters."""
+    chars = result.stats.chars[0]
+    return (
+        f"{'chrF++' if word_order else 'chrF'} {result.score:.2f} (beta {beta}, "
+        f"best of the gold(s)): {chars.match} of {chars.hyp} answer / {chars.ref} gold "
+        "characters matched"
+    )
+
+
 def measure_chrf(metric: str, word_order: int) -> Compute:
     """The computation of the ``chrf`` (word order 0) or ``chrf_pp`` (2) fixture: sentence
     chrF of the answer without citation markers against every gold alias, its statistics
@@ -466,12 +477,7 @@ def measure_chrf(metric: str, word_order: int) -> Compute:
         answer = claim_text(row, metric, ctx.settings)
         references = golds(row, metric)
         result = chrf_of(answer, references, settings, word_order)
-        chars = result.stats.chars[0]
-        evidence = (
-            f"{'chrF++' if word_order else 'chrF'} {result.score:.2f} (beta {settings.beta}, "
-            f"best of the gold(s)): {chars.match} of {chars.hyp} answer / {chars.ref} gold "
-            "characters matched"
-        )
+        evidence = Evidence(_chrf_evidence, result, settings.beta, word_order)
         counts = {**result.stats.as_dict(), **reference_count(len(references))}
         stats = {f"{metric}_stats": counts}
         return Measured({metric: result.score}, evidence, stats)

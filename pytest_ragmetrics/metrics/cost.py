@@ -29,6 +29,7 @@ from pytest_ragmetrics.metrics.base import (
     COUNT,
     UNIT,
     Column,
+    Evidence,
     Measured,
     MetricContext,
     MetricInfo,
@@ -80,9 +81,15 @@ def measure_tokens(row: Row, ctx: MetricContext) -> Measured:
     if usage.prompt is not None and usage.completion is not None:
         values["prompt_tokens"] = float(usage.prompt)
         values["completion_tokens"] = float(usage.completion)
-    stages = ", ".join(f"{stage} {count}" for stage, count in usage.by_stage.items())
     breakdown = {stage: float(count) for stage, count in usage.by_stage.items()}
-    return Measured(values, f"{usage.total} tokens ({stages})", {"tokens_by_stage": breakdown})
+    evidence = Evidence(_tokens_evidence, usage)
+    return Measured(values, evidence, {"tokens_by_stage": breakdown})
+
+
+def _tokens_evidence(usage: TokenUsage) -> str:
+    """``tokens``' evidence: the total, then each stage's count."""
+    stages = ", ".join(f"{stage} {count}" for stage, count in usage.by_stage.items())
+    return f"{usage.total} tokens ({stages})"
 
 
 COST_USD = "cost_usd"
@@ -219,7 +226,7 @@ def price_signature(models: Sequence[str], prices: Prices) -> dict[str, dict[str
 
 def measure_latency(row: Row, ctx: MetricContext) -> Measured:
     latency = float(row.require("latency_ms", "latency"))
-    return Measured({"latency_ms": latency}, f"{latency:g} ms end to end")
+    return Measured({"latency_ms": latency}, Evidence("{:g} ms end to end", latency))
 
 
 def _telemetry(row: Row, metric: str) -> dict[str, Any]:
@@ -245,7 +252,7 @@ def measure_rounds(row: Row, ctx: MetricContext) -> Measured:
     values = {"rounds": float(rounds), "multi_round": 1.0 if rounds > 1 else 0.0}
     stop = f", stopped by {reason}" if reason else ""
     details = {"stop_reason": reason} if reason else {}
-    return Measured(values, f"{rounds} round(s){stop}", breakdowns, details)
+    return Measured(values, Evidence("{} round(s){}", rounds, stop), breakdowns, details)
 
 
 SPECS = (

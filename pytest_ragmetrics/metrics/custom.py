@@ -41,6 +41,7 @@ from pytest_ragmetrics.metrics.base import (
     UNIT,
     CorpusReduction,
     DatasetMeasured,
+    Evidence,
     Kind,
     Measured,
     MetricContext,
@@ -83,11 +84,12 @@ class CorpusError(ValueError):
 @dataclass(frozen=True)
 class RowValue:
     """What a metric function may return for a row: its ``value``, the ``evidence`` the
-    reports show, and ``stats``, the row's sufficient statistics (``{"tp": 2, "fp": 1}``)
-    that a metric declared with ``corpus=`` sums over the rows."""
+    reports show (a string, or an ``Evidence`` that builds it only when read), and
+    ``stats``, the row's sufficient statistics (``{"tp": 2, "fp": 1}``) that a metric
+    declared with ``corpus=`` sums over the rows."""
 
     value: float
-    evidence: str | None = None
+    evidence: str | Evidence | None = None
     stats: Mapping[str, float] | None = None
 
 
@@ -234,13 +236,15 @@ class CustomMetric:
             checked[part] = number
         return checked
 
-    def _checked(self, returned: object, evidence: str | None = None) -> tuple[float, str]:
-        if evidence is not None and not isinstance(evidence, str):
-            raise self._bad(evidence, "evidence must be a string")
+    def _checked(
+        self, returned: object, evidence: str | Evidence | None = None
+    ) -> tuple[float, str | Evidence]:
+        if evidence is not None and not isinstance(evidence, str | Evidence):
+            raise self._bad(evidence, "evidence must be a string or an Evidence")
         value = returned
         evidence = f"{self.name} gave no evidence" if evidence is None else evidence
         if isinstance(returned, tuple):
-            if len(returned) != 2 or not isinstance(returned[1], str):
+            if len(returned) != 2 or not isinstance(returned[1], str | Evidence):
                 raise self._bad(returned, "a tuple must be (value, evidence string)")
             value, evidence = returned
         why = value_problem(value, self.info)

@@ -35,6 +35,7 @@ from pytest_ragmetrics.metrics.base import (
     Column,
     Compute,
     Embed,
+    Evidence,
     Measured,
     MetricContext,
     MetricInfo,
@@ -709,7 +710,7 @@ def measure_overlap(row: Row, ctx: MetricContext) -> Measured:
     if not result.abstains and not row_abstention(row, "overlap", ctx.settings).abstains:
         values["overlap_answered"] = result.score
     details = {"sentences": [verdict.as_dict() for verdict in result.sentences]}
-    return Measured(values, result.evidence(), details=details)
+    return Measured(values, Evidence(result.evidence), details=details)
 
 
 def measure_faithfulness(row: Row, ctx: MetricContext) -> Measured:
@@ -719,8 +720,12 @@ def measure_faithfulness(row: Row, ctx: MetricContext) -> Measured:
         return Measured({"faithfulness": result.score}, f"{result.reason} ({abstaining.reason})")
     grounding = _row_overlap(row, "faithfulness", ctx)
     result = faithfulness(grounding.score, False, row.answerable)
-    evidence = f"{result.reason}; overlap: {grounding.evidence()}"
+    evidence = Evidence(_faithfulness_evidence, result.reason, grounding)
     return Measured({"faithfulness": result.score}, evidence)
+
+
+def _faithfulness_evidence(reason: str, grounding: Overlap) -> str:
+    return f"{reason}; overlap: {grounding.evidence()}"
 
 
 def texts_similarity(row: Row, settings: MetricSettings) -> list[str]:
@@ -736,7 +741,7 @@ def _similarity_measure(metric: str) -> Compute:
             ctx.embed,
             ctx.settings.citations,
         )
-        return Measured({metric: getattr(result, metric)}, result.evidence(metric))
+        return Measured({metric: getattr(result, metric)}, Evidence(result.evidence, metric))
 
     return measure
 

@@ -31,6 +31,7 @@ from pytest_ragmetrics.metrics.base import (
     UNIT,
     Aggregate,
     AggregateContext,
+    Evidence,
     Measured,
     MetricContext,
     MetricInfo,
@@ -265,11 +266,7 @@ def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
             kept.update(human=label, row=row.id)
         cached = _cached_text(total.cached, repeats)
         said = reason or "no reason given"
-        if repeats == 1:
-            evidence = f"{judge.label} scored {value:g}{cached}: {said}"
-        else:
-            shown = ", ".join(f"{score:g}" for score in scores)
-            evidence = f"{judge.label} scored {value:g}, the mean of {shown}{cached}: {said}"
+        previous: tuple[str, list[float]] | None = None
         if judge.previous is not None:
             key = metric + PREVIOUS_TALLY
             try:
@@ -279,11 +276,33 @@ def judge_measure(metric: str) -> Callable[[Row, MetricContext], Measured]:
                 raise
             details[JUDGE_NAME][key] = _record(spent, judge.previous)
             kept.update(previous=before, row=row.id)
-            evidence += f"; the previous judge ({judge.previous.config.model}): {_mean(before):g}"
+            previous = (judge.previous.config.model, before)
         details[metric] = kept
+        evidence = Evidence(_judge_evidence, judge.label, scores, cached, said, previous)
         return Measured({metric: value}, evidence, details=details)
 
     return measure
+
+
+def _judge_evidence(
+    label: str,
+    scores: list[float],
+    cached: str,
+    said: str,
+    previous: tuple[str, list[float]] | None,
+) -> str:
+    """A judge metric's evidence: its score (the mean of its repeats, each shown), whether
+    the verdicts were cached, the judge's reason, and the previous judge's score."""
+    value = _mean(scores)
+    if len(scores) == 1:
+        evidence = f"{label} scored {value:g}{cached}: {said}"
+    else:
+        shown = ", ".join(f"{score:g}" for score in scores)
+        evidence = f"{label} scored {value:g}, the mean of {shown}{cached}: {said}"
+    if previous is not None:
+        model, before = previous
+        evidence += f"; the previous judge ({model}): {_mean(before):g}"
+    return evidence
 
 
 def _cached_text(cached: int, repeats: int) -> str:
@@ -320,9 +339,13 @@ def measure_consistency(
         }
     }
     verdict = "within" if consistent else "more than"
-    evidence = (
-        f"{metric} judged twice anew: {first:g} and {second:g}, {verdict} "
-        f"{CONSISTENCY_DELTA:g} apart"
+    evidence = Evidence(
+        "{} judged twice anew: {:g} and {:g}, {} {:g} apart",
+        metric,
+        first,
+        second,
+        verdict,
+        CONSISTENCY_DELTA,
     )
     return Measured({CONSISTENCY: 1.0 if consistent else 0.0}, evidence, details=details)
 

@@ -12,6 +12,7 @@ from pytest_ragmetrics.data.dataset import Row, RowError
 from pytest_ragmetrics.metrics.base import (
     COSINE,
     UNIT,
+    Evidence,
     Measured,
     MetricContext,
     MetricInfo,
@@ -51,8 +52,12 @@ def measure_exact_repeats(row: Row, ctx: MetricContext) -> Measured:
     metric = "response_exact_match_rate"
     repeats = _repeats(row, metric)
     value = response_exact_match_rate(row.require("answer", metric), repeats)
-    evidence = f"{round(value * len(repeats))} of {len(repeats)} repeats equal the answer"
+    evidence = Evidence(_exact_repeats_evidence, value, len(repeats))
     return Measured({metric: value}, evidence)
+
+
+def _exact_repeats_evidence(value: float, repeats: int) -> str:
+    return f"{round(value * repeats)} of {repeats} repeats equal the answer"
 
 
 def semantic_repeat_texts(row: Row, settings: MetricSettings) -> list[str]:
@@ -68,8 +73,11 @@ def measure_semantic_repeats(row: Row, ctx: MetricContext) -> Measured:
     vectors = ctx.embed([answer, *repeats])
     cosines = [cosine(vectors[0], vector) for vector in vectors[1:]]
     value = sum(cosines) / len(cosines)
-    evidence = "cosine of each repeat to the answer: " + ", ".join(f"{c:.3f}" for c in cosines)
-    return Measured({metric: value}, evidence)
+    return Measured({metric: value}, Evidence(_cosines_evidence, cosines))
+
+
+def _cosines_evidence(cosines: list[float]) -> str:
+    return "cosine of each repeat to the answer: " + ", ".join(f"{c:.3f}" for c in cosines)
 
 
 def _cited_ids(row: Row, ctx: MetricContext) -> list[str | None]:
@@ -89,17 +97,29 @@ def measure_determinism(row: Row, ctx: MetricContext) -> Measured:
         at = min(len(first), len(second)) if at is None else at
         return Measured(
             {"determinism": 0.0},
-            f"answers differ from character {at}: {first[at : at + 40]!r} vs "
-            f"{second[at : at + 40]!r} ({again.where()})",
+            Evidence(
+                "answers differ from character {}: {!r} vs {!r} ({})",
+                at,
+                first[at : at + 40],
+                second[at : at + 40],
+                again.where(),
+            ),
         )
     cited, cited_again = _cited_ids(row, ctx), _cited_ids(again, ctx)
     if cited != cited_again:
         return Measured(
             {"determinism": 0.0},
-            f"same answer, but its citations resolve to {cited} here and {cited_again} in "
-            f"{again.where()} (the contexts differ)",
+            Evidence(
+                "same answer, but its citations resolve to {} here and {} in {} (the "
+                "contexts differ)",
+                cited,
+                cited_again,
+                again.where(),
+            ),
         )
-    return Measured({"determinism": 1.0}, f"identical answer and citations in {again.where()}")
+    return Measured(
+        {"determinism": 1.0}, Evidence("identical answer and citations in {}", again.where())
+    )
 
 
 SPECS = (

@@ -78,6 +78,7 @@ from pytest_ragmetrics.metrics.answer import best_f1, exact_match
 from pytest_ragmetrics.metrics.base import (
     UNIT,
     Column,
+    Evidence,
     Measured,
     MetricContext,
     MetricInfo,
@@ -349,9 +350,12 @@ def _short(row: Row, metric: str, ctx: MetricContext) -> tuple[str, str]:
 def measure_f1_short(row: Row, ctx: MetricContext) -> Measured:
     text, rule = _short(row, "f1_short", ctx)
     match = best_f1(text, golds(row, "f1_short"))
-    evidence = (
-        f"short answer {text!r} (finalizer rule {rule}); best gold {match.gold!r}: "
-        f"{match.common} common token(s)"
+    evidence = Evidence(
+        "short answer {!r} (finalizer rule {}); best gold {!r}: {} common token(s)",
+        text,
+        rule,
+        match.gold,
+        match.common,
     )
     details = {"short_answer": {"text": text, "rule": rule}}
     return Measured({"f1_short": match.score}, evidence, details=details)
@@ -362,9 +366,8 @@ def measure_em_short(row: Row, ctx: MetricContext) -> Measured:
     value = exact_match(text, golds(row, "em_short"))
     verdict = "matches a gold" if value else "matches no gold"
     details = {"short_answer": {"text": text, "rule": rule}}
-    return Measured(
-        {"em_short": value}, f"short answer {text!r} (rule {rule}) {verdict}", details=details
-    )
+    evidence = Evidence("short answer {!r} (rule {}) {}", text, rule, verdict)
+    return Measured({"em_short": value}, evidence, details=details)
 
 
 SPECS = (

@@ -45,6 +45,7 @@ from pytest_ragmetrics.data.dataset import Row
 from pytest_ragmetrics.metrics.base import (
     UNIT,
     Compute,
+    Evidence,
     Measured,
     MetricContext,
     MetricInfo,
@@ -363,6 +364,15 @@ def _best_scores(row: Row, ctx: MetricContext, metric: str) -> dict[str, RougeSc
     return scores
 
 
+def _rouge_evidence(metric: str, measure: str, best: RougeScore) -> str:
+    """A ROUGE fixture's evidence: the best gold's precision, recall and F-measure."""
+    lines = " (sentences are the lines)" if metric == "rougeLsum" else ""
+    return (
+        f"{metric} {measure}, best of the gold(s) by F-measure: precision "
+        f"{best.precision:.4f}, recall {best.recall:.4f}, F {best.fmeasure:.4f}{lines}"
+    )
+
+
 def measure_rouge(metric: str) -> Compute:
     """The computation of a ROUGE fixture: ``measure`` = ``"fmeasure"`` (the default)
     records ``metric``, ``"precision"`` and ``"recall"`` record ``<metric>_precision`` and
@@ -377,11 +387,7 @@ def measure_rouge(metric: str) -> Compute:
             )
         best = _best_scores(row, ctx, metric)[metric]
         name = metric + ROUGE_MEASURES[measure]
-        lines = " (sentences are the lines)" if metric == "rougeLsum" else ""
-        evidence = (
-            f"{metric} {measure}, best of the gold(s) by F-measure: precision "
-            f"{best.precision:.4f}, recall {best.recall:.4f}, F {best.fmeasure:.4f}{lines}"
-        )
+        evidence = Evidence(_rouge_evidence, metric, measure, best)
         return Measured({name: float(getattr(best, measure))}, evidence, primary=name)
 
     return measure

@@ -19,6 +19,7 @@ import pytest
 
 from pytest_ragmetrics.data.dataset import Problem, Row, RowError
 from pytest_ragmetrics.metrics.base import (
+    Evidence,
     MetricContext,
     MetricSpec,
     Preparation,
@@ -88,19 +89,30 @@ class Score(float):
     """A metric value that keeps the evidence behind it.
 
     It compares and computes like the float it is; its ``repr`` names the metric, the row
-    and the evidence, which is what pytest prints when an assertion on it fails.
+    and the evidence, which is what pytest prints when an assertion on it fails. The
+    evidence is built when first read (``metrics.base.Evidence``): a passing assertion
+    never reads it.
     """
 
-    __slots__ = ("evidence", "metric", "row_id")  # one per metric call: no __dict__
+    __slots__ = ("_evidence", "metric", "row_id")  # one per metric call: no __dict__
 
     metric: str
     row_id: str
-    evidence: str
+    _evidence: str | Evidence
 
-    def __new__(cls, value: float, metric: str, row_id: str, evidence: str) -> Score:
-        score = super().__new__(cls, value)
-        score.metric, score.row_id, score.evidence = metric, row_id, evidence
+    def __new__(cls, value: float, metric: str, row_id: str, evidence: str | Evidence) -> Score:
+        score = float.__new__(cls, value)  # not super(): made on every metric call
+        score.metric, score.row_id, score._evidence = metric, row_id, evidence
         return score
+
+    @property
+    def evidence(self) -> str:
+        """The evidence text, built on first read."""
+        evidence = self._evidence
+        if type(evidence) is str:
+            return evidence
+        text = self._evidence = str(evidence)
+        return text
 
     def __repr__(self) -> str:
         return f"{self.metric}={float(self):g} (row {self.row_id!r}: {self.evidence})"
@@ -138,10 +150,12 @@ class MetricFixture:
             )
         spec = self.spec
         recorder.called.add(spec.fixture)
-        if options:
-            self._check_options(options)
         try:
-            measured = spec.compute(row, self.context, **options)
+            if options:
+                self._check_options(options)
+                measured = spec.compute(row, self.context, **options)
+            else:  # the common call: no keyword arguments to unpack
+                measured = spec.compute(row, self.context)
             check_measured(spec, measured)  # every value within its declaration
         except RowError as error:
             if isinstance(error, JudgeRowError):  # keep what the failed judge call cost
@@ -149,10 +163,11 @@ class MetricFixture:
             recorder.fail(located(row, str(error)))
             raise
         primary = measured.primary or spec.primary
-        recorder.record(measured.values, measured.breakdowns, measured.details)
-        recorder.evidence[primary] = measured.evidence
-        value = measured.values[primary] if measured.score is None else measured.score
-        return Score(value, primary, row.id, measured.evidence)
+        values = measured.values
+        recorder.record(values, measured.breakdowns, measured.details)
+        evidence = recorder.evidence[primary] = measured.evidence
+        score = measured.score
+        return Score(values[primary] if score is None else score, primary, row.id, evidence)
 
     def _check_options(self, options: Mapping[str, Any]) -> None:
         """A ``TypeError`` for keyword arguments the metric does not take."""

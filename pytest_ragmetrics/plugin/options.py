@@ -97,6 +97,13 @@ class Options:
     def thresholds(self) -> Path | None:
         return self.project.thresholds
 
+    @property
+    def rows_shown(self) -> bool:
+        """Whether a report of the run shows each row (JSON, HTML): only then is a row's
+        evidence built (in the process that runs the row) and kept (by the controller).
+        Read alike by the controller and every worker, which parse the same options."""
+        return self.json_path is not None or self.html_path is not None
+
 
 def add_options(parser: pytest.Parser) -> None:
     """Declare every ``--ragmetrics-*`` option and the ``ragmetrics_*`` ini keys."""

@@ -143,7 +143,10 @@ class PayloadContext:
     ``digests``: whether each row's inputs are digested (``results.baseline.input_digest``),
     which only pairing rows with a stored baseline needs: the eval has one, or the run
     writes one (``eval_digests``); ``metrics``, the metric fixtures the test function
-    takes as its own arguments (each row says which of them it never called)."""
+    takes as its own arguments (each row says which of them it never called);
+    ``rows_shown``, whether a report shows each row (``Options.rows_shown``, which the
+    controller's ``Gathered.shown`` is too): only then is a row's evidence built, as text,
+    into its payload."""
 
     test: str
     eval_tests: tuple[str, ...]
@@ -151,6 +154,7 @@ class PayloadContext:
     settings: Settings
     digests: bool = True
     metrics: tuple[str, ...] = ()
+    rows_shown: bool = True
 
     @classmethod
     def of_item(cls, item: pytest.Item, param: RowParam) -> PayloadContext:
@@ -176,6 +180,7 @@ class PayloadContext:
             state.thresholds.settings,
             eval_digests(param.info, state),
             tuple(own_metrics(item, _argnames(item))),
+            state.options.rows_shown,
         )
 
 
@@ -215,6 +220,11 @@ def payload_for(
     error = recorder.error if recorder else None
     if error is None and outcome.failed:
         error = raised_error(param.row.where(), outcome)
+    evidence: dict[str, str] = {}
+    if recorder is not None and recorder.evidence and context.rows_shown:
+        evidence, failure = built_evidence(recorder)
+        if failure is not None:
+            error = failure if error is None else f"{error}\n{failure}"
     row = recorder.row if recorder else param.row  # a live row carries its output
     saved = recorder.saved if recorder and context.save_outputs else None
     return RowPayload(
@@ -227,7 +237,7 @@ def payload_for(
         test=context.test,
         eval_tests=context.eval_tests,
         skipped=outcome.skipped,
-        evidence=recorder.evidence if recorder else {},
+        evidence=evidence,
         details=recorder.details if recorder else {},
         fields={name: row.data[name] for name in SHOWN_FIELDS if name in row.data},
         output=saved,
@@ -237,6 +247,29 @@ def payload_for(
         session=_session(param.row.data.get("session_id")),
         uncalled=_uncalled(context, recorder, outcome),
     )
+
+
+def built_evidence(recorder: RowRecorder) -> tuple[dict[str, str], str | None]:
+    """The texts of the row's evidence, each ``Evidence`` built now, and why the row
+    errors when building one raised (a user's template or function with a bug): the
+    metric, the exception and how to fix it. A metric whose evidence raised has none."""
+    texts: dict[str, str] = {}
+    failures: list[str] = []
+    for metric, evidence in recorder.evidence.items():
+        if type(evidence) is str:
+            texts[metric] = evidence
+            continue
+        try:
+            texts[metric] = str(evidence)
+        except Exception as raised:
+            failures.append(
+                f"the evidence of {metric} raised {type(raised).__name__}: {raised}; an "
+                "Evidence's template must take its arguments (str.format), its function "
+                "must return a string"
+            )
+    if not failures:
+        return texts, None
+    return texts, located(recorder.row, "\n".join(failures))
 
 
 def _uncalled(
@@ -298,7 +331,10 @@ def attach_payload(
         recorder = item.stash.get(RECORDER_KEY, None)
         if recorder is not None:
             del item.stash[RECORDER_KEY]
-        carry(item, report, row_payload(item, param, recorder, outcome))
+        payload = row_payload(item, param, recorder, outcome)
+        carry(item, report, payload)
+        if report.passed and recorder is not None and recorder.error is None:
+            _evidence_failure(report, payload)
         failure = call_failure(param, outcome) if report.failed else None
         if failure is not None:
             setattr(report, ERRORED_ATTR, True)  # an attribute: it travels from xdist workers
@@ -316,6 +352,17 @@ def attach_payload(
         else:  # the item did not set up (or -x stopped it): no row started
             payloads = [row_payload(item, row, None, outcome) for row in _unstarted(batch)]
         carry(item, report, BatchPayload(function_id(item), tuple(payloads)))
+
+
+def _evidence_failure(report: pytest.TestReport, payload: RowPayload) -> None:
+    """Error the passed report of a row whose payload errors all the same: only an
+    evidence that raised when built (``built_evidence``) does that, and a bulk item's
+    row errors for it too (its batch fails), so a row test does not read passed."""
+    if payload.error is None:
+        return
+    report.outcome = "failed"
+    report.longrepr = printable_text(payload.error)
+    setattr(report, ERRORED_ATTR, True)
 
 
 def printable_failure(report: pytest.TestReport) -> None:

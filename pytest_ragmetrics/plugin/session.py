@@ -438,8 +438,7 @@ class RunSession:
     def rows_shown(self) -> bool:
         """Whether a report of the run shows each row (JSON, HTML): only then are rows'
         evidence and fields kept, and the report document holds the rows."""
-        options = self.state.options
-        return options.json_path is not None or options.html_path is not None
+        return self.state.options.rows_shown
 
     @cached_property
     def results(self) -> ReportModel:

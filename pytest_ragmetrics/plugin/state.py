@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pytest_ragmetrics.embeddings.prepare import ChunkEncoder, EmbeddingStore
     from pytest_ragmetrics.judge.client import LlmJudge
     from pytest_ragmetrics.live.cache import OutputCache
+    from pytest_ragmetrics.metrics.base import Evidence
     from pytest_ragmetrics.metrics.hooks import RowKey
     from pytest_ragmetrics.plugin.options import Options
     from pytest_ragmetrics.results.summary import EvalInfo, RowPayload
@@ -255,7 +256,8 @@ class RowRecorder:
     row: Row
     values: dict[str, float] = field(default_factory=dict)
     breakdowns: dict[str, dict[str, float]] = field(default_factory=dict)
-    evidence: dict[str, str] = field(default_factory=dict)
+    # The text, or an ``Evidence`` built only if the payload carries it (``rows_shown``).
+    evidence: dict[str, str | Evidence] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     memo: dict[str, Any] = field(default_factory=dict)  # shared by the test's metric fixtures
@@ -273,8 +275,9 @@ class RowRecorder:
         details: Mapping[str, Any] | None = None,
     ) -> None:
         self.values.update(values)
-        for name, parts in breakdowns.items():
-            self.breakdowns[name] = dict(parts)
+        if breakdowns:  # most metrics have none
+            for name, parts in breakdowns.items():
+                self.breakdowns[name] = dict(parts)
         if details:
             from pytest_ragmetrics.results.summary import merge_details
 

@@ -22,6 +22,7 @@ from pytest_ragmetrics.metrics.base import (
     Compute,
     CorpusReduction,
     Cutoff,
+    Evidence,
     Kind,
     Measured,
     MetricContext,
@@ -225,7 +226,7 @@ def retrieval_measure(family: str) -> Compute:
             value = query.ranks.measure(metric)
         else:  # not a well-formed query: score_queries says what is wrong
             value = _scored_value(row, query, family, name)
-        evidence = query.evidence(cut)
+        evidence = Evidence(query.evidence, cut)
         breakdowns = {}
         if family == "gm_map":  # summed over the rows into gm_map.gmean
             breakdowns[GM_MAP_LOGS] = {"log_ap": math.log(max(value, GM_FLOOR)), "queries": 1.0}
@@ -249,11 +250,15 @@ def measure_retrieval_consistency(row: Row, ctx: MetricContext, k: int | None = 
         raise RowError(f"{row.where('retrieved_repeats')}: {metric} needs at least one repeat")
     first = ranking(row, metric)
     value = retrieval_consistency(first, repeats, cut)
-    same = round(value * len(repeats))
-    evidence = f"{same} of {len(repeats)} repeated retrievals equal the first" + (
+    evidence = Evidence(_consistency_evidence, value, len(repeats), cut)
+    return Measured({name: value}, evidence, primary=name)
+
+
+def _consistency_evidence(value: float, repeats: int, cut: int | None) -> str:
+    same = round(value * repeats)
+    return f"{same} of {repeats} repeated retrievals equal the first" + (
         f" in the top {cut}" if cut is not None else ""
     )
-    return Measured({name: value}, evidence, primary=name)
 
 
 # at most 1; below 0 only with a negative gain in `gains` (trec_eval's rule)

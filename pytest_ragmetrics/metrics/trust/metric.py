@@ -13,6 +13,7 @@ from pytest_ragmetrics.metrics.base import (
     PERCENT,
     AggregateContext,
     Column,
+    Evidence,
     Measured,
     MetricContext,
     MetricInfo,
@@ -27,7 +28,7 @@ from pytest_ragmetrics.metrics.trust import TRUST_KEYS
 if TYPE_CHECKING:
     from pytest_ragmetrics.metrics.hooks import Aggregated
     from pytest_ragmetrics.metrics.trust.judges import Judge
-    from pytest_ragmetrics.metrics.trust.suite import TrustItem
+    from pytest_ragmetrics.metrics.trust.suite import RowTrust, TrustItem
 
 
 def _trust_item(row: Row) -> TrustItem:
@@ -65,19 +66,24 @@ def measure_trust(row: Row, ctx: MetricContext) -> Measured:
             settings.trust_judge, settings.base_dir, ctx.embed, settings.trust_judge_tau
         )
     stats = row_trust(_trust_item(row), judge, settings.refusal_flag, settings.refusal_threshold)
+    details = {TRUST: stats.as_dict(), **(tallied.details() if tallied else {})}
+    evidence = Evidence(_trust_evidence, stats)
+    return Measured({}, evidence, details=details, score=100 * stats.calib_str_em)
+
+
+def _trust_evidence(stats: RowTrust) -> str:
+    """``trust``'s evidence: refused or not, answerable or not, STR-EM, citations."""
     citation = (
         "no sentence to cite from"
         if stats.citation is None
         else f"citation recall {stats.citation.recall:.3g}, precision "
         f"{stats.citation.precision:.3g} over {stats.citation.sentences} sentence(s)"
     )
-    evidence = (
+    return (
         f"{'refused' if stats.refused else 'answered'}, "
         f"{'answerable' if stats.answerable else 'unanswerable'}; STR-EM {stats.str_em:.3g}, "
         f"calibrated {stats.calib_str_em:.3g}; {citation}"
     )
-    details = {TRUST: stats.as_dict(), **(tallied.details() if tallied else {})}
-    return Measured({}, evidence, details=details, score=100 * stats.calib_str_em)
 
 
 def trust_asks_judge(settings: MetricSettings) -> bool:

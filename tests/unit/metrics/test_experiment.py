@@ -119,11 +119,11 @@ def test_determinism_compares_answers_and_resolved_citations() -> None:
     reworded = replace(first, data={**first.data, "answer": "It is B [1]."})
     differs = measure_determinism(first, replace(CTX, rerun=reworded))
     assert differs.values == {"determinism": 0.0}
-    assert "answers differ from character 6: 'A [1].' vs 'B [1].'" in differs.evidence
+    assert "answers differ from character 6: 'A [1].' vs 'B [1].'" in str(differs.evidence)
     # The same text, but [1] names another document in the second run's contexts.
     swapped = replace(first, data={**first.data, "contexts": contexts[::-1]})
     moved = measure_determinism(first, replace(CTX, rerun=swapped))
     assert moved.values == {"determinism": 0.0}
-    assert "resolve to ['a'] here and ['b']" in moved.evidence
+    assert "resolve to ['a'] here and ['b']" in str(moved.evidence)
     with pytest.raises(RowError, match="determinism needs the row's second run"):
         measure_determinism(first, CTX)
