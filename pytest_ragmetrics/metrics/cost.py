@@ -200,14 +200,20 @@ def measure_cost_usd(row: Row, ctx: MetricContext) -> Measured:
     models = _by_model(calls)
     if not models:
         return Measured({COST_USD: 0.0}, "$0: no LLM call")
+    breakdown = {model: cost for model, (_, _, cost) in models.items()}
+    evidence = Evidence(_cost_evidence, value, models)  # built when a report shows it
+    return Measured({COST_USD: value}, evidence, {COST_BY_MODEL: breakdown})
+
+
+def _cost_evidence(value: float, models: dict[str, tuple[int, int, float]]) -> str:
+    """``$0.000270: 1,000 prompt + 200 completion tokens of gpt-4o-mini``, each model's
+    own cost in brackets when the row called several."""
     spent = [
         f"{prompt:,} prompt + {completion:,} completion tokens of {model}"
         + (f" ({dollars(cost)})" if len(models) > 1 else "")
         for model, (prompt, completion, cost) in models.items()
     ]
-    breakdown = {model: cost for model, (_, _, cost) in models.items()}
-    evidence = f"{dollars(value)}: {'; '.join(spent)}"
-    return Measured({COST_USD: value}, evidence, {COST_BY_MODEL: breakdown})
+    return f"{dollars(value)}: {'; '.join(spent)}"
 
 
 def price_signature(models: Sequence[str], prices: Prices) -> dict[str, dict[str, float]]:
