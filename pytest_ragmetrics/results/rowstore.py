@@ -5,7 +5,7 @@ gates and the reports. As ``RowResult`` objects a row cost about 1 KB (its slott
 a dict of values and one of breakdowns, a float object per number, its id and digest as
 strings, its entry in an index by id), a million rows a gigabyte. Most rows hold nothing
 but numbers, shared test names and a shared citation census, so ``RowStore`` keeps those
-"plain" rows as columns: the ids' UTF-8 bytes end to end, every number in one
+"plain" rows as columns: the ids packed (``PackedStrings``), every number in one
 ``array('d')``, and per row its index, its inputs digest as an integer and a code for
 its *layout* (``Layout``: which metrics and breakdown parts its numbers are, in the order
 they were recorded, and its shared test names and census), about 100 bytes a row. A row
@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, overload
 
+from pytest_ragmetrics.data.packed import PackedStrings
 from pytest_ragmetrics.metrics.catalog import ERRORS
 
 if TYPE_CHECKING:
@@ -109,10 +110,9 @@ class RowStore:
         from pytest_ragmetrics.results.summary import NOTHING, RowResult
 
         self._row_type, self._nothing = RowResult, NOTHING  # summary imports this module
-        self._ids = bytearray()  # every id's UTF-8, end to end
-        self._id_ends = array("Q")
+        self._ids = PackedStrings()
         self._hashes = array("q")
-        self._table = array("q", [_EMPTY_SLOT]) * 8
+        self._table = array("i", [_EMPTY_SLOT]) * 8  # positions: 4 bytes a slot
         self.indexes = array("q")
         self.codes = array("I")  # the row's layout, or WHOLE
         self.starts = array("Q")  # where its numbers start in ``numbers``
@@ -173,8 +173,7 @@ class RowStore:
         )
 
     def id_of(self, position: int) -> str:
-        start = self._id_ends[position - 1] if position else 0
-        return self._ids[start : self._id_ends[position]].decode("utf-8", "surrogatepass")
+        return self._ids[position]
 
     def ran(self, position: int) -> bool:
         code = self.codes[position]
@@ -210,8 +209,7 @@ class RowStore:
 
     def _append(self, row: RowResult, key: int, slot: int) -> None:
         position = len(self.indexes)
-        self._ids += row.id.encode("utf-8", "surrogatepass")
-        self._id_ends.append(len(self._ids))
+        self._ids.append(row.id)
         self._hashes.append(key)
         self.indexes.append(row.index)
         self.codes.append(WHOLE)
@@ -250,7 +248,7 @@ class RowStore:
 
     def _grow(self) -> None:
         """Twice the slots, every row placed again by its kept hash."""
-        table = array("q", [_EMPTY_SLOT]) * (2 * len(self._table))
+        table = array("i", [_EMPTY_SLOT]) * (2 * len(self._table))
         mask = len(table) - 1
         for position, key in enumerate(self._hashes):
             slot = key & mask
