@@ -35,8 +35,10 @@ from pytest_ragmetrics.metrics.catalog import ERRORS
 if TYPE_CHECKING:
     from pytest_ragmetrics.results.summary import RowPayload, RowResult
 
-# The code of a row kept whole, as its ``RowResult`` (``RowStore.whole``).
-WHOLE = 0xFFFFFFFF
+# Codes from WHOLE up are rows kept whole: the code minus WHOLE is the row's place in
+# ``RowStore.whole`` (a list, not a dict by position: no int object and entry a row).
+WHOLE = 0x80000000
+_UNSET = 0xFFFFFFFF  # a row being added, neither packed nor kept yet
 _EMPTY_SLOT = -1
 _DIGEST = re.compile(r"[0-9a-f]{16}")
 
@@ -114,13 +116,13 @@ class RowStore:
         self._hashes = array("q")
         self._table = array("i", [_EMPTY_SLOT]) * 8  # positions: 4 bytes a slot
         self.indexes = array("q")
-        self.codes = array("I")  # the row's layout, or WHOLE
+        self.codes = array("I")  # the row's layout, or WHOLE + its place in ``whole``
         self.starts = array("Q")  # where its numbers start in ``numbers``
         self.numbers = array("d")
         self._digests = array("Q")
         self.layouts: list[Layout] = []
         self._layout_codes: dict[Layout, int] = {}
-        self.whole: dict[int, RowResult] = {}
+        self.whole: list[RowResult] = []
 
     def __len__(self) -> int:
         return len(self.indexes)
@@ -135,7 +137,7 @@ class RowStore:
             row.merge(payload, shown)
             self._append(row, key, slot)
             return
-        kept = self.whole.get(position)
+        kept = self._kept(position)
         if kept is not None:
             kept.merge(payload, shown)
             return
@@ -147,7 +149,7 @@ class RowStore:
         """The row at ``position`` as a ``RowResult`` of its own (the kept one for a row
         kept whole); ``finished``: with the ``errors`` flag a summary adds (0: a plain
         row has no errors)."""
-        kept = self.whole.get(position)
+        kept = self._kept(position)
         if kept is not None:
             return kept
         layout = self.layouts[self.codes[position]]
@@ -177,7 +179,15 @@ class RowStore:
 
     def ran(self, position: int) -> bool:
         code = self.codes[position]
-        return self.whole[position].ran if code == WHOLE else self.layouts[code].ran
+        return self.whole[code - WHOLE].ran if code >= WHOLE else self.layouts[code].ran
+
+    def whole_positions(self) -> list[int]:
+        """The positions of the rows kept whole."""
+        return [position for position, code in enumerate(self.codes) if code >= WHOLE]
+
+    def _kept(self, position: int) -> RowResult | None:
+        code = self.codes[position]
+        return self.whole[code - WHOLE] if code >= WHOLE else None
 
     def summary_rows(self) -> StoredRows:
         """The rows some test ran, in dataset order (rows of one index in the order they
@@ -188,7 +198,7 @@ class RowStore:
         ran = array("q", (position for position in range(len(self)) if self.ran(position)))
         if any(indexes[a] > indexes[b] for a, b in itertools.pairwise(ran)):
             ran = array("q", sorted(ran, key=indexes.__getitem__))
-        for row in self.whole.values():
+        for row in self.whole:
             if row.ran:
                 if len(row.errors) > 1:
                     row.errors = tuple(sorted(row.errors))
@@ -212,7 +222,7 @@ class RowStore:
         self._ids.append(row.id)
         self._hashes.append(key)
         self.indexes.append(row.index)
-        self.codes.append(WHOLE)
+        self.codes.append(_UNSET)
         self.starts.append(0)
         self._digests.append(0)
         self._table[slot] = position
@@ -223,16 +233,16 @@ class RowStore:
     def _put(self, position: int, row: RowResult) -> None:
         """Keep ``row`` at ``position``: packed if it is plain, else whole."""
         layout = _plain_layout(row, self._nothing)
-        if layout is None:
-            self.whole[position] = row
-            self.codes[position] = WHOLE
+        old = self.codes[position]
+        if layout is None:  # a new row, or a packed one that an error or evidence made whole
+            self.codes[position] = WHOLE + len(self.whole)
+            self.whole.append(row)
             return
         code = self._layout_codes.get(layout)
         if code is None:
             code = self._layout_codes[layout] = len(self.layouts)
             self.layouts.append(layout)
-        old = self.codes[position]
-        if old == WHOLE or self.layouts[old].width != layout.width:
+        if old >= WHOLE or self.layouts[old].width != layout.width:
             self.starts[position] = len(self.numbers)  # a first or wider row: at the end
             self.numbers.extend(row.values.values())
             for parts in row.breakdowns.values():
@@ -304,8 +314,8 @@ class StoredRows(Sequence["RowResult"]):
         found = []
         for position in self._order:
             code = store.codes[position]
-            if code == WHOLE:
-                values = store.whole[position].values
+            if code >= WHOLE:
+                values = store.whole[code - WHOLE].values
                 if metric in values:
                     found.append(values[metric])
             elif metric == ERRORS:
@@ -317,9 +327,9 @@ class StoredRows(Sequence["RowResult"]):
     def metric_names(self) -> set[str]:
         """Every metric some row has a value of (``errors`` among them)."""
         store = self._store
-        codes = {store.codes[position] for position in self._order}
-        names = {ERRORS} if codes - {WHOLE} else set()
-        for code in codes - {WHOLE}:
+        codes = {code for code in map(store.codes.__getitem__, self._order) if code < WHOLE}
+        names = {ERRORS} if codes else set()
+        for code in codes:
             names.update(store.layouts[code].names)
         for row in self.whole_rows():
             names.update(row.values)
@@ -328,7 +338,7 @@ class StoredRows(Sequence["RowResult"]):
     def breakdown_names(self) -> set[str]:
         """Every breakdown some row has."""
         store = self._store
-        codes = {store.codes[position] for position in self._order} - {WHOLE}
+        codes = {code for code in map(store.codes.__getitem__, self._order) if code < WHOLE}
         names = {name for code in codes for name, _ in store.layouts[code].parts}
         for row in self.whole_rows():
             names.update(row.breakdowns)
@@ -341,8 +351,8 @@ class StoredRows(Sequence["RowResult"]):
         places = [_place(layout, name) for layout in store.layouts]
         for position in self._order:
             code = store.codes[position]
-            if code == WHOLE:
-                breakdowns = store.whole[position].breakdowns
+            if code >= WHOLE:
+                breakdowns = store.whole[code - WHOLE].breakdowns
                 if name in breakdowns:
                     yield breakdowns[name]
             elif (place := places[code]) is not None:
@@ -356,14 +366,11 @@ class StoredRows(Sequence["RowResult"]):
         by_code: dict[int, int] = {}
         for position in self._order:
             code = store.codes[position]
-            by_code[code] = by_code.get(code, 0) + 1
+            if code < WHOLE:
+                by_code[code] = by_code.get(code, 0) + 1
         whole = [row.tests for row in self.whole_rows()]
         return {
-            test: sum(
-                count
-                for code, count in by_code.items()
-                if code != WHOLE and test in store.layouts[code].tests
-            )
+            test: sum(count for code, count in by_code.items() if test in store.layouts[code].tests)
             + sum(test in ran for ran in whole)
             for test in tests
         }
@@ -373,8 +380,9 @@ class StoredRows(Sequence["RowResult"]):
         evidence, shown fields, outputs or sessions."""
         store = self._store
         for position in self._order:
-            if store.codes[position] == WHOLE:
-                yield store.whole[position]
+            code = store.codes[position]
+            if code >= WHOLE:
+                yield store.whole[code - WHOLE]
 
 
 def _offset(names: tuple[str, ...], metric: str) -> int:

@@ -134,7 +134,7 @@ def test_plain_rows_are_packed_and_the_others_kept_whole() -> None:
     ):
         sent = RowPayload(INFO, row_id, index, values, {}, error, inputs=digest, evidence=evidence)
         store.add(sent, shown=True)
-    assert sorted(store.whole) == [1, 2, 3]
+    assert store.whole_positions() == [1, 2, 3]
     assert len(store.numbers) == 2  # a's em and f1
     a = store.row(0)
     assert (a.id, a.index, a.values, a.inputs) == ("a", 0, {"em": 1.0, "f1": 0.5}, digest)
@@ -156,7 +156,7 @@ def test_a_second_test_of_a_packed_row_merges_into_it() -> None:
         second = {"em": 0.0 if index == 7 else 1.0, "f1": index / 4}
         store.add(RowPayload(INFO, f"q{index}", index, second, {}, None, test="t2"), False)
     assert len(store) == count
-    assert list(store.whole) == [7]
+    assert store.whole_positions() == [7]
     row = store.row(5)
     assert (row.id, row.values, row.tests) == ("q5", {"em": 1.0, "f1": 1.25}, {"t1", "t2"})
     assert store.row(7).errors == ("em recorded twice with different values (1.0 and 0.0)",)
