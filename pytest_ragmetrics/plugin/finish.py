@@ -31,7 +31,7 @@ from pytest_ragmetrics.results.baseline import (
 )
 from pytest_ragmetrics.results.compare import compare_systems, references, row_state
 from pytest_ragmetrics.results.pairing import BaselineState, accepting
-from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary
+from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, whole_rows
 from pytest_ragmetrics.text.citations import describe_citations
 
 
@@ -308,7 +308,7 @@ def live_notes(summaries: Sequence[EvalSummary]) -> list[str]:
     cache (with the latency and tokens they were measured with)."""
     notes = []
     for summary in summaries:
-        live = [row.details["live"] for row in summary.rows if "live" in row.details]
+        live = [row.details["live"] for row in whole_rows(summary.rows) if "live" in row.details]
         if not live:
             continue
         cached = sum(1 for entry in live if entry["cached"])
@@ -326,7 +326,7 @@ def save_outputs(
     """Write the live rows' outputs as one dataset; the note that says what was written,
     and the file if it could not be written."""
     shown = display_path(path, state.project_root)
-    live = [s for s in summaries if any(row.output for row in s.rows)]
+    live = [s for s in summaries if any(row.output for row in whole_rows(s.rows))]
     evals = sorted({s.info.name for s in live})
     if len(evals) > 1:
         note = (

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,7 @@ from pytest_ragmetrics.metrics.catalog import ERRORS, SIGNATURES, UNJUDGED, in_f
 from pytest_ragmetrics.metrics.hooks import NOTES_DETAIL
 from pytest_ragmetrics.metrics.prices import NO_PRICES, Prices
 from pytest_ragmetrics.metrics.registry import UnknownAggregate, metric_info
+from pytest_ragmetrics.results.rowstore import RowStore, StoredRows
 from pytest_ragmetrics.results.stats import aggregate
 
 if TYPE_CHECKING:
@@ -516,10 +517,14 @@ class RowResult:
 
 @dataclass(frozen=True)
 class EvalSummary:
-    """One eval's rows in dataset order and their aggregates."""
+    """One eval's rows in dataset order and their aggregates.
+
+    ``rows`` is a ``StoredRows`` for a gathered eval: each row made on access from the
+    packed store (``pytest_ragmetrics.results.rowstore``), so a reader that goes over a
+    big eval's rows should use each one and let it go, not keep them all."""
 
     info: EvalInfo
-    rows: tuple[RowResult, ...]
+    rows: Sequence[RowResult]
     metrics: dict[str, dict[str, float]]
     breakdowns: dict[str, dict[str, dict[str, float]]]
     coverage: dict[str, int] = field(default_factory=dict)
@@ -554,7 +559,7 @@ class EvalSummary:
     def errors(self) -> int:
         """Errored rows and dataset-level tests (counted once: every gate's message and
         every report reads it)."""
-        return sum(1 for row in self.rows if row.errors) + len(self.dataset_errors)
+        return sum(1 for row in whole_rows(self.rows) if row.errors) + len(self.dataset_errors)
 
     def incomplete_tests(self) -> dict[str, int]:
         """Test functions of the eval that ran fewer rows than the dataset has."""
@@ -562,17 +567,34 @@ class EvalSummary:
         return {test: ran for test, ran in self.coverage.items() if ran < rows}
 
 
-def _aggregate_breakdown(rows: Iterable[RowResult], name: str) -> dict[str, dict[str, float]]:
+def whole_rows(rows: Sequence[RowResult]) -> Iterable[RowResult]:
+    """The rows that can have errors, details, evidence, shown fields, outputs or
+    sessions: of a gathered eval, only those its store keeps whole (the others hold
+    numbers only); of any other sequence, all."""
+    return rows.whole_rows() if isinstance(rows, StoredRows) else rows
+
+
+def _breakdowns_of(rows: Sequence[RowResult], name: str) -> Iterator[Mapping[str, float]]:
+    """The breakdown ``name`` of each row that has it, in order, one at a time."""
+    if isinstance(rows, StoredRows):
+        return rows.breakdowns_of(name)
+    return (row.breakdowns[name] for row in rows if name in row.breakdowns)
+
+
+def _aggregate_breakdown(rows: Sequence[RowResult], name: str) -> dict[str, dict[str, float]]:
     """Per part: ``sum`` and ``mean`` over the rows that have the breakdown at all.
 
     A row without a part counts 0 for it, so the parts' means add up to the whole's.
+    The rows' breakdowns are read one at a time (twice), not held together.
     """
-    having = [row.breakdowns[name] for row in rows if name in row.breakdowns]
-    parts = sorted({part for breakdown in having for part in breakdown})
+    having, found = 0, set[str]()
+    for breakdown in _breakdowns_of(rows, name):
+        having += 1
+        found.update(breakdown)
     result = {}
-    for part in parts:
-        total = math.fsum(breakdown.get(part, 0.0) for breakdown in having)
-        result[part] = {"sum": total, "mean": total / len(having)}
+    for part in sorted(found):
+        total = math.fsum(breakdown.get(part, 0.0) for breakdown in _breakdowns_of(rows, name))
+        result[part] = {"sum": total, "mean": total / having}
     return result
 
 
@@ -645,7 +667,7 @@ def _add_aggregated(
     ``[settings.stats]``); they join the metric's per-row
     statistics, if it has any, and what they say of them goes to the eval's details."""
     for name, aggregate_details in _aggregating():
-        recorded = [row.details[name] for row in rows if name in row.details]
+        recorded = [row.details[name] for row in whole_rows(rows) if name in row.details]
         aggregated = aggregate_details(recorded, metrics, context) if recorded else None
         if aggregated is not None:
             metrics[name] = {**metrics.get(name, {}), **aggregated.stats}
@@ -681,12 +703,18 @@ def aggregate_rows(
     """The aggregates of per-row values and breakdowns over ``rows``, with the corpus
     statistics computed from their summed sufficient statistics with ``settings`` (the
     run's: they say how BLEU's are reduced)."""
-    names = sorted({metric for row in rows for metric in row.values})
+    if isinstance(rows, StoredRows):  # columns, not a row object per row and metric
+        names, breakdown_names = sorted(rows.metric_names()), sorted(rows.breakdown_names())
+    else:
+        names = sorted({metric for row in rows for metric in row.values})
+        breakdown_names = sorted({name for row in rows for name in row.breakdowns})
     metrics = {}
     for metric in names:
-        values = [row.values[metric] for row in rows if metric in row.values]
+        if isinstance(rows, StoredRows):
+            values = rows.column(metric)
+        else:
+            values = [row.values[metric] for row in rows if metric in row.values]
         metrics[metric] = aggregate(values, binary=_binary(metric))
-    breakdown_names = sorted({name for row in rows for name in row.breakdowns})
     breakdowns = {name: _aggregate_breakdown(rows, name) for name in breakdown_names}
     _add_corpus_stats(metrics, breakdowns, settings)
     return metrics, breakdowns
@@ -694,34 +722,30 @@ def aggregate_rows(
 
 def _summarize_eval(
     info: EvalInfo,
-    all_rows: list[RowResult],
+    store: RowStore,
     tests: set[str],
     dataset_payloads: list[DatasetPayload],
     settings: MetricSettings,
     uses: Mapping[str, FixtureUse] | None = None,
     bounds: Bounds | None = None,
 ) -> EvalSummary:
-    rows = sorted((row for row in all_rows if row.ran), key=lambda row: row.index)
-    for row in rows:
-        if len(row.errors) > 1:
-            row.errors = tuple(sorted(row.errors))  # arrival order differs between xdist runs
-        row.values[ERRORS] = 1.0 if row.errors else 0.0
+    rows = store.summary_rows()
     metrics, breakdowns = aggregate_rows(rows, settings)
     signed = signatures(metrics, breakdowns, settings)
-    coverage = {test: sum(test in row.tests for row in rows) for test in sorted(tests)}
+    coverage = rows.coverage(sorted(tests))
     details, errors = _merge_dataset_payloads(dataset_payloads, metrics, coverage)
     _add_aggregated(
         metrics, rows, details, EvalContext(bounds or {}, settings.stats, settings.prices)
     )
     if dataset_payloads:  # a dataset-level test counts in `errors` like a row
         ran = [p for p in dataset_payloads if not p.skipped or p.error]
-        flags = [row.values[ERRORS] for row in rows]
+        flags = rows.column(ERRORS)
         flags += [1.0 if p.error else 0.0 for p in sorted(ran, key=lambda p: p.test)]
         metrics[ERRORS] = aggregate(flags, binary=True)
-    skipped = len(all_rows) - len(rows)
+    skipped = len(store) - len(rows)
     return EvalSummary(
         info,
-        tuple(rows),
+        rows,
         metrics,
         breakdowns,
         coverage,
@@ -758,7 +782,8 @@ class FixtureUse:
 @dataclass
 class Gathered:
     """The payloads of a run merged as they arrive (on the controller), so a row is held
-    once, as its ``RowResult``, and not also as the payloads it came in.
+    once, in its eval's ``RowStore`` (packed when it holds only numbers), and not also as
+    the payloads it came in.
 
     Merging in arrival order is what ``summarize`` does with a list of payloads, so the
     summaries are the same whether the payloads were gathered one by one or all at once.
@@ -771,7 +796,7 @@ class Gathered:
 
     shown: bool = True
     infos: dict[str, EvalInfo] = field(default_factory=dict)
-    rows: dict[str, dict[str, RowResult]] = field(default_factory=dict)
+    rows: dict[str, RowStore] = field(default_factory=dict)
     tests: dict[str, set[str]] = field(default_factory=dict)
     datasets: dict[str, list[DatasetPayload]] = field(default_factory=dict)
     # By eval and test function: which of its metric fixtures went uncalled on its rows.
@@ -781,14 +806,13 @@ class Gathered:
         """Merge one row or dataset payload into what was gathered."""
         info = self.infos.setdefault(payload.info.label, payload.info)
         self.tests.setdefault(info.label, set()).update(payload.eval_tests)
-        by_id = self.rows.setdefault(info.label, {})
+        store = self.rows.get(info.label)
+        if store is None:
+            store = self.rows[info.label] = RowStore()
         if isinstance(payload, DatasetPayload):
             self.datasets.setdefault(info.label, []).append(payload)
             return
-        row = by_id.get(payload.row)
-        if row is None:
-            row = by_id[payload.row] = RowResult(payload.row, payload.index)
-        row.merge(payload, self.shown)
+        store.add(payload, self.shown)
         if payload.uncalled is not None:
             uses = self.uses.setdefault(info.label, {})
             use = uses.get(payload.test)
@@ -806,7 +830,7 @@ class Gathered:
         return [
             _summarize_eval(
                 info,
-                list(self.rows[info.label].values()),
+                self.rows[info.label],
                 self.tests[info.label],
                 self.datasets.get(info.label, []),
                 settings,

@@ -62,7 +62,8 @@ def test_with_the_collector_off_nothing_is_frozen(project: Project) -> None:
 
 def test_a_run_lets_go_of_its_rows_results_when_it_ends(project: Project) -> None:
     """The project's result holds the run's config, as pytest does until the process
-    exits: the rows' results must not stay reachable through it."""
+    exits: the rows' results, whole or packed, must not stay reachable through it."""
+    from pytest_ragmetrics.results.rowstore import RowStore
     from pytest_ragmetrics.results.summary import RowResult
 
     project.write("thresholds.toml", "")
@@ -72,6 +73,8 @@ def test_a_run_lets_go_of_its_rows_results_when_it_ends(project: Project) -> Non
     gc.collect()
     ids = {row["id"] for row in ROWS}
     assert [o for o in gc.get_objects() if type(o) is RowResult and o.id in ids] == []
+    stores = [o for o in gc.get_objects() if type(o) is RowStore]
+    assert [s for s in stores if {s.id_of(p) for p in range(len(s))} & ids] == []
 
 
 BULK_TEST = """
