@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, overload
 
 from pytest_ragmetrics.data.packed import PackedStrings
 from pytest_ragmetrics.metrics.catalog import ERRORS
+from pytest_ragmetrics.results.records import NOTHING, RowResult
 
 if TYPE_CHECKING:
-    from pytest_ragmetrics.results.summary import RowPayload, RowResult
+    from pytest_ragmetrics.results.records import RowPayload
 
 # Codes from WHOLE up are rows kept whole: the code minus WHOLE is the row's place in
 # ``RowStore.whole`` (a list, not a dict by position: no int object and entry a row).
@@ -75,7 +76,7 @@ class Layout:
 def _plain_layout(row: RowResult, nothing: Mapping[str, object]) -> Layout | None:
     """The layout of ``row`` if it holds nothing but floats, shared sets and a digest;
     ``None`` when it must stay whole. ``nothing``: the shared empty mapping of a row
-    without evidence, details or shown fields (``summary.NOTHING``)."""
+    without evidence, details or shown fields (``records.NOTHING``)."""
     if (
         row.errors
         or row.evidence is not nothing
@@ -109,9 +110,7 @@ class RowStore:
     """
 
     def __init__(self) -> None:
-        from pytest_ragmetrics.results.summary import NOTHING, RowResult
-
-        self._row_type, self._nothing = RowResult, NOTHING  # summary imports this module
+        self._row_type, self._nothing = RowResult, NOTHING
         self._ids = PackedStrings()
         self._hashes = array("q")
         self._table = array("i", [_EMPTY_SLOT]) * 8  # positions: 4 bytes a slot
