@@ -63,8 +63,9 @@ NumberFormat = Literal[
 # terminal and the Markdown summary, and of the HTML report's systems table), ``systems``
 # (only the HTML systems table, after the main columns of lower priority), ``appendix``
 # (the terminal's second table), ``suite`` (the table of a dataset-level suite, with its
-# own title: the Trust-Score table).
-Table = Literal["main", "systems", "appendix", "suite"]
+# own title: the Trust-Score table), ``comment`` (what a query spends, before -> after, in
+# the pull-request comment).
+Table = Literal["main", "systems", "appendix", "suite", "comment"]
 # What the transformations of a compared system (``results.compare``) read of a metric:
 # ``abstains`` (1 when the row abstains), ``correct`` (above 0 when the answer is right),
 # ``supported`` (records the row's ``sentences`` detail, each ``supported`` or not).

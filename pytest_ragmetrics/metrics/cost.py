@@ -274,7 +274,7 @@ SPECS = (
                 presentation=Presentation(
                     label="Tokens",
                     format="integer",
-                    columns=(Column("main", 40, format="amount"),),
+                    columns=(Column("main", 40, format="amount"), Column("comment", 10)),
                     distribution=6,
                     versus=(Versus("mean", "ratio", 1), Versus("p50", "ratio", 2)),
                     pareto="cost",
@@ -312,7 +312,11 @@ SPECS = (
                 presentation=Presentation(
                     label="Cost $",
                     format="usd",
-                    columns=(Column("systems", 45, format="usd"),),
+                    columns=(
+                        Column("systems", 45, format="usd"),
+                        Column("comment", 30),
+                        Column("comment", 40, "sum"),
+                    ),
                     versus=(Versus("mean", "ratio", 3),),
                 ),
             ),
@@ -333,6 +337,7 @@ SPECS = (
                     columns=(
                         Column("main", 50, "p50", "P50 ms", "ms"),
                         Column("appendix", 20, "p95", "P95 ms", "ms"),
+                        Column("comment", 20, "p50"),
                     ),
                     distribution=7,
                 ),
@@ -368,8 +373,3 @@ SPECS = (
         measure_rounds,
     ),
 )
-
-# What a query spends, as the pull-request comment shows it before → after
-# (``reports.comment``): each metric's statistic, shown for the evals that recorded it.
-# The money a query costs belongs here beside its tokens and time.
-SPENT = (("tokens", "mean"), ("latency_ms", "p50"), ("cost_usd", "mean"), ("cost_usd", "sum"))

@@ -27,7 +27,6 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from pytest_ragmetrics.gates.evidence import evidence_text
-from pytest_ragmetrics.metrics.cost import SPENT
 from pytest_ragmetrics.printable import printable_text
 from pytest_ragmetrics.reports.columns import FORMATS, NOT_COMPUTED, general, number
 from pytest_ragmetrics.reports.document import (
@@ -39,7 +38,7 @@ from pytest_ragmetrics.reports.document import (
 )
 from pytest_ragmetrics.reports.markdown import cell, table
 from pytest_ragmetrics.reports.model import EvalView, GateView, ReportModel, RowView
-from pytest_ragmetrics.reports.presentation import info
+from pytest_ragmetrics.reports.presentation import columns, info
 
 T = TypeVar("T")
 
@@ -385,27 +384,28 @@ def _spent_cell(metric: str, after: Any, before: Any) -> str:
 
 
 def spent_section(evals: Sequence[EvalView]) -> Section:
-    """Per eval that recorded any of them, what a query spends (``metrics.cost.SPENT``:
-    tokens, latency, money), before → after."""
-    columns = [
-        (metric, stat)
-        for metric, stat in SPENT
-        if any(entry.stat(metric, stat) is not None for entry in evals)
+    """Per eval that recorded any of them, what a query spends (the statistics the
+    metrics declare columns of the ``comment`` table: tokens, latency, money), before →
+    after."""
+    spent = [
+        (shown.metric, shown.stat)
+        for shown in columns("comment")
+        if any(entry.stat(shown.metric, shown.stat) is not None for entry in evals)
     ]
     items = []
     for entry in evals:
-        if not any(entry.stat(metric, stat) is not None for metric, stat in columns):
+        if not any(entry.stat(metric, stat) is not None for metric, stat in spent):
             continue
         before = _before(entry, evals)
         against, stored = before if before is not None else ("", {})
         cells = [
             _spent_cell(metric, entry.stat(metric, stat), (stored.get(metric) or {}).get(stat))
-            for metric, stat in columns
+            for metric, stat in spent
         ]
         items.append(
             f"| {_md(entry.label)} | {cell(against) or NOT_COMPUTED} | {' | '.join(cells)} |"
         )
-    headings = ["Eval", "Before", *(f"{metric}.{stat}" for metric, stat in columns)]
+    headings = ["Eval", "Before", *(f"{metric}.{stat}" for metric, stat in spent)]
     return Section(
         (
             "#### Spent per query, before → after",

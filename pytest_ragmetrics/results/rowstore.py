@@ -110,7 +110,6 @@ class RowStore:
     """
 
     def __init__(self) -> None:
-        self._row_type, self._nothing = RowResult, NOTHING
         self._ids = PackedStrings()
         self._hashes = array("q")
         self._table = array("i", [_EMPTY_SLOT]) * 8  # positions: 4 bytes a slot
@@ -132,7 +131,7 @@ class RowStore:
         key = hash(payload.row)
         position, slot = self._find(payload.row, key)
         if position == _EMPTY_SLOT:
-            row = self._row_type(payload.row, payload.index)
+            row = RowResult(payload.row, payload.index)
             row.merge(payload, shown)
             self._append(row, key, slot)
             return
@@ -162,7 +161,7 @@ class RowStore:
             breakdowns[name] = dict(zip(parts, numbers[at:end], strict=True))
         if finished:
             values[ERRORS] = 0.0
-        return self._row_type(
+        return RowResult(
             self.id_of(position),
             self.indexes[position],
             values,
@@ -231,7 +230,7 @@ class RowStore:
 
     def _put(self, position: int, row: RowResult) -> None:
         """Keep ``row`` at ``position``: packed if it is plain, else whole."""
-        layout = _plain_layout(row, self._nothing)
+        layout = _plain_layout(row, NOTHING)
         old = self.codes[position]
         if layout is None:  # a new row, or a packed one that an error or evidence made whole
             self.codes[position] = WHOLE + len(self.whole)
