@@ -299,16 +299,17 @@ def chunk_encoder(config: pytest.Config) -> Any:
     return encode
 
 
-def alone_encoder(config: pytest.Config, pool: Any) -> Any:
+def alone_encoder(pool: Any) -> Any:
     """The ``ChunkEncoder`` of the texts a row asks for alone (a live row's answer, a
-    dataset metric's texts), a few at a time and from the pytest process: on a cluster
-    without GPUs they are encoded here, by the model this process loads once, rather
-    than by a new pool of actors that each load it for a handful of texts (seconds a
-    row); on GPUs by the ``pool`` (``chunk_encoder``), whose vectors are cached under the
-    GPU's model identity."""
+    dataset metric's texts), a few at a time and from the pytest process: when the run's
+    vectors are a CPU's (a cluster without GPUs, ``encoding_device``) they are encoded
+    here, by the model this process loads once, rather than by a new pool of actors that
+    each load it for a handful of texts (seconds a row); on GPUs by the ``pool``
+    (``chunk_encoder``), whose vectors are cached under the GPU's model identity."""
 
     def encode(embedder: Embedder, chunks: list[list[str]]) -> Iterator[tuple[list[str], Vectors]]:
-        if encoding_device(config) == "cpu":
+        assert isinstance(embedder, SentenceTransformerEmbedder)  # what embedder_for makes
+        if embedder.device == "cpu":
             return encode_here(embedder, chunks)
         result: Iterator[tuple[list[str], Vectors]] = pool(embedder, chunks)
         return result

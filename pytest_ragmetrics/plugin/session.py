@@ -154,7 +154,7 @@ class RunSession:
 
             ray_engine.check_usable(options)
             state.encode_chunks = ray_engine.chunk_encoder(config)
-            state.encode_alone = ray_engine.alone_encoder(config, state.encode_chunks)
+            state.encode_alone = ray_engine.alone_encoder(state.encode_chunks)
             state.encoding_device = lambda: ray_engine.encoding_device(config)
         if options.judge_compare:
             _check_judge_compare(state)
