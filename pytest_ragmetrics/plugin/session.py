@@ -122,7 +122,7 @@ class RunSession:
         self.controller = workerinput(config) is None
         # The controller's findings: what the tests sent, merged row by row as it
         # arrives, then what finishing made of it.
-        self.gathered = Gathered(self.rows_shown)
+        self.gathered = Gathered(self.state.options.rows_shown)
         self.notes: list[str] = []
         self.prepare_stats: dict[str, PrepareStats] = {}  # by process
         self.finished: Finished | None = None  # set when the rows ran (``end_loop``)
@@ -392,7 +392,7 @@ class RunSession:
                 thresholds.settings, lambda info: thresholds.bounds(info.name, info.system)
             )
             # The summaries hold the rows now; drop the index by id.
-            self.gathered = Gathered(self.rows_shown)
+            self.gathered = Gathered(self.state.options.rows_shown)
             finished = self.finished = finish_run(self.state, summaries, stopped)
         except CorpusError as error:  # a metric of the user's: no number to gate or report
             raise pytest.UsageError(str(error)) from None
@@ -434,12 +434,6 @@ class RunSession:
             for gate in thresholds.gates_for(info.name, info.system)
         )
 
-    @property
-    def rows_shown(self) -> bool:
-        """Whether a report of the run shows each row (JSON, HTML): only then are rows'
-        evidence and fields kept, and the report document holds the rows."""
-        return self.state.options.rows_shown
-
     @cached_property
     def results(self) -> ReportModel:
         """The finished run's results, the report model: with every row's view only when
@@ -457,7 +451,7 @@ class RunSession:
             finished.gate_results,
             settings,
             __version__,
-            self.rows_shown,
+            self.state.options.rows_shown,
             intervals=any(path is not None for path in written),
         )
         release_draws()  # the intervals' bootstrap draws
