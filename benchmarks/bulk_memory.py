@@ -3,11 +3,11 @@
 Writes a synthetic dataset of N rows (answers, golds, a cited context, token counts; no
 embedding metric, so no model is loaded) as JSONL or Parquet (``--format``), an eval
 taking ``em``, ``f1``, ``idk_citation`` and ``tokens``, and gates on them, then runs
-``pytest`` on it in a subprocess per mode under ``/usr/bin/time`` (wall seconds and peak
-RSS of the whole pytest process, which without xdist is the controller). Each run's line
-gives pytest's exit status and its gate summary (``Gates: 4 passed, ...``): a run whose
-gates were not evaluated says so. Nothing is asserted: the figures are for reading
-(docs/performance.md, "Bulk mode")::
+``pytest`` on it in a subprocess per mode under ``/usr/bin/time`` (wall seconds, CPU
+seconds and peak RSS of the whole pytest process, which without xdist is the
+controller). Each run's line gives pytest's exit status and its gate summary
+(``Gates: 4 passed, ...``): a run whose gates were not evaluated says so. Nothing is
+asserted: the figures are for reading (docs/performance.md, "Bulk mode")::
 
     .venv/bin/python benchmarks/bulk_memory.py 200000 1000000 --modes row bulk \
         --row-mode-max 200000
@@ -108,12 +108,13 @@ def write_project(folder: Path, rows: int, fmt: str = "jsonl") -> None:
 
 
 def measure(folder: Path, mode: str, report: bool = False) -> dict[str, Any]:
-    """Run the eval in ``mode``: wall seconds, peak RSS in MB, pytest's exit status and
-    its gate summary (``None`` when the run printed none: its gates did not run)."""
+    """Run the eval in ``mode``: wall seconds, CPU seconds (user and system), peak RSS in
+    MB, pytest's exit status and its gate summary (``None`` when the run printed none:
+    its gates did not run)."""
     command = [
         "/usr/bin/time",
         "-f",
-        "%e %M",
+        "%e %U %S %M",
         sys.executable,
         "-m",
         "pytest",
@@ -127,10 +128,11 @@ def measure(folder: Path, mode: str, report: bool = False) -> dict[str, Any]:
         *(["--ragmetrics-json=report.json"] if report else []),
     ]
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
-    seconds, kilobytes = done.stderr.strip().splitlines()[-1].split()
+    seconds, user, system, kilobytes = done.stderr.strip().splitlines()[-1].split()
     gates = re.findall(r"^Gates: (.*)$", done.stdout, re.MULTILINE)
     return {
         "seconds": float(seconds),
+        "cpu_seconds": round(float(user) + float(system), 2),
         "peak_mb": int(kilobytes) / 1024,
         "exit": done.returncode,
         "gates": gates[-1] if gates else None,

@@ -308,7 +308,8 @@ def live_notes(summaries: Sequence[EvalSummary]) -> list[str]:
     cache (with the latency and tokens they were measured with)."""
     notes = []
     for summary in summaries:
-        live = [row.details["live"] for row in whole_rows(summary.rows) if "live" in row.details]
+        having = whole_rows(summary.rows, "details")
+        live = [row.details["live"] for row in having if "live" in row.details]
         if not live:
             continue
         cached = sum(1 for entry in live if entry["cached"])
@@ -326,7 +327,7 @@ def save_outputs(
     """Write the live rows' outputs as one dataset; the note that says what was written,
     and the file if it could not be written."""
     shown = display_path(path, state.project_root)
-    live = [s for s in summaries if any(row.output for row in whole_rows(s.rows))]
+    live = [s for s in summaries if any(row.output for row in whole_rows(s.rows, "output"))]
     evals = sorted({s.info.name for s in live})
     if len(evals) > 1:
         note = (

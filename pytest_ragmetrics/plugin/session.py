@@ -56,6 +56,7 @@ from pytest_ragmetrics.plugin.state import (
     eval_of,
 )
 from pytest_ragmetrics.printable import printable_line
+from pytest_ragmetrics.results.spool import Spool, SpoolError
 from pytest_ragmetrics.results.summary import EvalInfo, Gathered, carried_payloads, carries_batch
 
 # What runs rows, finishes a run and reports it is imported when it is needed: importing
@@ -121,8 +122,12 @@ class RunSession:
         self.freezer = freezer  # what the run holds to its end, kept from the collector
         self.controller = workerinput(config) is None
         # The controller's findings: what the tests sent, merged row by row as it
-        # arrives, then what finishing made of it.
-        self.gathered = Gathered(self.state.options.rows_shown)
+        # arrives, then what finishing made of it. The rows' shown parts go to the spool
+        # (made on its first row, removed in ``close``); a worker has no store, so none.
+        self.spool = Spool() if self.controller else None
+        self.spool_failure: str | None = None  # why the spool could not keep the rows
+        self.pytest_session: pytest.Session | None = None  # to stop it if the spool fails
+        self.gathered = Gathered(self.state.options.rows_shown, self.spool)
         self.notes: list[str] = []
         self.prepare_stats: dict[str, PrepareStats] = {}  # by process
         self.finished: Finished | None = None  # set when the rows ran (``end_loop``)
@@ -187,6 +192,8 @@ class RunSession:
             ray_engine.stop(self.config)
         if self.state.options.no_cache and self.controller:
             shutil.rmtree(self.state.options.cache_dir, ignore_errors=True)
+        if self.spool is not None:  # also after a failed or interrupted run
+            self.spool.close()
         # pytest holds the config, and so this session, until the process exits: freed
         # now, the rows' results are not passed over again by the interpreter's
         # collections at exit (docs/performance.md, "Per-row cost").
@@ -352,8 +359,11 @@ class RunSession:
         becomes its rows' payloads, as their own items would have sent them."""
         payload = getattr(report, PAYLOAD_ATTR, None)
         if payload is not None:
-            for read in carried_payloads(payload):
-                self.gathered.add(read)
+            try:
+                for read in carried_payloads(payload):
+                    self.gathered.add(read)
+            except SpoolError as error:
+                self._spool_failed(error)
             # pytest keeps every report to the end (the terminal's statistics): drop the
             # wire form, read now, so a row's record is held once, not twice.
             delattr(report, PAYLOAD_ATTR)
@@ -364,10 +374,19 @@ class RunSession:
                 # rows, docs/performance.md). Young garbage goes first, not frozen with them.
                 self.freezer.hold(young_garbage=True)
 
+    def _spool_failed(self, error: SpoolError) -> None:
+        """The spool cannot keep the rows' shown parts: stop the run after the test
+        running now (its gates and reports would miss rows); it fails with the reason
+        (``write_reports``)."""
+        self.spool_failure = self.spool_failure or str(error)
+        if self.pytest_session is not None:
+            self.pytest_session.shouldfail = self.spool_failure
+
     def start_loop(self, session: pytest.Session) -> None:
         """Without xdist the items are known before any row runs: refuse configuration
         that would silence a gate, and count the gates in the progress line; under xdist
         both happen when the rows are back (``end_loop``)."""
+        self.pytest_session = session
         collected = [info for info in map(eval_of, session.items) if info is not None]
         if collected:
             self._check_configuration(collected)
@@ -386,16 +405,22 @@ class RunSession:
         if not self.checked:
             reported = self.gathered.infos.values()
             self._check_configuration(sorted(reported, key=lambda info: info.label))
+        if self.spool_failure is not None:  # rows were lost: nothing to gate
+            return
         try:
             thresholds = self.state.thresholds
             summaries = self.gathered.summaries(
                 thresholds.settings, lambda info: thresholds.bounds(info.name, info.system)
             )
             # The summaries hold the rows now; drop the index by id.
-            self.gathered = Gathered(self.state.options.rows_shown)
+            self.gathered = Gathered(self.state.options.rows_shown, self.spool)
             finished = self.finished = finish_run(self.state, summaries, stopped)
         except CorpusError as error:  # a metric of the user's: no number to gate or report
             raise pytest.UsageError(str(error)) from None
+        except SpoolError as error:  # a spooled row could not be read back
+            self._spool_failed(error)
+            self.finished = None
+            return
         self.notes += finished.notes
         self.unwritten += finished.unwritten
         results = finished.gate_results
@@ -515,8 +540,12 @@ class RunSession:
         """Record the run in its history, then write the --ragmetrics-json, -html and -md
         reports (and GitHub's summary); a file asked for and not written is an error of
         the run, and a run that would have passed fails."""
-        from pytest_ragmetrics.reports.write import write_reports
+        from pytest_ragmetrics.reports.write import Unwritten, write_reports
 
+        if self.spool_failure is not None:  # the rows are not all there: no report of them
+            self.unwritten.append(Unwritten("spool", self.spool_failure))
+            self._fail_for_unwritten(session)
+            return
         self.record_history(session.exitstatus)
         options = self.state.options
         root = self.state.project_root

@@ -10,10 +10,25 @@ but numbers, shared test names and a shared citation census, so ``RowStore`` kee
 its *layout* (``Layout``: which metrics and breakdown parts its numbers are, in the order
 they were recorded, and its shared test names and census), about 100 bytes a row. A row
 with anything else (an error, evidence, details, shown fields, an output, a session, a
-value that is not a float) stays a ``RowResult``, as before.
+value that is not a float) stays a ``RowResult``, as before, unless the store has a spool.
+
+**Spooled rows.** With a spool (``results.spool``: the controller's stores have one), a
+row whose only parts beyond a plain row's are its *shown parts* (evidence, details, shown
+fields, an output, and its session) is packed like a plain row, and those parts go to the
+spool as one record; the store keeps where it is (an offset and a length, 16 bytes), and
+its layout says the row is spooled. The session goes with them: it is one string a row
+that only the paired gates' resampling and the reports read, both of which read whole
+rows, and keeping it in memory would keep every row of a dataset of sessions whole. A row
+with errors (or a value that is not a float, or an inputs digest that is not one) stays
+whole in memory as before: the errors are counted by every report and gate, and such rows
+are few. ``row`` reads a spooled row's record back, so every reader sees the
+``RowResult`` it would have seen; the column readers of ``StoredRows`` read only the
+packed numbers and layouts, never the spool.
 
 Merging is exactly ``RowResult.merge``: a row that gets a further payload is made into a
-``RowResult`` (``row``), merged, and packed again if it is still plain. Readers get a
+``RowResult`` (``row``, its spooled parts read back), merged, and packed again if it is
+still plain or spoolable (its shown parts put again: the old record stays in the spool,
+unread). Readers get a
 ``RowResult`` made on access (``StoredRows``), equal to the one the row would have been;
 it is theirs, so changing it changes nothing stored. The few readers that go over every
 row of a big eval (the aggregates) read the columns instead (``StoredRows.column``,
@@ -27,7 +42,7 @@ import re
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from pytest_ragmetrics.data.packed import PackedStrings
 from pytest_ragmetrics.metrics.catalog import ERRORS
@@ -35,6 +50,7 @@ from pytest_ragmetrics.results.records import NOTHING, RowResult
 
 if TYPE_CHECKING:
     from pytest_ragmetrics.results.records import RowPayload
+    from pytest_ragmetrics.results.spool import Spool
 
 # Codes from WHOLE up are rows kept whole: the code minus WHOLE is the row's place in
 # ``RowStore.whole`` (a list, not a dict by position: no int object and entry a row).
@@ -52,7 +68,9 @@ class Layout:
     breakdown's name and parts, in order; their numbers follow the values in the store.
     ``tests`` and ``failed`` are the shared sets of test names, ``census_key`` the
     citation census as items (``census`` the shared read-only mapping, not compared),
-    ``digested`` whether the row has an inputs digest.
+    ``digested`` whether the row has an inputs digest, ``spooled`` which shown parts it
+    has in the store's spool (a bit of ``SHOWN_PARTS`` each; 0: none, not spooled), so a
+    reader of one part reads only the rows that have it.
     """
 
     names: tuple[str, ...]
@@ -61,6 +79,7 @@ class Layout:
     failed: frozenset[str]
     census_key: tuple[tuple[str, int], ...] | None
     digested: bool
+    spooled: int = 0
     census: Mapping[str, int] | None = field(default=None, compare=False)
 
     @property
@@ -73,17 +92,38 @@ class Layout:
         return bool(self.tests)
 
 
-def _plain_layout(row: RowResult, nothing: Mapping[str, object]) -> Layout | None:
-    """The layout of ``row`` if it holds nothing but floats, shared sets and a digest;
-    ``None`` when it must stay whole. ``nothing``: the shared empty mapping of a row
-    without evidence, details or shown fields (``records.NOTHING``)."""
+# What a spooled row keeps in the spool, in its record's order; bit i of a layout's
+# ``spooled`` says the row has part i.
+SHOWN_PARTS = ("evidence", "details", "fields", "output", "session")
+
+
+def _part_bit(part: str) -> int:
+    if part not in SHOWN_PARTS:
+        raise ValueError(f"{part!r} is not a shown part of a row: one of {SHOWN_PARTS}")
+    return 1 << SHOWN_PARTS.index(part)
+
+
+def _shown_mask(row: RowResult, nothing: Mapping[str, object]) -> int:
+    """Which of evidence, details, shown fields, an output and a session ``row`` has
+    (``SHOWN_PARTS``' bits). ``nothing``: the shared empty mapping of a row without the
+    first three (``records.NOTHING``)."""
+    return (
+        (row.evidence is not nothing)
+        | (row.details is not nothing) << 1
+        | (row.fields is not nothing) << 2
+        | (row.output is not None) << 3
+        | (row.session is not None) << 4
+    )
+
+
+def _plain_layout(row: RowResult, nothing: Mapping[str, object], spooling: bool) -> Layout | None:
+    """The layout of ``row`` if it holds nothing but floats, shared sets and a digest
+    (and, when ``spooling``, shown parts, then spooled); ``None`` when it must stay
+    whole."""
+    shown = _shown_mask(row, nothing)
     if (
         row.errors
-        or row.evidence is not nothing
-        or row.details is not nothing
-        or row.fields is not nothing
-        or row.output is not None
-        or row.session is not None
+        or (shown and not spooling)
         or (row.inputs and not _DIGEST.fullmatch(row.inputs))
         or any(type(value) is not float for value in row.values.values())
         or any(type(v) is not float for parts in row.breakdowns.values() for v in parts.values())
@@ -97,8 +137,29 @@ def _plain_layout(row: RowResult, nothing: Mapping[str, object]) -> Layout | Non
         row.failed,
         tuple(census.items()) if census is not None else None,
         bool(row.inputs),
-        census,
+        spooled=shown,
+        census=census,
     )
+
+
+def _shown_parts(row: RowResult, nothing: Mapping[str, object]) -> tuple[Any, ...]:
+    """The record of ``row``'s shown parts the spool keeps (``None`` for an empty
+    mapping, which ``_with_shown_parts`` gives back as the shared one)."""
+    return (
+        row.evidence if row.evidence is not nothing else None,
+        row.details if row.details is not nothing else None,
+        row.fields if row.fields is not nothing else None,
+        row.output,
+        row.session,
+    )
+
+
+def _with_shown_parts(row: RowResult, record: tuple[Any, ...]) -> RowResult:
+    evidence, details, fields, row.output, row.session = record
+    row.evidence = evidence if evidence is not None else NOTHING
+    row.details = details if details is not None else NOTHING
+    row.fields = fields if fields is not None else NOTHING
+    return row
 
 
 class RowStore:
@@ -106,10 +167,12 @@ class RowStore:
 
     A row's place (its position) never changes; ``find`` looks a row up by id in an
     open-addressing table of positions keyed by the id's hash, so no string or int object
-    is kept per row.
+    is kept per row. ``spool``: where rows' shown parts go (``None``: such rows are kept
+    whole, as a store of the merging outside a run does).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, spool: Spool | None = None) -> None:
+        self.spool = spool
         self._ids = PackedStrings()
         self._hashes = array("q")
         self._table = array("i", [_EMPTY_SLOT]) * 8  # positions: 4 bytes a slot
@@ -121,6 +184,10 @@ class RowStore:
         self.layouts: list[Layout] = []
         self._layout_codes: dict[Layout, int] = {}
         self.whole: list[RowResult] = []
+        # Where each spooled row's record is in the spool, by position; as long as the
+        # last spooled row's position reaches (0 for the rows that are not spooled).
+        self._spool_at = array("Q")
+        self._spool_length = array("Q")
 
     def __len__(self) -> int:
         return len(self.indexes)
@@ -161,7 +228,7 @@ class RowStore:
             breakdowns[name] = dict(zip(parts, numbers[at:end], strict=True))
         if finished:
             values[ERRORS] = 0.0
-        return RowResult(
+        row = RowResult(
             self.id_of(position),
             self.indexes[position],
             values,
@@ -171,6 +238,11 @@ class RowStore:
             citations=layout.census,
             failed=layout.failed,
         )
+        if layout.spooled:
+            assert self.spool is not None, "a spooled row's store has a spool"
+            record = self.spool.get(self._spool_at[position], self._spool_length[position])
+            return _with_shown_parts(row, record)
+        return row
 
     def id_of(self, position: int) -> str:
         return self._ids[position]
@@ -182,6 +254,11 @@ class RowStore:
     def whole_positions(self) -> list[int]:
         """The positions of the rows kept whole."""
         return [position for position, code in enumerate(self.codes) if code >= WHOLE]
+
+    def spooled(self, position: int) -> bool:
+        """Whether the row at ``position`` has its shown parts in the spool."""
+        code = self.codes[position]
+        return code < WHOLE and bool(self.layouts[code].spooled)
 
     def _kept(self, position: int) -> RowResult | None:
         code = self.codes[position]
@@ -230,12 +307,14 @@ class RowStore:
 
     def _put(self, position: int, row: RowResult) -> None:
         """Keep ``row`` at ``position``: packed if it is plain, else whole."""
-        layout = _plain_layout(row, NOTHING)
+        layout = _plain_layout(row, NOTHING, self.spool is not None)
         old = self.codes[position]
         if layout is None:  # a new row, or a packed one that an error or evidence made whole
             self.codes[position] = WHOLE + len(self.whole)
             self.whole.append(row)
             return
+        if layout.spooled:  # first: a spool that fails leaves the row as it was
+            self._spool(position, row)
         code = self._layout_codes.get(layout)
         if code is None:
             code = self._layout_codes[layout] = len(self.layouts)
@@ -253,6 +332,17 @@ class RowStore:
             self.numbers[at : at + len(numbers)] = array("d", numbers)
         self.codes[position] = code
         self._digests[position] = int(row.inputs, 16) if row.inputs else 0
+
+    def _spool(self, position: int, row: RowResult) -> None:
+        """Put ``row``'s shown parts in the spool and keep where they are."""
+        assert self.spool is not None, "only a store with a spool spools rows"
+        at, length = self.spool.put(_shown_parts(row, NOTHING))
+        missing = position + 1 - len(self._spool_at)
+        if missing > 0:
+            self._spool_at.extend(itertools.repeat(0, missing))
+            self._spool_length.extend(itertools.repeat(0, missing))
+        self._spool_at[position] = at
+        self._spool_length[position] = length
 
     def _grow(self) -> None:
         """Twice the slots, every row placed again by its kept hash."""
@@ -329,7 +419,7 @@ class StoredRows(Sequence["RowResult"]):
         names = {ERRORS} if codes else set()
         for code in codes:
             names.update(store.layouts[code].names)
-        for row in self.whole_rows():
+        for row in self._kept_rows():
             names.update(row.values)
         return names
 
@@ -338,7 +428,7 @@ class StoredRows(Sequence["RowResult"]):
         store = self._store
         codes = {code for code in map(store.codes.__getitem__, self._order) if code < WHOLE}
         names = {name for code in codes for name, _ in store.layouts[code].parts}
-        for row in self.whole_rows():
+        for row in self._kept_rows():
             names.update(row.breakdowns)
         return names
 
@@ -366,16 +456,36 @@ class StoredRows(Sequence["RowResult"]):
             code = store.codes[position]
             if code < WHOLE:
                 by_code[code] = by_code.get(code, 0) + 1
-        whole = [row.tests for row in self.whole_rows()]
+        whole = [row.tests for row in self._kept_rows()]
         return {
             test: sum(count for code, count in by_code.items() if test in store.layouts[code].tests)
             + sum(test in ran for ran in whole)
             for test in tests
         }
 
-    def whole_rows(self) -> Iterator[RowResult]:
-        """The rows kept whole, in order: the only ones that can have errors, details,
-        evidence, shown fields, outputs or sessions."""
+    def whole_rows(self, having: str | None = None) -> Iterator[RowResult]:
+        """The rows kept whole and the spooled ones (read back from the spool), in order:
+        the only ones that can have errors, details, evidence, shown fields, outputs or
+        sessions. ``having``: one of ``SHOWN_PARTS``, to leave out the spooled rows
+        without it (their records not read); the rows kept whole all come."""
+        store = self._store
+        layouts = store.layouts
+        wanted = _part_bit(having) if having is not None else -1
+        for position in self._order:
+            code = store.codes[position]
+            if code >= WHOLE:
+                yield store.whole[code - WHOLE]
+            elif layouts[code].spooled & wanted:
+                yield store.row(position, finished=True)
+
+    def errored(self) -> int:
+        """How many rows have errors: only rows kept whole in memory can, so the spool
+        is not read."""
+        return sum(1 for row in self._kept_rows() if row.errors)
+
+    def _kept_rows(self) -> Iterator[RowResult]:
+        """The rows kept whole in memory, in order (not the spooled ones: what they have
+        beyond their numbers is never a value, breakdown, test or error)."""
         store = self._store
         for position in self._order:
             code = store.codes[position]

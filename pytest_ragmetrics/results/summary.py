@@ -48,6 +48,7 @@ from pytest_ragmetrics.results.stats import aggregate
 
 if TYPE_CHECKING:
     from pytest_ragmetrics.results.pairing import BaselineState
+    from pytest_ragmetrics.results.spool import Spool
     from pytest_ragmetrics.results.transformations import Transformations
 
 # What this module gives its readers: its own merging and, re-exported, the records it
@@ -124,7 +125,10 @@ class EvalSummary:
     def errors(self) -> int:
         """Errored rows and dataset-level tests (counted once: every gate's message and
         every report reads it)."""
-        return sum(1 for row in whole_rows(self.rows) if row.errors) + len(self.dataset_errors)
+        rows = self.rows
+        if isinstance(rows, StoredRows):  # without reading the spooled rows' shown parts
+            return rows.errored() + len(self.dataset_errors)
+        return sum(1 for row in rows if row.errors) + len(self.dataset_errors)
 
     def incomplete_tests(self) -> dict[str, int]:
         """Test functions of the eval that ran fewer rows than the dataset has."""
@@ -132,11 +136,12 @@ class EvalSummary:
         return {test: ran for test, ran in self.coverage.items() if ran < rows}
 
 
-def whole_rows(rows: Sequence[RowResult]) -> Iterable[RowResult]:
+def whole_rows(rows: Sequence[RowResult], having: str | None = None) -> Iterable[RowResult]:
     """The rows that can have errors, details, evidence, shown fields, outputs or
-    sessions: of a gathered eval, only those its store keeps whole (the others hold
-    numbers only); of any other sequence, all."""
-    return rows.whole_rows() if isinstance(rows, StoredRows) else rows
+    sessions: of a gathered eval, only those its store keeps whole or spooled (the others
+    hold numbers only), and with ``having`` (a part of ``rowstore.SHOWN_PARTS``) of the
+    spooled ones only those that have it; of any other sequence, all."""
+    return rows.whole_rows(having) if isinstance(rows, StoredRows) else rows
 
 
 def _breakdowns_of(rows: Sequence[RowResult], name: str) -> Iterator[Mapping[str, float]]:
@@ -232,7 +237,8 @@ def _add_aggregated(
     ``[settings.stats]``); they join the metric's per-row
     statistics, if it has any, and what they say of them goes to the eval's details."""
     for name, aggregate_details in _aggregating():
-        recorded = [row.details[name] for row in whole_rows(rows) if name in row.details]
+        having = whole_rows(rows, "details")
+        recorded = [row.details[name] for row in having if name in row.details]
         aggregated = aggregate_details(recorded, metrics, context) if recorded else None
         if aggregated is not None:
             metrics[name] = {**metrics.get(name, {}), **aggregated.stats}
@@ -357,9 +363,13 @@ class Gathered:
     reports show a row's evidence and its fields (question, answer, gold, answerable), and
     for a run without either they were most of what each row's result held; without,
     rows keep neither, and every number, aggregate and gate is the same.
+
+    ``spool``: where the stores put their rows' shown parts (``results.spool``; the
+    controller's one of the run); without one such rows are kept whole in memory.
     """
 
     shown: bool = True
+    spool: Spool | None = None
     infos: dict[str, EvalInfo] = field(default_factory=dict)
     rows: dict[str, RowStore] = field(default_factory=dict)
     tests: dict[str, set[str]] = field(default_factory=dict)
@@ -373,7 +383,7 @@ class Gathered:
         self.tests.setdefault(info.label, set()).update(payload.eval_tests)
         store = self.rows.get(info.label)
         if store is None:
-            store = self.rows[info.label] = RowStore()
+            store = self.rows[info.label] = RowStore(self.spool)
         if isinstance(payload, DatasetPayload):
             self.datasets.setdefault(info.label, []).append(payload)
             return

@@ -1,9 +1,11 @@
 """The controller's packed store of gathered rows gives the summaries merging whole
-``RowResult`` objects gives: the same rows, values, aggregates and breakdowns."""
+``RowResult`` objects gives: the same rows, values, aggregates and breakdowns, with the
+rows' shown parts kept in memory or in the run's spool."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from hypothesis import given, settings
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.metrics.catalog import ERRORS, UNJUDGED
 from pytest_ragmetrics.results.rowstore import RowStore
+from pytest_ragmetrics.results.spool import Spool
 from pytest_ragmetrics.results.summary import (
     EvalInfo,
     EvalSummary,
@@ -65,13 +68,20 @@ def found(summary: EvalSummary) -> dict[str, Any]:
 
 
 numbers = st.floats(-1e6, 1e6, allow_nan=False) | st.just(-0.0) | st.integers(0, 3)
+DETAILS = (
+    {"note": 0},
+    {"note": 2},
+    {"trace": {"steps": [1, 2], "by": {"gen": 0.5}}, "note": None},
+)
+FIELDS = ({"question": "?"}, {"answer": "Paris", "gold": ["Paris"], "answerable": True})
 
 
 @st.composite
 def payloads(draw: st.DrawFn) -> RowPayload:
     """A row payload of one of a few rows and tests: values that may conflict with
     another test's, breakdowns, errors, skips, unjudged rows, failed verdicts, evidence,
-    shown fields, details, sessions, inputs digests and citation censuses."""
+    shown fields, details (nested), saved outputs, sessions, inputs digests and citation
+    censuses."""
     values = draw(st.dictionaries(st.sampled_from(["em", "f1", "tokens"]), numbers, max_size=3))
     if draw(st.booleans()) and draw(st.booleans()):
         values[UNJUDGED] = 1.0
@@ -95,8 +105,9 @@ def payloads(draw: st.DrawFn) -> RowPayload:
         eval_tests=TESTS,
         skipped=draw(rare),
         evidence={"em": "why"} if draw(rare) else {},
-        details={"note": draw(st.integers(0, 2))} if draw(rare) else {},
-        fields={"question": "?"} if draw(rare) else {},
+        details=draw(st.sampled_from(DETAILS)) if draw(rare) else {},
+        fields=draw(st.sampled_from(FIELDS)) if draw(rare) else {},
+        output={"answer": draw(st.sampled_from(["x", "y"]))} if draw(rare) else None,
         inputs=draw(st.sampled_from(["", "", "00ff00ff00ff00ff", "0123456789abcdef", "x"])),
         citations=census if draw(st.booleans()) else None,
         failed=draw(rare),
@@ -104,18 +115,33 @@ def payloads(draw: st.DrawFn) -> RowPayload:
     )
 
 
-@settings(max_examples=300)
-@given(st.lists(payloads(), max_size=25), st.booleans())
-def test_the_store_summarizes_as_whole_rows_did(sent: list[RowPayload], shown: bool) -> None:
-    gathered = Gathered(shown)
-    for payload in sent:
-        gathered.add(payload)
-    summaries = gathered.summaries(Settings())
-    if not sent:
-        assert summaries == []
-        return
-    (summary,) = summaries
-    assert found(summary) == reference(sent, shown)
+@contextmanager
+def spool_or_none(spooling: bool) -> Iterator[Spool | None]:
+    spool = Spool() if spooling else None
+    try:
+        yield spool
+    finally:
+        if spool is not None:
+            spool.close()
+
+
+@settings(max_examples=400)
+@given(st.lists(payloads(), max_size=25), st.booleans(), st.booleans())
+def test_the_store_summarizes_as_whole_rows_did(
+    sent: list[RowPayload], shown: bool, spooling: bool
+) -> None:
+    """With a spool, the rows with shown parts are spooled, merged again when a further
+    payload comes (into an error, kept whole), and read back as they were."""
+    with spool_or_none(spooling) as spool:
+        gathered = Gathered(shown, spool)
+        for payload in sent:
+            gathered.add(payload)
+        summaries = gathered.summaries(Settings())
+        if not sent:
+            assert summaries == []
+            return
+        (summary,) = summaries
+        assert found(summary) == reference(sent, shown)
 
 
 def test_plain_rows_are_packed_and_the_others_kept_whole() -> None:
@@ -164,3 +190,82 @@ def test_a_second_test_of_a_packed_row_merges_into_it() -> None:
     assert [row.id for row in rows[:3]] == ["q0", "q1", "q2"]
     assert rows.column("f1")[:3] == [0.0, 0.25, 0.5]
     assert rows.column(ERRORS)[6:9] == [0.0, 1.0, 0.0]
+
+
+def test_a_row_with_shown_parts_is_spooled_and_read_back_as_merged() -> None:
+    """A row with evidence, details, fields, an output and a session has its numbers
+    packed and its shown parts in the spool; merged with further payloads it is what
+    ``RowResult.merge`` makes of them (the reference), spooled again; an error makes it
+    a row kept whole."""
+    sent = [
+        RowPayload(
+            INFO,
+            "a",
+            0,
+            {"em": 1.0},
+            {"tokens_by_stage": {"gen": 3.0}},
+            None,
+            test="t1",
+            evidence={"em": "exact"},
+            details={"trace": {"steps": [1, 2]}},
+            fields={"question": "Capital?", "answer": "Paris"},
+            output={"answer": "Paris"},
+            inputs="0123456789abcdef",
+            session="s1",
+        ),
+        RowPayload(INFO, "a", 0, {"f1": 0.5}, {}, None, test="t2", evidence={"f1": "half"}),
+        RowPayload(INFO, "a", 0, {"em": 0.0}, {}, None, test="t3"),  # conflicts: an error
+    ]
+    reference = RowResult("a", 0)
+    with spool_or_none(True) as spool:
+        store = RowStore(spool)
+        for count, payload in enumerate(sent, 1):
+            store.add(payload, shown=True)
+            reference.merge(payload, shown=True)
+            if count < 3:
+                assert store.spooled(0)
+                assert store.whole_positions() == []
+            assert store.row(0) == reference
+        assert store.whole_positions() == [0]
+        assert store.row(0).errors == ("em recorded twice with different values (1.0 and 0.0)",)
+        assert store.row(0).fields == {"question": "Capital?", "answer": "Paris"}
+
+
+def test_the_column_readers_do_not_read_the_spool() -> None:
+    """Aggregates, coverage and error counts read the packed numbers and layouts only;
+    a reader of one shown part reads only the spooled rows that have it."""
+    with spool_or_none(True) as spool:
+        assert spool is not None
+        store = RowStore(spool)
+        for index in range(4):
+            output = {"answer": "x"} if index == 2 else None
+            store.add(
+                RowPayload(
+                    INFO,
+                    f"q{index}",
+                    index,
+                    {"em": float(index % 2)},
+                    {"tokens_by_stage": {"gen": 2.0}},
+                    None,
+                    test="t1",
+                    eval_tests=TESTS,
+                    fields={"question": f"{index}?"},
+                    output=output,
+                ),
+                shown=True,
+            )
+        read = []
+        get = spool.get
+        spool.get = lambda at, length: read.append(at) or get(at, length)  # type: ignore[method-assign]
+        rows = store.summary_rows()
+        assert rows.column("em") == [0.0, 1.0, 0.0, 1.0]
+        assert rows.column(ERRORS) == [0.0] * 4
+        assert rows.metric_names() == {"em", ERRORS}
+        assert rows.breakdown_names() == {"tokens_by_stage"}
+        assert list(rows.breakdowns_of("tokens_by_stage")) == [{"gen": 2.0}] * 4
+        assert rows.coverage(["t1", "t2"]) == {"t1": 4, "t2": 0}
+        assert rows.errored() == 0
+        assert read == []
+        assert [row.id for row in rows.whole_rows("output")] == ["q2"]
+        assert len(read) == 1
+        assert [row.fields["question"] for row in rows.whole_rows()] == ["0?", "1?", "2?", "3?"]
