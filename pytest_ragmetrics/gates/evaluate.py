@@ -50,7 +50,7 @@ from pytest_ragmetrics.results.pairing import (
     accepting,
     listing,
 )
-from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary
+from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, plain_rows
 
 Status = Literal["passed", "failed", "skipped"]
 
@@ -181,7 +181,7 @@ def _against_stored(
         if not pairing.exact:
             notes.append(f"on the rows both share: {pairing.describe()}")
         if matches.stored is None:
-            current = {row.id: row for row in summary.rows}
+            current = {row.id: row for row in plain_rows(summary.rows)}
             matches.stored = Matched.of(pairing.shared, current, baseline.rows)
         return _paired(gate, matches.stored, settings, state.path, notes)
     return _stored_aggregates(gate, summary, value, state, baseline, notes)
@@ -222,7 +222,7 @@ def _stored_aggregates(
     paired = 0
     if pairing is not None and baseline.rows is not None:  # count: no per-row reading
         shared = set(pairing.shared)
-        rows = [row for row in summary.rows if row.id in shared]
+        rows = [row for row in plain_rows(summary.rows) if row.id in shared]
         earlier = {row_id: baseline.rows[row_id].values for row_id in pairing.shared}
         regressed, paired = regressed_rows(gate, rows, earlier), len(rows)
     return Comparison(value, stored_value, state.path, tuple(notes), regressed, paired), None
@@ -246,15 +246,15 @@ def _against_reference(
     kind, _ = interval_kind(gate.metric, gate.stat)
     if kind is not None:
         if matches.reference is None:
-            ours = {row.id: row for row in summary.rows}
-            theirs = {row.id: row for row in other.rows}
+            ours = {row.id: row for row in plain_rows(summary.rows)}
+            theirs = {row.id: row for row in plain_rows(other.rows)}
             matches.reference = Matched.of(ours.keys() & theirs.keys(), ours, theirs)
         return _paired(gate, matches.reference, settings, source, [])
     baseline = aggregate_value(other, gate)
     if baseline is None:
         return None, f"the reference system {other.info.system!r} recorded no {gate.metric}"
-    earlier = {row.id: row.values for row in other.rows}
-    shared = [row for row in summary.rows if row.id in earlier]
+    earlier = {row.id: row.values for row in plain_rows(other.rows)}
+    shared = [row for row in plain_rows(summary.rows) if row.id in earlier]
     regressed = regressed_rows(gate, shared, earlier)
     return Comparison(value, baseline, source, (), regressed, len(shared)), None
 
@@ -318,7 +318,7 @@ def evaluate_gate(
         )
         return GateResult(label, name, rule, "failed", message, gate=gate)
     if value is None:
-        errored = sum(row.status == "error" for row in summary.rows)
+        errored = sum(row.status == "error" for row in plain_rows(summary.rows))
         errors = (
             f"\n{errored} of {len(summary.rows)} row(s) errored (their errors are listed "
             "above): fix them, and the rows that reach the metric record it"
@@ -334,7 +334,7 @@ def evaluate_gate(
     if not gate.rule.uses_baseline:
         if not gate.rule.statistical:
             return _verdict(summary, gate, value, None)
-        found, why = value_stats(gate, summary.rows, settings)
+        found, why = value_stats(gate, plain_rows(summary.rows), settings)
         return _verdict(summary, gate, value, None, found, why)
     if by_system and gate.metric != VS_BASELINE:
         comparison, problem = _against_reference(gate, summary, value, reference, settings, matches)

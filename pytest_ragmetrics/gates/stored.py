@@ -18,7 +18,12 @@ from pytest_ragmetrics.results.compare import (
     transitions,
 )
 from pytest_ragmetrics.results.pairing import Pairing
-from pytest_ragmetrics.results.summary import EvalSummary, RowResult, aggregate_rows
+from pytest_ragmetrics.results.summary import (
+    EvalSummary,
+    RowResult,
+    aggregate_rows,
+    plain_rows,
+)
 from pytest_ragmetrics.results.transformations import Transformations
 
 
@@ -56,7 +61,7 @@ def pair_rows(summary: EvalSummary, baseline: Baseline, settings: MetricSettings
     if baseline.rows is None:
         return None
     stored = baseline.rows
-    current = {row.id: row for row in summary.rows}
+    current = {row.id: row for row in plain_rows(summary.rows)}
     both = sorted(set(current) & set(stored))
     shared = tuple(i for i in both if current[i].inputs == stored[i].inputs)
     changed = tuple(i for i in both if current[i].inputs != stored[i].inputs)
@@ -67,7 +72,8 @@ def pair_rows(summary: EvalSummary, baseline: Baseline, settings: MetricSettings
     )
     if not pairing.exact:
         kept = set(shared)
-        ours, _ = aggregate_rows([row for row in summary.rows if row.id in kept], settings)
+        on_shared = [row for row in plain_rows(summary.rows) if row.id in kept]
+        ours, _ = aggregate_rows(on_shared, settings)
         theirs, _ = aggregate_rows([_as_result(i, stored[i]) for i in shared], settings)
         pairing = replace(pairing, current=ours, stored=theirs)
     found, note = _stored_transformations(summary, stored, shared)

@@ -31,7 +31,7 @@ from pytest_ragmetrics.results.baseline import (
 )
 from pytest_ragmetrics.results.compare import compare_systems, references, row_state
 from pytest_ragmetrics.results.pairing import BaselineState, accepting
-from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, whole_rows
+from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, plain_rows, whole_rows
 from pytest_ragmetrics.text.citations import describe_citations
 
 
@@ -225,7 +225,7 @@ def accepted_failures(before: Sequence[GateResult], after: Sequence[GateResult])
 def citation_warning(summary: EvalSummary, settings: Settings) -> str | None:
     """A warning when the eval read citations, its rows carry contexts, and no answer holds
     a marker the plugin recognises: answers citing in another format score as uncited."""
-    census = [row.citations for row in summary.rows if row.citations is not None]
+    census = [row.citations for row in plain_rows(summary.rows) if row.citations is not None]
     with_contexts = sum(1 for counts in census if counts["contexts"])
     if not with_contexts or any(counts["cites"] for counts in census):
         return None

@@ -27,7 +27,7 @@ from pytest_ragmetrics.reports.presentation import suites
 from pytest_ragmetrics.reports.projection import projection_entry
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState
-from pytest_ragmetrics.results.summary import EvalSummary, RowResult
+from pytest_ragmetrics.results.summary import EvalSummary, RowResult, plain_rows
 from pytest_ragmetrics.results.transformations import Transformations
 
 JSON_SCHEMA_VERSION = 1
@@ -439,7 +439,7 @@ class EvalView:
         drawn = (
             None
             if intervals is None
-            else metric_intervals(summary.rows, summary.metrics, intervals)
+            else metric_intervals(plain_rows(summary.rows), summary.metrics, intervals)
         )
         found = summary.transformations if info.compared else None
         stored = summary.stored
@@ -455,7 +455,8 @@ class EvalView:
             n=summary.rows_used,
             errors=summary.errors,
             row_statuses={
-                status: sum(row.status == status for row in summary.rows) for status in ROW_STATUSES
+                status: sum(row.status == status for row in plain_rows(summary.rows))
+                for status in ROW_STATUSES
             },
             metrics=summary.metrics,
             breakdowns=summary.breakdowns,

@@ -8,22 +8,24 @@ but numbers, shared test names and a shared citation census, so ``RowStore`` kee
 "plain" rows as columns: the ids packed (``PackedStrings``), every number in one
 ``array('d')``, and per row its index, its inputs digest as an integer and a code for
 its *layout* (``Layout``: which metrics and breakdown parts its numbers are, in the order
-they were recorded, and its shared test names and census), about 100 bytes a row. A row
-with anything else (an error, evidence, details, shown fields, an output, a session, a
-value that is not a float) stays a ``RowResult``, as before, unless the store has a spool.
+they were recorded, and its shared test names and census), about 100 bytes a row; a
+row's session, if it has one, is a code into the store's list of sessions (4 bytes a
+row, each session's name kept once). A row with anything else (an error, evidence,
+details, shown fields, an output, a value that is not a float) stays a ``RowResult``, as
+before, unless the store has a spool.
 
 **Spooled rows.** With a spool (``results.spool``: the controller's stores have one), a
 row whose only parts beyond a plain row's are its *shown parts* (evidence, details, shown
-fields, an output, and its session) is packed like a plain row, and those parts go to the
+fields, an output: ``SHOWN_PARTS``) is packed like a plain row, and those parts go to the
 spool as one record; the store keeps where it is (an offset and a length, 16 bytes), and
-its layout says the row is spooled. The session goes with them: it is one string a row
-that only the paired gates' resampling and the reports read, both of which read whole
-rows, and keeping it in memory would keep every row of a dataset of sessions whole. A row
-with errors (or a value that is not a float, or an inputs digest that is not one) stays
-whole in memory as before: the errors are counted by every report and gate, and such rows
-are few. ``row`` reads a spooled row's record back, so every reader sees the
-``RowResult`` it would have seen; the column readers of ``StoredRows`` read only the
-packed numbers and layouts, never the spool.
+its layout says which of them the row has. The session is not a shown part: the paired
+gates resample a run's rows by session, a reader of numbers that must not read the
+spool. A row with errors (or a value that is not a float, or an inputs digest that is
+not one) stays whole in memory as before: the errors are counted by every report and
+gate, and such rows are few. ``row`` reads a spooled row's record back, so every reader
+sees the ``RowResult`` it would have seen; the column readers of ``StoredRows`` and its
+``plain`` view (the rows without their shown parts, for the readers of numbers,
+statuses, censuses and sessions) never read the spool.
 
 Merging is exactly ``RowResult.merge``: a row that gets a further payload is made into a
 ``RowResult`` (``row``, its spooled parts read back), merged, and packed again if it is
@@ -94,7 +96,7 @@ class Layout:
 
 # What a spooled row keeps in the spool, in its record's order; bit i of a layout's
 # ``spooled`` says the row has part i.
-SHOWN_PARTS = ("evidence", "details", "fields", "output", "session")
+SHOWN_PARTS = ("evidence", "details", "fields", "output")
 
 
 def _part_bit(part: str) -> int:
@@ -104,7 +106,7 @@ def _part_bit(part: str) -> int:
 
 
 def _shown_mask(row: RowResult, nothing: Mapping[str, object]) -> int:
-    """Which of evidence, details, shown fields, an output and a session ``row`` has
+    """Which of evidence, details, shown fields and an output ``row`` has
     (``SHOWN_PARTS``' bits). ``nothing``: the shared empty mapping of a row without the
     first three (``records.NOTHING``)."""
     return (
@@ -112,7 +114,6 @@ def _shown_mask(row: RowResult, nothing: Mapping[str, object]) -> int:
         | (row.details is not nothing) << 1
         | (row.fields is not nothing) << 2
         | (row.output is not None) << 3
-        | (row.session is not None) << 4
     )
 
 
@@ -150,12 +151,11 @@ def _shown_parts(row: RowResult, nothing: Mapping[str, object]) -> tuple[Any, ..
         row.details if row.details is not nothing else None,
         row.fields if row.fields is not nothing else None,
         row.output,
-        row.session,
     )
 
 
 def _with_shown_parts(row: RowResult, record: tuple[Any, ...]) -> RowResult:
-    evidence, details, fields, row.output, row.session = record
+    evidence, details, fields, row.output = record
     row.evidence = evidence if evidence is not None else NOTHING
     row.details = details if details is not None else NOTHING
     row.fields = fields if fields is not None else NOTHING
@@ -188,6 +188,11 @@ class RowStore:
         # last spooled row's position reaches (0 for the rows that are not spooled).
         self._spool_at = array("Q")
         self._spool_length = array("Q")
+        # Each row's session as a code into ``_sessions`` (0: none), as long as the last
+        # row with a session's position reaches.
+        self._session_codes = array("I")
+        self._sessions: list[str | None] = [None]
+        self._session_index: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self.indexes)
@@ -210,10 +215,11 @@ class RowStore:
         row.merge(payload, shown)
         self._put(position, row)
 
-    def row(self, position: int, finished: bool = False) -> RowResult:
+    def row(self, position: int, finished: bool = False, shown: bool = True) -> RowResult:
         """The row at ``position`` as a ``RowResult`` of its own (the kept one for a row
         kept whole); ``finished``: with the ``errors`` flag a summary adds (0: a plain
-        row has no errors)."""
+        row has no errors); ``shown``: with a spooled row's shown parts (read from the
+        spool), else without them."""
         kept = self._kept(position)
         if kept is not None:
             return kept
@@ -238,7 +244,9 @@ class RowStore:
             citations=layout.census,
             failed=layout.failed,
         )
-        if layout.spooled:
+        if position < len(self._session_codes):
+            row.session = self._sessions[self._session_codes[position]]
+        if shown and layout.spooled:
             assert self.spool is not None, "a spooled row's store has a spool"
             record = self.spool.get(self._spool_at[position], self._spool_length[position])
             return _with_shown_parts(row, record)
@@ -332,6 +340,19 @@ class RowStore:
             self.numbers[at : at + len(numbers)] = array("d", numbers)
         self.codes[position] = code
         self._digests[position] = int(row.inputs, 16) if row.inputs else 0
+        if row.session is not None or position < len(self._session_codes):
+            self._keep_session(position, row.session)
+
+    def _keep_session(self, position: int, session: str | None) -> None:
+        code = 0
+        if session is not None:
+            code = self._session_index.setdefault(session, len(self._sessions))
+            if code == len(self._sessions):
+                self._sessions.append(session)
+        missing = position + 1 - len(self._session_codes)
+        if missing > 0:
+            self._session_codes.extend(itertools.repeat(0, missing))
+        self._session_codes[position] = code
 
     def _spool(self, position: int, row: RowResult) -> None:
         """Put ``row``'s shown parts in the spool and keep where they are."""
@@ -361,9 +382,10 @@ class StoredRows(Sequence["RowResult"]):
     objects made on access from their ``RowStore`` (``RowStore.row``, finished: with
     their ``errors`` flag)."""
 
-    def __init__(self, store: RowStore, order: array[int]) -> None:
+    def __init__(self, store: RowStore, order: array[int], shown: bool = True) -> None:
         self._store = store
         self._order = order  # positions in the store
+        self._shown = shown  # with the spooled rows' shown parts
 
     def __len__(self) -> int:
         return len(self._order)
@@ -376,13 +398,19 @@ class StoredRows(Sequence["RowResult"]):
 
     def __getitem__(self, index: int | slice) -> RowResult | Sequence[RowResult]:
         if isinstance(index, slice):
-            return StoredRows(self._store, self._order[index])
-        return self._store.row(self._order[index], finished=True)
+            return StoredRows(self._store, self._order[index], self._shown)
+        return self._store.row(self._order[index], True, self._shown)
 
     def __iter__(self) -> Iterator[RowResult]:
-        row = self._store.row
+        row, shown = self._store.row, self._shown
         for position in self._order:
-            yield row(position, finished=True)
+            yield row(position, True, shown)
+
+    def plain(self) -> StoredRows:
+        """The same rows without their spooled shown parts (evidence, details, fields,
+        output: ``SHOWN_PARTS``), the spool not read: for readers of their numbers,
+        statuses, censuses and sessions. Rows kept whole come as they are."""
+        return StoredRows(self._store, self._order, shown=False)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str):

@@ -75,6 +75,7 @@ __all__ = [
     "merge_details",
     "payload_from_dict",
     "payloads_from_dict",
+    "plain_rows",
     "signatures",
     "summarize",
     "whole_rows",
@@ -142,6 +143,13 @@ def whole_rows(rows: Sequence[RowResult], having: str | None = None) -> Iterable
     hold numbers only), and with ``having`` (a part of ``rowstore.SHOWN_PARTS``) of the
     spooled ones only those that have it; of any other sequence, all."""
     return rows.whole_rows(having) if isinstance(rows, StoredRows) else rows
+
+
+def plain_rows(rows: Sequence[RowResult]) -> Sequence[RowResult]:
+    """``rows`` for a reader of their numbers, statuses, censuses and sessions: of a
+    gathered eval, without the spooled rows' evidence, details, fields and outputs (the
+    spool not read, ``StoredRows.plain``); any other sequence as it is."""
+    return rows.plain() if isinstance(rows, StoredRows) else rows
 
 
 def _breakdowns_of(rows: Sequence[RowResult], name: str) -> Iterator[Mapping[str, float]]:

@@ -232,8 +232,9 @@ def test_a_row_with_shown_parts_is_spooled_and_read_back_as_merged() -> None:
 
 
 def test_the_column_readers_do_not_read_the_spool() -> None:
-    """Aggregates, coverage and error counts read the packed numbers and layouts only;
-    a reader of one shown part reads only the spooled rows that have it."""
+    """Aggregates, coverage, error counts and the plain view (statuses, sessions) read
+    the packed numbers and layouts only; a reader of one shown part reads only the
+    spooled rows that have it."""
     with spool_or_none(True) as spool:
         assert spool is not None
         store = RowStore(spool)
@@ -251,6 +252,7 @@ def test_the_column_readers_do_not_read_the_spool() -> None:
                     eval_tests=TESTS,
                     fields={"question": f"{index}?"},
                     output=output,
+                    session=f"s{index // 2}",
                 ),
                 shown=True,
             )
@@ -265,6 +267,8 @@ def test_the_column_readers_do_not_read_the_spool() -> None:
         assert list(rows.breakdowns_of("tokens_by_stage")) == [{"gen": 2.0}] * 4
         assert rows.coverage(["t1", "t2"]) == {"t1": 4, "t2": 0}
         assert rows.errored() == 0
+        plain = [(row.id, row.session, row.status, row.fields, row.output) for row in rows.plain()]
+        assert plain == [(f"q{i}", f"s{i // 2}", "passed", {}, None) for i in range(4)]
         assert read == []
         assert [row.id for row in rows.whole_rows("output")] == ["q2"]
         assert len(read) == 1
