@@ -40,6 +40,7 @@ row of a big eval (the aggregates) read the columns instead (``StoredRows.column
 from __future__ import annotations
 
 import itertools
+import pickle
 import re
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
@@ -49,6 +50,7 @@ from typing import TYPE_CHECKING, Any, overload
 from pytest_ragmetrics.data.packed import PackedStrings
 from pytest_ragmetrics.metrics.catalog import ERRORS
 from pytest_ragmetrics.results.records import NOTHING, RowResult
+from pytest_ragmetrics.results.spool import SpoolError
 
 if TYPE_CHECKING:
     from pytest_ragmetrics.results.records import RowPayload
@@ -357,7 +359,14 @@ class RowStore:
     def _spool(self, position: int, row: RowResult) -> None:
         """Put ``row``'s shown parts in the spool and keep where they are."""
         assert self.spool is not None, "only a store with a spool spools rows"
-        at, length = self.spool.put(_shown_parts(row, NOTHING))
+        try:
+            at, length = self.spool.put(_shown_parts(row, NOTHING))
+        except (pickle.PicklingError, TypeError, AttributeError) as error:
+            raise SpoolError(
+                f"pytest-ragmetrics: row {row.id!r}: its evidence, fields, details or output "
+                f"cannot be kept in the rows' spool ({type(error).__name__}: {error}); record "
+                "plain data there (dicts, lists, strings, numbers), as pytest-xdist needs too"
+            ) from error
         missing = position + 1 - len(self._spool_at)
         if missing > 0:
             self._spool_at.extend(itertools.repeat(0, missing))

@@ -8,13 +8,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.metrics.catalog import ERRORS, UNJUDGED
 from pytest_ragmetrics.results.rowstore import RowStore
-from pytest_ragmetrics.results.spool import Spool
+from pytest_ragmetrics.results.spool import Spool, SpoolError
 from pytest_ragmetrics.results.summary import (
     EvalInfo,
     EvalSummary,
@@ -273,3 +274,15 @@ def test_the_column_readers_do_not_read_the_spool() -> None:
         assert [row.id for row in rows.whole_rows("output")] == ["q2"]
         assert len(read) == 1
         assert [row.fields["question"] for row in rows.whole_rows()] == ["0?", "1?", "2?", "3?"]
+
+
+def test_details_that_cannot_be_spooled_are_an_error_naming_the_row() -> None:
+    """Not kept whole instead: the spool keeps what pytest-xdist can send, plain data."""
+    with spool_or_none(True) as spool:
+        store = RowStore(spool)
+        sent = RowPayload(INFO, "q7", 0, {"em": 1.0}, {}, None, details={"f": lambda: 0})
+        with pytest.raises(SpoolError) as raised:
+            store.add(sent, shown=True)
+    message = str(raised.value)
+    assert message.startswith("pytest-ragmetrics: row 'q7': its evidence, fields, details")
+    assert "record plain data there" in message
