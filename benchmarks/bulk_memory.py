@@ -15,7 +15,10 @@ asserted: the figures are for reading (docs/performance.md, "Bulk mode")::
 
 ``--row-mode-max`` leaves row mode out of the larger sizes (a million rows in row mode
 would need some 13 GB). ``--json`` also writes the ``--ragmetrics-json`` report, so its
-cost is in the figures. Bytes per row are the slope between two sizes of the same mode:
+cost is in the figures. Each run also gives ``peak_mb_before_reports``: the process's
+peak RSS when the session finishes, after the rows were gathered, summarised and gated
+and before any report is built (read by a ``conftest.py`` of the project). Bytes per
+row are the slope between two sizes of the same mode:
 what each further row costs, without the interpreter, pytest and the plugin that every
 run pays once.
 """
@@ -44,6 +47,20 @@ def test_answers(row, em, f1, idk_citation, tokens):
     em(row)
     f1(row)
     tokens(row)
+"""
+
+# The peak RSS (in KB on Linux) when the session finishes, before the reports are built.
+CONFTEST = """
+import resource
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with open("peak_before_reports.txt", "w") as out:
+        out.write(str(peak))
 """
 
 GATES = """
@@ -99,6 +116,7 @@ def write_project(folder: Path, rows: int, fmt: str = "jsonl") -> None:
     (folder / "test_bulk_eval.py").write_text(EVAL.replace("{suffix}", fmt), encoding="utf-8")
     (folder / "thresholds.toml").write_text(GATES, encoding="utf-8")
     (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (folder / "conftest.py").write_text(CONFTEST, encoding="utf-8")
     if fmt == "parquet":
         write_parquet(folder / "rows.parquet", rows)
         return
@@ -130,7 +148,9 @@ def measure(folder: Path, mode: str, report: bool = False) -> dict[str, Any]:
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
     seconds, user, system, kilobytes = done.stderr.strip().splitlines()[-1].split()
     gates = re.findall(r"^Gates: (.*)$", done.stdout, re.MULTILINE)
+    before_reports = int((folder / "peak_before_reports.txt").read_text(encoding="utf-8"))
     return {
+        "peak_mb_before_reports": round(before_reports / 1024, 1),
         "seconds": float(seconds),
         "cpu_seconds": round(float(user) + float(system), 2),
         "peak_mb": int(kilobytes) / 1024,
