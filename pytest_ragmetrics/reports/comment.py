@@ -410,7 +410,8 @@ def spent_section(evals: Sequence[EvalView]) -> Section:
         (
             "#### Spent per query, before → after",
             "",
-            "Before: the eval's reference system, or its stored baseline.",
+            "Before: the eval's reference system, or its stored baseline; each side's own "
+            "aggregate, not paired rows.",
             "",
             *table(headings, []),
         ),

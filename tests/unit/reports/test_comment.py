@@ -126,7 +126,8 @@ def test_pr_comment_golden() -> None:
         "",
         "#### Spent per query, before → after",
         "",
-        "Before: the eval's reference system, or its stored baseline.",
+        "Before: the eval's reference system, or its stored baseline; each side's own "
+        "aggregate, not paired rows.",
         "",
         "| Eval | Before | tokens.mean |",
         "| --- | ---: | ---: |",
