@@ -27,7 +27,7 @@ from pytest_ragmetrics.reports.presentation import suites
 from pytest_ragmetrics.reports.projection import projection_entry
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState
-from pytest_ragmetrics.results.summary import EvalSummary, RowResult
+from pytest_ragmetrics.results.summary import EvalSummary, RowResult, status_counts
 from pytest_ragmetrics.results.transformations import Transformations
 
 JSON_SCHEMA_VERSION = 1
@@ -454,9 +454,7 @@ class EvalView:
             dataset_rows=info.dataset_rows,
             n=summary.rows_used,
             errors=summary.errors,
-            row_statuses={
-                status: sum(row.status == status for row in summary.rows) for status in ROW_STATUSES
-            },
+            row_statuses=dict.fromkeys(ROW_STATUSES, 0) | status_counts(summary.rows),
             metrics=summary.metrics,
             breakdowns=summary.breakdowns,
             signatures=summary.signatures,

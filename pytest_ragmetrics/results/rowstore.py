@@ -382,6 +382,48 @@ class StoredRows(Sequence["RowResult"]):
             if code >= WHOLE:
                 yield store.whole[code - WHOLE]
 
+    # The readers that count or test every row read the layouts, each counted once, and
+    # the rows kept whole: no ``RowResult`` is made for a plain row.
+
+    def layout_counts(self) -> list[tuple[Layout, int]]:
+        """Each layout the plain rows have, with how many of the rows have it."""
+        store = self._store
+        codes = store.codes
+        counts: dict[int, int] = {}
+        for position in self._order:
+            code = codes[position]
+            if code < WHOLE:
+                counts[code] = counts.get(code, 0) + 1
+        return [(store.layouts[code], count) for code, count in counts.items()]
+
+    def statuses(self) -> dict[str, int]:
+        """How many rows have each status (``RowResult.status``), for the statuses some
+        row has: a plain row has no errors, so it is ``failed`` when a test's verdict on
+        it failed (its layout's ``failed``), else ``passed``."""
+        found: dict[str, int] = {}
+        for layout, count in self.layout_counts():
+            status = "failed" if layout.failed else "passed"
+            found[status] = found.get(status, 0) + count
+        for row in self.whole_rows():
+            found[row.status] = found.get(row.status, 0) + 1
+        return found
+
+    def all_digested(self) -> bool:
+        """Whether every row has an inputs digest: ``all(row.inputs for row in rows)``."""
+        return all(layout.digested for layout, _ in self.layout_counts()) and all(
+            row.inputs for row in self.whole_rows()
+        )
+
+    def censuses(self) -> list[tuple[Mapping[str, int], int]]:
+        """Each row's citation census, counted: a plain row's is its layout's, shared by
+        every row of it; each row kept whole counts on its own; rows without one are
+        left out."""
+        found: list[tuple[Mapping[str, int] | None, int]] = [
+            (layout.census, count) for layout, count in self.layout_counts()
+        ]
+        found += [(row.citations, 1) for row in self.whole_rows()]
+        return [(census, count) for census, count in found if census is not None]
+
 
 def _offset(names: tuple[str, ...], metric: str) -> int:
     return names.index(metric) if metric in names else -1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -137,6 +138,30 @@ def whole_rows(rows: Sequence[RowResult]) -> Iterable[RowResult]:
     sessions: of a gathered eval, only those its store keeps whole (the others hold
     numbers only); of any other sequence, all."""
     return rows.whole_rows() if isinstance(rows, StoredRows) else rows
+
+
+def status_counts(rows: Sequence[RowResult]) -> dict[str, int]:
+    """How many of ``rows`` have each status (``RowResult.status``), for the statuses some
+    row has; of a gathered eval, counted by the store's layouts, no row made."""
+    if isinstance(rows, StoredRows):
+        return rows.statuses()
+    return dict(Counter(row.status for row in rows))
+
+
+def all_digested(rows: Sequence[RowResult]) -> bool:
+    """Whether every one of ``rows`` has an inputs digest (``RowResult.inputs``)."""
+    if isinstance(rows, StoredRows):
+        return rows.all_digested()
+    return all(row.inputs for row in rows)
+
+
+def citation_censuses(rows: Sequence[RowResult]) -> list[tuple[Mapping[str, int], int]]:
+    """The citation census of each of ``rows`` that has one, with how many rows hold it
+    (of a gathered eval, the rows sharing a layout at once; of any other sequence, one
+    each)."""
+    if isinstance(rows, StoredRows):
+        return rows.censuses()
+    return [(row.citations, 1) for row in rows if row.citations is not None]
 
 
 def _breakdowns_of(rows: Sequence[RowResult], name: str) -> Iterator[Mapping[str, float]]:
