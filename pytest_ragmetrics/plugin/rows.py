@@ -74,8 +74,9 @@ def run_row(job: RowJob, param: RowParam, start: StartRow, bind: BindMetric) -> 
     try:
         row = start(param, recorder)
         when = "call"
-        fixtures = zip(job.metrics, bind(job.metrics, recorder, param), strict=True)
-        job.test(**{**job.shared, "row": row, **dict(fixtures)})
+        arguments = {**job.shared, "row": row}
+        arguments.update(zip(job.metrics, bind(job.metrics, recorder, param), strict=True))
+        job.test(**arguments)
     except STOPS_THE_RUN:
         raise
     except BaseException as raised:  # the row's end, whatever it is, as in row mode

@@ -401,9 +401,12 @@ def _merged(name: str, old: Any, new: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024)
 def _with_test(tests: frozenset[str], test: str) -> frozenset[str]:
     """``tests`` and ``test``, one shared object for the same tests: the rows of an eval
-    name the same few test functions, and a set is 216 bytes a row on the controller."""
+    name the same few test functions, and a set is 216 bytes a row on the controller
+    (and a shared set's hash, which the row store's layouts are looked up by, is computed
+    once)."""
     return tests | {test}
 
 

@@ -73,10 +73,22 @@ class Layout:
         return bool(self.tests)
 
 
-def _plain_layout(row: RowResult, nothing: Mapping[str, object]) -> Layout | None:
-    """The layout of ``row`` if it holds nothing but floats, shared sets and a digest;
-    ``None`` when it must stay whole. ``nothing``: the shared empty mapping of a row
-    without evidence, details or shown fields (``records.NOTHING``)."""
+# What tells one layout from another (``Layout`` without its census mapping): the key a
+# store finds a row's layout by, with no ``Layout`` made for each row it packs.
+LayoutKey = tuple[
+    tuple[str, ...],
+    tuple[tuple[str, tuple[str, ...]], ...],
+    frozenset[str],
+    frozenset[str],
+    tuple[tuple[str, int], ...] | None,
+    bool,
+]
+
+
+def _plain_layout(row: RowResult, nothing: Mapping[str, object]) -> LayoutKey | None:
+    """The layout of ``row``, as its key, if it holds nothing but floats, shared sets and
+    a digest; ``None`` when it must stay whole. ``nothing``: the shared empty mapping of a
+    row without evidence, details or shown fields (``records.NOTHING``)."""
     if (
         row.errors
         or row.evidence is not nothing
@@ -90,14 +102,13 @@ def _plain_layout(row: RowResult, nothing: Mapping[str, object]) -> Layout | Non
     ):
         return None
     census = row.citations
-    return Layout(
+    return (
         tuple(row.values),
         tuple((name, tuple(parts)) for name, parts in row.breakdowns.items()),
         row.tests,
         row.failed,
         tuple(census.items()) if census is not None else None,
         bool(row.inputs),
-        census,
     )
 
 
@@ -119,7 +130,7 @@ class RowStore:
         self.numbers = array("d")
         self._digests = array("Q")
         self.layouts: list[Layout] = []
-        self._layout_codes: dict[Layout, int] = {}
+        self._layout_codes: dict[LayoutKey, int] = {}
         self.whole: list[RowResult] = []
 
     def __len__(self) -> int:
@@ -230,16 +241,17 @@ class RowStore:
 
     def _put(self, position: int, row: RowResult) -> None:
         """Keep ``row`` at ``position``: packed if it is plain, else whole."""
-        layout = _plain_layout(row, NOTHING)
+        key = _plain_layout(row, NOTHING)
         old = self.codes[position]
-        if layout is None:  # a new row, or a packed one that an error or evidence made whole
+        if key is None:  # a new row, or a packed one that an error or evidence made whole
             self.codes[position] = WHOLE + len(self.whole)
             self.whole.append(row)
             return
-        code = self._layout_codes.get(layout)
+        code = self._layout_codes.get(key)
         if code is None:
-            code = self._layout_codes[layout] = len(self.layouts)
-            self.layouts.append(layout)
+            code = self._layout_codes[key] = len(self.layouts)
+            self.layouts.append(Layout(*key, census=row.citations))
+        layout = self.layouts[code]
         if old >= WHOLE or self.layouts[old].width != layout.width:
             self.starts[position] = len(self.numbers)  # a first or wider row: at the end
             self.numbers.extend(row.values.values())

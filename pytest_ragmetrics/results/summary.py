@@ -394,17 +394,21 @@ class Gathered:
 
     def add(self, payload: Payload) -> None:
         """Merge one row or dataset payload into what was gathered."""
-        info = self.infos.setdefault(payload.info.label, payload.info)
-        self.tests.setdefault(info.label, set()).update(payload.eval_tests)
-        store = self.rows.get(info.label)
+        label = payload.info.label  # a property: read once
+        self.infos.setdefault(label, payload.info)
+        tests = self.tests.get(label)
+        if tests is None:  # not setdefault: no set made and thrown away per row
+            tests = self.tests[label] = set()
+        tests.update(payload.eval_tests)
+        store = self.rows.get(label)
         if store is None:
-            store = self.rows[info.label] = RowStore()
+            store = self.rows[label] = RowStore()
         if isinstance(payload, DatasetPayload):
-            self.datasets.setdefault(info.label, []).append(payload)
+            self.datasets.setdefault(label, []).append(payload)
             return
         store.add(payload, self.shown)
         if payload.uncalled is not None:
-            uses = self.uses.setdefault(info.label, {})
+            uses = self.uses.setdefault(label, {})
             use = uses.get(payload.test)
             if use is None:
                 use = uses[payload.test] = FixtureUse()
