@@ -97,19 +97,28 @@ def _plain_layout(row: RowResult, nothing: Mapping[str, object]) -> LayoutKey | 
         or row.output is not None
         or row.session is not None
         or (row.inputs and not _DIGEST.fullmatch(row.inputs))
-        or any(type(value) is not float for value in row.values.values())
-        or any(type(v) is not float for parts in row.breakdowns.values() for v in parts.values())
+        # The types of its numbers as a set, built in C: no generator a row.
+        or not {*map(type, row.values.values())} <= _FLOAT
+        or (row.breakdowns and not _parts_are_floats(row.breakdowns))
     ):
         return None
     census = row.citations
+    breakdowns = row.breakdowns
     return (
         tuple(row.values),
-        tuple((name, tuple(parts)) for name, parts in row.breakdowns.items()),
+        tuple((name, tuple(parts)) for name, parts in breakdowns.items()) if breakdowns else (),
         row.tests,
         row.failed,
         tuple(census.items()) if census is not None else None,
         bool(row.inputs),
     )
+
+
+_FLOAT = frozenset({float})
+
+
+def _parts_are_floats(breakdowns: Mapping[str, Mapping[str, float]]) -> bool:
+    return all({*map(type, parts.values())} <= _FLOAT for parts in breakdowns.values())
 
 
 class RowStore:
