@@ -11,7 +11,7 @@ file renders as the run that wrote it did.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, overload
 
@@ -27,7 +27,7 @@ from pytest_ragmetrics.reports.presentation import suites
 from pytest_ragmetrics.reports.projection import projection_entry
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState
-from pytest_ragmetrics.results.summary import EvalSummary, RowResult
+from pytest_ragmetrics.results.summary import EvalSummary, RowResult, status_counts
 from pytest_ragmetrics.results.transformations import Transformations
 
 JSON_SCHEMA_VERSION = 1
@@ -433,17 +433,6 @@ class BaselineView:
 Intervals = Mapping[str, Mapping[str, IntervalView]]
 
 
-def _status_counts(rows: Iterable[RowResult]) -> dict[str, int]:
-    """How many rows have each of ``ROW_STATUSES``, in one pass (each row of a large
-    eval is made from its columns when read: once, not once a status)."""
-    counts = dict.fromkeys(ROW_STATUSES, 0)
-    for row in rows:
-        status = row.status
-        if status in counts:
-            counts[status] += 1
-    return counts
-
-
 @dataclass(frozen=True)
 class EvalView:
     """One eval, or one system of an eval (``evals[]``).
@@ -508,7 +497,7 @@ class EvalView:
             dataset_rows=info.dataset_rows,
             n=summary.rows_used,
             errors=summary.errors,
-            row_statuses=_status_counts(summary.rows),
+            row_statuses=dict.fromkeys(ROW_STATUSES, 0) | status_counts(summary.rows),
             metrics=summary.metrics,
             breakdowns=summary.breakdowns,
             signatures=summary.signatures,
