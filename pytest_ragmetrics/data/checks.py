@@ -110,7 +110,9 @@ def _unused(candidate: str, taken: set[str]) -> str:
     return unique
 
 
-@dataclass(frozen=True)
+# Not frozen, as ``formats.Record``: one is made for every row read and thrown away once
+# the row is made; nothing changes it.
+@dataclass(slots=True)
 class Checked:
     record: Record
     data: dict[str, Any] | None
@@ -134,7 +136,7 @@ def system_of(checked: Checked) -> str | None:
     return system if isinstance(system, str) else None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one a row of every scan (see ``Checked``)
 class Ident:
     """What a row's id depends on: its number, the id it gives itself, its system, and
     the id made up for it (``L<line>-<hash>``) when it gives none."""

@@ -288,6 +288,7 @@ class DatasetReader:
             self._stream = read_records(index.path, index.format, index.display, None, resume)
             self._records, self._next = enumerate(self._stream, resume.position), resume.position
         of_systems = bool(index.systems)
+        keyed, proxy = index.format == "sql", proxy_of(index.path)  # the same for every row
         loaded = []
         for position in positions:
             record = self._record_at(position)
@@ -297,7 +298,6 @@ class DatasetReader:
             problems = index.id_problems.get(position, ())
             checked = check(record)
             row_id = index.ids[position]
-            keyed, proxy = index.format == "sql", proxy_of(index.path)
             loaded.append(
                 loaded_row(
                     checked, position, row_id, problems, index.display, of_systems, keyed, proxy

@@ -50,7 +50,7 @@ from pytest_ragmetrics.results.pairing import (
     accepting,
     listing,
 )
-from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, plain_rows
+from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, plain_rows, status_counts
 
 Status = Literal["passed", "failed", "skipped"]
 
@@ -318,7 +318,7 @@ def evaluate_gate(
         )
         return GateResult(label, name, rule, "failed", message, gate=gate)
     if value is None:
-        errored = sum(row.status == "error" for row in plain_rows(summary.rows))
+        errored = status_counts(summary.rows).get("error", 0)
         errors = (
             f"\n{errored} of {len(summary.rows)} row(s) errored (their errors are listed "
             "above): fix them, and the rows that reach the metric record it"

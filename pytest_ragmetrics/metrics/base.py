@@ -253,10 +253,6 @@ def _none() -> Mapping[str, Any]:
     return _NONE
 
 
-# How a frozen dataclass with a hand-written ``__init__`` sets its fields.
-_set = object.__setattr__
-
-
 class Evidence:
     """A metric's evidence text, built only when something reads it.
 
@@ -342,12 +338,20 @@ class Measured:
         primary: str | None = None,
         score: float | None = None,
     ) -> None:
-        _set(self, "values", values)
-        _set(self, "evidence", evidence)
-        _set(self, "breakdowns", breakdowns)
-        _set(self, "details", details)
-        _set(self, "primary", primary)
-        _set(self, "score", score)
+        _set_values(self, values)
+        _set_evidence(self, evidence)
+        _set_breakdowns(self, breakdowns)
+        _set_details(self, details)
+        _set_primary(self, primary)
+        _set_score(self, score)
+
+
+# Each of ``Measured``'s slots set directly, as its frozen ``__setattr__`` does not allow:
+# a slot's own setter costs about half of ``object.__setattr__`` by name, four times a row.
+_set_values, _set_evidence, _set_breakdowns, _set_details, _set_primary, _set_score = (
+    Measured.__dict__[name].__set__
+    for name in ("values", "evidence", "breakdowns", "details", "primary", "score")
+)
 
 
 @dataclass(frozen=True, slots=True)

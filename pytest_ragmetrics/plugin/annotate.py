@@ -130,15 +130,21 @@ def row_annotations(
     summaries: Sequence[EvalSummary], project_root: Path, repository: Path, room: int
 ) -> tuple[list[Annotation], int]:
     """One error per errored row, then per failing row, at most ``room``, at its line of
-    its dataset; and how many such rows were left out."""
-    found = [
-        (summary.info, row)
-        for status in ("error", "failed")
-        for summary in summaries
-        for row in summary.rows
-        if row.status == status
-    ]
-    shown = found[: max(0, room)]
+    its dataset; and how many such rows were left out. One pass over each eval's rows,
+    keeping only the first ``room`` errored and failed rows of each."""
+    room = max(0, room)
+    kept: dict[str, list[tuple[EvalInfo, RowResult]]] = {"error": [], "failed": []}
+    found = 0
+    for summary in summaries:
+        taken = dict.fromkeys(kept, 0)
+        for row in summary.rows:
+            status = row.status
+            if status in kept:
+                found += 1
+                if taken[status] < room:
+                    taken[status] += 1
+                    kept[status].append((summary.info, row))
+    shown = [*kept["error"], *kept["failed"]][:room]
     by_dataset: dict[str, list[RowResult]] = {}
     for info, row in shown:
         by_dataset.setdefault(info.dataset, []).append(row)
@@ -168,7 +174,7 @@ def row_annotations(
                 line,
             )
         )
-    return annotations, len(found) - len(shown)
+    return annotations, found - len(shown)
 
 
 def annotations_of(

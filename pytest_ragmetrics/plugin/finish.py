@@ -31,7 +31,13 @@ from pytest_ragmetrics.results.baseline import (
 )
 from pytest_ragmetrics.results.compare import compare_systems, references, row_state
 from pytest_ragmetrics.results.pairing import BaselineState, accepting
-from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, plain_rows, whole_rows
+from pytest_ragmetrics.results.summary import (
+    EvalInfo,
+    EvalSummary,
+    all_digested,
+    citation_censuses,
+    whole_rows,
+)
 from pytest_ragmetrics.text.citations import describe_citations
 
 
@@ -130,7 +136,7 @@ def _load_state(summary: EvalSummary, state: RunState) -> BaselineState:
         return BaselineState(shown, problem=problem, update_command=command)
     if baseline is None:
         return BaselineState(shown, update_command=command)
-    if any(not row.inputs for row in summary.rows):
+    if not all_digested(summary.rows):
         # The file was not there when the rows reported (plugin.recording.eval_digests):
         # their inputs were not digested, and rows cannot be paired without them.
         problem = (
@@ -225,9 +231,9 @@ def accepted_failures(before: Sequence[GateResult], after: Sequence[GateResult])
 def citation_warning(summary: EvalSummary, settings: Settings) -> str | None:
     """A warning when the eval read citations, its rows carry contexts, and no answer holds
     a marker the plugin recognises: answers citing in another format score as uncited."""
-    census = [row.citations for row in plain_rows(summary.rows) if row.citations is not None]
-    with_contexts = sum(1 for counts in census if counts["contexts"])
-    if not with_contexts or any(counts["cites"] for counts in census):
+    census = citation_censuses(summary.rows)  # counted by the store's layouts, no row made
+    with_contexts = sum(rows for counts, rows in census if counts["contexts"])
+    if not with_contexts or any(counts["cites"] for counts, _ in census):
         return None
     return (
         f"no answer of {summary.info.label} holds a citation marker the plugin reads "

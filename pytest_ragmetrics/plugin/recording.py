@@ -15,6 +15,7 @@ fixture's setup, a bug, a live system's exception) is an error of the row.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,7 +147,7 @@ class PayloadContext:
     takes as its own arguments (each row says which of them it never called);
     ``rows_shown``, whether a report shows each row (``Options.rows_shown``, which the
     controller's ``Gathered.shown`` is too): only then is a row's evidence built, as text,
-    into its payload."""
+    into its payload, and its shown fields."""
 
     test: str
     eval_tests: tuple[str, ...]
@@ -239,7 +240,7 @@ def payload_for(
         skipped=outcome.skipped,
         evidence=evidence,
         details=recorder.details if recorder else {},
-        fields={name: row.data[name] for name in SHOWN_FIELDS if name in row.data},
+        fields=_shown_fields(row.data) if context.rows_shown else {},
         output=saved,
         inputs=input_digest(param.row.data) if context.digests else "",
         citations=citation_census(recorder, context.settings),
@@ -247,6 +248,13 @@ def payload_for(
         session=_session(param.row.data.get("session_id")),
         uncalled=_uncalled(context, recorder, outcome),
     )
+
+
+def _shown_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The row's fields the reports show beside its metrics (``SHOWN_FIELDS``): in the
+    payload only when a report shows rows, as its evidence is (the controller keeps
+    neither otherwise)."""
+    return {name: data[name] for name in SHOWN_FIELDS if name in data}
 
 
 def built_evidence(recorder: RowRecorder) -> tuple[dict[str, str], str | None]:
@@ -280,7 +288,10 @@ def _uncalled(
     before the call), which says nothing of its calls."""
     if recorder is None or outcome.when != "call" or outcome.skipped or outcome.failed:
         return None
-    return tuple(name for name in context.metrics if name not in recorder.called)
+    called = recorder.called
+    if called.issuperset(context.metrics):  # the common row: every one called
+        return ()
+    return tuple(name for name in context.metrics if name not in called)
 
 
 def _session(value: object) -> str | None:

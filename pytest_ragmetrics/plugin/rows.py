@@ -26,6 +26,11 @@ from pytest_ragmetrics.results.summary import RowPayload
 STOPS_THE_RUN = (KeyboardInterrupt, pytest.exit.Exception)
 
 
+# How every row that ran to its end without raising ended: one shared outcome, not one
+# made per row.
+PASSED = Outcome("call", None, failed=False, skipped=False)
+
+
 @dataclass(frozen=True)
 class RowRun:
     """One row a bulk item ran: its payload, and the message its test failed with."""
@@ -74,15 +79,16 @@ def run_row(job: RowJob, param: RowParam, start: StartRow, bind: BindMetric) -> 
     try:
         row = start(param, recorder)
         when = "call"
-        fixtures = zip(job.metrics, bind(job.metrics, recorder, param), strict=True)
-        job.test(**{**job.shared, "row": row, **dict(fixtures)})
+        arguments = {**job.shared, "row": row}
+        arguments.update(zip(job.metrics, bind(job.metrics, recorder, param), strict=True))
+        job.test(**arguments)
     except STOPS_THE_RUN:
         raise
     except BaseException as raised:  # the row's end, whatever it is, as in row mode
         outcome = ended(when, raised, job.runxfail)
         message = None if outcome.skipped else str(raised) or type(raised).__name__
     else:
-        outcome, message = Outcome("call", None, failed=False, skipped=False), None
+        outcome, message = PASSED, None
     return RowRun(param, payload_for(job.payload, param, recorder, outcome), message)
 
 

@@ -39,6 +39,7 @@ from pytest_ragmetrics.reports.document import (
 from pytest_ragmetrics.reports.markdown import cell, table
 from pytest_ragmetrics.reports.model import EvalView, GateView, ReportModel, RowView
 from pytest_ragmetrics.reports.presentation import columns, info
+from pytest_ragmetrics.results.transformations import Transformations
 
 T = TypeVar("T")
 
@@ -211,7 +212,22 @@ def gate_section(evals: Sequence[EvalView]) -> Section:
 
 
 def _row_index(entry: EvalView) -> Mapping[str, RowView]:
-    return {str(row.id): row for row in entry.rows or ()}
+    """The rows the comment can list of ``entry`` (``_listed_ids``), by id, found in one
+    pass over its rows, the others not kept; none read when it lists none."""
+    wanted = _listed_ids(entry)
+    if not wanted:
+        return {}
+    return {str(row.id): row for row in entry.rows or () if str(row.id) in wanted}
+
+
+def _listed_ids(entry: EvalView) -> set[str]:
+    """The ids of the rows the comment may list of ``entry``: each gate's first regressed
+    rows and the first of each kind of transformation (``_capped``)."""
+    wanted = {str(change.id) for gate in entry.gates for change in _capped(gate.regressed)[0]}
+    for _, found in _transformation_sides(entry):
+        for _, ids in found.kinds():
+            wanted.update(map(str, _capped(ids)[0]))
+    return wanted
 
 
 def _evidence_lines(row: RowView | None, metrics: Sequence[str] | None) -> list[str]:
@@ -286,12 +302,7 @@ def _role_metrics(row: RowView | None) -> list[str]:
 def _transformed_rows(entry: EvalView, rows: Mapping[str, RowView]) -> Iterator[tuple[str, int]]:
     """The rows that went supported → unsupported (regressed) or IDK → supported
     (recovered), against the reference system, or the stored baseline."""
-    sides = []
-    if entry.transformations is not None:
-        sides.append((entry.compare_to or "", entry.transformations))
-    if entry.baseline is not None and entry.baseline.transformations is not None:
-        sides.append(("the stored baseline", entry.baseline.transformations))
-    for against, found in sides:
+    for against, found in _transformation_sides(entry):
         for title, ids in found.kinds():
             word = "recovered" if title.startswith("IDK") else "regressed"
             shown, left = _capped(ids)
@@ -304,6 +315,17 @@ def _transformed_rows(entry: EvalView, rows: Mapping[str, RowView]) -> Iterator[
                 yield _details(summary, _evidence_lines(row, _role_metrics(row))), 0
             if left:
                 yield "", left
+
+
+def _transformation_sides(entry: EvalView) -> list[tuple[str, Transformations]]:
+    """What ``entry``'s transformations are against (its reference system, the stored
+    baseline) and the transformations."""
+    sides = []
+    if entry.transformations is not None:
+        sides.append((entry.compare_to or "", entry.transformations))
+    if entry.baseline is not None and entry.baseline.transformations is not None:
+        sides.append(("the stored baseline", entry.baseline.transformations))
+    return sides
 
 
 def row_section(evals: Sequence[EvalView]) -> Section:
@@ -323,21 +345,28 @@ def row_section(evals: Sequence[EvalView]) -> Section:
 
 def failed_section(evals: Sequence[EvalView]) -> Section:
     """The rows that errored, then those that failed, with their errors, the tests that
-    failed on them and their evidence; from a model that holds no rows, their count."""
-    found = [
-        (entry, row)
-        for status in ("error", "failed")
-        for entry in evals
-        for row in entry.rows or ()
-        if row.status == status
-    ]
+    failed on them and their evidence; from a model that holds no rows, their count.
+    One pass over each eval's rows, keeping only the first ``ROWS_SHOWN`` of each kind."""
+    errored: list[tuple[EvalView, RowView]] = []
+    failed: list[tuple[EvalView, RowView]] = []
+    found = 0
+    for entry in evals:
+        kept = {"error": 0, "failed": 0}
+        for row in entry.rows or ():
+            status = row.status
+            if status not in kept:
+                continue
+            found += 1
+            if kept[status] < ROWS_SHOWN:
+                kept[status] += 1
+                (errored if status == "error" else failed).append((entry, row))
     items = tuple(
         _details(
             f"{'errored' if row.status == 'error' else 'failed'} · {_html(entry.label)} · "
             f"<code>{_html(row.id)}</code>",
             _evidence_lines(row, None),
         )
-        for entry, row in found[:ROWS_SHOWN]
+        for entry, row in [*errored, *failed][:ROWS_SHOWN]
     )
     # a model without rows (no JSON or HTML report written) only counts them
     unlisted = sum(
@@ -350,7 +379,7 @@ def failed_section(evals: Sequence[EvalView]) -> Section:
         ("#### Rows that failed or errored", ""),
         items,
         "rows",
-        len(found) - len(items) + unlisted,
+        found - len(items) + unlisted,
     )
 
 
@@ -410,7 +439,8 @@ def spent_section(evals: Sequence[EvalView]) -> Section:
         (
             "#### Spent per query, before → after",
             "",
-            "Before: the eval's reference system, or its stored baseline.",
+            "Before: the eval's reference system, or its stored baseline; each side's own "
+            "aggregate, not paired rows.",
             "",
             *table(headings, []),
         ),

@@ -11,9 +11,9 @@ file renders as the run that wrote it did.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, overload
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.gates.evaluate import GateResult
@@ -27,7 +27,7 @@ from pytest_ragmetrics.reports.presentation import suites
 from pytest_ragmetrics.reports.projection import projection_entry
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState
-from pytest_ragmetrics.results.summary import EvalSummary, RowResult, plain_rows
+from pytest_ragmetrics.results.summary import EvalSummary, RowResult, plain_rows, status_counts
 from pytest_ragmetrics.results.transformations import Transformations
 
 JSON_SCHEMA_VERSION = 1
@@ -286,6 +286,48 @@ class RowView:
         }
 
 
+class RowViews(Sequence[RowView]):
+    """The rows of a run's own eval as views made when read, one at a time, from the
+    summary's rows (``EvalSummary.rows``, themselves made from packed columns): a view is
+    not kept, so a report that goes over a million rows holds one of them at a time, not
+    the several kilobytes each that a tuple of them held at the end of the run. It reads as
+    the tuple did: length, iteration, indexing, slicing and equality (with any sequence of
+    equal views, a tuple read back from a document among them)."""
+
+    def __init__(self, rows: Sequence[RowResult], system: str | None) -> None:
+        self._rows = rows
+        self._system = system
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> RowView: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[RowView]: ...
+
+    def __getitem__(self, index: int | slice) -> RowView | Sequence[RowView]:
+        if isinstance(index, slice):
+            return RowViews(self._rows[index], self._system)
+        return RowView.of(self._rows[index], self._system)
+
+    def __iter__(self) -> Iterator[RowView]:
+        system = self._system
+        for row in self._rows:
+            yield RowView.of(row, system)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RowViews({len(self)} rows)"
+
+
 def baseline_document(stored: BaselineState) -> dict[str, Any]:
     """The stored baseline's entry, with its aggregates (``metrics``: metric -> statistic
     -> value) when it is compared; for one whose rows pair with this run's, also each
@@ -419,7 +461,8 @@ class EvalView:
     gates: tuple[GateView, ...]
     intervals: Intervals | None  # None: not drawn
     projection: Mapping[str, Any] | None  # the picture of its embedding space, if drawn
-    rows: tuple[RowView, ...] | None  # None: the document leaves rows out
+    # None: the document leaves rows out; a run's own, views made when read (``RowViews``)
+    rows: Sequence[RowView] | None
     warnings: tuple[str, ...]
     baseline: BaselineView | None
     rerun: Any
@@ -454,10 +497,7 @@ class EvalView:
             dataset_rows=info.dataset_rows,
             n=summary.rows_used,
             errors=summary.errors,
-            row_statuses={
-                status: sum(row.status == status for row in plain_rows(summary.rows))
-                for status in ROW_STATUSES
-            },
+            row_statuses=dict.fromkeys(ROW_STATUSES, 0) | status_counts(summary.rows),
             metrics=summary.metrics,
             breakdowns=summary.breakdowns,
             signatures=summary.signatures,
@@ -478,7 +518,7 @@ class EvalView:
                 if isinstance(picture, Mapping)
                 else None
             ),
-            rows=(tuple(RowView.of(row, info.system) for row in summary.rows) if rows else None),
+            rows=RowViews(summary.rows, info.system) if rows else None,
             warnings=tuple(summary.warnings),
             baseline=None if stored is None else BaselineView(baseline_document(stored)),
             rerun=info.rerun,
@@ -548,7 +588,10 @@ class EvalView:
         found = (self.intervals or {}).get(metric) or {}
         return found.get("mean" if name == "rate" else name)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, rows_marker: str | None = None) -> dict[str, Any]:
+        """The eval's entry; ``rows_marker``: its ``rows`` written as this text, not as a
+        list of every row's object (``reports.write.report_chunks`` puts the rows in its
+        place, one at a time)."""
         entry: dict[str, Any] = {
             "name": self.name,
             "label": self.label,
@@ -578,7 +621,9 @@ class EvalView:
         if self.projection is not None:
             entry["projection"] = self.projection
         if self.rows is not None:
-            entry["rows"] = [row.as_dict() for row in self.rows]
+            entry["rows"] = (
+                rows_marker if rows_marker is not None else [row.as_dict() for row in self.rows]
+            )
         entry["warnings"] = list(self.warnings)
         if self.baseline is not None:
             entry[BASELINE] = self.baseline.written
@@ -721,14 +766,19 @@ class ReportModel:
         """The model less each eval's rows (what the run history records reads)."""
         return replace(self, evals=tuple(view.without_rows() for view in self.evals))
 
-    def as_dict(self) -> dict[str, Any]:
-        """The report document (the ``--ragmetrics-json`` file's object)."""
+    def as_dict(self, rows_marker: str | None = None) -> dict[str, Any]:
+        """The report document (the ``--ragmetrics-json`` file's object). ``rows_marker``:
+        the ``rows`` of the eval at place ``i`` written as the text ``<rows_marker><i>``,
+        for a writer that puts the rows there one at a time (``reports.write``)."""
         document: dict[str, Any] = {
             "schema_version": self.schema_version,
             "plugin_version": self.plugin_version,
             "settings": self.settings,
             "stats": self.stats,
-            "evals": [view.as_dict() for view in self.evals],
+            "evals": [
+                view.as_dict(None if rows_marker is None else f"{rows_marker}{place}")
+                for place, view in enumerate(self.evals)
+            ],
         }
         if self.trust_judge is not None:
             document["trust_judge"] = self.trust_judge.as_dict()

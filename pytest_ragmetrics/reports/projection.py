@@ -45,7 +45,11 @@ def projection_entry(
     some point has one, ``status`` when some point's row ran a row test)."""
     topics = _topics(details)
     outlier_kind, outliers = _outliers(details)
-    statuses = {row.id: row.status for row in rows}
+    # the status of the rows drawn only, found in one pass: not every row's by id
+    drawn = {
+        point["id"] for point in picture.get("points") or () if point["kind"] in (QUESTION, ANSWER)
+    }
+    statuses = {row.id: row.status for row in rows if row.id in drawn}
     points = []
     for point in picture.get("points") or ():
         of_row = point["kind"] in (QUESTION, ANSWER)

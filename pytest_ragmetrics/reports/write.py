@@ -12,7 +12,8 @@ from __future__ import annotations
 import errno
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+import secrets
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragmetrics.files import GITHUB_SUMMARY_ENV, write_atomic
 
 if TYPE_CHECKING:
-    from pytest_ragmetrics.reports.model import ReportModel
+    from pytest_ragmetrics.reports.model import ReportModel, RowView
+
+JSON_INDENT = 2  # spaces a level of the --ragmetrics-json file
 
 
 def json_chunks(document: Mapping[str, Any]) -> Iterator[str]:
@@ -28,13 +31,107 @@ def json_chunks(document: Mapping[str, Any]) -> Iterator[str]:
     ``json.dumps`` would join from the same pieces: the file is written piece by piece,
     since held whole (and the encoder's list of pieces with it) it costs several kilobytes
     a row at the end of a large run."""
-    yield from json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False).iterencode(document)
+    yield from _encoder().iterencode(document)
     yield "\n"
+
+
+def report_chunks(report: ReportModel | Mapping[str, Any]) -> Iterator[str]:
+    """The ``--ragmetrics-json`` file of ``report``, the same text as ``json_text`` of its
+    document, made with no more than one row's object at a time: a run's model is encoded
+    with each eval's ``rows`` replaced by a marker (a random token no row's text can
+    hold by chance), and each marker, as the encoder writes it, is replaced by that eval's
+    rows, each encoded on its own by the same encoder and indented to its depth in the
+    document. Every row's object held at once cost several kilobytes a row at the end
+    of a large run (3 GB at a million rows). A report document (a mapping) is already
+    whole, and is encoded as it is (``json_chunks``)."""
+    if isinstance(report, Mapping):
+        yield from json_chunks(report)
+        return
+    encoder = _encoder()
+    marker = f"pytest-ragmetrics-rows-{secrets.token_hex(16)}-"
+    spliced = [
+        (encoder.encode(f"{marker}{place}"), view.rows)
+        for place, view in enumerate(report.evals)
+        if view.rows is not None
+    ]
+    yield from _spliced(encoder.iterencode(report.as_dict(marker)), spliced, encoder)
+    yield "\n"
+
+
+def _encoder() -> json.JSONEncoder:
+    return json.JSONEncoder(indent=JSON_INDENT, sort_keys=True, ensure_ascii=False)
+
+
+def _spliced(
+    pieces: Iterable[str],
+    spliced: Sequence[tuple[str, Sequence[RowView]]],
+    encoder: json.JSONEncoder,
+) -> Iterator[str]:
+    """``pieces`` with each encoded marker of ``spliced`` (in the order the document holds
+    them) replaced by its rows, wherever the encoder's pieces split the marker: text that
+    could begin the next marker is held back until the next piece says whether it does."""
+    waiting = iter(spliced)
+    expected = next(waiting, None)
+    line = _Line()
+    buffer = ""
+    for piece in pieces:
+        buffer += piece
+        while expected is not None and (found := buffer.find(expected[0])) >= 0:
+            before = buffer[:found]
+            line.feed(before)
+            yield before
+            yield from _rows_text(expected[1], encoder, line.indent)
+            line.feed("]")
+            buffer = buffer[found + len(expected[0]) :]
+            expected = next(waiting, None)
+        held = len(expected[0]) - 1 if expected is not None else 0
+        if len(buffer) > held:
+            done, buffer = buffer[: len(buffer) - held], buffer[len(buffer) - held :]
+            line.feed(done)
+            yield done
+    if expected is not None:  # the encoder wrote a marker otherwise than as one string
+        raise RuntimeError(f"--ragmetrics-json: the rows' marker {expected[0]} was not written")
+    yield buffer
+
+
+def _rows_text(rows: Sequence[RowView], encoder: json.JSONEncoder, indent: int) -> Iterator[str]:
+    """An eval's ``rows`` as the encoder writes a list whose key's line is indented by
+    ``indent`` spaces: ``[]``, or each row's object on lines indented one step further
+    (a JSON string holds no line break, so every line break is the encoder's own)."""
+    if not rows:
+        yield "[]"
+        return
+    inner = "\n" + " " * (indent + JSON_INDENT)
+    opening = "["
+    for row in rows:
+        text = encoder.encode(row.as_dict())
+        del row  # let the view go before the next one is made
+        yield opening + inner + text.replace("\n", inner)
+        opening = ","
+    yield "\n" + " " * indent + "]"
+
+
+class _Line:
+    """How many spaces begin the line being written, from the text written so far."""
+
+    def __init__(self) -> None:
+        self.indent = 0
+        self._leading = True  # nothing but spaces on the line yet
+
+    def feed(self, text: str) -> None:
+        start = text.rfind("\n") + 1
+        if start:
+            self.indent, self._leading = 0, True
+        if self._leading:
+            rest = text[start:]
+            spaces = len(rest) - len(rest.lstrip(" "))
+            self.indent += spaces
+            self._leading = spaces == len(rest)
 
 
 def json_text(document: Mapping[str, Any]) -> str:
     """The ``--ragmetrics-json`` file: sorted keys, two-space indent, UTF-8 as it is."""
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(document, indent=JSON_INDENT, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 @dataclass(frozen=True)
@@ -103,7 +200,7 @@ def write_reports(
             unwritten.append(Unwritten.report(option, path, error))
 
     if json_path is not None:
-        chunks = json_chunks(report if isinstance(report, Mapping) else model.as_dict())
+        chunks = report_chunks(report)
         attempt("--ragmetrics-json", shown(json_path), lambda: write_atomic(json_path, chunks))
     if html_path is not None:
         from pytest_ragmetrics.reports.html import render_html

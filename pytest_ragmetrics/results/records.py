@@ -8,6 +8,7 @@ gathered rows (``results.rowstore``), which summary uses, can build and read the
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 from collections.abc import Mapping
@@ -173,11 +174,50 @@ class RowPayload:
     session: str | None = None
     uncalled: tuple[str, ...] | None = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "eval_tests", tuple(sorted(self.eval_tests)))
+    # Written out, each slot set by its own setter: one payload is made per row, and the
+    # generated frozen ``__init__`` (``object.__setattr__`` by name for each of nineteen
+    # fields, then ``__post_init__``) cost about twice as much.
+    def __init__(
+        self,
+        info: EvalInfo,
+        row: str,
+        index: int,
+        values: Mapping[str, float],
+        breakdowns: Mapping[str, Mapping[str, float]],
+        error: str | None,
+        test: str = "test",
+        eval_tests: tuple[str, ...] = ("test",),
+        skipped: bool = False,
+        evidence: Mapping[str, str] | None = None,
+        details: Mapping[str, Any] | None = None,
+        fields: Mapping[str, Any] | None = None,
+        output: Mapping[str, Any] | None = None,
+        inputs: str = "",
+        citations: Mapping[str, int] | None = None,
+        failed: bool = False,
+        session: str | None = None,
+        uncalled: tuple[str, ...] | None = None,
+    ) -> None:
+        _PAYLOAD_SLOTS["info"](self, info)
+        _PAYLOAD_SLOTS["row"](self, row)
+        _PAYLOAD_SLOTS["index"](self, index)
+        _PAYLOAD_SLOTS["values"](self, values)
+        _PAYLOAD_SLOTS["breakdowns"](self, breakdowns)
+        _PAYLOAD_SLOTS["error"](self, error)
         # Every row of an eval names the same few test functions: one string each, shared
         # by the rows' records on the controller, not one copy per row.
-        object.__setattr__(self, "test", sys.intern(self.test))
+        _PAYLOAD_SLOTS["test"](self, sys.intern(test))
+        _PAYLOAD_SLOTS["eval_tests"](self, tuple(sorted(eval_tests)))
+        _PAYLOAD_SLOTS["skipped"](self, skipped)
+        _PAYLOAD_SLOTS["evidence"](self, {} if evidence is None else evidence)
+        _PAYLOAD_SLOTS["details"](self, {} if details is None else details)
+        _PAYLOAD_SLOTS["fields"](self, {} if fields is None else fields)
+        _PAYLOAD_SLOTS["output"](self, output)
+        _PAYLOAD_SLOTS["inputs"](self, inputs)
+        _PAYLOAD_SLOTS["citations"](self, citations)
+        _PAYLOAD_SLOTS["failed"](self, failed)
+        _PAYLOAD_SLOTS["session"](self, session)
+        _PAYLOAD_SLOTS["uncalled"](self, uncalled)
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form, attached to the test's report."""
@@ -401,9 +441,12 @@ def _merged(name: str, old: Any, new: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024)
 def _with_test(tests: frozenset[str], test: str) -> frozenset[str]:
     """``tests`` and ``test``, one shared object for the same tests: the rows of an eval
-    name the same few test functions, and a set is 216 bytes a row on the controller."""
+    name the same few test functions, and a set is 216 bytes a row on the controller
+    (and a shared set's hash, which the row store's layouts are looked up by, is computed
+    once)."""
     return tests | {test}
 
 
@@ -499,3 +542,10 @@ class RowResult:
             self.output = dict(payload.output)
         if payload.error and payload.error not in self.errors:
             self.errors = (*self.errors, payload.error)
+
+
+# Each of ``RowPayload``'s slots' own setter, by field (``RowPayload.__init__``).
+_PAYLOAD_SLOTS = {
+    field_info.name: RowPayload.__dict__[field_info.name].__set__
+    for field_info in dataclasses.fields(RowPayload)
+}

@@ -119,29 +119,46 @@ def _shown_mask(row: RowResult, nothing: Mapping[str, object]) -> int:
     )
 
 
-def _plain_layout(row: RowResult, nothing: Mapping[str, object], spooling: bool) -> Layout | None:
-    """The layout of ``row`` if it holds nothing but floats, shared sets and a digest
-    (and, when ``spooling``, shown parts, then spooled); ``None`` when it must stay
-    whole."""
+# What tells one layout from another (``Layout`` without its census mapping): the key a
+# store finds a row's layout by, with no ``Layout`` made for each row it packs.
+LayoutKey = tuple[
+    tuple[str, ...],
+    tuple[tuple[str, tuple[str, ...]], ...],
+    frozenset[str],
+    frozenset[str],
+    tuple[tuple[str, int], ...] | None,
+    bool,
+    int,
+]
+
+
+def _plain_layout(
+    row: RowResult, nothing: Mapping[str, object], spooling: bool
+) -> LayoutKey | None:
+    """The layout of ``row``, as its key, if it holds nothing but floats, shared sets and
+    a digest (and, when ``spooling``, shown parts: then spooled); ``None`` when it must
+    stay whole. ``nothing``: the shared empty mapping of a row without evidence, details
+    or shown fields (``records.NOTHING``)."""
     shown = _shown_mask(row, nothing)
     if (
         row.errors
         or (shown and not spooling)
         or (row.inputs and not _DIGEST.fullmatch(row.inputs))
-        or any(type(value) is not float for value in row.values.values())
-        or any(type(v) is not float for parts in row.breakdowns.values() for v in parts.values())
+        # The types of its numbers as a set, built in C: no generator a row.
+        or not {*map(type, row.values.values())} <= _FLOAT
+        or (row.breakdowns and not _parts_are_floats(row.breakdowns))
     ):
         return None
     census = row.citations
-    return Layout(
+    breakdowns = row.breakdowns
+    return (
         tuple(row.values),
-        tuple((name, tuple(parts)) for name, parts in row.breakdowns.items()),
+        tuple((name, tuple(parts)) for name, parts in breakdowns.items()) if breakdowns else (),
         row.tests,
         row.failed,
         tuple(census.items()) if census is not None else None,
         bool(row.inputs),
-        spooled=shown,
-        census=census,
+        shown,
     )
 
 
@@ -164,6 +181,13 @@ def _with_shown_parts(row: RowResult, record: tuple[Any, ...]) -> RowResult:
     return row
 
 
+_FLOAT = frozenset({float})
+
+
+def _parts_are_floats(breakdowns: Mapping[str, Mapping[str, float]]) -> bool:
+    return all({*map(type, parts.values())} <= _FLOAT for parts in breakdowns.values())
+
+
 class RowStore:
     """The rows of one eval in the order they first arrived, plain ones packed.
 
@@ -184,7 +208,7 @@ class RowStore:
         self.numbers = array("d")
         self._digests = array("Q")
         self.layouts: list[Layout] = []
-        self._layout_codes: dict[Layout, int] = {}
+        self._layout_codes: dict[LayoutKey, int] = {}
         self.whole: list[RowResult] = []
         # Where each spooled row's record is in the spool, by position; as long as the
         # last spooled row's position reaches (0 for the rows that are not spooled).
@@ -317,18 +341,19 @@ class RowStore:
 
     def _put(self, position: int, row: RowResult) -> None:
         """Keep ``row`` at ``position``: packed if it is plain, else whole."""
-        layout = _plain_layout(row, NOTHING, self.spool is not None)
+        key = _plain_layout(row, NOTHING, self.spool is not None)
         old = self.codes[position]
-        if layout is None:  # a new row, or a packed one that an error or evidence made whole
+        if key is None:  # a new row, or a packed one that an error or evidence made whole
             self.codes[position] = WHOLE + len(self.whole)
             self.whole.append(row)
             return
-        if layout.spooled:  # first: a spool that fails leaves the row as it was
+        if key[-1]:  # spooled; first: a spool that fails leaves the row as it was
             self._spool(position, row)
-        code = self._layout_codes.get(layout)
+        code = self._layout_codes.get(key)
         if code is None:
-            code = self._layout_codes[layout] = len(self.layouts)
-            self.layouts.append(layout)
+            code = self._layout_codes[key] = len(self.layouts)
+            self.layouts.append(Layout(*key, census=row.citations))
+        layout = self.layouts[code]
         if old >= WHOLE or self.layouts[old].width != layout.width:
             self.starts[position] = len(self.numbers)  # a first or wider row: at the end
             self.numbers.extend(row.values.values())
@@ -528,6 +553,48 @@ class StoredRows(Sequence["RowResult"]):
             code = store.codes[position]
             if code >= WHOLE:
                 yield store.whole[code - WHOLE]
+
+    # The readers that count or test every row read the layouts, each counted once, and
+    # the rows kept whole: no ``RowResult`` is made for a plain row.
+
+    def layout_counts(self) -> list[tuple[Layout, int]]:
+        """Each layout the plain rows have, with how many of the rows have it."""
+        store = self._store
+        codes = store.codes
+        counts: dict[int, int] = {}
+        for position in self._order:
+            code = codes[position]
+            if code < WHOLE:
+                counts[code] = counts.get(code, 0) + 1
+        return [(store.layouts[code], count) for code, count in counts.items()]
+
+    def statuses(self) -> dict[str, int]:
+        """How many rows have each status (``RowResult.status``), for the statuses some
+        row has: a plain row has no errors, so it is ``failed`` when a test's verdict on
+        it failed (its layout's ``failed``), else ``passed``."""
+        found: dict[str, int] = {}
+        for layout, count in self.layout_counts():
+            status = "failed" if layout.failed else "passed"
+            found[status] = found.get(status, 0) + count
+        for row in self._kept_rows():
+            found[row.status] = found.get(row.status, 0) + 1
+        return found
+
+    def all_digested(self) -> bool:
+        """Whether every row has an inputs digest: ``all(row.inputs for row in rows)``."""
+        return all(layout.digested for layout, _ in self.layout_counts()) and all(
+            row.inputs for row in self._kept_rows()
+        )
+
+    def censuses(self) -> list[tuple[Mapping[str, int], int]]:
+        """Each row's citation census, counted: a plain row's is its layout's, shared by
+        every row of it; each row kept whole counts on its own; rows without one are
+        left out."""
+        found: list[tuple[Mapping[str, int] | None, int]] = [
+            (layout.census, count) for layout, count in self.layout_counts()
+        ]
+        found += [(row.citations, 1) for row in self._kept_rows()]
+        return [(census, count) for census, count in found if census is not None]
 
 
 def _offset(names: tuple[str, ...], metric: str) -> int:

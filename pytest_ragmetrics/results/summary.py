@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -150,6 +151,30 @@ def plain_rows(rows: Sequence[RowResult]) -> Sequence[RowResult]:
     gathered eval, without the spooled rows' evidence, details, fields and outputs (the
     spool not read, ``StoredRows.plain``); any other sequence as it is."""
     return rows.plain() if isinstance(rows, StoredRows) else rows
+
+
+def status_counts(rows: Sequence[RowResult]) -> dict[str, int]:
+    """How many of ``rows`` have each status (``RowResult.status``), for the statuses some
+    row has; of a gathered eval, counted by the store's layouts, no row made."""
+    if isinstance(rows, StoredRows):
+        return rows.statuses()
+    return dict(Counter(row.status for row in rows))
+
+
+def all_digested(rows: Sequence[RowResult]) -> bool:
+    """Whether every one of ``rows`` has an inputs digest (``RowResult.inputs``)."""
+    if isinstance(rows, StoredRows):
+        return rows.all_digested()
+    return all(row.inputs for row in rows)
+
+
+def citation_censuses(rows: Sequence[RowResult]) -> list[tuple[Mapping[str, int], int]]:
+    """The citation census of each of ``rows`` that has one, with how many rows hold it
+    (of a gathered eval, the rows sharing a layout at once; of any other sequence, one
+    each)."""
+    if isinstance(rows, StoredRows):
+        return rows.censuses()
+    return [(row.citations, 1) for row in rows if row.citations is not None]
 
 
 def _breakdowns_of(rows: Sequence[RowResult], name: str) -> Iterator[Mapping[str, float]]:
@@ -387,17 +412,21 @@ class Gathered:
 
     def add(self, payload: Payload) -> None:
         """Merge one row or dataset payload into what was gathered."""
-        info = self.infos.setdefault(payload.info.label, payload.info)
-        self.tests.setdefault(info.label, set()).update(payload.eval_tests)
-        store = self.rows.get(info.label)
+        label = payload.info.label  # a property: read once
+        self.infos.setdefault(label, payload.info)
+        tests = self.tests.get(label)
+        if tests is None:  # not setdefault: no set made and thrown away per row
+            tests = self.tests[label] = set()
+        tests.update(payload.eval_tests)
+        store = self.rows.get(label)
         if store is None:
-            store = self.rows[info.label] = RowStore(self.spool)
+            store = self.rows[label] = RowStore(self.spool)
         if isinstance(payload, DatasetPayload):
-            self.datasets.setdefault(info.label, []).append(payload)
+            self.datasets.setdefault(label, []).append(payload)
             return
         store.add(payload, self.shown)
         if payload.uncalled is not None:
-            uses = self.uses.setdefault(info.label, {})
+            uses = self.uses.setdefault(label, {})
             use = uses.get(payload.test)
             if use is None:
                 use = uses[payload.test] = FixtureUse()

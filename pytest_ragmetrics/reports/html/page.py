@@ -13,7 +13,7 @@ from pytest_ragmetrics.reports.html.forest import forest
 from pytest_ragmetrics.reports.html.markup import escape, table
 from pytest_ragmetrics.reports.html.plots import bars, distributions, pareto
 from pytest_ragmetrics.reports.html.projection import embedding_section, projection_style
-from pytest_ragmetrics.reports.html.rows import anchors, rows_list
+from pytest_ragmetrics.reports.html.rows import anchors, rows_list, shown_rows
 from pytest_ragmetrics.reports.html.script import SCRIPT, content_security_policy
 from pytest_ragmetrics.reports.html.tables import (
     aggregates,
@@ -86,7 +86,8 @@ def _eval_section(
     index: int, name: str, entries: Sequence[Entry], records: str | None = None
 ) -> str:
     first = entries[0]
-    ids = [anchors(index, s, entry) for s, entry in enumerate(entries)]
+    shown = [shown_rows(entry.rows or ()) for entry in entries]  # one pass a system
+    ids = [anchors(index, s, entry, shown[s]) for s, entry in enumerate(entries)]
     dataset_errors = [error for entry in entries for error in entry.dataset_errors]
     parts = [
         f'<section id="eval-{index}"><h2>{escape(name)} {verdict(entries)}</h2>',
@@ -118,7 +119,7 @@ def _eval_section(
         *_notes(entries),
         *signatures(entries),
         "<h3>Rows</h3>",
-        *(rows_list(index, s, entry, records) for s, entry in enumerate(entries)),
+        *(rows_list(index, s, entry, records, shown[s]) for s, entry in enumerate(entries)),
         "</section>",
     ]
     return "\n".join(part for part in parts if part)

@@ -12,7 +12,8 @@ order, every one of them shown.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -42,11 +43,15 @@ def row_status(row: RowView) -> str:
     return "error" if row.errors else "passed"
 
 
-def row_metrics(rows: Sequence[RowView]) -> list[str]:
+def row_metrics(rows: Iterable[RowView]) -> list[str]:
     """The per-row metrics some row recorded: the main ones first (those whose
     distributions are drawn), the others by name; a metric declared not to be a row
     value (``errors``) is the status's."""
-    names = {metric for row in rows for metric in row.metrics} - not_row_values()
+    return _ordered_metrics({metric for row in rows for metric in row.metrics})
+
+
+def _ordered_metrics(recorded: set[str]) -> list[str]:
+    names = recorded - not_row_values()
     main = [metric for metric in distribution_metrics() if metric in names]
     return [*main, *sorted(names - set(main))]
 
@@ -54,48 +59,72 @@ def row_metrics(rows: Sequence[RowView]) -> list[str]:
 @dataclass(frozen=True)
 class ShownRows:
     """The rows of a system's table: their positions among its rows, in dataset order,
-    and how many errored and failed rows and how many others there are and were shown."""
+    and how many errored and failed rows and how many others there are and were shown;
+    ``metrics``, the table's columns (``row_metrics`` of every row, not only those
+    shown)."""
 
     positions: tuple[int, ...]
     total: int
     problems: int = 0
     problems_shown: int = 0
     sampled: int = 0
+    metrics: tuple[str, ...] = ()
 
     @property
     def every_row(self) -> bool:
         return len(self.positions) == self.total
 
 
-def shown_rows(rows: Sequence[RowView]) -> ShownRows:
+def shown_rows(rows: Iterable[RowView]) -> ShownRows:
     """Every row when there are at most ``SHOWN_ROWS``; else the errored rows, then the
     failed ones, up to ``SHOWN_PROBLEMS``, and a sample of the others (``random.Random``
-    seeded with ``SAMPLE_SEED``, so the same run shows the same rows) filling the table."""
-    total = len(rows)
+    seeded with ``SAMPLE_SEED``, so the same run shows the same rows) filling the table.
+
+    One pass over the rows, none of them kept (a run's rows are made as they are read):
+    the positions of the first ``SHOWN_PROBLEMS`` errored and failed rows, the others'
+    positions (8 bytes a row: the population the sample draws from, as a list of them
+    would be, so the same rows are drawn), the counts and the metrics' names."""
+    errored, failed = array("q"), array("q")
+    others = array("q")
+    counts = {"error": 0, "failed": 0}
+    names: set[str] = set()
+    total = 0
+    for position, row in enumerate(rows):
+        total += 1
+        names.update(row.metrics)
+        status = row_status(row)
+        if status in counts:
+            counts[status] += 1
+            found = errored if status == "error" else failed
+            if len(found) < SHOWN_PROBLEMS:
+                found.append(position)
+        else:
+            others.append(position)
+    metrics = tuple(_ordered_metrics(names))
     if total <= SHOWN_ROWS:
-        return ShownRows(tuple(range(total)), total)
-    statuses = [row_status(row) for row in rows]
-    errored = [p for p, status in enumerate(statuses) if status == "error"]
-    failed = [p for p, status in enumerate(statuses) if status == "failed"]
+        return ShownRows(tuple(range(total)), total, metrics=metrics)
     problems = [*errored, *failed][:SHOWN_PROBLEMS]
-    others = [p for p, status in enumerate(statuses) if status not in ("error", "failed")]
     room = min(SHOWN_ROWS - len(problems), len(others))
     sample = random.Random(SAMPLE_SEED).sample(others, room)
     return ShownRows(
         tuple(sorted([*problems, *sample])),
         total,
-        len(errored) + len(failed),
+        counts["error"] + counts["failed"],
         len(problems),
         room,
+        metrics,
     )
 
 
-def anchors(index: int, system: int, entry: Entry) -> dict[str, str]:
-    """Row id -> the id of its drill-down, for the rows the table shows (a link to another
-    row's id is its plain text); built from positions, so any row id is safe."""
+def anchors(
+    index: int, system: int, entry: Entry, shown: ShownRows | None = None
+) -> dict[str, str]:
+    """Row id -> the id of its drill-down, for the rows the table shows (``shown``, the
+    system's ``shown_rows``, when the caller has it already; a link to another row's id
+    is its plain text); built from positions, so any row id is safe."""
     rows = entry.rows or ()
     found: dict[str, str] = {}
-    for r in shown_rows(rows).positions:
+    for r in (shown or shown_rows(rows)).positions:
         found.setdefault(str(rows[r].id), f"row-{index}-{system}-{r}")
     return found
 
@@ -210,9 +239,10 @@ def _row(anchor: str, position: int, row: RowView, metrics: Sequence[str]) -> st
     )
 
 
-def _controls(rows: Sequence[RowView]) -> str:
-    """Status and text filters, hidden until the page's script shows them."""
-    counts = {status: sum(row_status(row) == status for row in rows) for status in STATUSES}
+def _controls(statuses: Sequence[str]) -> str:
+    """Status and text filters, hidden until the page's script shows them; ``statuses``:
+    those of the rows shown."""
+    counts = {status: statuses.count(status) for status in STATUSES}
     options = "".join(
         f'<option value="{status}">{status} ({counts[status]})</option>' for status in STATUSES
     )
@@ -226,30 +256,40 @@ def _controls(rows: Sequence[RowView]) -> str:
     )
 
 
-def rows_list(index: int, system: int, entry: Entry, records: str | None = None) -> str:
+def rows_list(
+    index: int,
+    system: int,
+    entry: Entry,
+    records: str | None = None,
+    shown: ShownRows | None = None,
+) -> str:
     """A system's rows: heading, controls and the table of rows with their drill-downs;
-    for a system of more than ``SHOWN_ROWS`` rows, those ``shown_rows`` picks, under a
-    line that says which and where every row is (``records``: the JSON report's path
-    from the page's folder, when the run wrote one)."""
-    rows = list(entry.rows or ())
+    for a system of more than ``SHOWN_ROWS`` rows, those ``shown_rows`` picks (``shown``,
+    when the caller has it already), under a line that says which and where every row is
+    (``records``: the JSON report's path from the page's folder, when the run wrote one).
+    Only the rows shown are read again, each once, by position."""
+    rows = entry.rows or ()
     heading = f"<h4>{escape(system_name(entry))} ({len(rows)} rows)</h4>"
     if not rows:
         return heading
-    shown = shown_rows(rows)
-    picked = [rows[r] for r in shown.positions]
-    metrics = row_metrics(rows)
+    shown = shown or shown_rows(rows)
+    metrics = shown.metrics
     head = "".join(
         [
             '<th data-sort="index">ID</th><th>Status</th>',
             *(f'<th data-sort="number">{escape(metric)}</th>' for metric in metrics),
         ]
     )
-    bodies = "".join(
-        _row(f"row-{index}-{system}-{r}", r, rows[r], metrics) for r in shown.positions
+    bodies, statuses = [], []
+    for r in shown.positions:
+        row = rows[r]
+        statuses.append(row_status(row))
+        bodies.append(_row(f"row-{index}-{system}-{r}", r, row, metrics))
+    found = scrolling(
+        f'<table class="rows num"><thead><tr>{head}</tr></thead>{"".join(bodies)}</table>'
     )
-    found = scrolling(f'<table class="rows num"><thead><tr>{head}</tr></thead>{bodies}</table>')
     note = "" if shown.every_row else _sampled_note(shown, records)
-    return f'<div class="rows-list">{heading}{note}{_controls(picked)}{found}</div>'
+    return f'<div class="rows-list">{heading}{note}{_controls(statuses)}{found}</div>'
 
 
 def _sampled_note(shown: ShownRows, records: str | None) -> str:

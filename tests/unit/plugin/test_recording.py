@@ -1,5 +1,6 @@
-"""How a test's end is classified (verdict or error), and that a report carrying a payload
-the controller cannot read stops the run instead of being dropped."""
+"""How a test's end is classified (verdict or error), that a report carrying a payload
+the controller cannot read stops the run instead of being dropped, and what of a row a
+payload carries."""
 
 from __future__ import annotations
 
@@ -7,7 +8,18 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_ragmetrics.plugin.recording import CITING, Outcome, raised_error
+from pytest_ragmetrics.config.thresholds import Settings
+from pytest_ragmetrics.data.dataset import Row
+from pytest_ragmetrics.plugin.recording import (
+    CITING,
+    Outcome,
+    PayloadContext,
+    payload_for,
+    raised_error,
+)
+from pytest_ragmetrics.plugin.rows import PASSED
+from pytest_ragmetrics.plugin.state import RowParam, RowRecorder
+from pytest_ragmetrics.results.summary import EvalInfo
 
 
 def _fails_assert() -> None:
@@ -117,3 +129,22 @@ def test_the_metrics_that_read_citations_are_those_that_declare_it() -> None:
         "anchor_coverage",
         "trust",
     } == CITING
+
+
+def test_a_payload_carries_the_shown_fields_only_when_a_report_shows_rows() -> None:
+    """The question, answer, gold and answerable ride on a row's payload (to the HTML
+    drill-down) only when a report shows rows, as its evidence does: the controller keeps
+    neither otherwise, and every row would carry them for nothing."""
+    info = EvalInfo("test_x.py", "test_x.py", "data/q.jsonl", "0" * 64, 1)
+    data = {"id": "a", "question": "Which city?", "answer": "Paris", "gold": ["Paris"]}
+    param = RowParam(info, Row("a", "data/q.jsonl", 1, 0, data), ())
+    recorder = RowRecorder(param.row)
+    recorder.evidence["em"] = "answer matches a gold after normalisation"
+    shown_fields = {"question": "Which city?", "answer": "Paris", "gold": ["Paris"]}
+    for rows_shown, fields, evidence in [
+        (True, shown_fields, {"em": "answer matches a gold after normalisation"}),
+        (False, {}, {}),
+    ]:
+        context = PayloadContext("t", ("t",), False, Settings(), False, (), rows_shown)
+        payload = payload_for(context, param, recorder, PASSED)
+        assert (payload.fields, payload.evidence) == (fields, evidence)

@@ -126,7 +126,8 @@ def test_pr_comment_golden() -> None:
         "",
         "#### Spent per query, before → after",
         "",
-        "Before: the eval's reference system, or its stored baseline.",
+        "Before: the eval's reference system, or its stored baseline; each side's own "
+        "aggregate, not paired rows.",
         "",
         "| Eval | Before | tokens.mean |",
         "| --- | ---: | ---: |",
@@ -232,3 +233,30 @@ def test_money_spent_reads_before_and_after_when_the_eval_records_it() -> None:
     # 0.002 → 0.003 is +50%, and so is the sum's 0.006 → 0.009
     assert row.startswith("| evals/test\\_a.py | stored baseline | 160.0 → 200.0 (+25.0%) | ")
     assert row.count("(+50.0%)") == 2
+
+
+def test_failed_rows_listed_errored_first_over_evals_and_capped_in_one_pass() -> None:
+    """Two evals of 12 failed rows and 3 errored each: the three errored rows of each,
+    then the first four failed rows of the first eval make ``ROWS_SHOWN`` (10); the
+    other 30 - 10 = 20 are counted."""
+    from pytest_ragmetrics.reports.comment import ROWS_SHOWN, failed_section
+    from pytest_ragmetrics.reports.model import ReportModel, RowViews
+
+    other = EvalInfo("evals/test_b.py", "evals/test_b.py", "evals/data/b.jsonl", "1" * 64, 15)
+    payloads = [
+        RowPayload(info, f"{prefix}{i}", i, {"f1": 0.0}, {}, error, failed=error is None)
+        for info, prefix in ((INFO, "a"), (other, "b"))
+        for i in range(15)
+        for error in ["boom" if i >= 12 else None]
+    ]
+    model = ReportModel.build(summarize(payloads, Settings()), [], Settings(), "9.9")
+    assert all(isinstance(view.rows, RowViews) for view in model.evals)
+    section = failed_section(model.evals)
+    listed = [re.search(r"(errored|failed) · \S+ · <code>(\w+)</code>", i) for i in section.items]
+    assert [(m.group(1), m.group(2)) for m in listed if m] == [
+        *(("errored", f"a{i}") for i in (12, 13, 14)),
+        *(("errored", f"b{i}") for i in (12, 13, 14)),
+        *(("failed", f"a{i}") for i in range(4)),
+    ]
+    assert len(section.items) == ROWS_SHOWN == 10
+    assert section.capped == 20

@@ -4,6 +4,7 @@ rows' shown parts kept in memory or in the run's spool."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -23,6 +24,9 @@ from pytest_ragmetrics.results.summary import (
     RowPayload,
     RowResult,
     aggregate_rows,
+    all_digested,
+    citation_censuses,
+    status_counts,
 )
 
 INFO = EvalInfo("evals/test_x.py", "evals/test_x.py", "evals/data/x.jsonl", "0" * 64, 6)
@@ -53,6 +57,11 @@ def reference(payloads: Sequence[RowPayload], shown: bool) -> dict[str, Any]:
         "coverage": {test: sum(test in row.tests for row in rows) for test in tests},
         "skipped": len(by_id) - len(rows),
         "errors": sum(1 for row in rows if row.errors),
+        "statuses": dict(Counter(row.status for row in rows)),
+        "digested": all(row.inputs for row in rows),
+        "censuses": Counter(
+            tuple(row.citations.items()) for row in rows if row.citations is not None
+        ),
     }
 
 
@@ -65,6 +74,16 @@ def found(summary: EvalSummary) -> dict[str, Any]:
         "coverage": summary.coverage,
         "skipped": summary.skipped,
         "errors": summary.errors,
+        # What the end of the run counts without making a row each (the layouts counted).
+        "statuses": status_counts(summary.rows),
+        "digested": all_digested(summary.rows),
+        "censuses": sum(
+            (
+                Counter({tuple(census.items()): rows})
+                for census, rows in citation_censuses(summary.rows)
+            ),
+            Counter(),
+        ),
     }
 
 
