@@ -13,7 +13,11 @@ Arrow IPC or Parquet: pyarrow is an optional extra, not something every run has,
 row's shown parts are nested mappings of free shape (a metric's details are whatever it
 recorded), which a columnar schema would have to flatten or re-encode as text anyway.
 Nothing else reads the file, and it is gone when the run ends (``close``), so it needs
-no stable format. The store keeps each record's length, so records need no framing.
+no stable format. The store keeps each record's length, so records need no framing. On
+POSIX systems the file and its folder are removed as soon as both handles are open: the
+handles keep the file while the run lasts, and nothing is left behind even when the
+process is killed (a SIGKILL, or a SIGTERM, which skips pytest's ending); elsewhere they
+are removed in ``close``.
 
 Writes are gathered in a buffer of ``BUFFER`` bytes and written out when it fills; a
 record still in the buffer is read from it, one already written is read through a
@@ -56,6 +60,7 @@ class Spool:
 
     def __init__(self) -> None:
         self.folder: Path | None = None  # made on the first put
+        self._on_disk = False  # whether the folder is still there to remove
         self._writer: IO[bytes] | None = None
         self._reader: IO[bytes] | None = None
         self._pending = bytearray()
@@ -113,17 +118,23 @@ class Spool:
                 handle.close()
         self._writer = self._reader = None
         self._pending = bytearray()
-        if self.folder is not None:
+        if self.folder is not None and self._on_disk:
             shutil.rmtree(self.folder)
-            self.folder = None
+        self.folder = None
+        self._on_disk = False
 
     def _open(self) -> None:
         parent = spool_parent()
         try:
             self.folder = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=parent))
+            self._on_disk = True
             path = self.folder / _FILE
             self._writer = path.open("xb")
             self._reader = path.open("rb")
+            if os.name == "posix":  # the open handles keep the file to the end
+                path.unlink()
+                self.folder.rmdir()
+                self._on_disk = False
         except OSError as error:
             raise self._failed(str(error), parent) from error
 

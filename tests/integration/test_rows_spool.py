@@ -14,21 +14,28 @@ import pytest
 from helpers.project import ROWS, Project
 
 # Bulk items of one row each: each item's rows are gathered (and spooled) before the next
-# item runs, in this process, so the second item finds the spool's folder in TMPDIR.
+# item runs, in this process, so from the second item on the controller's spool holds
+# records, in a folder of TMPDIR (on POSIX removed at once: its open handles keep the file).
 EVAL = """
 import os
 import pathlib
 
 import pytest
 
+from pytest_ragmetrics.plugin.hooks import SESSION_KEY
+
 pytestmark = pytest.mark.ragmetrics(dataset="data/rows.jsonl", mode="bulk", batch_size=1)
 
 
-def test_answers(row, em, f1):
+def test_answers(row, em, f1, request):
     em(row)
     f1(row)
-    spools = list(pathlib.Path(os.environ["TMPDIR"]).glob("ragmetrics-spool-*"))
-    assert len(spools) == (0 if row.id == "r1" else 1), spools
+    spool = request.config.stash[SESSION_KEY].spool
+    if row.id == "r1":
+        assert spool.folder is None
+    else:
+        assert spool.size > 0
+        assert spool.folder.parent == pathlib.Path(os.environ["TMPDIR"])
     {body}
 """
 
@@ -90,7 +97,7 @@ def test_a_tmpdir_that_cannot_hold_the_spool_fails_the_run(
     (tmp_path / "a-file").write_text("", encoding="utf-8")
     unwritable = tmp_path / "a-file" / "tmp"
     monkeypatch.setenv("TMPDIR", str(unwritable))
-    project.write("test_eval.py", EVAL.format(body="pass").replace("os.environ", "{'TMPDIR': '.'}"))
+    project.write("test_eval.py", EVAL.format(body="pass"))
     project.write("thresholds.toml", "")
     result = project.run("--ragmetrics-json", "report.json")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
