@@ -31,6 +31,7 @@ from pytest_ragmetrics.metrics.registry import (
     metric_info,
     value_range,
 )
+from pytest_ragmetrics.results.rowstore import StoredRows
 from pytest_ragmetrics.results.summary import RowResult
 
 if TYPE_CHECKING:
@@ -612,22 +613,22 @@ def statistic_evidence(
     confidence = confidence or stats.confidence
     if kind == "corpus":
         breakdown = in_force().corpus_stats[metric][0]
-        having = [row for row in rows if breakdown in row.breakdowns]
-        names, table = corpus_parts([row.breakdowns[breakdown] for row in having])
+        parts, sessions = _breakdowns_of(rows, breakdown)
+        names, table = corpus_parts(parts)
         return single_corpus_evidence(
             table,
             reducer(metric, stat, names, settings),
             settings=stats,
-            units=_units(tuple(row.session for row in having)),
+            units=_units(sessions),
             confidence=confidence,
             bound=bound,
         )
-    having = [row for row in rows if metric in row.values]
+    values, sessions = _values_of(rows, metric)
     found = single_evidence(
-        np.array([row.values[metric] for row in having], dtype=float),
+        np.array(values, dtype=float),
         statistic=_STATISTICS[stat],
         settings=stats,
-        units=_units(tuple(row.session for row in having)),
+        units=_units(sessions),
         binary=kind == "binary",
         confidence=confidence,
         bound=bound,
@@ -635,8 +636,30 @@ def statistic_evidence(
     support = value_range(metric)
     if support is None:
         return found
-    scale = float(len(having)) if stat == "sum" else 1.0
+    scale = float(len(values)) if stat == "sum" else 1.0
     return found.held_to(support[0] * scale, support[1] * scale)
+
+
+def _values_of(
+    rows: Sequence[RowResult], metric: str
+) -> tuple[list[float], tuple[str | None, ...]]:
+    """The values of ``metric`` of the rows that recorded it, in order, and their
+    sessions: of a gathered eval read off the store's columns, no row made."""
+    if isinstance(rows, StoredRows):
+        return rows.column(metric), tuple(rows.sessions(metric=metric))
+    having = [row for row in rows if metric in row.values]
+    return [row.values[metric] for row in having], tuple(row.session for row in having)
+
+
+def _breakdowns_of(
+    rows: Sequence[RowResult], breakdown: str
+) -> tuple[list[Mapping[str, float]], tuple[str | None, ...]]:
+    """The breakdown ``breakdown`` of the rows that have it, in order, and their
+    sessions (``_values_of`` for a corpus statistic's parts)."""
+    if isinstance(rows, StoredRows):
+        return list(rows.breakdowns_of(breakdown)), tuple(rows.sessions(breakdown=breakdown))
+    having = [row for row in rows if breakdown in row.breakdowns]
+    return [row.breakdowns[breakdown] for row in having], tuple(row.session for row in having)
 
 
 def value_stats(
@@ -646,13 +669,26 @@ def value_stats(
     the run's own statistic, or why there is none."""
     rule = gate.rule
     try:
-        ordered = sorted(rows, key=lambda row: row.id)
         evidence = statistic_evidence(
-            gate.metric, gate.stat, ordered, settings, rule.confidence, rule.null
+            gate.metric, gate.stat, by_id(rows), settings, rule.confidence, rule.null
         )
     except NotComparable as error:
         return None, str(error)
     return GateStats(evidence, rule.reading, rule.null, p_gate=gate_p(rule, evidence)), None
+
+
+def by_id(rows: Sequence[RowResult]) -> Sequence[RowResult]:
+    """``rows`` in id order, so that resampling does not depend on the order they arrived
+    in; a gathered eval's rows are ordered in the store, none made (a million rows made
+    at once would be a gigabyte at the end of the run), and read as columns
+    (``_values_of``)."""
+    if isinstance(rows, StoredRows):
+        return rows.by_id()
+    return sorted(rows, key=_row_id)
+
+
+def _row_id(row: RowResult) -> str:
+    return row.id
 
 
 def metric_intervals(
@@ -662,7 +698,7 @@ def metric_intervals(
     corpus statistics, at the run's confidence, for reports of one run: ``{metric:
     {stat: evidence}}``; metrics without an interval (dataset-level ones) are left out."""
     intervals: dict[str, dict[str, Evidence]] = {}
-    ordered = sorted(rows, key=lambda row: row.id)
+    ordered = by_id(rows)
     for metric in metrics:
         try:
             info = metric_info(metric)

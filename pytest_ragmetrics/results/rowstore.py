@@ -281,6 +281,14 @@ class RowStore:
     def id_of(self, position: int) -> str:
         return self._ids[position]
 
+    def session_of(self, position: int) -> str | None:
+        """The session of the row at ``position`` (``None``: the row is on its own)."""
+        kept = self._kept(position)
+        if kept is not None:
+            return kept.session
+        codes = self._session_codes
+        return self._sessions[codes[position]] if position < len(codes) else None
+
     def ran(self, position: int) -> bool:
         code = self.codes[position]
         return self.whole[code - WHOLE].ran if code >= WHOLE else self.layouts[code].ran
@@ -455,6 +463,33 @@ class StoredRows(Sequence["RowResult"]):
 
     def __repr__(self) -> str:
         return f"StoredRows({len(self)} rows)"
+
+    def by_id(self) -> StoredRows:
+        """The same rows ordered by id (rows of one id in their order here): what
+        ``sorted(rows, key=lambda row: row.id)`` gives, with no row made."""
+        store = self._store
+        return StoredRows(store, array("q", sorted(self._order, key=store.id_of)), self._shown)
+
+    def sessions(self, metric: str | None = None, breakdown: str | None = None) -> list[str | None]:
+        """The session of each row that has the value ``metric``, or the breakdown
+        ``breakdown``, in order: what ``[row.session for row in rows if metric in
+        row.values]`` gives (``breakdown in row.breakdowns`` for a breakdown), no row made
+        and the spool not read."""
+        store = self._store
+        if metric is not None:
+            has = [metric == ERRORS or metric in layout.names for layout in store.layouts]
+        else:
+            has = [_place(layout, breakdown or "") is not None for layout in store.layouts]
+        found = []
+        for position in self._order:
+            code = store.codes[position]
+            if code >= WHOLE:
+                row = store.whole[code - WHOLE]
+                if (metric in row.values) if metric is not None else (breakdown in row.breakdowns):
+                    found.append(row.session)
+            elif has[code]:
+                found.append(store.session_of(position))
+        return found
 
     def column(self, metric: str) -> list[float]:
         """The values of ``metric`` of the rows that have it, in order: what

@@ -11,12 +11,26 @@ import numpy as np
 import pytest
 
 from pytest_ragmetrics.config.rules import parse_rule
-from pytest_ragmetrics.config.thresholds import Gate
+from pytest_ragmetrics.config.thresholds import Gate, Settings
 from pytest_ragmetrics.gates.evaluate import GateResult, correct
-from pytest_ragmetrics.gates.evidence import GateStats, advice, blind, gate_p, holds, verdict
+from pytest_ragmetrics.gates.evidence import (
+    GateStats,
+    advice,
+    blind,
+    gate_p,
+    holds,
+    metric_intervals,
+    verdict,
+)
 from pytest_ragmetrics.inference.evidence import Evidence, paired_evidence
 from pytest_ragmetrics.inference.resample import Units
 from pytest_ragmetrics.inference.settings import StatsSettings
+from pytest_ragmetrics.metrics.base import reference_count
+from pytest_ragmetrics.metrics.bleu import BLEU_STATS, sentence_bleu
+from pytest_ragmetrics.results.spool import Spool
+from pytest_ragmetrics.results.summary import EvalInfo, Gathered, RowPayload
+
+EVAL = EvalInfo("evals/test_x.py", "evals/test_x.py", "evals/data/x.jsonl", "0" * 64, 30)
 
 
 def evidence(
@@ -301,3 +315,46 @@ def test_an_interval_is_not_cut_to_a_range_its_estimate_lies_outside() -> None:
     assert drawn.held_to(-1.0, 0.0) is drawn  # inside already
     cut = evidence(0.5, 1.2, estimate=0.9, scale="value").held_to(0.0, 1.0)
     assert (cut.low, cut.high) == (0.5, 1.0)
+
+
+def test_a_gathered_evals_intervals_are_read_off_its_columns_as_off_its_rows() -> None:
+    """The intervals a report shows (``metric_intervals``) of a gathered eval read its
+    store's columns in id order, no row made; they equal those of the same rows made whole
+    and sorted by id (the reading of a list of rows): means, a rate, a sum, a corpus
+    statistic from its rows' breakdowns, and rows of one session resampled together.
+    Rows arrive out of id order, some with evidence (spooled), one errored (kept whole)."""
+    spool = Spool()
+    gathered = Gathered(True, spool)
+    try:
+        for i in reversed(range(30)):
+            answer = ["Paris is big", "Rome", "the city of Paris"][i % 3]
+            bleu = sentence_bleu(answer, ["Paris is a big city"])
+            stats = {**bleu.stats.as_dict(), **reference_count(1)}
+            gathered.add(
+                RowPayload(
+                    EVAL,
+                    f"q{(i * 7) % 30:02d}",
+                    i,
+                    {
+                        "em": float(i % 3 == 0),
+                        "f1": i / 30,
+                        "tokens": 100.0 + i,
+                        "bleu": bleu.score,
+                    },
+                    {BLEU_STATS: stats},
+                    "evals/data/x.jsonl:3: boom" if i == 4 else None,
+                    test="t",
+                    eval_tests=("t",),
+                    evidence={"em": "why"} if i % 5 == 0 else {},
+                    session=f"s{i // 4}" if i < 12 else None,
+                )
+            )
+        (summary,) = gathered.summaries(Settings())
+        metrics = ("em", "f1", "tokens", "bleu")
+        from_columns = metric_intervals(summary.rows, metrics, Settings())
+        made = sorted(summary.rows, key=lambda row: row.id)  # a list: read row by row
+        from_rows = metric_intervals(made, metrics, Settings())
+    finally:
+        spool.close()
+    assert set(from_columns["bleu"]) == {"mean", "corpus"}
+    assert from_columns == from_rows

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.metrics.catalog import ERRORS, UNJUDGED
-from pytest_ragmetrics.results.rowstore import RowStore
+from pytest_ragmetrics.results.rowstore import RowStore, StoredRows
 from pytest_ragmetrics.results.spool import Spool, SpoolError
 from pytest_ragmetrics.results.summary import (
     EvalInfo,
@@ -62,11 +62,18 @@ def reference(payloads: Sequence[RowPayload], shown: bool) -> dict[str, Any]:
         "censuses": Counter(
             tuple(row.citations.items()) for row in rows if row.citations is not None
         ),
+        "by_id": [row.id for row in sorted(rows, key=lambda row: row.id)],
+        "sessions": {
+            metric: [row.session for row in rows if metric in row.values] for metric in READ
+        },
+        "breakdown_sessions": [row.session for row in rows if "tokens_by_stage" in row.breakdowns],
     }
 
 
 def found(summary: EvalSummary) -> dict[str, Any]:
     """The same figures of a summary, ``repr`` telling 1 from 1.0 and -0.0 from 0.0."""
+    stored = summary.rows
+    assert isinstance(stored, StoredRows)
     return {
         "rows": [repr(row) for row in summary.rows],
         "metrics": repr(summary.metrics),
@@ -84,9 +91,16 @@ def found(summary: EvalSummary) -> dict[str, Any]:
             ),
             Counter(),
         ),
+        # What the intervals of a report read: the rows in id order, each metric's rows'
+        # sessions (no row made, the spool not read).
+        "by_id": [row.id for row in stored.by_id()],
+        "sessions": {metric: stored.sessions(metric=metric) for metric in READ},
+        "breakdown_sessions": stored.sessions(breakdown="tokens_by_stage"),
     }
 
 
+# The metrics whose rows' sessions the property reads (``errors``: every row has it).
+READ = ("em", "f1", "tokens", ERRORS)
 numbers = st.floats(-1e6, 1e6, allow_nan=False) | st.just(-0.0) | st.integers(0, 3)
 DETAILS = (
     {"note": 0},
