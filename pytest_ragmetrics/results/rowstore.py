@@ -466,8 +466,12 @@ class StoredRows(Sequence["RowResult"]):
 
     def by_id(self) -> StoredRows:
         """The same rows ordered by id (rows of one id in their order here): what
-        ``sorted(rows, key=lambda row: row.id)`` gives, with no row made."""
+        ``sorted(rows, key=lambda row: row.id)`` gives, with no row made. Rows already in
+        id order (a dataset numbered in order) are not sorted: a sort's keys would be every
+        id as a string at once."""
         store = self._store
+        if all(a <= b for a, b in itertools.pairwise(map(store.id_of, self._order))):
+            return self
         return StoredRows(store, array("q", sorted(self._order, key=store.id_of)), self._shown)
 
     def sessions(self, metric: str | None = None, breakdown: str | None = None) -> list[str | None]:
