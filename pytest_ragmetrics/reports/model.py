@@ -27,6 +27,7 @@ from pytest_ragmetrics.reports.presentation import suites
 from pytest_ragmetrics.reports.projection import projection_entry
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState
+from pytest_ragmetrics.results.rowstore import MadeOnRead
 from pytest_ragmetrics.results.summary import EvalSummary, RowResult, plain_rows, status_counts
 from pytest_ragmetrics.results.transformations import Transformations
 
@@ -286,7 +287,7 @@ class RowView:
         }
 
 
-class RowViews(Sequence[RowView]):
+class RowViews(MadeOnRead[RowView]):
     """The rows of a run's own eval as views made when read, one at a time, from the
     summary's rows (``EvalSummary.rows``, themselves made from packed columns): a view is
     not kept, so a report that goes over a million rows holds one of them at a time, not
@@ -316,16 +317,6 @@ class RowViews(Sequence[RowView]):
         system = self._system
         for row in self._rows:
             yield RowView.of(row, system)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"RowViews({len(self)} rows)"
 
 
 def baseline_document(stored: BaselineState) -> dict[str, Any]:

@@ -45,7 +45,7 @@ import re
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pytest_ragmetrics.data.packed import PackedStrings
 from pytest_ragmetrics.metrics.catalog import ERRORS
@@ -419,7 +419,26 @@ class RowStore:
         self._table = table
 
 
-class StoredRows(Sequence["RowResult"]):
+T = TypeVar("T")
+
+
+class MadeOnRead(Sequence[T]):
+    """A sequence whose items are made when read, not kept (``StoredRows``, and the report
+    model's ``RowViews``): equal to any sequence of equal items, as the tuple or list it
+    stands for would be, and so not hashable."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} rows)"
+
+
+class StoredRows(MadeOnRead["RowResult"]):
     """The rows of a summary that some test ran, in dataset order, as ``RowResult``
     objects made on access from their ``RowStore`` (``RowStore.row``, finished: with
     their ``errors`` flag)."""
@@ -453,16 +472,6 @@ class StoredRows(Sequence["RowResult"]):
         output: ``SHOWN_PARTS``), the spool not read: for readers of their numbers,
         statuses, censuses and sessions. Rows kept whole come as they are."""
         return StoredRows(self._store, self._order, shown=False)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"StoredRows({len(self)} rows)"
 
     def by_id(self) -> StoredRows:
         """The same rows ordered by id (rows of one id in their order here): what
