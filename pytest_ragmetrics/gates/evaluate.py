@@ -50,7 +50,13 @@ from pytest_ragmetrics.results.pairing import (
     accepting,
     listing,
 )
-from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, plain_rows, status_counts
+from pytest_ragmetrics.results.summary import (
+    EvalInfo,
+    EvalSummary,
+    plain_rows,
+    rows_by_id,
+    status_counts,
+)
 
 Status = Literal["passed", "failed", "skipped"]
 
@@ -181,7 +187,7 @@ def _against_stored(
         if not pairing.exact:
             notes.append(f"on the rows both share: {pairing.describe()}")
         if matches.stored is None:
-            current = {row.id: row for row in plain_rows(summary.rows)}
+            current = rows_by_id(plain_rows(summary.rows))
             matches.stored = Matched.of(pairing.shared, current, baseline.rows)
         return _paired(gate, matches.stored, settings, state.path, notes)
     return _stored_aggregates(gate, summary, value, state, baseline, notes)
@@ -246,8 +252,8 @@ def _against_reference(
     kind, _ = interval_kind(gate.metric, gate.stat)
     if kind is not None:
         if matches.reference is None:
-            ours = {row.id: row for row in plain_rows(summary.rows)}
-            theirs = {row.id: row for row in plain_rows(other.rows)}
+            ours = rows_by_id(plain_rows(summary.rows))
+            theirs = rows_by_id(plain_rows(other.rows))
             matches.reference = Matched.of(ours.keys() & theirs.keys(), ours, theirs)
         return _paired(gate, matches.reference, settings, source, [])
     baseline = aggregate_value(other, gate)

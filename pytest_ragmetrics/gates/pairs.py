@@ -16,13 +16,14 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_ragmetrics.config.thresholds import Gate
 from pytest_ragmetrics.metrics.base import MetricSettings
 from pytest_ragmetrics.metrics.catalog import in_force
 from pytest_ragmetrics.metrics.registry import interval_kind
 from pytest_ragmetrics.results.baseline import StoredRow
+from pytest_ragmetrics.results.rowstore import RowsById
 from pytest_ragmetrics.results.stats import aggregate
 from pytest_ragmetrics.results.summary import RowResult
 
@@ -98,14 +99,25 @@ class Pairs:
         )
 
 
+R = TypeVar("R")
+
+
+def _in_order(rows: Mapping[str, R], ids: list[str]) -> Sequence[R]:
+    """The rows of ``ids``, in that order; a gathered eval's stay in its store, each made
+    when a metric's pairs are drawn (``RowsById.select``), not a million held at once."""
+    if isinstance(rows, RowsById):
+        return rows.select(ids)  # type: ignore[return-value]  # R is RowResult here
+    return [rows[i] for i in ids]
+
+
 @dataclass
 class Matched:
     """The rows both sides have, in id order, and what each side recorded for them; the
     pairs of each metric are drawn from it once, however many gates read them."""
 
     ids: list[str]
-    ours: list[RowResult]
-    theirs: list[Recorded]
+    ours: Sequence[RowResult]
+    theirs: Sequence[Recorded]
     sessions: list[str | None]
     found: dict[tuple[str, str | None], Pairs] = field(default_factory=dict)
 
@@ -115,8 +127,12 @@ class Matched:
     ) -> Matched:
         """``ids`` (of rows both sides have) in id order, with each side's records."""
         ordered = sorted(ids)
-        mine = [ours[i] for i in ordered]
-        return cls(ordered, mine, [theirs[i] for i in ordered], [row.session for row in mine])
+        # A gathered eval's rows stay in its store, made when a metric's pairs are drawn.
+        mine = ours.select(ordered) if isinstance(ours, RowsById) else [ours[i] for i in ordered]
+        other = (
+            theirs.select(ordered) if isinstance(theirs, RowsById) else [theirs[i] for i in ordered]
+        )
+        return cls(ordered, mine, other, [row.session for row in mine])
 
     def pairs(self, gate: Gate) -> Pairs:
         """The pairs of ``gate``'s metric: the rows both sides recorded it on (for a

@@ -23,6 +23,7 @@ from pytest_ragmetrics.results.summary import (
     RowResult,
     aggregate_rows,
     plain_rows,
+    rows_by_id,
 )
 from pytest_ragmetrics.results.transformations import Transformations
 
@@ -51,7 +52,7 @@ def _stored_transformations(
             None,
             "the stored rows have no states (the baseline recorded no abstain, f1, overlap)",
         )
-    current = {row.id: row for row in summary.rows}
+    current = rows_by_id(summary.rows)  # with details: a row's state reads its sentences
     return transitions(before, [(row_id, row_state(current[row_id])) for row_id in shared]), None
 
 
@@ -61,7 +62,7 @@ def pair_rows(summary: EvalSummary, baseline: Baseline, settings: MetricSettings
     if baseline.rows is None:
         return None
     stored = baseline.rows
-    current = {row.id: row for row in plain_rows(summary.rows)}
+    current = rows_by_id(plain_rows(summary.rows))
     both = sorted(set(current) & set(stored))
     shared = tuple(i for i in both if current[i].inputs == stored[i].inputs)
     changed = tuple(i for i in both if current[i].inputs != stored[i].inputs)

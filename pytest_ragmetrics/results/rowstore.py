@@ -43,7 +43,7 @@ import itertools
 import pickle
 import re
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -643,6 +643,53 @@ class StoredRows(MadeOnRead["RowResult"]):
         ]
         found += [(row.citations, 1) for row in self._kept_rows()]
         return [(census, count) for census, count in found if census is not None]
+
+
+class RowsById(Mapping[str, "RowResult"]):
+    """The rows of a ``StoredRows`` by id, each made when read and not kept: what ``{row.id:
+    row for row in rows}`` gives to the gates that pair a run's rows with a stored
+    baseline's or a reference system's, without a million rows made at once. An id is
+    looked up in the store's own table of ids; which rows belong is a byte a store
+    position. ``select`` gives the rows of some ids, in their order, as a ``StoredRows``."""
+
+    def __init__(self, rows: StoredRows) -> None:
+        self._rows = rows
+        store = rows._store
+        self._in = bytearray(len(store))
+        for position in rows._order:
+            self._in[position] = 1
+
+    def _position(self, row_id: object) -> int | None:
+        if not isinstance(row_id, str):
+            return None
+        store = self._rows._store
+        position, _ = store._find(row_id, hash(row_id))
+        return position if position != _EMPTY_SLOT and self._in[position] else None
+
+    def __getitem__(self, row_id: str) -> RowResult:
+        position = self._position(row_id)
+        if position is None:
+            raise KeyError(row_id)
+        return self._rows._store.row(position, True, self._rows._shown)
+
+    def __contains__(self, row_id: object) -> bool:
+        return self._position(row_id) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return map(self._rows._store.id_of, self._rows._order)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def select(self, ids: Iterable[str]) -> StoredRows:
+        """The rows of ``ids`` (each one of these rows), in that order."""
+        positions = array("q")
+        for row_id in ids:
+            position = self._position(row_id)
+            if position is None:
+                raise KeyError(row_id)
+            positions.append(position)
+        return StoredRows(self._rows._store, positions, self._rows._shown)
 
 
 def _offset(names: tuple[str, ...], metric: str) -> int:

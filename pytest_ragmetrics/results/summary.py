@@ -44,7 +44,7 @@ from pytest_ragmetrics.results.records import (
     payload_from_dict,
     payloads_from_dict,
 )
-from pytest_ragmetrics.results.rowstore import RowStore, StoredRows
+from pytest_ragmetrics.results.rowstore import RowsById, RowStore, StoredRows
 from pytest_ragmetrics.results.stats import aggregate
 
 if TYPE_CHECKING:
@@ -77,6 +77,7 @@ __all__ = [
     "payload_from_dict",
     "payloads_from_dict",
     "plain_rows",
+    "rows_by_id",
     "signatures",
     "summarize",
     "whole_rows",
@@ -151,6 +152,14 @@ def plain_rows(rows: Sequence[RowResult]) -> Sequence[RowResult]:
     gathered eval, without the spooled rows' evidence, details, fields and outputs (the
     spool not read, ``StoredRows.plain``); any other sequence as it is."""
     return rows.plain() if isinstance(rows, StoredRows) else rows
+
+
+def rows_by_id(rows: Sequence[RowResult]) -> Mapping[str, RowResult]:
+    """``{row.id: row for row in rows}``; of a gathered eval, a mapping that makes each row
+    when read and keeps none (``RowsById``), looked up in its store."""
+    if isinstance(rows, StoredRows):
+        return RowsById(rows)
+    return {row.id: row for row in rows}
 
 
 def status_counts(rows: Sequence[RowResult]) -> dict[str, int]:

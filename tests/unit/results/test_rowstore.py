@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pytest_ragmetrics.config.thresholds import Settings
 from pytest_ragmetrics.metrics.catalog import ERRORS, UNJUDGED
-from pytest_ragmetrics.results.rowstore import RowStore, StoredRows
+from pytest_ragmetrics.results.rowstore import RowsById, RowStore, StoredRows
 from pytest_ragmetrics.results.spool import Spool, SpoolError
 from pytest_ragmetrics.results.summary import (
     EvalInfo,
@@ -26,6 +26,7 @@ from pytest_ragmetrics.results.summary import (
     aggregate_rows,
     all_digested,
     citation_censuses,
+    rows_by_id,
     status_counts,
 )
 
@@ -67,6 +68,9 @@ def reference(payloads: Sequence[RowPayload], shown: bool) -> dict[str, Any]:
             metric: [row.session for row in rows if metric in row.values] for metric in READ
         },
         "breakdown_sessions": [row.session for row in rows if "tokens_by_stage" in row.breakdowns],
+        "by_id_map": {row.id: repr(row) for row in rows},
+        "selected": [repr(row) for row in sorted(rows, key=lambda row: row.id, reverse=True)],
+        "absent": False,
     }
 
 
@@ -74,6 +78,8 @@ def found(summary: EvalSummary) -> dict[str, Any]:
     """The same figures of a summary, ``repr`` telling 1 from 1.0 and -0.0 from 0.0."""
     stored = summary.rows
     assert isinstance(stored, StoredRows)
+    by_id = rows_by_id(stored)
+    assert isinstance(by_id, RowsById)
     return {
         "rows": [repr(row) for row in summary.rows],
         "metrics": repr(summary.metrics),
@@ -96,6 +102,10 @@ def found(summary: EvalSummary) -> dict[str, Any]:
         "by_id": [row.id for row in stored.by_id()],
         "sessions": {metric: stored.sessions(metric=metric) for metric in READ},
         "breakdown_sessions": stored.sessions(breakdown="tokens_by_stage"),
+        # What the paired gates read: the rows by id, made when read (``rows_by_id``).
+        "by_id_map": {row_id: repr(row) for row_id, row in by_id.items()},
+        "selected": [repr(row) for row in by_id.select(sorted(by_id, reverse=True))],
+        "absent": "not-a-row" in by_id,
     }
 
 
@@ -176,6 +186,10 @@ def test_the_store_summarizes_as_whole_rows_did(
             return
         (summary,) = summaries
         assert found(summary) == reference(sent, shown)
+        # A row the store holds that no test ran (a skipped row) is not among them by id.
+        ran = {row.id for row in summary.rows}
+        by_id = rows_by_id(summary.rows)
+        assert {payload.row for payload in sent if payload.row in by_id} == ran
 
 
 def test_plain_rows_are_packed_and_the_others_kept_whole() -> None:
