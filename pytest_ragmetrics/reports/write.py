@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragmetrics.files import GITHUB_SUMMARY_ENV, write_atomic
+from pytest_ragmetrics.results.spool import SpoolError
 
 if TYPE_CHECKING:
     from pytest_ragmetrics.reports.model import ReportModel, RowView
@@ -198,6 +199,8 @@ def write_reports(
             write()
         except OSError as error:
             unwritten.append(Unwritten.report(option, path, error))
+        except SpoolError as error:  # a row the report shows could not be read back
+            unwritten.append(Unwritten(option, f"{option} {path}: not written: {error}"))
 
     if json_path is not None:
         chunks = report_chunks(report)

@@ -113,6 +113,44 @@ def test_a_tmpdir_that_cannot_hold_the_spool_fails_the_run(
     assert not (project.path / "report.json").exists()
 
 
+# Reading the spool back fails once the rows ran and the gates were checked (a disk that
+# fails under the run): tryfirst, before the plugin writes its reports.
+FAILING_READS = """
+import pytest
+
+from pytest_ragmetrics.plugin.hooks import SESSION_KEY
+from pytest_ragmetrics.results.spool import SpoolError
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    def fail(at, length):
+        raise SpoolError("the rows' spool could not be read back: [Errno 5] Input/output error")
+
+    session.config.stash[SESSION_KEY].spool.get = fail
+"""
+
+
+def test_a_spool_that_cannot_be_read_back_fails_the_report_naming_it(
+    project: Project, tmpdir_env: Path
+) -> None:
+    """A report whose rows cannot be read back from the spool is not written, and the run
+    fails saying which report and why; the rows' own results stand."""
+    project.write("conftest.py", FAILING_READS)
+    project.write("test_eval.py", EVAL.format(body="pass"))
+    project.write("thresholds.toml", "")
+    result = project.run("--ragmetrics-json", "report.json")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*--ragmetrics-json report.json: not written: the rows' spool could not be "
+            "read back: [[]Errno 5[]] Input/output error*"
+        ]
+    )
+    assert not (project.path / "report.json").exists()
+    assert _spools(tmpdir_env) == []
+
+
 XDIST_EVAL = """
 import pytest
 
