@@ -25,6 +25,7 @@ from pytest_ragmetrics.data.formats import dataset_format
 from pytest_ragmetrics.data.streams import DatasetError
 from pytest_ragmetrics.gates.evaluate import GateResult
 from pytest_ragmetrics.reports.annotations import ANNOTATIONS_SHOWN, Annotation
+from pytest_ragmetrics.results.records import first_failing
 from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, RowResult
 
 GITHUB_ACTIONS_ENV = "GITHUB_ACTIONS"
@@ -130,21 +131,9 @@ def row_annotations(
     summaries: Sequence[EvalSummary], project_root: Path, repository: Path, room: int
 ) -> tuple[list[Annotation], int]:
     """One error per errored row, then per failing row, at most ``room``, at its line of
-    its dataset; and how many such rows were left out. One pass over each eval's rows,
-    keeping only the first ``room`` errored and failed rows of each."""
-    room = max(0, room)
-    kept: dict[str, list[tuple[EvalInfo, RowResult]]] = {"error": [], "failed": []}
-    found = 0
-    for summary in summaries:
-        taken = dict.fromkeys(kept, 0)
-        for row in summary.rows:
-            status = row.status
-            if status in kept:
-                found += 1
-                if taken[status] < room:
-                    taken[status] += 1
-                    kept[status].append((summary.info, row))
-    shown = [*kept["error"], *kept["failed"]][:room]
+    its dataset; and how many such rows were left out (``first_failing``: one pass over
+    the rows, only those annotated kept)."""
+    shown, found = first_failing(((summary.info, summary.rows) for summary in summaries), room)
     by_dataset: dict[str, list[RowResult]] = {}
     for info, row in shown:
         by_dataset.setdefault(info.dataset, []).append(row)

@@ -39,6 +39,7 @@ from pytest_ragmetrics.reports.document import (
 from pytest_ragmetrics.reports.markdown import cell, table
 from pytest_ragmetrics.reports.model import EvalView, GateView, ReportModel, RowView
 from pytest_ragmetrics.reports.presentation import columns, info
+from pytest_ragmetrics.results.records import first_failing
 from pytest_ragmetrics.results.transformations import Transformations
 
 T = TypeVar("T")
@@ -346,27 +347,15 @@ def row_section(evals: Sequence[EvalView]) -> Section:
 def failed_section(evals: Sequence[EvalView]) -> Section:
     """The rows that errored, then those that failed, with their errors, the tests that
     failed on them and their evidence; from a model that holds no rows, their count.
-    One pass over each eval's rows, keeping only the first ``ROWS_SHOWN`` of each kind."""
-    errored: list[tuple[EvalView, RowView]] = []
-    failed: list[tuple[EvalView, RowView]] = []
-    found = 0
-    for entry in evals:
-        kept = {"error": 0, "failed": 0}
-        for row in entry.rows or ():
-            status = row.status
-            if status not in kept:
-                continue
-            found += 1
-            if kept[status] < ROWS_SHOWN:
-                kept[status] += 1
-                (errored if status == "error" else failed).append((entry, row))
+    One pass over the rows, only those listed kept (``first_failing``)."""
+    listed, found = first_failing(((entry, entry.rows or ()) for entry in evals), ROWS_SHOWN)
     items = tuple(
         _details(
             f"{'errored' if row.status == 'error' else 'failed'} · {_html(entry.label)} · "
             f"<code>{_html(row.id)}</code>",
             _evidence_lines(row, None),
         )
-        for entry, row in [*errored, *failed][:ROWS_SHOWN]
+        for entry, row in listed
     )
     # a model without rows (no JSON or HTML report written) only counts them
     unlisted = sum(

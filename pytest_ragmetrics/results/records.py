@@ -11,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pytest_ragmetrics.metrics.catalog import UNJUDGED, in_force
 
@@ -549,3 +549,34 @@ _PAYLOAD_SLOTS = {
     field_info.name: RowPayload.__dict__[field_info.name].__set__
     for field_info in dataclasses.fields(RowPayload)
 }
+
+
+class _HasStatus(Protocol):
+    @property
+    def status(self) -> str | None: ...  # None: a report's row written before statuses
+
+
+_Owner = TypeVar("_Owner")
+_Row = TypeVar("_Row", bound=_HasStatus)
+
+
+def first_failing(
+    groups: Iterable[tuple[_Owner, Iterable[_Row]]], limit: int
+) -> tuple[list[tuple[_Owner, _Row]], int]:
+    """The first ``limit`` rows that errored, then those that failed, over ``groups``
+    (each an owner, an eval, and its rows, in order), each with its owner, and how many
+    rows errored or failed in all: one pass over the rows, only those that can be listed
+    kept (a large eval's rows are made as they are read). What a report that lists
+    failing rows (the pull-request comment, the annotations) lists."""
+    kept: dict[str, list[tuple[_Owner, _Row]]] = {"error": [], "failed": []}
+    found = 0
+    for owner, rows in groups:
+        for row in rows:
+            status = row.status
+            listed = kept.get(status) if status is not None else None
+            if listed is None:
+                continue
+            found += 1
+            if len(listed) < limit:
+                listed.append((owner, row))
+    return [*kept["error"], *kept["failed"]][: max(0, limit)], found
