@@ -63,9 +63,11 @@ def pair_rows(summary: EvalSummary, baseline: Baseline, settings: MetricSettings
         return None
     stored = baseline.rows
     current = rows_by_id(plain_rows(summary.rows))
-    both = sorted(set(current) & set(stored))
-    shared = tuple(i for i in both if current[i].inputs == stored[i].inputs)
-    changed = tuple(i for i in both if current[i].inputs != stored[i].inputs)
+    same: list[str] = []
+    changed_ids: list[str] = []
+    for i in sorted(set(current) & set(stored)):  # each row made once (a store's on read)
+        (same if current[i].inputs == stored[i].inputs else changed_ids).append(i)
+    shared, changed = tuple(same), tuple(changed_ids)
     added = tuple(sorted(set(current) - set(stored)))
     removed = tuple(sorted(set(stored) - set(current)))
     pairing = Pairing(
