@@ -13,6 +13,13 @@ asserted: the figures are for reading (docs/performance.md, "Bulk mode")::
         --row-mode-max 200000
     .venv/bin/python benchmarks/bulk_memory.py 200000 1000000 --modes bulk --format parquet
 
+``--baseline`` first stores the eval's baseline (a run with
+``--ragmetrics-update-baseline``, not measured) and adds two gates against it
+(``BASELINE_GATES``), so the measured run reads the stored rows and pairs its own with
+them::
+
+    .venv/bin/python benchmarks/bulk_memory.py 200000 1000000 --modes bulk --baseline
+
 ``--row-mode-max`` leaves row mode out of the larger sizes (a million rows in row mode
 would need some 13 GB). ``--json`` also writes the ``--ragmetrics-json`` report, so its
 cost is in the figures. Each run also gives ``peak_mb_before_reports``: the process's
@@ -71,6 +78,12 @@ GATES = """
 "tokens.p95" = "<= 500"
 """
 
+# Gates that pair each row with the stored baseline's (``--baseline``).
+BASELINE_GATES = """
+"em.mean" = ">= baseline - 0.01"
+"tokens.mean" = "<= 1.2x baseline"
+"""
+
 # Rows per Parquet row group: the writer holds one group at a time.
 PARQUET_GROUP = 50_000
 CITIES = ["Paris", "Rome", "Berlin", "Madrid", "Vienna", "Lisbon", "Oslo", "Prague"]
@@ -125,6 +138,19 @@ def write_project(folder: Path, rows: int, fmt: str = "jsonl") -> None:
             out.write(json.dumps(row) + "\n")
 
 
+def store_baseline(folder: Path, mode: str) -> None:
+    """Store the eval's baseline, then gate the measured runs against it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         f"--ragmetrics-mode={mode}", "--ragmetrics-no-cache", "--ragmetrics-update-baseline"],
+        cwd=folder, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        sys.exit(f"storing the baseline failed:\n{done.stdout}\n{done.stderr}")
+    with (folder / "thresholds.toml").open("a", encoding="utf-8") as gates:
+        gates.write(BASELINE_GATES)
+
+
 def measure(folder: Path, mode: str, report: bool = False) -> dict[str, Any]:
     """Run the eval in ``mode``: wall seconds, CPU seconds (user and system), peak RSS in
     MB, pytest's exit status and its gate summary (``None`` when the run printed none:
@@ -168,6 +194,9 @@ def main() -> None:
         "--row-mode-max", type=int, default=None, help="run row mode only up to this size"
     )
     parser.add_argument("--json", action="store_true", help="also write the JSON report")
+    parser.add_argument(
+        "--baseline", action="store_true", help="gate against a stored baseline of the rows"
+    )
     args = parser.parse_args()
     results = []
     for rows in args.rows:
@@ -178,11 +207,14 @@ def main() -> None:
         ]
         with tempfile.TemporaryDirectory() as tmp:
             write_project(Path(tmp), rows, args.format)
+            if args.baseline:
+                store_baseline(Path(tmp), modes[-1])
             for mode in modes:
                 figures = {
                     "rows": rows,
                     "mode": mode,
                     "format": args.format,
+                    "baseline": args.baseline,
                     **measure(Path(tmp), mode, args.json),
                 }
                 print(json.dumps(figures), flush=True)

@@ -125,15 +125,15 @@ def loads_finite(
     ``refusal`` words it for the file being read."""
     if isinstance(text, str) and not text.startswith("\ufeff"):
         # What json.loads does with a str, with a decoder built once, not per call.
-        return _finite_decoder(refusal, object_pairs_hook).decode(text)
-    decoder = _finite_decoder(refusal, object_pairs_hook)
+        return finite_decoder(refusal, object_pairs_hook).decode(text)
+    decoder = finite_decoder(refusal, object_pairs_hook)
     return json.loads(
         text, parse_constant=decoder.parse_constant, object_pairs_hook=object_pairs_hook
     )
 
 
 @functools.lru_cache(maxsize=32)
-def _finite_decoder(
+def finite_decoder(
     refusal: str, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None
 ) -> json.JSONDecoder:
     """The decoder of ``loads_finite``: datasets are read a line at a time, and building a

@@ -22,7 +22,7 @@ from pytest_ragmetrics.config.thresholds import Gate
 from pytest_ragmetrics.metrics.base import MetricSettings
 from pytest_ragmetrics.metrics.catalog import in_force
 from pytest_ragmetrics.metrics.registry import interval_kind
-from pytest_ragmetrics.results.baseline import StoredRow
+from pytest_ragmetrics.results.baseline_rows import BaselineRows, StoredRow
 from pytest_ragmetrics.results.rowstore import RowsById
 from pytest_ragmetrics.results.stats import aggregate
 from pytest_ragmetrics.results.summary import RowResult
@@ -129,8 +129,11 @@ class Matched:
         ordered = sorted(ids)
         # A gathered eval's rows stay in its store, made when a metric's pairs are drawn.
         mine = ours.select(ordered) if isinstance(ours, RowsById) else [ours[i] for i in ordered]
+        # A stored baseline's rows are packed (``BaselineRows``): made when read too.
         other = (
-            theirs.select(ordered) if isinstance(theirs, RowsById) else [theirs[i] for i in ordered]
+            theirs.select(ordered)
+            if isinstance(theirs, RowsById | BaselineRows)
+            else [theirs[i] for i in ordered]
         )
         return cls(ordered, mine, other, [row.session for row in mine])
 

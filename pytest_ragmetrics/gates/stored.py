@@ -10,7 +10,8 @@ from pytest_ragmetrics.config.rules import TOLERANCE, Rule
 from pytest_ragmetrics.config.thresholds import Gate
 from pytest_ragmetrics.gates.pairs import Pairs
 from pytest_ragmetrics.metrics.base import MetricSettings
-from pytest_ragmetrics.results.baseline import Baseline, StoredRow
+from pytest_ragmetrics.results.baseline import Baseline
+from pytest_ragmetrics.results.baseline_rows import StoredRow
 from pytest_ragmetrics.results.compare import (
     TRANSFORMATION_METRICS,
     missing_metrics,

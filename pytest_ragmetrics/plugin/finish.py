@@ -23,12 +23,12 @@ from pytest_ragmetrics.plugin.state import RunState
 from pytest_ragmetrics.reports.write import Unwritten, os_cause
 from pytest_ragmetrics.results.baseline import (
     BaselineError,
-    StoredRow,
     baseline_path,
     check_signature,
     read_baseline,
     render_baseline,
 )
+from pytest_ragmetrics.results.baseline_rows import StoredRow
 from pytest_ragmetrics.results.compare import compare_systems, references, row_state
 from pytest_ragmetrics.results.pairing import BaselineState, accepting
 from pytest_ragmetrics.results.summary import (

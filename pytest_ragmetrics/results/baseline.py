@@ -27,12 +27,13 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_ragmetrics.files import json_digest, loads_finite
+from pytest_ragmetrics.files import finite_decoder, json_digest, loads_finite
+from pytest_ragmetrics.results.baseline_rows import BaselineRows, RepeatedIds, StoredRow
 
 SCHEMA_VERSION = 2
 BASELINE_DIR = "__baselines__"
@@ -55,24 +56,6 @@ def input_digest(data: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class StoredRow:
-    """One row of a stored baseline: its inputs' digest, values and sufficient statistics."""
-
-    inputs: str
-    values: Mapping[str, float]
-    breakdowns: Mapping[str, Mapping[str, float]]
-    state: str | None = None  # "idk", "supported" or "other" (pytest_ragmetrics.results.compare)
-
-    def as_dict(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {"inputs": self.inputs, "values": dict(self.values)}
-        if self.breakdowns:
-            entry["breakdowns"] = {name: dict(parts) for name, parts in self.breakdowns.items()}
-        if self.state is not None:
-            entry["state"] = self.state
-        return entry
-
-
-@dataclass(frozen=True)
 class Baseline:
     """A stored baseline: where it is, what produced it, its aggregates and rows.
 
@@ -83,7 +66,7 @@ class Baseline:
     signature: Mapping[str, Any]
     n: int
     metrics: Mapping[str, Mapping[str, float]]
-    rows: Mapping[str, StoredRow] | None = None
+    rows: Mapping[str, StoredRow] | None = None  # read from a file: ``BaselineRows``
     schema_version: int = SCHEMA_VERSION
 
     def value(self, metric: str, stat: str) -> float | None:
@@ -166,12 +149,13 @@ def _object(value: Any, where: str) -> dict[str, Any]:
     repeated = getattr(value, "repeated", None)
     if repeated:
         what = "row ids" if where == "rows" else "keys"
-        listed = ", ".join(f"{key!r} ({count} times)" for key, count in sorted(repeated.items()))
-        raise _Invalid(
-            f"{where}: {what} stored more than once: {listed}; which of them is the "
-            "reference cannot be told"
-        )
+        raise _Invalid(f"{where}: {_repeated(what, repeated)}")
     return value
+
+
+def _repeated(what: str, repeated: Mapping[str, int]) -> str:
+    listed = ", ".join(f"{key!r} ({count} times)" for key, count in sorted(repeated.items()))
+    return f"{what} stored more than once: {listed}; which of them is the reference cannot be told"
 
 
 def _numbers(value: Any, where: str) -> dict[str, float]:
@@ -195,6 +179,103 @@ def _row(value: Any, where: str) -> StoredRow:
     return StoredRow(inputs, values, breakdowns, state)
 
 
+@dataclass(frozen=True)
+class _RowsRead:
+    """The ``rows`` object of a file, read entry by entry into ``BaselineRows``; the first
+    problem found in it is raised only after the document's other keys were checked, as
+    reading it whole did."""
+
+    rows: BaselineRows
+    problem: str | None
+
+
+# What JSON calls whitespace, between the tokens of a document.
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _document(text: str) -> Any:
+    """The baseline file's document, as ``loads_finite`` with ``_pairs`` gives it, except
+    the value of its ``rows`` key: read an entry at a time into packed rows
+    (``_RowsRead``), never as one dict of every row. A document that is not a JSON
+    object is read whole (``_parse`` refuses it)."""
+    if text.startswith("\ufeff"):
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    at = _space(text, 0)
+    if not text.startswith("{", at):
+        return loads_finite(text, refusal=_NOT_A_NUMBER, object_pairs_hook=_pairs)
+    decoder = finite_decoder(_NOT_A_NUMBER, _pairs)
+    pairs: list[tuple[str, Any]] = []
+
+    def member(key: str, at: int) -> int:
+        if key == "rows" and text.startswith("{", at):
+            value, end = _read_rows(text, at, decoder)
+        else:
+            value, end = decoder.raw_decode(text, at)
+        pairs.append((key, value))
+        return end
+
+    end = _space(text, _walk_object(text, at, decoder, member))
+    if end != len(text):
+        raise json.JSONDecodeError("Extra data", text, end)
+    return _pairs(pairs)
+
+
+def _read_rows(text: str, at: int, decoder: json.JSONDecoder) -> tuple[_RowsRead, int]:
+    """The ``rows`` object starting at ``text[at]``, each entry checked (``_row``) and
+    packed as it is read; the first problem is kept, and the rest only parsed."""
+    rows = BaselineRows()
+    problem: str | None = None
+
+    def entry(row_id: str, at: int) -> int:
+        nonlocal problem
+        value, end = decoder.raw_decode(text, at)
+        if problem is None:
+            try:
+                rows.add(row_id, _row(value, f"rows[{row_id!r}]"))
+            except _Invalid as error:
+                problem = str(error)
+        return end
+
+    end = _walk_object(text, at, decoder, entry)
+    try:
+        rows.finish()
+    except RepeatedIds as repeated:  # which of them is the reference cannot be told
+        problem = f"rows: {_repeated('row ids', repeated.repeated)}"
+    return _RowsRead(rows, problem), end
+
+
+def _walk_object(
+    text: str, at: int, decoder: json.JSONDecoder, member: Callable[[str, int], int]
+) -> int:
+    """Walk the JSON object starting at ``text[at]`` (``{``): for each member, in order,
+    ``member(key, where its value starts)`` reads the value and gives where it ends.
+    Where the object ends; ``json.JSONDecodeError`` as ``json`` words it for a document
+    that is not JSON."""
+    at = _space(text, at + 1)
+    if text.startswith("}", at):
+        return at + 1
+    while True:
+        if not text.startswith('"', at):
+            raise json.JSONDecodeError(
+                "Expecting property name enclosed in double quotes", text, at
+            )
+        key, at = decoder.raw_decode(text, at)  # a string: it starts with a quote
+        at = _space(text, at)
+        if not text.startswith(":", at):
+            raise json.JSONDecodeError("Expecting ':' delimiter", text, at)
+        at = _space(text, member(key, _space(text, at + 1)))
+        if text.startswith("}", at):
+            return at + 1
+        if not text.startswith(",", at):
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+        at = _space(text, at + 1)
+
+
+def _space(text: str, at: int) -> int:
+    """Where the whitespace from ``at`` ends."""
+    return _SPACE.match(text, at).end()  # type: ignore[union-attr]  # matches "" at least
+
+
 def _parse(path: Path, document: Any) -> Baseline:
     document = _object(document, "the document")
     version = document.get("schema_version")
@@ -208,8 +289,13 @@ def _parse(path: Path, document: Any) -> Baseline:
     metrics = _tables(document.get("metrics"), "metrics")
     rows = None
     if version == SCHEMA_VERSION:
-        stored = _object(document.get("rows"), "rows")
-        rows = {row_id: _row(entry, f"rows[{row_id!r}]") for row_id, entry in stored.items()}
+        read = document.get("rows")
+        if not isinstance(read, _RowsRead):
+            _object(read, "rows")  # not an object: refused
+            raise AssertionError("an object of rows is read as _RowsRead")
+        if read.problem is not None:
+            raise _Invalid(read.problem)
+        rows = read.rows
     return Baseline(path, signature, n, metrics, rows, version)
 
 
@@ -223,10 +309,7 @@ def read_baseline(path: Path) -> Baseline | None:
     except OSError as error:
         raise BaselineError(f"{path}: cannot read: {error.strerror}") from None
     try:
-        document = loads_finite(
-            content.decode("utf-8"), refusal=_NOT_A_NUMBER, object_pairs_hook=_pairs
-        )
-        return _parse(path, document)
+        return _parse(path, _document(content.decode("utf-8")))
     except UnicodeDecodeError as error:
         problem = f"not UTF-8 text ({error})"
     except RecursionError:

@@ -25,7 +25,8 @@ from pytest_ragmetrics.reports.markdown import markdown_summary
 from pytest_ragmetrics.reports.model import HistoryView, ReportModel
 from pytest_ragmetrics.reports.terminal import terminal_lines
 from pytest_ragmetrics.reports.write import json_chunks, json_text, write_reports
-from pytest_ragmetrics.results.baseline import Baseline, StoredRow
+from pytest_ragmetrics.results.baseline import Baseline
+from pytest_ragmetrics.results.baseline_rows import StoredRow
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState, Pairing
 from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, RowPayload, summarize
