@@ -25,6 +25,7 @@ from pytest_ragmetrics.metrics.space.points import PICTURE_DETAIL
 from pytest_ragmetrics.metrics.trust.judges import LLM_TRUST_JUDGE
 from pytest_ragmetrics.reports.presentation import suites
 from pytest_ragmetrics.reports.projection import projection_entry
+from pytest_ragmetrics.results.baseline_rows import BaselineRows, StoredRow
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.pairing import BaselineState
 from pytest_ragmetrics.results.rowstore import MadeOnRead
@@ -335,15 +336,48 @@ def baseline_document(stored: BaselineState) -> dict[str, Any]:
         }
     paired = stored.pairing is not None and not stored.problem
     if paired and baseline is not None and baseline.rows is not None:
-        document["row_values"] = {
-            row_id: {
-                metric: value
-                for metric, value in row.values.items()
-                if metric not in stored.not_compared
-            }
-            for row_id, row in sorted(baseline.rows.items())
-        }
+        document[ROW_VALUES] = StoredValues(baseline.rows, frozenset(stored.not_compared))
     return document
+
+
+# The key of a paired baseline's entry that holds each stored row's values.
+ROW_VALUES = "row_values"
+
+
+class StoredValues(Mapping[str, Mapping[str, float]]):
+    """A paired baseline's ``row_values``: each stored row's values by id, in id order,
+    less the metrics not compared, each row's made when read from the baseline's rows
+    (``results.baseline_rows``), never all at once: a million stored rows as one dict of
+    dicts held half a gigabyte, built for every run though only the JSON and HTML
+    reports read it. ``as_dict`` for a reader that needs the whole dict; the JSON
+    writer writes it a row at a time (``reports.write``)."""
+
+    def __init__(self, rows: Mapping[str, StoredRow], not_compared: frozenset[str]) -> None:
+        self._rows = rows
+        self._not_compared = not_compared
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows if isinstance(self._rows, BaselineRows) else sorted(self._rows))
+
+    def __getitem__(self, row_id: str) -> Mapping[str, float]:
+        return self._compared(self._rows[row_id].values)
+
+    def items(self) -> Iterator[tuple[str, Mapping[str, float]]]:  # type: ignore[override]
+        """The rows in id order, each made when read (a stored baseline's walked once)."""
+        if isinstance(self._rows, BaselineRows):
+            selected = self._rows.select(self._rows)
+            return zip(self._rows, (self._compared(row.values) for row in selected), strict=True)
+        return ((row_id, self[row_id]) for row_id in self)
+
+    def _compared(self, values: Mapping[str, float]) -> dict[str, float]:
+        hidden = self._not_compared
+        return {metric: value for metric, value in values.items() if metric not in hidden}
+
+    def as_dict(self) -> dict[str, dict[str, float]]:
+        return {row_id: dict(values) for row_id, values in self.items()}
 
 
 def transformations_of(written: Mapping[str, Any]) -> Transformations:
@@ -417,8 +451,25 @@ class BaselineView:
 
     @property
     def row_values(self) -> Mapping[str, Mapping[str, Any]]:
-        """Each stored row's values, by id, for a baseline that pairs."""
-        return self.written.get("row_values") or {}
+        """Each stored row's values, by id in id order, for a baseline that pairs: made
+        when read for this run's (``StoredValues``), a dict for a document read back."""
+        return self.written.get(ROW_VALUES) or {}
+
+    def as_dict(self, values_marker: str | None = None) -> dict[str, Any]:
+        """The entry as the JSON report writes it; ``values_marker``: its ``row_values``
+        (when they are made when read) written as this text, which the JSON writer
+        replaces with them a row at a time (``reports.write``)."""
+        values = self.written.get(ROW_VALUES)
+        if not isinstance(values, StoredValues):
+            return self.written
+        shown = values_marker if values_marker is not None else values.as_dict()
+        return {**self.written, ROW_VALUES: shown}
+
+    @property
+    def streamed_values(self) -> StoredValues | None:
+        """The ``row_values`` the JSON writer writes a row at a time, if any."""
+        values = self.written.get(ROW_VALUES)
+        return values if isinstance(values, StoredValues) else None
 
 
 Intervals = Mapping[str, Mapping[str, IntervalView]]
@@ -617,7 +668,8 @@ class EvalView:
             )
         entry["warnings"] = list(self.warnings)
         if self.baseline is not None:
-            entry[BASELINE] = self.baseline.written
+            values_marker = None if rows_marker is None else f"{rows_marker}-values"
+            entry[BASELINE] = self.baseline.as_dict(values_marker)
         if self.rerun is not None:
             entry["rerun"] = self.rerun
         if self.compare_to is not None:

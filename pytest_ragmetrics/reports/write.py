@@ -22,7 +22,7 @@ from pytest_ragmetrics.files import GITHUB_SUMMARY_ENV, write_atomic
 from pytest_ragmetrics.results.spool import SpoolError
 
 if TYPE_CHECKING:
-    from pytest_ragmetrics.reports.model import ReportModel, RowView
+    from pytest_ragmetrics.reports.model import ReportModel, RowView, StoredValues
 
 JSON_INDENT = 2  # spaces a level of the --ragmetrics-json file
 
@@ -50,27 +50,58 @@ def report_chunks(report: ReportModel | Mapping[str, Any]) -> Iterator[str]:
         return
     encoder = _encoder()
     marker = f"pytest-ragmetrics-rows-{secrets.token_hex(16)}-"
-    spliced = [
-        (encoder.encode(f"{marker}{place}"), view.rows)
-        for place, view in enumerate(report.evals)
-        if view.rows is not None
-    ]
-    yield from _spliced(encoder.iterencode(report.as_dict(marker)), spliced, encoder)
+    spliced = _splices(report, marker, encoder)
+    yield from _spliced(encoder.iterencode(report.as_dict(marker)), spliced)
     yield "\n"
+
+
+# An encoded marker, the texts of the items written in its place, and their brackets.
+Splice = tuple[str, Iterable[str], str]
+
+
+def _splices(report: ReportModel, marker: str, encoder: json.JSONEncoder) -> list[Splice]:
+    """What ``report.as_dict(marker)`` writes as markers, in the order the document
+    holds them, each with what replaces it: a paired baseline's ``row_values`` made
+    when read (an object), each eval's rows (a list). An eval's keys are sorted:
+    ``baseline`` before ``rows``."""
+    spliced: list[Splice] = []
+    for place, view in enumerate(report.evals):
+        values = view.baseline.streamed_values if view.baseline is not None else None
+        if values is not None:
+            spliced.append(
+                (encoder.encode(f"{marker}{place}-values"), _member_texts(values, encoder), "{}")
+            )
+        if view.rows is not None:
+            spliced.append(
+                (encoder.encode(f"{marker}{place}"), _row_texts(view.rows, encoder), "[]")
+            )
+    return spliced
+
+
+def _row_texts(rows: Sequence[RowView], encoder: json.JSONEncoder) -> Iterator[str]:
+    """Each row's object as the encoder writes it, one row made at a time."""
+    for row in rows:
+        text = encoder.encode(row.as_dict())
+        del row  # let the view go before the next one is made
+        yield text
+
+
+def _member_texts(members: StoredValues, encoder: json.JSONEncoder) -> Iterator[str]:
+    """Each member of an object (in id order, as ``sort_keys`` writes it), as the
+    encoder writes it, one made at a time."""
+    for key, value in members.items():
+        yield f"{encoder.encode(key)}: {encoder.encode(value)}"
 
 
 def _encoder() -> json.JSONEncoder:
     return json.JSONEncoder(indent=JSON_INDENT, sort_keys=True, ensure_ascii=False)
 
 
-def _spliced(
-    pieces: Iterable[str],
-    spliced: Sequence[tuple[str, Sequence[RowView]]],
-    encoder: json.JSONEncoder,
-) -> Iterator[str]:
+def _spliced(pieces: Iterable[str], spliced: Sequence[Splice]) -> Iterator[str]:
     """``pieces`` with each encoded marker of ``spliced`` (in the order the document holds
-    them) replaced by its rows, wherever the encoder's pieces split the marker: text that
-    could begin the next marker is held back until the next piece says whether it does."""
+    them) replaced by its items in its brackets (``[]`` or ``{}``), wherever the encoder's
+    pieces split the marker: text that could begin the next marker is held back until the
+    next piece says whether it does."""
     waiting = iter(spliced)
     expected = next(waiting, None)
     line = _Line()
@@ -81,8 +112,9 @@ def _spliced(
             before = buffer[:found]
             line.feed(before)
             yield before
-            yield from _rows_text(expected[1], encoder, line.indent)
-            line.feed("]")
+            _, items, brackets = expected
+            yield from _items_text(items, brackets, line.indent)
+            line.feed(brackets[1])
             buffer = buffer[found + len(expected[0]) :]
             expected = next(waiting, None)
         held = len(expected[0]) - 1 if expected is not None else 0
@@ -95,21 +127,20 @@ def _spliced(
     yield buffer
 
 
-def _rows_text(rows: Sequence[RowView], encoder: json.JSONEncoder, indent: int) -> Iterator[str]:
-    """An eval's ``rows`` as the encoder writes a list whose key's line is indented by
-    ``indent`` spaces: ``[]``, or each row's object on lines indented one step further
-    (a JSON string holds no line break, so every line break is the encoder's own)."""
-    if not rows:
-        yield "[]"
-        return
+def _items_text(items: Iterable[str], brackets: str, indent: int) -> Iterator[str]:
+    """A list's items (or an object's members), each as the encoder wrote it, as the
+    encoder writes the whole when its key's line is indented by ``indent`` spaces:
+    ``[]`` (``{}``) when there are none, else each on lines indented one step further (a
+    JSON string holds no line break, so every line break is the encoder's own)."""
     inner = "\n" + " " * (indent + JSON_INDENT)
-    opening = "["
-    for row in rows:
-        text = encoder.encode(row.as_dict())
-        del row  # let the view go before the next one is made
+    opening = brackets[0]
+    for text in items:
         yield opening + inner + text.replace("\n", inner)
         opening = ","
-    yield "\n" + " " * indent + "]"
+    if opening == brackets[0]:  # nothing written
+        yield brackets
+        return
+    yield "\n" + " " * indent + brackets[1]
 
 
 class _Line:

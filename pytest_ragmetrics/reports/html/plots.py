@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ragmetrics.reports.columns import Entry, interval, number, stat
 from pytest_ragmetrics.reports.html.markup import escape
+from pytest_ragmetrics.reports.model import StoredValues
 from pytest_ragmetrics.reports.presentation import (
     bar_metrics,
     not_row_values,
@@ -126,7 +127,9 @@ def row_numbers(entry: Entry) -> RowNumbers:
 
 def _stored_values(entry: Entry, metric: str) -> tuple[float, ...]:
     stored = entry.baseline.row_values if entry.baseline is not None else {}
-    found = (number(values.get(metric)) for _, values in sorted(stored.items()))
+    # In id order: this run's are made on read in that order (``StoredValues``).
+    pairs = stored.items() if isinstance(stored, StoredValues) else sorted(stored.items())
+    found = (number(values.get(metric)) for _, values in pairs)
     return tuple(value for value in found if value is not None)
 
 

@@ -10,8 +10,26 @@ from dataclasses import replace
 from pathlib import Path
 
 from pytest_ragmetrics.config.thresholds import Settings
-from pytest_ragmetrics.reports.model import HistoryView, ReportModel, RowView, RowViews
-from pytest_ragmetrics.reports.write import _spliced, json_text, report_chunks, write_reports
+from pytest_ragmetrics.files import write_atomic
+from pytest_ragmetrics.metrics.catalog import BASELINE
+from pytest_ragmetrics.reports.model import (
+    ROW_VALUES,
+    BaselineView,
+    HistoryView,
+    ReportModel,
+    RowView,
+    RowViews,
+    StoredValues,
+)
+from pytest_ragmetrics.reports.write import (
+    _spliced,
+    _splices,
+    json_text,
+    report_chunks,
+    write_reports,
+)
+from pytest_ragmetrics.results.baseline import read_baseline, render_baseline
+from pytest_ragmetrics.results.baseline_rows import StoredRow
 from pytest_ragmetrics.results.history import RunRecord
 from pytest_ragmetrics.results.summary import EvalInfo, EvalSummary, RowPayload, summarize
 
@@ -85,13 +103,8 @@ def test_a_marker_split_between_the_encoders_pieces_is_still_replaced() -> None:
     model = _model()
     encoder = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False)
     marker = "pytest-ragmetrics-rows-test-"
-    spliced = [
-        (encoder.encode(f"{marker}{place}"), view.rows)
-        for place, view in enumerate(model.evals)
-        if view.rows is not None
-    ]
     text = encoder.encode(model.as_dict(marker))
-    pieces = "".join(_spliced(iter(text), spliced, encoder))
+    pieces = "".join(_spliced(iter(text), _splices(model, marker, encoder)))
     assert pieces + "\n" == json_text(model.as_dict())
 
 
@@ -146,3 +159,52 @@ def test_a_runs_rows_are_views_made_when_read_equal_to_the_tuple_of_them() -> No
     view = ReportModel.build([summary], [], Settings(), "9.9").evals[0]
     assert isinstance(view.rows, RowViews)
     assert view.rows == tuple(RowView.of(row, None) for row in summary.rows)
+
+
+def _paired_baseline(tmp_path: Path, ids: Sequence[str]) -> StoredValues:
+    """A paired baseline's row values, made when read from a baseline file's rows (ids
+    written out of order, one unicode; ``em`` not compared)."""
+    rows = {
+        row_id: StoredRow(f"{i:016x}", {"em": float(i % 2), "f1": i / 8}, {}, None)
+        for i, row_id in enumerate(ids)
+    }
+    path = tmp_path / "b.json"
+    write_atomic(path, render_baseline("x", {}, len(rows), {}, rows, "d.jsonl"))
+    baseline = read_baseline(path)
+    assert baseline is not None
+    assert baseline.rows is not None
+    return StoredValues(baseline.rows, frozenset({"em"}))
+
+
+def test_a_paired_baselines_row_values_are_written_a_row_at_a_time(tmp_path: Path) -> None:
+    """The writer puts the stored rows' values in the place of their marker, as the whole
+    dict would be written; in an eval with rows and in one without; none is the empty
+    object; a marker split between pieces is still found."""
+    model = _model()
+    a, b, c, d = model.evals
+    values = _paired_baseline(tmp_path, ["q2", "q10", "é1", "q1"])
+    assert list(values) == ["q1", "q10", "q2", "é1"]
+    assert values["q10"] == {"f1": 0.125}
+    empty = _paired_baseline(tmp_path, [])
+    paired = replace(
+        model,
+        evals=(
+            replace(a, baseline=BaselineView({"status": "paired", ROW_VALUES: values})),
+            b,
+            replace(c, baseline=BaselineView({"status": "paired", ROW_VALUES: empty})),
+            replace(d, baseline=BaselineView({"status": "paired", ROW_VALUES: values})),
+        ),
+    )
+    document = paired.as_dict()
+    assert document["evals"][0][BASELINE][ROW_VALUES] == {
+        "q1": {"f1": 0.375},
+        "q10": {"f1": 0.125},
+        "q2": {"f1": 0.0},
+        "é1": {"f1": 0.25},
+    }
+    reference = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    assert "".join(report_chunks(paired)) == reference
+    encoder = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False)
+    marker = "pytest-ragmetrics-rows-test-"
+    text = encoder.encode(paired.as_dict(marker))
+    assert "".join(_spliced(iter(text), _splices(paired, marker, encoder))) + "\n" == reference
