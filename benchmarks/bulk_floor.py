@@ -2,7 +2,7 @@
 
 Writes the deterministic dataset and eval of ``bulk_memory.py`` (``em``, ``f1``,
 ``idk_citation``, ``tokens``, four gates; no model loaded) as JSONL or Parquet, then times,
-pair by pair, two whole commands on the same file, each in a subprocess under
+round by round, three whole commands on the same file, each in a subprocess under
 ``/usr/bin/time`` (wall seconds, peak RSS):
 
 * **floor**: this script with ``--floor``: read the file (``json.loads`` a line at a time,
@@ -10,13 +10,19 @@ pair by pair, two whole commands on the same file, each in a subprocess under
   fixtures call (``strip_citations``, ``exact_match``, ``best_f1``, ``idk_citation``,
   ``token_usage``) on each row, keep the values, and compute the statistics the gates
   read. What a hand-written loop with no plugin costs;
+* **declared**: this script with ``--declared``: the same reading, each row a ``Row``, and
+  the eval's four metric fixtures' declarations computed on it as a fixture computes
+  them (``MetricSpec.compute`` with one ``MetricContext`` a row, each result checked by
+  ``check_measured``), no pytest and no plugin: the least any bulk path built on the
+  metric declarations costs, whatever it does besides;
 * **bulk**: ``pytest --ragmetrics-mode=bulk`` on the eval (no xdist, no cache).
 
-It prints each pair's figures and the median ratios bulk / floor of wall and of CPU
-seconds (user and system: on a machine shared with other work, wall time measures the
-others too). ``--check`` also writes
+It prints each round's figures and the median ratios bulk / floor (of wall and of CPU
+seconds: user and system; on a machine shared with other work, wall time measures the
+others too) and declared / floor (of CPU seconds). ``--check`` also writes
 the bulk run's ``--ragmetrics-json`` report once and compares its means and sums with the
-floor's, so the two commands are shown to compute the same numbers::
+floor's (the declared loop's numbers are compared with the floor's in every round), so
+the commands are shown to compute the same numbers::
 
     .venv/bin/python benchmarks/bulk_floor.py 1000000 --rounds 3 --check
     .venv/bin/python benchmarks/bulk_floor.py 1000000 --rounds 3 --format parquet
@@ -34,6 +40,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +51,6 @@ from bulk_memory import write_project
 def floor(path: Path) -> dict[str, float]:
     """The direct loop: each row's values from the package's pure functions, then the
     means, sums and 95th percentile the eval's gates read."""
-    import numpy as np
-
     from pytest_ragmetrics.metrics import best_f1, exact_match, idk_citation, token_usage
     from pytest_ragmetrics.text.citations import strip_citations
 
@@ -63,16 +68,58 @@ def floor(path: Path) -> dict[str, float]:
         idk.append(idk_citation(answer, ids).score)
         tokens.append(float(token_usage(row["tokens"]).total))
 
+    for row in _rows(path):
+        score(row)
+    return _statistics(em, f1, idk, tokens)
+
+
+def declared(path: Path) -> dict[str, float]:
+    """The rows through the metric declarations the eval's fixtures compute, as a fixture
+    computes them, in one loop: no test function, recorder, payload or store."""
+    from pytest_ragmetrics.config.thresholds import Settings
+    from pytest_ragmetrics.data.row import Row
+    from pytest_ragmetrics.metrics.base import MetricContext
+    from pytest_ragmetrics.metrics.catalog import in_force
+    from pytest_ragmetrics.metrics.values import check_measured
+
+    fixtures = in_force().fixtures
+    specs = [fixtures[name] for name in ("idk_citation", "em", "f1", "tokens")]
+    settings = Settings()
+    kept: dict[str, list[float]] = {spec.fixture: [] for spec in specs}
+
+    def no_embedding(texts: Any) -> Any:
+        raise AssertionError("no metric of this eval embeds")
+
+    for line, data in enumerate(_rows(path), 1):
+        row = Row(data["id"], path.name, line, line - 1, data)
+        context = MetricContext(settings, no_embedding, {}, None)
+        for spec in specs:
+            measured = spec.compute(row, context)
+            check_measured(spec, measured)
+            kept[spec.fixture].append(measured.values[spec.fixture])
+    return _statistics(kept["em"], kept["f1"], kept["idk_citation"], kept["tokens"])
+
+
+def _rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The file's rows as dicts: ``json.loads`` a line at a time, or pyarrow a row group
+    at a time."""
     if path.suffix == ".jsonl":
         with path.open(encoding="utf-8") as lines:
             for line in lines:
-                score(json.loads(line))
-    else:
-        import pyarrow.parquet as pq
+                yield json.loads(line)
+        return
+    import pyarrow.parquet as pq
 
-        for batch in pq.ParquetFile(path).iter_batches():
-            for row in batch.to_pylist():
-                score(row)
+    for batch in pq.ParquetFile(path).iter_batches():
+        yield from batch.to_pylist()
+
+
+def _statistics(
+    em: list[float], f1: list[float], idk: list[float], tokens: list[float]
+) -> dict[str, float]:
+    """The means, sums and 95th percentile the eval's gates read."""
+    import numpy as np
+
     return {
         "rows": len(em),
         "em.mean": math.fsum(em) / len(em),
@@ -137,23 +184,34 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="pairs of runs")
     parser.add_argument("--check", action="store_true", help="compare the numbers too")
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)  # the floor's own run
+    parser.add_argument("--declared", type=Path, help=argparse.SUPPRESS)  # and the declared's
     args = parser.parse_args()
     if args.floor is not None:
         print(json.dumps(floor(args.floor)))
+        return
+    if args.declared is not None:
+        print(json.dumps(declared(args.declared)))
         return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         write_project(folder, args.rows, args.format)
         data = folder / f"rows.{args.format}"
-        ratios, cpu_ratios, floors = [], [], []
+        ratios: dict[str, list[float]] = {"bulk": [], "bulk cpu": [], "declared cpu": []}
+        floors = []
         for round_ in range(args.rounds):
             floor_s, floor_cpu, floor_mb, out = timed(
                 [sys.executable, __file__, str(args.rows), "--floor", str(data)], folder
             )
             floors.append(json.loads(out))
+            _, declared_cpu, _, out = timed(
+                [sys.executable, __file__, str(args.rows), "--declared", str(data)], folder
+            )
+            if json.loads(out) != floors[-1]:
+                sys.exit(f"the declared loop computed other numbers: {out} != {floors[-1]}")
             bulk_s, bulk_cpu, bulk_mb, _ = timed([sys.executable, *BULK], folder)
-            ratios.append(bulk_s / floor_s)
-            cpu_ratios.append(bulk_cpu / floor_cpu)
+            ratios["bulk"].append(bulk_s / floor_s)
+            ratios["bulk cpu"].append(bulk_cpu / floor_cpu)
+            ratios["declared cpu"].append(declared_cpu / floor_cpu)
             print(
                 json.dumps(
                     {
@@ -163,18 +221,21 @@ def main() -> None:
                         "floor_s": floor_s,
                         "floor_cpu_s": round(floor_cpu, 2),
                         "floor_peak_mb": round(floor_mb, 1),
+                        "declared_cpu_s": round(declared_cpu, 2),
                         "bulk_s": bulk_s,
                         "bulk_cpu_s": round(bulk_cpu, 2),
                         "bulk_peak_mb": round(bulk_mb, 1),
                         "bulk/floor": round(bulk_s / floor_s, 2),
                         "bulk/floor cpu": round(bulk_cpu / floor_cpu, 2),
+                        "declared/floor cpu": round(declared_cpu / floor_cpu, 2),
                     }
                 ),
                 flush=True,
             )
+        median = {name: statistics.median(found) for name, found in ratios.items()}
         print(
-            f"median bulk/floor over {args.rounds} pair(s): wall {statistics.median(ratios):.2f}, "
-            f"cpu {statistics.median(cpu_ratios):.2f}"
+            f"median over {args.rounds} round(s): bulk/floor wall {median['bulk']:.2f}, "
+            f"cpu {median['bulk cpu']:.2f}; declared/floor cpu {median['declared cpu']:.2f}"
         )
         if args.check:
             check(folder, floors[0])
