@@ -368,8 +368,7 @@ class StoredValues(Mapping[str, Mapping[str, float]]):
     def items(self) -> Iterator[tuple[str, Mapping[str, float]]]:  # type: ignore[override]
         """The rows in id order, each made when read (a stored baseline's walked once)."""
         if isinstance(self._rows, BaselineRows):
-            selected = self._rows.select(self._rows)
-            return zip(self._rows, (self._compared(row.values) for row in selected), strict=True)
+            return ((row_id, self._compared(row.values)) for row_id, row in self._rows.in_order())
         return ((row_id, self[row_id]) for row_id in self)
 
     def _compared(self, values: Mapping[str, float]) -> dict[str, float]:

@@ -69,6 +69,7 @@ def test_the_packed_rows_are_what_json_reads(
     expected = _as_json_reads(text)
     assert dict(baseline.rows) == expected == rows
     assert list(baseline.rows) == sorted(rows)  # in id order, as the file writes them
+    assert list(baseline.rows.in_order()) == sorted(rows.items())
     assert len(baseline.rows) == len(rows)
     assert (absent in baseline.rows) == (absent in rows)
     if absent not in rows:
@@ -102,6 +103,7 @@ def test_a_file_whose_rows_are_out_of_order_reads_the_same(
     assert baseline.rows is not None
     assert dict(baseline.rows) == rows
     assert list(baseline.rows) == sorted(rows)
+    assert list(baseline.rows.in_order()) == sorted(rows.items())
     assert all(baseline.rows[row_id] == rows[row_id] for row_id in ids)
 
 
