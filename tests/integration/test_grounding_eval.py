@@ -99,11 +99,22 @@ def grounded(project: Project) -> Project:
     return _grounded(project)
 
 
-@pytest.fixture
-def grounded_in_every_mode(project_in_every_mode: Project) -> Project:
-    """The grounded eval, run in a subprocess per mode: which process encodes, and which
-    imports torch, is the subject."""
-    return _grounded(project_in_every_mode)
+@pytest.fixture(params=["no-xdist", "n2"])
+def grounded_alone_and_distributed(request: pytest.FixtureRequest, make_project: Any) -> Project:
+    """The grounded eval, run in a subprocess, alone and under two xdist workers: which
+    process encodes, and which imports torch, is the subject. ``-n 0`` is not among the
+    modes: it runs the rows in the one pytest process, as a run without xdist does (no
+    worker, no ``workerinput``), and merging across workers is not what these tests
+    check (tests/integration/test_xdist.py runs that matrix)."""
+    return _grounded(make_project(request.param))
+
+
+@pytest.fixture(params=[IN_PROCESS, "n2"])
+def grounded_here_and_distributed(request: pytest.FixtureRequest, make_project: Any) -> Project:
+    """The grounded eval, run in this process and under two xdist workers: what each
+    process encodes, and what a run leaves behind, is the subject; which modules a
+    process imports is not, so the one-process run need not be a subprocess of its own."""
+    return _grounded(make_project(request.param))
 
 
 def prepare_lines(output: str) -> list[tuple[int, int, int]]:
@@ -168,12 +179,12 @@ def similarity_lines(output: str) -> list[int]:
 
 
 def test_a_fully_cached_run_reads_no_vector_and_imports_neither_numpy_nor_torch(
-    grounded_in_every_mode: Project,
+    grounded_alone_and_distributed: Project,
 ) -> None:
     """A warm run of the grounding metrics reads each sentence's similarity to its cited
     context from the cache's similarity set: no vector, so no numpy, no model, no torch
     (numpy comes only with a written report's intervals, or a comparison's evidence)."""
-    grounded = grounded_in_every_mode
+    grounded = grounded_alone_and_distributed
     grounded.write("conftest.py", MODULE_PROBE)
     log = grounded.path / "modules.log"
     cold = grounded.run()
@@ -206,8 +217,10 @@ def test_a_fully_cached_run_reads_no_vector_and_imports_neither_numpy_nor_torch(
     )
 
 
-def test_no_cache_encodes_once_per_run_and_leaves_nothing(grounded_in_every_mode: Project) -> None:
-    grounded = grounded_in_every_mode
+def test_no_cache_encodes_once_per_run_and_leaves_nothing(
+    grounded_here_and_distributed: Project,
+) -> None:
+    grounded = grounded_here_and_distributed
     for _ in range(2):
         result = grounded.run("--ragmetrics-no-cache")
         result.assert_outcomes(passed=5)

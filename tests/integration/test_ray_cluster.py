@@ -30,6 +30,7 @@ import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 import pytest
@@ -168,16 +169,22 @@ def _started(helper_output: IO[str]) -> str:
 
 def _project(pytester: pytest.Pytester, kill_once: str = "", kill_always: str = "") -> Project:
     project = Project(pytester)
-    project.write("data/rows.jsonl", generated_rows())
+    _write_eval(project.path, kill_once, kill_always)
+    return project
+
+
+def _write_eval(path: Path, kill_once: str = "", kill_always: str = "") -> None:
+    """The eval, its data and its gates in the folder ``path``."""
+    (path / "data").mkdir(exist_ok=True)
+    (path / "data" / "rows.jsonl").write_text(generated_rows(), encoding="utf-8")
     eval_source = EVAL.format(
-        nodes=str(pytester.path / "nodes.txt"),
-        killed=str(pytester.path / "killed.txt"),
+        nodes=str(path / "nodes.txt"),
+        killed=str(path / "killed.txt"),
         kill_once=kill_once,
         kill_always=kill_always,
     )
-    project.write("test_eval.py", eval_source)
-    project.write("thresholds.toml", GATES)
-    return project
+    (path / "test_eval.py").write_text(eval_source, encoding="utf-8")
+    (path / "thresholds.toml").write_text(GATES, encoding="utf-8")
 
 
 def _on_the_cluster(
@@ -186,7 +193,7 @@ def _on_the_cluster(
     """The eval run by the Ray engine on ``cluster``, its cache a folder every node reads
     at the same path (they share this machine's): the process and its JSON report."""
     done = _pytest(
-        project,
+        project.path,
         cluster.env,
         "--ragmetrics-engine=ray",
         f"--ragmetrics-cache-dir={project.path / 'shared-cache'}",
@@ -197,11 +204,12 @@ def _on_the_cluster(
     return done, json.loads(report.read_text(encoding="utf-8"))
 
 
-def _pytest(project: Project, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """pytest run on the project in a process of its own, bounded in time."""
+def _pytest(path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest run on the project in the folder ``path`` in a process of its own, bounded
+    in time."""
     return subprocess.run(
         [*PYTEST, *args],
-        cwd=project.path,
+        cwd=path,
         capture_output=True,
         text=True,
         timeout=240,
@@ -210,22 +218,28 @@ def _pytest(project: Project, env: dict[str, str], *args: str) -> subprocess.Com
     )
 
 
-def _local(project: Project) -> dict[str, Any]:
-    """The reference: the local engine's run of the same eval (bulk mode, cold cache),
-    encoding on one thread as each of the cluster's encoding actors does (one CPU each,
-    so Ray gives each one thread): a vector's last bits depend on how many threads
-    encoded it (docs/scale.md), on either engine."""
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The reference: the local engine's run of the eval (bulk mode, cold cache), once for
+    the module's tests. Every test's eval is this one: the rows a test kills a worker on
+    are killed only on a Ray worker, and the local engine never imports Ray, so its report
+    is the same whichever row a test kills. Encoded on one thread, as each of the
+    cluster's encoding actors does (one CPU each, so Ray gives each one thread): a
+    vector's last bits depend on how many threads encoded it (docs/scale.md), on either
+    engine."""
+    path = tmp_path_factory.mktemp("local-engine")
+    (path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    _write_eval(path)
     done = _pytest(
-        project,
+        path,
         {**os.environ, "OMP_NUM_THREADS": "1"},
         "--ragmetrics-mode=bulk",
         "--ragmetrics-no-cache",
         "--ragmetrics-json=local-report.json",
     )
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # failing rows
-    report: dict[str, Any] = json.loads(
-        (project.path / "local-report.json").read_text(encoding="utf-8")
-    )
+    assert not (path / "nodes.txt").exists()  # no row ran on a Ray worker
+    report: dict[str, Any] = json.loads((path / "local-report.json").read_text(encoding="utf-8"))
     return report
 
 
@@ -251,12 +265,11 @@ def _scored_on(project: Project) -> dict[str, list[str]]:
 
 
 def test_two_nodes_give_the_local_engines_report(
-    cluster: TwoNodes, pytester: pytest.Pytester
+    cluster: TwoNodes, local: dict[str, Any], pytester: pytest.Pytester
 ) -> None:
     """Values, gates, failing rows and the bad row's error identical to the local
     engine's, and both nodes scored rows."""
     project = _project(pytester)
-    local = _local(project)
     done, on_ray = _on_the_cluster(cluster, project)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     _assert_same_evals(on_ray, local)
@@ -272,13 +285,12 @@ def test_two_nodes_give_the_local_engines_report(
 
 
 def test_a_worker_killed_mid_run_loses_no_row_and_counts_none_twice(
-    cluster: TwoNodes, pytester: pytest.Pytester
+    cluster: TwoNodes, local: dict[str, Any], pytester: pytest.Pytester
 ) -> None:
     """Row g2222's test kills its own worker process on its first attempt only (the
     marker file says it happened): Ray runs the task again, and every row is in the
     report once, with the local engine's numbers."""
     project = _project(pytester, kill_once="g2222")
-    local = _local(project)
     done, on_ray = _on_the_cluster(cluster, project)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert (project.path / "killed.txt").read_text(encoding="utf-8") == "g2222\n"
@@ -296,14 +308,13 @@ LOST = (
 
 
 def test_a_row_that_kills_its_worker_every_time_errors_alone_on_two_nodes(
-    cluster: TwoNodes, pytester: pytest.Pytester
+    cluster: TwoNodes, local: dict[str, Any], pytester: pytest.Pytester
 ) -> None:
     """Row g2222 kills its worker on every attempt: its task fails three times (two
     retries), its rows are run again one a task, and g2222 fails three times more; only
     it errors, with the engine's message, as on a local Ray (test_ray_engine.py), and
     every other row is the local engine's."""
     project = _project(pytester, kill_always="g2222")
-    local = _local(project)
     done, on_ray = _on_the_cluster(cluster, project)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert (project.path / "killed.txt").read_text(encoding="utf-8") == "g2222\n" * 6
