@@ -35,6 +35,15 @@ TESTS = ("t1", "t2", "t3")
 IDS = ("a", "b", "c", "d", "é", "r\udcff")  # a lone surrogate, as JSON can hold
 
 
+def described(row: RowResult) -> str:
+    """``repr(row)`` with its sets of test names sorted: two equal frozensets may list
+    their items in different orders (the order a set was built in shows in its repr)."""
+    text = repr(row)
+    for names in (row.tests, row.failed):
+        text = text.replace(repr(names), f"frozenset({sorted(names)!r})", 1)
+    return text
+
+
 def reference(payloads: Sequence[RowPayload], shown: bool) -> dict[str, Any]:
     """What the controller made before the store: one ``RowResult`` per row id, merged in
     arrival order, the ran ones sorted by index, their errors sorted and flagged, and the
@@ -52,7 +61,7 @@ def reference(payloads: Sequence[RowPayload], shown: bool) -> dict[str, Any]:
     metrics, breakdowns = aggregate_rows(tuple(rows), Settings())
     tests = sorted({test for payload in payloads for test in payload.eval_tests})
     return {
-        "rows": [repr(row) for row in rows],
+        "rows": [described(row) for row in rows],
         "metrics": repr(metrics),
         "breakdowns": repr(breakdowns),
         "coverage": {test: sum(test in row.tests for row in rows) for test in tests},
@@ -68,8 +77,8 @@ def reference(payloads: Sequence[RowPayload], shown: bool) -> dict[str, Any]:
             metric: [row.session for row in rows if metric in row.values] for metric in READ
         },
         "breakdown_sessions": [row.session for row in rows if "tokens_by_stage" in row.breakdowns],
-        "by_id_map": {row.id: repr(row) for row in rows},
-        "selected": [repr(row) for row in sorted(rows, key=lambda row: row.id, reverse=True)],
+        "by_id_map": {row.id: described(row) for row in rows},
+        "selected": [described(row) for row in sorted(rows, key=lambda row: row.id, reverse=True)],
         "absent": False,
     }
 
@@ -81,7 +90,7 @@ def found(summary: EvalSummary) -> dict[str, Any]:
     by_id = rows_by_id(stored)
     assert isinstance(by_id, RowsById)
     return {
-        "rows": [repr(row) for row in summary.rows],
+        "rows": [described(row) for row in summary.rows],
         "metrics": repr(summary.metrics),
         "breakdowns": repr(summary.breakdowns),
         "coverage": summary.coverage,
@@ -103,8 +112,8 @@ def found(summary: EvalSummary) -> dict[str, Any]:
         "sessions": {metric: stored.sessions(metric=metric) for metric in READ},
         "breakdown_sessions": stored.sessions(breakdown="tokens_by_stage"),
         # What the paired gates read: the rows by id, made when read (``rows_by_id``).
-        "by_id_map": {row_id: repr(row) for row_id, row in by_id.items()},
-        "selected": [repr(row) for row in by_id.select(sorted(by_id, reverse=True))],
+        "by_id_map": {row_id: described(row) for row_id, row in by_id.items()},
+        "selected": [described(row) for row in by_id.select(sorted(by_id, reverse=True))],
         "absent": "not-a-row" in by_id,
     }
 
