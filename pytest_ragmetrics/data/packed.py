@@ -66,3 +66,58 @@ class PackedStrings(Sequence[str]):
     def __repr__(self) -> str:
         shown = ", ".join(repr(string) for string in self[:3])
         return f"PackedStrings([{shown}{', ...' if len(self) > 3 else ''}], {len(self)} strings)"
+
+
+class IdTable:
+    """Distinct strings packed end to end (``strings``, a ``PackedStrings``), each found
+    by value: an open-addressing table of positions keyed by the string's hash, at most
+    half full, 12 to 20 bytes a string (its hash, and one or two 4-byte slots) and no
+    ``str`` or ``int`` object kept a string. What the stores of rows by id use (the run's
+    gathered rows, a stored baseline's rows)."""
+
+    __slots__ = ("_hashes", "_table", "strings")
+
+    def __init__(self) -> None:
+        self.strings = PackedStrings()
+        self._hashes = array("q")
+        self._table = array("i", [-1]) * 8  # positions; -1: an empty slot
+
+    def __len__(self) -> int:
+        return len(self.strings)
+
+    def find(self, string: str, key: int) -> tuple[int, int]:
+        """The position of ``string`` (its hash ``key``), -1 if it is not here, and its
+        slot: where it is, or the empty one ``append`` would give it."""
+        table, hashes = self._table, self._hashes
+        mask = len(table) - 1
+        slot = key & mask
+        while (position := table[slot]) != -1:
+            if hashes[position] == key and self.strings[position] == string:
+                return position, slot
+            slot = (slot + 1) & mask
+        return -1, slot
+
+    def position(self, string: str) -> int:
+        """The position of ``string``, -1 if it is not here."""
+        return self.find(string, hash(string))[0]
+
+    def append(self, string: str, key: int, slot: int) -> int:
+        """Add ``string``, not here yet (``find`` gave ``slot``), at the next position."""
+        position = len(self.strings)
+        self.strings.append(string)
+        self._hashes.append(key)
+        self._table[slot] = position
+        if 2 * len(self.strings) > len(self._table):
+            self._grow()
+        return position
+
+    def _grow(self) -> None:
+        """Twice the slots, every string placed again by its kept hash."""
+        table = array("i", [-1]) * (2 * len(self._table))
+        mask = len(table) - 1
+        for position, key in enumerate(self._hashes):
+            slot = key & mask
+            while table[slot] != -1:
+                slot = (slot + 1) & mask
+            table[slot] = position
+        self._table = table

@@ -12,12 +12,12 @@ state), some 40 bytes a row besides its numbers.
 
 It is a ``Mapping[str, StoredRow]``: every reader sees the ``StoredRow`` it would have
 seen, equal to the one the file's entry was, made when read and not kept. A row is found
-by its id in an open-addressing table of positions keyed by the id's hash (12 bytes a
-row at most; a binary search over the packed ids decoded some twenty of them a look-up,
-seconds at a million rows). Its ids iterate in order: the file stores them sorted
-(``render_baseline``), and a file whose ids are not (a hand-edited one) is put in order
-once, when read. ``select`` gives the rows of many ids as a sequence made on read, what a
-paired comparison walks.
+by its id in an open-addressing table of positions keyed by the id's hash
+(``data.packed.IdTable``, as the run's row store finds its rows; a binary search over the
+packed ids decoded some twenty of them a look-up, seconds at a million rows). Its ids
+iterate in order: the file stores them sorted (``render_baseline``), and a file whose ids
+are not (a hand-edited one) is put in order once, when read. ``select`` gives the rows of
+many ids as a sequence made on read, what a paired comparison walks.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from pytest_ragmetrics.data.packed import PackedStrings
+from pytest_ragmetrics.data.packed import IdTable
 from pytest_ragmetrics.results.rowstore import MadeOnRead
 
 # A digest that fits the packed column: what ``input_digest`` writes.
@@ -71,7 +71,8 @@ class BaselineRows(Mapping[str, StoredRow]):
     ``finish`` once before reading (it puts the ids in order and refuses repeated ones)."""
 
     def __init__(self) -> None:
-        self._ids = PackedStrings()
+        self._ids = IdTable()  # the ids, by position and found by value
+        self._repeated: dict[str, int] = {}  # an id met again, and how many times in all
         self._starts = array("Q")
         self._codes = array("I")
         self._numbers = array("d")
@@ -79,14 +80,17 @@ class BaselineRows(Mapping[str, StoredRow]):
         self._other_digests: dict[int, str] = {}  # a digest that is not 16 hex digits
         self._shapes: list[_Shape] = []
         self._shape_codes: dict[_Shape, int] = {}
-        self._hashes = array("q")
-        self._table = array("i")  # positions by hash, made by ``finish``; -1: empty
         self._last: str | None = None
         self._in_order = True  # every id so far greater than the one before it
         self._order: array[int] | None = None  # the positions by id, when not in order
 
     def add(self, row_id: str, row: StoredRow) -> None:
         """Keep ``row`` (a row of the file, checked) as the row ``row_id``."""
+        key = hash(row_id)
+        found, slot = self._ids.find(row_id, key)
+        if found != -1:  # refused by ``finish``: which of them is the reference is unknown
+            self._repeated[row_id] = self._repeated.get(row_id, 1) + 1
+            return
         position = len(self._codes)
         breakdowns = row.breakdowns
         shape: _Shape = (
@@ -98,8 +102,7 @@ class BaselineRows(Mapping[str, StoredRow]):
         if code is None:
             code = self._shape_codes[shape] = len(self._shapes)
             self._shapes.append(shape)
-        self._ids.append(row_id)
-        self._hashes.append(hash(row_id))
+        self._ids.append(row_id, key, slot)
         self._codes.append(code)
         self._starts.append(len(self._numbers))
         self._numbers.extend(row.values.values())
@@ -115,23 +118,13 @@ class BaselineRows(Mapping[str, StoredRow]):
         self._last = row_id
 
     def finish(self) -> None:
-        """Index the ids, and put them in order if the file did not; ``RepeatedIds`` if an
-        id is there more than once (which of its rows is the reference cannot be told)."""
+        """Put the ids in order if the file did not; ``RepeatedIds`` if an id is there
+        more than once (which of its rows is the reference cannot be told)."""
         self._last = None
-        slots = 1 << max(3, (2 * len(self._codes)).bit_length())  # at most half full
-        self._table = table = array("i", [-1]) * slots
-        repeated: dict[str, int] = {}
-        for position, key in enumerate(self._hashes):
-            row_id = self._ids[position]
-            slot = self._slot(row_id, key)
-            if table[slot] == -1:
-                table[slot] = position
-            else:  # the same id at an earlier position
-                repeated[row_id] = repeated.get(row_id, 1) + 1
-        if repeated:
-            raise RepeatedIds(dict(sorted(repeated.items())))
+        if self._repeated:
+            raise RepeatedIds(dict(sorted(self._repeated.items())))
         if not self._in_order:
-            ids = self._ids
+            ids = self._ids.strings
             self._order = array("q", sorted(range(len(ids)), key=ids.__getitem__))
 
     def __len__(self) -> int:
@@ -139,9 +132,8 @@ class BaselineRows(Mapping[str, StoredRow]):
 
     def __iter__(self) -> Iterator[str]:
         """The ids in order (``sorted``'s), as the file writes them."""
-        if self._order is None:
-            return iter(self._ids)
-        return map(self._ids.__getitem__, self._order)
+        ids = self._ids.strings
+        return iter(ids) if self._order is None else map(ids.__getitem__, self._order)
 
     def __contains__(self, row_id: object) -> bool:
         return isinstance(row_id, str) and self._position(row_id) is not None
@@ -155,7 +147,7 @@ class BaselineRows(Mapping[str, StoredRow]):
     def in_order(self) -> Iterator[tuple[str, StoredRow]]:
         """Each id and its row, in id order, each row made when read: one walk over the
         columns, no look-up."""
-        ids = self._ids
+        ids = self._ids.strings
         positions = self._order if self._order is not None else range(len(ids))
         return ((ids[position], self._row(position)) for position in positions)
 
@@ -171,19 +163,8 @@ class BaselineRows(Mapping[str, StoredRow]):
         return _Selected(self, positions)
 
     def _position(self, row_id: str) -> int | None:
-        position = self._table[self._slot(row_id, hash(row_id))] if self._table else -1
+        position = self._ids.position(row_id)
         return None if position == -1 else position
-
-    def _slot(self, row_id: str, key: int) -> int:
-        """The slot of ``row_id`` in the table: where it is, or the empty one it would take."""
-        table, hashes, ids = self._table, self._hashes, self._ids
-        mask = len(table) - 1
-        slot = key & mask
-        while (position := table[slot]) != -1:
-            if hashes[position] == key and ids[position] == row_id:
-                return slot
-            slot = (slot + 1) & mask
-        return slot
 
     def _row(self, position: int) -> StoredRow:
         names, parts, state = self._shapes[self._codes[position]]

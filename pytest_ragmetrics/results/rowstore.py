@@ -47,7 +47,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from pytest_ragmetrics.data.packed import PackedStrings
+from pytest_ragmetrics.data.packed import IdTable
 from pytest_ragmetrics.metrics.catalog import ERRORS
 from pytest_ragmetrics.results.records import NOTHING, RowResult
 from pytest_ragmetrics.results.spool import SpoolError
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 # ``RowStore.whole`` (a list, not a dict by position: no int object and entry a row).
 WHOLE = 0x80000000
 _UNSET = 0xFFFFFFFF  # a row being added, neither packed nor kept yet
-_EMPTY_SLOT = -1
 _DIGEST = re.compile(r"[0-9a-f]{16}")
 
 
@@ -199,9 +198,7 @@ class RowStore:
 
     def __init__(self, spool: Spool | None = None) -> None:
         self.spool = spool
-        self._ids = PackedStrings()
-        self._hashes = array("q")
-        self._table = array("i", [_EMPTY_SLOT]) * 8  # positions: 4 bytes a slot
+        self._ids = IdTable()  # the rows' ids, by position and found by value
         self.indexes = array("q")
         self.codes = array("I")  # the row's layout, or WHOLE + its place in ``whole``
         self.starts = array("Q")  # where its numbers start in ``numbers``
@@ -227,8 +224,8 @@ class RowStore:
         """Merge one row payload (``RowResult.merge``), its evidence and shown fields only
         when ``shown``."""
         key = hash(payload.row)
-        position, slot = self._find(payload.row, key)
-        if position == _EMPTY_SLOT:
+        position, slot = self._ids.find(payload.row, key)
+        if position == -1:
             row = RowResult(payload.row, payload.index)
             row.merge(payload, shown)
             self._append(row, key, slot)
@@ -279,7 +276,7 @@ class RowStore:
         return row
 
     def id_of(self, position: int) -> str:
-        return self._ids[position]
+        return self._ids.strings[position]
 
     def session_of(self, position: int) -> str | None:
         """The session of the row at ``position`` (``None``: the row is on its own)."""
@@ -322,30 +319,13 @@ class RowStore:
                 row.values[ERRORS] = 1.0 if row.errors else 0.0
         return StoredRows(self, ran)
 
-    def _find(self, row_id: str, key: int) -> tuple[int, int]:
-        """The position of the row ``row_id`` (``_EMPTY_SLOT`` if none) and its slot."""
-        table, mask = self._table, len(self._table) - 1
-        slot = key & mask
-        while True:
-            position = table[slot]
-            if position == _EMPTY_SLOT:
-                return position, slot
-            if self._hashes[position] == key and self.id_of(position) == row_id:
-                return position, slot
-            slot = (slot + 1) & mask
-
     def _append(self, row: RowResult, key: int, slot: int) -> None:
-        position = len(self.indexes)
-        self._ids.append(row.id)
-        self._hashes.append(key)
+        position = self._ids.append(row.id, key, slot)
         self.indexes.append(row.index)
         self.codes.append(_UNSET)
         self.starts.append(0)
         self._digests.append(0)
-        self._table[slot] = position
         self._put(position, row)
-        if 2 * len(self.indexes) > len(self._table):
-            self._grow()
 
     def _put(self, position: int, row: RowResult) -> None:
         """Keep ``row`` at ``position``: packed if it is plain, else whole."""
@@ -406,17 +386,6 @@ class RowStore:
             self._spool_length.extend(itertools.repeat(0, missing))
         self._spool_at[position] = at
         self._spool_length[position] = length
-
-    def _grow(self) -> None:
-        """Twice the slots, every row placed again by its kept hash."""
-        table = array("i", [_EMPTY_SLOT]) * (2 * len(self._table))
-        mask = len(table) - 1
-        for position, key in enumerate(self._hashes):
-            slot = key & mask
-            while table[slot] != _EMPTY_SLOT:
-                slot = (slot + 1) & mask
-            table[slot] = position
-        self._table = table
 
 
 T = TypeVar("T")
@@ -663,8 +632,8 @@ class RowsById(Mapping[str, "RowResult"]):
         if not isinstance(row_id, str):
             return None
         store = self._rows._store
-        position, _ = store._find(row_id, hash(row_id))
-        return position if position != _EMPTY_SLOT and self._in[position] else None
+        position = store._ids.position(row_id)
+        return position if position != -1 and self._in[position] else None
 
     def __getitem__(self, row_id: str) -> RowResult:
         position = self._position(row_id)
